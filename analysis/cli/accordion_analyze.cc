@@ -1,0 +1,244 @@
+// accordion-analyze: inspect, validate and export traces, and derive
+// Accordion schedules with their communication savings from them.
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <numeric>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/schedule_report.h"
+#include "analysis/trace_view.h"
+#include "common/cli.h"
+#include "common/errors.h"
+#include "traces/trace_export.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
+
+namespace accordion {
+namespace {
+
+constexpr const char* kTool = "accordion-analyze";
+
+struct InfoArgs {
+  std::string trace;
+  std::string format = "text";
+};
+
+int ShowInfo(const InfoArgs& args) {
+  auto reader = TraceReader::Open(args.trace);
+  const RunInfo& run = reader->run();
+  const TraceView view = LoadTraceView(*reader);
+  int64_t params = 0;
+  int compressible = 0;
+  for (const LayerInfo& l : view.layers) {
+    params += l.numel;
+    compressible += l.compressible ? 1 : 0;
+  }
+  double total_s = 0, compute_s = 0, compress_s = 0, comm_s = 0, floats = 0;
+  for (const EpochRecord& e : view.epochs) {
+    total_s += e.total_s;
+    compute_s += e.compute_s;
+    compress_s += e.compress_s;
+    comm_s += e.comm_s;
+    floats += e.floats_sent;
+  }
+  const EpochRecord& last = view.epochs.back();
+  if (args.format == "json") {
+    nlohmann::json j;
+    j["trace"] = args.trace;
+    j["schema_version"] = reader->schema_version();
+    j["status"] = ToString(run.status);
+    j["synthetic"] = run.synthetic;
+    j["model"] = run.model;
+    j["dataset"] = run.dataset;
+    j["scheme"] = ToString(run.scheme);
+    j["policy"] = ToString(run.policy);
+    j["level_low"] = run.level_low;
+    j["level_high"] = run.level_high;
+    j["eta"] = run.eta;
+    j["interval"] = run.interval;
+    j["world_size"] = run.world_size;
+    j["backend"] = run.backend;
+    j["device"] = run.device;
+    j["batch_size"] = run.batch_size;
+    j["layers"] = view.num_layers();
+    j["parameters"] = params;
+    j["epochs_recorded"] = view.num_epochs();
+    j["epochs_planned"] = run.epochs_planned;
+    j["final_test_accuracy"] = last.test_acc;
+    j["final_test_loss"] = last.test_loss;
+    j["total_s"] = total_s;
+    j["floats_sent"] = floats;
+    std::cout << j.dump(1) << '\n';
+    return kExitOk;
+  }
+  std::cout << std::fixed;
+  std::cout << "trace:       " << args.trace << " (schema v" << reader->schema_version() << ")\n"
+            << "status:      " << ToString(run.status) << ", " << view.num_epochs() << " of "
+            << run.epochs_planned << " epochs recorded"
+            << (run.synthetic ? "; SYNTHETIC: no training produced this trace" : "") << "\n"
+            << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
+            << " training samples)\n"
+            << "scheme:      " << ToString(run.scheme) << ", " << ToString(run.policy);
+  if (run.scheme != Scheme::kDense) {
+    std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high "
+              << LevelName(run.scheme, run.level_high) << ", eta " << std::setprecision(2)
+              << run.eta << ", interval " << run.interval << ")";
+  }
+  std::cout << "\n"
+            << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device
+            << "), global batch " << run.batch_size << ", seed " << run.seed << "\n"
+            << "layers:      " << view.num_layers() << " (" << compressible
+            << " compressed at the high level), " << params << " parameters\n"
+            << "final epoch: " << last.epoch << ": test accuracy " << std::setprecision(2)
+            << 100.0 * last.test_acc << "%, test loss " << std::setprecision(4) << last.test_loss
+            << ", lr " << std::setprecision(6) << last.lr << "\n"
+            << "time:        " << std::setprecision(1) << total_s << " s (compute " << compute_s
+            << " s, compression " << compress_s << " s, exposed communication " << comm_s
+            << " s)\n"
+            << "floats sent: " << std::scientific << std::setprecision(4) << floats
+            << " per worker\n"
+            << "samples:     " << reader->CountRows("iterations") << " iteration rows, "
+            << reader->CountRows("collectives") << " collective rows, "
+            << reader->CountRows("hessian") << " Hessian rows\n";
+  return kExitOk;
+}
+
+int RunValidate(const std::string& trace) {
+  const TraceSummary s = ValidateTrace(trace);
+  std::cout << "OK " << trace << ": " << s.epochs << " epochs, " << s.layers << " layers, "
+            << s.iteration_rows << " iteration rows, " << s.grad_ready_rows
+            << " grad-ready rows, " << s.collective_rows << " collective rows, "
+            << s.hessian_rows << " Hessian rows\n";
+  for (const std::string& w : s.warnings) std::cout << "warning: " << w << "\n";
+  return kExitOk;
+}
+
+struct ScheduleArgs {
+  std::string trace;
+  std::string scheme;  // empty: the trace's own
+  double eta = 0.5;
+  int interval = 10;
+  std::optional<double> low;
+  std::optional<double> high;
+  std::string format = "table";
+};
+
+int RunSchedule(const ScheduleArgs& args) {
+  const TraceView view = LoadTraceView(args.trace);
+  Scheme scheme = view.run.scheme;
+  if (!args.scheme.empty()) scheme = *ParseScheme(args.scheme);
+  if (scheme == Scheme::kDense) {
+    throw InputError(args.trace +
+                     " was recorded with dense communication; pick the scheme to schedule "
+                     "with --scheme powersgd|topk|batch");
+  }
+  // Levels: the flags, else the trace's own (when it switched between two),
+  // else the paper's defaults for the scheme.
+  auto [low, high] = DefaultLevels(scheme, view.run.batch_size);
+  if (scheme == view.run.scheme && view.run.level_low != view.run.level_high) {
+    low = view.run.level_low;
+    high = view.run.level_high;
+  }
+  if (args.low) low = *args.low;
+  if (args.high) high = *args.high;
+  const AccordionOptions options =
+      AccordionOptions().eta(args.eta).interval(args.interval).level_low(low).level_high(high);
+  const ScheduleComparison c = CompareSchedules(view, scheme, options);
+  if (args.format == "csv") {
+    WriteScheduleCsv(view, c, std::cout);
+  } else if (args.format == "json") {
+    WriteScheduleJson(view, c, std::cout);
+  } else {
+    WriteScheduleTable(view, c, std::cout);
+  }
+  return kExitOk;
+}
+
+struct ExportArgs {
+  std::string trace;
+  std::string format = "csv";
+  std::string out;
+};
+
+int RunExport(const ExportArgs& args) {
+  ValidateTrace(args.trace);  // never export a file we would refuse to read
+  auto reader = TraceReader::Open(args.trace);
+  if (args.format == "csv") {
+    for (const std::string& path : ExportCsv(*reader, args.out)) std::cout << path << '\n';
+    return kExitOk;
+  }
+  if (args.out == "-") {
+    ExportJson(*reader, std::cout);
+    return kExitOk;
+  }
+  const std::string tmp = args.out + ".partial";
+  {
+    std::ofstream file(tmp);
+    if (!file) throw InputError(args.out + ": cannot write");
+    ExportJson(*reader, file);
+    if (!file.flush()) throw InputError(args.out + ": write failed");
+  }
+  if (std::rename(tmp.c_str(), args.out.c_str()) != 0) throw InputError(args.out + ": cannot rename");
+  std::cout << args.out << '\n';
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace accordion
+
+int main(int argc, char** argv) {
+  using namespace accordion;
+  CLI::App app{"accordion-analyze: inspect Accordion traces and derive communication schedules"};
+  app.require_subcommand(1);
+
+  InfoArgs info;
+  CLI::App* info_cmd = app.add_subcommand("info", "Summarise a trace: run, layers, results");
+  info_cmd->add_option("trace", info.trace, "Trace file (.trace, SQLite)")->required();
+  info_cmd->add_option("--format", info.format, "text or json")
+      ->check(CLI::IsMember({"text", "json"}));
+
+  std::string validate_trace;
+  CLI::App* validate_cmd =
+      app.add_subcommand("validate", "Check every row of a trace; exit 2 on the first problem");
+  validate_cmd->add_option("trace", validate_trace, "Trace file")->required();
+
+  ScheduleArgs sched;
+  CLI::App* sched_cmd = app.add_subcommand(
+      "schedule", "Derive the Accordion schedule from a trace's gradient norms and compare its "
+                  "communication with static low and static high");
+  sched_cmd->add_option("trace", sched.trace, "Trace file")->required();
+  sched_cmd->add_option("--scheme", sched.scheme, "powersgd, topk or batch (default: the trace's)")
+      ->check(CLI::IsMember({"powersgd", "topk", "batch"}));
+  sched_cmd->add_option("--eta", sched.eta, "Critical-regime threshold on the norm's relative change")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  sched_cmd->add_option("--interval", sched.interval, "Epochs between regime checks")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  sched_cmd->add_option("--low", sched.low,
+                        "Level in critical regimes (rank, TopK fraction or global batch)");
+  sched_cmd->add_option("--high", sched.high, "Level outside critical regimes");
+  sched_cmd->add_option("--format", sched.format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+
+  ExportArgs exp;
+  CLI::App* export_cmd =
+      app.add_subcommand("export", "Export every table: CSV files into a directory, or JSON");
+  export_cmd->add_option("trace", exp.trace, "Trace file")->required();
+  export_cmd->add_option("--format", exp.format, "csv or json")
+      ->check(CLI::IsMember({"csv", "json"}))
+      ->capture_default_str();
+  export_cmd->add_option("--out", exp.out, "Directory for CSV; file or - (stdout) for JSON")
+      ->required();
+
+  AddVersionFlags(app, kTool);
+  return RunCli(app, kTool, argc, argv, [&]() -> int {
+    if (*info_cmd) return ShowInfo(info);
+    if (*validate_cmd) return RunValidate(validate_trace);
+    if (*sched_cmd) return RunSchedule(sched);
+    return RunExport(exp);
+  });
+}

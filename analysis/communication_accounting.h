@@ -1,0 +1,56 @@
+// How many floats a worker sends, per layer and level, for each scheme.
+//
+//   dense:    numel per step.
+//   PowerSGD: the layer as a matrix n x m (n = shape[0], m = the rest);
+//             (n + m) * r per step when 2 * (n + m) * r < n * m, else numel
+//             (too small to gain: sent dense, fused with the 1-D tensors).
+//   TopK:     k = max(1, ceil(fraction * numel)) values plus k int32 indices,
+//             counted as 2k four-byte words per step.
+//   batch:    numel per step, but an epoch has fewer steps at a larger batch.
+//
+// Floats count 4-byte words of payload one worker contributes, the unit of
+// the paper's "Data Sent" columns; collective algorithms multiply it by
+// their own factors (the simulator models those).
+#ifndef ACCORDION_ANALYSIS_COMMUNICATION_ACCOUNTING_H_
+#define ACCORDION_ANALYSIS_COMMUNICATION_ACCOUNTING_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "traces/records.h"
+
+namespace accordion {
+
+// The matrix view PowerSGD takes of a tensor: rows = shape[0], cols = rest.
+struct MatrixView {
+  int64_t rows = 1;
+  int64_t cols = 1;
+};
+MatrixView MatrixViewOf(const std::vector<int64_t>& shape);
+
+// Whether PowerSGD at rank r compresses this tensor (2-D or more and small
+// enough a factorisation to pay off).
+bool PowerSgdCompresses(const std::vector<int64_t>& shape, int64_t rank);
+
+// Entries TopK keeps of `numel` at `fraction`.
+int64_t TopKCount(int64_t numel, double fraction);
+
+// Floats one worker sends for this tensor in one step at `level`. For the
+// batch scheme the level does not change a step's size (see StepsPerEpoch).
+double FloatsPerStep(Scheme scheme, const std::vector<int64_t>& shape, double level);
+
+// Whether `scheme` at `level` sends this tensor smaller than dense.
+bool IsCompressed(Scheme scheme, const std::vector<int64_t>& shape, double level);
+
+// Optimizer steps in one epoch: each of `world_size` ranks gets
+// ceil(train_samples / world_size) samples (the sampler pads), in
+// ceil(that / (global_batch / world_size)) steps.
+int64_t StepsPerEpoch(int64_t train_samples, int64_t global_batch, int world_size);
+
+// Fills the layers' compressible / floats_* fields for a run's scheme and levels.
+void AnnotateLayers(Scheme scheme, double level_low, double level_high,
+                    std::vector<LayerInfo>& layers);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_ANALYSIS_COMMUNICATION_ACCOUNTING_H_

@@ -1,0 +1,59 @@
+// Schedules: which level every layer uses in every epoch, and what that costs.
+//
+// DeriveAccordionSchedule replays a trace's recorded gradient norms and LRs
+// through AccordionController under any eta, interval and level pair;
+// StaticSchedule is the fixed baseline. CostOf counts the floats each sends.
+#ifndef ACCORDION_ANALYSIS_SCHEDULE_H_
+#define ACCORDION_ANALYSIS_SCHEDULE_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+#include "analysis/accordion_controller.h"
+#include "analysis/trace_view.h"
+#include "traces/records.h"
+
+namespace accordion {
+
+struct Schedule {
+  Scheme scheme = Scheme::kDense;
+  double level_low = 0;
+  double level_high = 0;
+  // [epoch][layer]. For the batch scheme every layer carries the epoch's
+  // global batch size.
+  std::vector<std::vector<double>> levels;
+  std::vector<std::vector<bool>> critical;
+  // [epoch][layer]: the ratio computed at the end of that epoch, if any.
+  std::vector<std::vector<std::optional<double>>> ratios;
+  std::vector<bool> checked;   // a check ran at the end of the epoch
+  std::vector<bool> lr_decay;  // the LR decays after the epoch
+
+  int num_epochs() const { return static_cast<int>(levels.size()); }
+};
+
+// Accordion's schedule for `view`'s epochs. The scheme and levels come from
+// `options` and `scheme`; in the batch scheme the controller runs in
+// whole-model mode on the model's norm.
+Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme,
+                                 const AccordionOptions& options);
+
+// Every layer at `level` in every epoch.
+Schedule StaticSchedule(const TraceView& view, Scheme scheme, double level);
+
+struct ScheduleCost {
+  std::vector<std::vector<double>> layer_floats;  // [epoch][layer], one worker
+  std::vector<double> epoch_floats;               // [epoch]
+  std::vector<int64_t> steps;                     // optimizer steps per epoch
+  double total_floats = 0;
+};
+
+ScheduleCost CostOf(const TraceView& view, const Schedule& schedule);
+
+// Default level pair of a scheme (paper's settings): PowerSGD rank 2 / 1,
+// TopK 0.99 / 0.1, batch B / 8B for a starting global batch B.
+std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_ANALYSIS_SCHEDULE_H_

@@ -1,0 +1,38 @@
+// ScheduleComparison: an Accordion schedule next to the static low and
+// static high baselines, and its renderings as a table, CSV or JSON.
+#ifndef ACCORDION_ANALYSIS_SCHEDULE_REPORT_H_
+#define ACCORDION_ANALYSIS_SCHEDULE_REPORT_H_
+
+#include <ostream>
+#include <string>
+
+#include "analysis/schedule.h"
+
+namespace accordion {
+
+struct ScheduleComparison {
+  Scheme scheme = Scheme::kDense;
+  AccordionOptions options;
+  Schedule accordion;
+  ScheduleCost accordion_cost;
+  ScheduleCost low_cost;   // static level_low everywhere
+  ScheduleCost high_cost;  // static level_high everywhere
+};
+
+ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme,
+                                    const AccordionOptions& options);
+
+// "rank 2", "TopK 25%", "batch 4096", "dense".
+std::string LevelName(Scheme scheme, double level);
+
+// Per-epoch rows (levels as one glyph per layer: L low, H high, '.' where the
+// level makes no difference to that layer) and the totals.
+void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std::ostream& out);
+// One row per (epoch, layer).
+void WriteScheduleCsv(const TraceView& view, const ScheduleComparison& c, std::ostream& out);
+// Settings, per-epoch levels and floats, totals and ratios.
+void WriteScheduleJson(const TraceView& view, const ScheduleComparison& c, std::ostream& out);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_ANALYSIS_SCHEDULE_REPORT_H_

@@ -1,0 +1,51 @@
+#include "analysis/trace_view.h"
+
+#include "common/errors.h"
+#include "traces/trace_error.h"
+#include "traces/trace_reader.h"
+
+namespace accordion {
+
+TraceView LoadTraceView(TraceReader& reader) {
+  TraceView v;
+  v.run = reader.run();
+  v.layers = reader.layers();
+  v.epochs = reader.Epochs();
+  const int num_epochs = static_cast<int>(v.epochs.size());
+  for (int e = 0; e < num_epochs; ++e) {
+    if (v.epochs[e].epoch != e) {
+      throw TraceError(TraceErrorCode::kInconsistent,
+                       reader.path() + ": epochs: epoch " + std::to_string(e) + " is missing");
+    }
+  }
+  if (num_epochs == 0) throw InputError(reader.path() + ": the trace has no finished epoch yet");
+  const int num_layers = v.num_layers();
+  v.grad_norms.assign(num_epochs, std::vector<double>(num_layers, -1.0));
+  v.levels.assign(num_epochs, std::vector<double>(num_layers, 0.0));
+  for (const EpochLayerRecord& r : reader.EpochLayers()) {
+    if (r.epoch >= num_epochs) {
+      throw TraceError(TraceErrorCode::kOutOfRange,
+                       reader.path() + ": epoch_layers row for epoch " + std::to_string(r.epoch) +
+                           " beyond the recorded epochs");
+    }
+    v.grad_norms[r.epoch][r.layer_id] = r.grad_norm;
+    v.levels[r.epoch][r.layer_id] = r.level;
+  }
+  for (int e = 0; e < num_epochs; ++e) {
+    for (int l = 0; l < num_layers; ++l) {
+      if (v.grad_norms[e][l] < 0) {
+        throw TraceError(TraceErrorCode::kInconsistent,
+                         reader.path() + ": epoch " + std::to_string(e) + " has no row for layer " +
+                             std::to_string(l));
+      }
+    }
+  }
+  return v;
+}
+
+TraceView LoadTraceView(const std::string& path) {
+  auto reader = TraceReader::Open(path);
+  return LoadTraceView(*reader);
+}
+
+}  // namespace accordion

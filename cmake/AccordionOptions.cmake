@@ -1,0 +1,77 @@
+# Optional parts of the toolkit. Each heavy dependency gates one module; the
+# default is AUTO: build the module when its dependency is found, otherwise skip
+# it and say so. ON makes a missing dependency an error, OFF skips the module.
+set(ACCORDION_BUILD_TRAINER AUTO CACHE STRING "Build the LibTorch trainer (AUTO|ON|OFF)")
+set(ACCORDION_BUILD_SIMULATOR AUTO CACHE STRING "Build the SimGrid simulator (AUTO|ON|OFF)")
+set(ACCORDION_BUILD_GUI AUTO CACHE STRING "Build the Qt6 GUI (AUTO|ON|OFF)")
+option(ACCORDION_BUILD_TESTS "Build tests and examples" ON)
+option(ACCORDION_BUILD_BENCH "Build benchmarks (needs Google Benchmark)" ON)
+option(ACCORDION_WERROR "Treat warnings in our code as errors" OFF)
+
+set(_accordion_summary "")
+
+# accordion_resolve_module(<VAR> <label> <found> <why-missing>)
+# Turns VAR from AUTO/ON/OFF into a plain boolean and records a summary line.
+function(accordion_resolve_module var label found why)
+  set(mode "${${var}}")
+  string(TOUPPER "${mode}" mode)
+  if(mode STREQUAL "OFF" OR mode STREQUAL "FALSE" OR mode STREQUAL "0")
+    set(result OFF)
+    set(line "  ${label}: OFF (disabled by ${var}=OFF)")
+  elseif(found)
+    set(result ON)
+    set(line "  ${label}: ON")
+  elseif(mode STREQUAL "ON" OR mode STREQUAL "TRUE" OR mode STREQUAL "1")
+    message(FATAL_ERROR "${var}=ON but ${why}")
+  else()
+    set(result OFF)
+    set(line "  ${label}: SKIPPED - ${why}")
+    message(WARNING "Accordion: ${label} will not be built: ${why}")
+  endif()
+  set(${var} ${result} PARENT_SCOPE)
+  set(_accordion_summary "${_accordion_summary}${line}\n" PARENT_SCOPE)
+endfunction()
+
+# --- simulator: SimGrid (no CMake config in Debian; pkg-config and a plain search)
+if(NOT ACCORDION_BUILD_SIMULATOR STREQUAL "OFF")
+  find_path(SIMGRID_INCLUDE_DIR simgrid/s4u.hpp)
+  find_library(SIMGRID_LIBRARY simgrid)
+  if(SIMGRID_INCLUDE_DIR AND SIMGRID_LIBRARY)
+    set(_simgrid_found TRUE)
+  endif()
+endif()
+accordion_resolve_module(ACCORDION_BUILD_SIMULATOR "simulator (accordion-sim)"
+  "${_simgrid_found}" "SimGrid not found (apt-get install libsimgrid-dev)")
+
+# --- trainer: LibTorch with c10d/Gloo
+if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
+  find_package(Torch QUIET)
+endif()
+accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"
+  "${Torch_FOUND}" "LibTorch not found (apt-get install libtorch-dev libgloo-dev)")
+
+# --- gui: Qt6 Widgets + QCustomPlot
+if(NOT ACCORDION_BUILD_GUI STREQUAL "OFF")
+  find_package(Qt6 QUIET COMPONENTS Widgets PrintSupport)
+  find_library(QCUSTOMPLOT_LIBRARY NAMES QCustomPlotQt6 qcustomplot-qt6)
+  find_path(QCUSTOMPLOT_INCLUDE_DIR qcustomplot.h)
+  if(Qt6_FOUND AND QCUSTOMPLOT_LIBRARY AND QCUSTOMPLOT_INCLUDE_DIR)
+    set(_gui_found TRUE)
+  endif()
+endif()
+accordion_resolve_module(ACCORDION_BUILD_GUI "gui (accordion-gui)"
+  "${_gui_found}" "Qt6 Widgets or QCustomPlot not found (apt-get install qt6-base-dev libqcustomplot-dev)")
+
+if(ACCORDION_BUILD_BENCH)
+  find_package(benchmark QUIET)
+  if(NOT benchmark_FOUND)
+    set(ACCORDION_BUILD_BENCH OFF)
+    set(_accordion_summary "${_accordion_summary}  benchmarks: SKIPPED - Google Benchmark not found (apt-get install libbenchmark-dev)\n")
+  else()
+    set(_accordion_summary "${_accordion_summary}  benchmarks: ON\n")
+  endif()
+endif()
+
+function(accordion_print_summary)
+  message(STATUS "Accordion Toolkit ${PROJECT_VERSION} modules:\n  traces, analysis: ON\n${_accordion_summary}  tests: ${ACCORDION_BUILD_TESTS}  werror: ${ACCORDION_WERROR}")
+endfunction()

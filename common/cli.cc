@@ -1,0 +1,72 @@
+#include "common/cli.h"
+
+#include <iostream>
+
+#include "common/errors.h"
+#include "common/version.h"
+
+namespace accordion {
+
+namespace {
+
+void AddVersionFlagRecursive(CLI::App* app, const std::string& text) {
+  app->set_version_flag("--version", text);
+  for (CLI::App* sub : app->get_subcommands({})) AddVersionFlagRecursive(sub, text);
+}
+
+// CLI11 messages can span lines; the contract is one line.
+std::string OneLine(std::string text) {
+  for (char& c : text) {
+    if (c == '\n' || c == '\r') c = ' ';
+  }
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
+// CLI11 answers a misspelt command with "A subcommand is required"; name it.
+std::string ParseErrorText(CLI::App& app, int argc, char** argv, const CLI::ParseError& e) {
+  const auto subs = app.get_subcommands({});
+  if (!subs.empty() && argc > 1 && argv[1][0] != '-') {
+    bool known = false;
+    std::string names;
+    for (const CLI::App* sub : subs) {
+      known = known || sub->get_name() == argv[1];
+      names += (names.empty() ? "" : ", ") + sub->get_name();
+    }
+    if (!known) return "unknown command '" + std::string(argv[1]) + "' (commands: " + names + ")";
+  }
+  return OneLine(e.what());
+}
+
+}  // namespace
+
+void AddVersionFlags(CLI::App& app, const std::string& tool_name) {
+  AddVersionFlagRecursive(&app, tool_name + " " + kVersion);
+}
+
+int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
+           const std::function<int()>& body) {
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << tool_name << ": error: " << ParseErrorText(app, argc, argv, e) << " (see --help)\n";
+    return kExitBadInput;
+  }
+  try {
+    return body();
+  } catch (const InputError& e) {
+    std::cerr << tool_name << ": error: " << OneLine(e.what()) << "\n";
+    return kExitBadInput;
+  } catch (const std::exception& e) {
+    std::cerr << tool_name << ": internal error: " << OneLine(e.what()) << "\n";
+    return kExitFailure;
+  }
+}
+
+}  // namespace accordion

@@ -1,0 +1,31 @@
+// The command-line contract every accordion-* tool follows.
+//
+//   --help and --version on the tool and on every subcommand;
+//   bad flags or bad input: one line "tool: error: ..." on stderr, exit 2;
+//   an unexpected failure: one line "tool: internal error: ...", exit 1.
+#ifndef ACCORDION_COMMON_CLI_H_
+#define ACCORDION_COMMON_CLI_H_
+
+#include <functional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+namespace accordion {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitFailure = 1;
+inline constexpr int kExitBadInput = 2;
+
+// Adds --version to `app` and to each of its subcommands (call after the
+// subcommands are declared).
+void AddVersionFlags(CLI::App& app, const std::string& tool_name);
+
+// Parses argv into `app`, then runs `body`. Maps parse errors, InputError
+// and other exceptions onto the contract above and returns the exit code.
+int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
+           const std::function<int()>& body);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_COMMON_CLI_H_

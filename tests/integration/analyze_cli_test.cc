@@ -1,0 +1,159 @@
+// Runs the accordion-analyze binary as a user would and checks its output
+// and exit codes.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "tests/support/run_command.h"
+
+namespace accordion {
+namespace {
+
+using testing::CommandResult;
+using testing::CountLines;
+using testing::RunCommand;
+
+const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
+const std::string kSynth = std::string(ACCORDION_BIN_DIR) + "/accordion-make-synthetic-trace";
+
+class AnalyzeCli : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(testing::MakeTempDir("cli"));
+    const CommandResult r = RunCommand(kSynth + " " + Trace() + " --epochs 30 --decay 20");
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    const CommandResult d =
+        RunCommand(kSynth + " " + DenseTrace() + " --model mlp --epochs 5 --scheme dense");
+    ASSERT_EQ(d.exit_code, 0) << d.err;
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete dir_;
+  }
+  static std::string Trace() { return *dir_ + "/resnet18.trace"; }
+  static std::string DenseTrace() { return *dir_ + "/dense.trace"; }
+  static CommandResult Analyze(const std::string& args) { return RunCommand(kAnalyze + " " + args); }
+
+  // Bad input: exit 2 and exactly one line on stderr, nothing on stdout.
+  static void ExpectBadInput(const std::string& args, const std::string& fragment) {
+    const CommandResult r = Analyze(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
+  }
+
+  static std::string* dir_;
+};
+std::string* AnalyzeCli::dir_ = nullptr;
+
+TEST_F(AnalyzeCli, VersionAndHelpEverywhere) {
+  for (const std::string args : {"--version", "schedule --version", "info --version"}) {
+    const CommandResult r = Analyze(args);
+    EXPECT_EQ(r.exit_code, 0) << args;
+    EXPECT_NE(r.out.find("accordion-analyze 0."), std::string::npos) << r.out;
+  }
+  for (const std::string args : {"--help", "schedule --help", "validate --help", "export --help"}) {
+    const CommandResult r = Analyze(args);
+    EXPECT_EQ(r.exit_code, 0) << args;
+    EXPECT_NE(r.out.find("Usage"), std::string::npos) << args << ": " << r.out;
+  }
+  EXPECT_NE(Analyze("schedule --help").out.find("--eta"), std::string::npos);
+}
+
+TEST_F(AnalyzeCli, BadFlagsAndInputsExitTwoWithOneLine) {
+  ExpectBadInput("", "subcommand");
+  ExpectBadInput("frobnicate", "unknown command 'frobnicate'");
+  ExpectBadInput("schedule " + Trace() + " --eta -1", "--eta");
+  ExpectBadInput("schedule " + Trace() + " --interval 0", "--interval");
+  ExpectBadInput("schedule " + Trace() + " --format xml", "--format");
+  ExpectBadInput("schedule " + Trace() + " --low 1.5", "low level must be a PowerSGD rank");
+  ExpectBadInput("schedule " + Trace() + " --scheme topk --low 2", "TopK fraction");
+  ExpectBadInput("schedule " + *dir_ + "/nope.trace", "no such file");
+  ExpectBadInput("schedule " + DenseTrace(), "--scheme");
+  ExpectBadInput("info /etc/hostname", "not an SQLite file");
+  ExpectBadInput("validate " + *dir_, "not a regular file");
+}
+
+TEST_F(AnalyzeCli, InfoSummarisesTheRun) {
+  const CommandResult r = Analyze("info " + Trace());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("SYNTHETIC"), std::string::npos);
+  EXPECT_NE(r.out.find("resnet18"), std::string::npos);
+  EXPECT_NE(r.out.find("62 ("), std::string::npos) << r.out;  // 62 layers
+  EXPECT_NE(r.out.find("30 of 30 epochs"), std::string::npos) << r.out;
+  const CommandResult j = Analyze("info --format json " + Trace());
+  ASSERT_EQ(j.exit_code, 0);
+  const auto doc = nlohmann::json::parse(j.out);
+  EXPECT_EQ(doc["layers"], 62);
+  EXPECT_EQ(doc["parameters"], 11173962);  // ResNet-18 on CIFAR-10, the paper's Table 8
+}
+
+TEST_F(AnalyzeCli, ValidateAcceptsAGoodTraceAndRefusesADamagedOne) {
+  const CommandResult ok = Analyze("validate " + Trace());
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_EQ(ok.out.rfind("OK ", 0), 0u) << ok.out;
+  EXPECT_NE(ok.out.find("warning: synthetic"), std::string::npos) << ok.out;
+  const std::string broken = *dir_ + "/broken.trace";
+  std::filesystem::copy_file(Trace(), broken, std::filesystem::copy_options::overwrite_existing);
+  std::filesystem::resize_file(broken, std::filesystem::file_size(broken) / 3);
+  ExpectBadInput("validate " + broken, "truncated");
+}
+
+TEST_F(AnalyzeCli, ScheduleTablePrintsLevelsAndSavings) {
+  const CommandResult r = Analyze("schedule " + Trace());
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("rank 2"), std::string::npos);
+  EXPECT_NE(r.out.find("Accordion / static low"), std::string::npos);
+  // Epoch 0 is critical: convolutions low, batch-norm vectors make no difference.
+  EXPECT_NE(r.out.find("62/62     8.061e+06  L..L..L"), std::string::npos) << r.out;
+  // After the first comparison the flattening norms switch layers to high.
+  EXPECT_NE(r.out.find("H..H"), std::string::npos) << r.out;
+}
+
+TEST_F(AnalyzeCli, ScheduleCsvHasARowPerEpochAndLayer) {
+  const CommandResult r = Analyze("schedule " + Trace() + " --format csv --interval 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.out), 1 + 30 * 62);
+  EXPECT_EQ(r.out.rfind("epoch,layer_id,layer,", 0), 0u);
+}
+
+TEST_F(AnalyzeCli, ScheduleJsonRatiosMoveWithEta) {
+  auto ratio = [](const std::string& args) {
+    const CommandResult r = RunCommand(kAnalyze + " schedule " + Trace() + " --format json " + args);
+    EXPECT_EQ(r.exit_code, 0) << r.err;
+    return nlohmann::json::parse(r.out)["ratio_vs_static_low"].get<double>();
+  };
+  const double paper = ratio("");
+  EXPECT_GT(paper, 0.5);  // floats of rank 1 are about half those of rank 2
+  EXPECT_LT(paper, 1.0);
+  // A huge eta never sees a critical regime after the first check.
+  EXPECT_LT(ratio("--eta 100"), paper);
+  // Switching between rank 4 and rank 1 instead.
+  const CommandResult r = Analyze("schedule " + Trace() + " --format json --low 4 --high 1");
+  EXPECT_EQ(nlohmann::json::parse(r.out)["level_low"], 4.0);
+}
+
+TEST_F(AnalyzeCli, DenseTraceCanBeScheduledUnderAnyScheme) {
+  const CommandResult r = Analyze("schedule " + DenseTrace() + " --scheme topk --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto doc = nlohmann::json::parse(r.out);
+  EXPECT_EQ(doc["scheme"], "topk");
+  EXPECT_EQ(doc["level_low"], 0.99);
+  EXPECT_EQ(doc["level_high"], 0.1);
+}
+
+TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
+  const std::string out = *dir_ + "/csv";
+  const CommandResult r = Analyze("export " + Trace() + " --out " + out);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.out), 9);
+  EXPECT_TRUE(std::filesystem::exists(out + "/epoch_layers.csv"));
+  const CommandResult j = Analyze("export " + Trace() + " --format json --out -");
+  ASSERT_EQ(j.exit_code, 0) << j.err;
+  EXPECT_EQ(nlohmann::json::parse(j.out)["epochs"].size(), 30u);
+}
+
+}  // namespace
+}  // namespace accordion

@@ -1,0 +1,254 @@
+// Hostile and broken trace files: each must give its own specific error,
+// from Open() or from ValidateTrace(), and none may crash the reader.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <random>
+
+#include "tests/support/run_command.h"
+#include "tests/support/synthetic_trace.h"
+#include "traces/trace_error.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
+
+namespace accordion {
+namespace {
+
+void Sql(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
+  const std::string msg = err ? err : "";
+  sqlite3_free(err);
+  sqlite3_close(db);
+  ASSERT_EQ(rc, SQLITE_OK) << msg << " in: " << sql;
+}
+
+// Rebuilds `table` without constraints so later updates can store what a
+// well-behaved writer never would (NULL, text in numbers, duplicates).
+std::string Unconstrain(const std::string& table, const std::string& columns) {
+  return "ALTER TABLE " + table + " RENAME TO old_" + table + "; CREATE TABLE " + table + " (" +
+         columns + "); INSERT INTO " + table + " SELECT * FROM old_" + table +
+         "; DROP TABLE old_" + table + ";";
+}
+
+const char* kEpochLayerCols = "epoch, layer_id, grad_norm, ratio, critical, level, floats_sent";
+const char* kEpochCols =
+    "epoch, lr, batch_size, iterations, critical, model_grad_norm, train_loss, train_acc, "
+    "test_loss, test_acc, compute_s, compress_s, comm_s, total_s, floats_sent";
+
+void WriteBytes(const std::string& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << bytes;
+}
+
+void Truncate(const std::string& path, double keep) {
+  const auto size = std::filesystem::file_size(path);
+  std::filesystem::resize_file(path, static_cast<uintmax_t>(static_cast<double>(size) * keep));
+}
+
+void Poke(const std::string& path, std::streamoff offset, const std::string& bytes) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(offset);
+  f.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+
+struct Case {
+  std::string name;
+  TraceErrorCode code;
+  std::function<void(const std::string& path)> damage;
+  std::string message;  // a fragment the one-line message must contain
+};
+
+// gtest prints parameters in failure messages; the name says it all.
+void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
+
+std::vector<Case> Cases() {
+  return {
+      {"missing_file", TraceErrorCode::kNotFound,
+       [](const std::string& p) { std::filesystem::remove(p); }, "no such file"},
+      {"empty_file", TraceErrorCode::kNotATrace, [](const std::string& p) { WriteBytes(p, ""); },
+       "empty file"},
+      {"text_file", TraceErrorCode::kNotSqlite,
+       [](const std::string& p) { WriteBytes(p, "epoch,lr\n0,0.1\n"); }, "not an SQLite file"},
+      {"truncated_half", TraceErrorCode::kTruncated,
+       [](const std::string& p) { Truncate(p, 0.5); }, "truncated"},
+      {"truncated_in_header", TraceErrorCode::kTruncated,
+       [](const std::string& p) { std::filesystem::resize_file(p, 60); }, "header"},
+      {"corrupt_schema_page", TraceErrorCode::kCorrupt,
+       [](const std::string& p) { Poke(p, 100, std::string(400, '\x7f')); }, ""},
+      {"unrelated_sqlite_db", TraceErrorCode::kNotATrace,
+       [](const std::string& p) {
+         std::filesystem::remove(p);
+         Sql(p, "CREATE TABLE customers (id INTEGER, name TEXT)");
+       },
+       "not an Accordion trace"},
+      {"foreign_application_id", TraceErrorCode::kNotATrace,
+       [](const std::string& p) { Sql(p, "PRAGMA application_id = 1234"); }, "another application"},
+      {"newer_schema_version", TraceErrorCode::kNewerVersion,
+       [](const std::string& p) { Sql(p, "UPDATE meta SET value='99' WHERE key='schema_version'"); },
+       "newer"},
+      {"garbage_schema_version", TraceErrorCode::kUnknownVersion,
+       [](const std::string& p) { Sql(p, "UPDATE meta SET value='v1.x' WHERE key='schema_version'"); },
+       "not a version number"},
+      {"no_schema_version", TraceErrorCode::kUnknownVersion,
+       [](const std::string& p) { Sql(p, "DELETE FROM meta WHERE key='schema_version'"); },
+       "no schema_version"},
+      {"missing_table", TraceErrorCode::kMissingTable,
+       [](const std::string& p) { Sql(p, "DROP TABLE hessian"); }, "'hessian'"},
+      {"missing_column", TraceErrorCode::kMissingColumn,
+       [](const std::string& p) { Sql(p, "ALTER TABLE epochs DROP COLUMN test_acc"); },
+       "'test_acc'"},
+      {"empty_run_table", TraceErrorCode::kMissingRow,
+       [](const std::string& p) { Sql(p, "DELETE FROM run"); }, "run table is empty"},
+      {"nan_grad_norm", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) {
+         Sql(p, Unconstrain("epoch_layers", kEpochLayerCols) +
+                    "UPDATE epoch_layers SET grad_norm=NULL WHERE epoch=1 AND layer_id=2");
+       },
+       "grad_norm is NULL or NaN"},
+      {"negative_grad_norm", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET grad_norm=-1 WHERE epoch=2"); },
+       "grad_norm is negative"},
+      {"infinite_lr", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET lr=9e999 WHERE epoch=1"); },
+       "lr is not finite"},
+      {"text_in_number", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) {
+         Sql(p, Unconstrain("epochs", kEpochCols) + "UPDATE epochs SET total_s='fast' WHERE epoch=0");
+       },
+       "total_s is not a number"},
+      {"accuracy_above_one", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET test_acc=93.5 WHERE epoch=2"); },
+       "test_acc is above 1"},
+      {"unknown_scheme", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE run SET scheme='zip'"); }, "'zip' is unknown"},
+      {"zero_world_size", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE run SET world_size=0"); }, "world_size"},
+      {"unknown_collective_op", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE collectives SET op='gossip' WHERE epoch=1"); },
+       "'gossip'"},
+      {"layer_out_of_range", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) {
+         Sql(p, "UPDATE epoch_layers SET layer_id=99 WHERE epoch=1 AND layer_id=5");
+       },
+       "layer_id 99"},
+      {"epoch_beyond_plan", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE hessian SET epoch=500 WHERE epoch=0"); },
+       "epochs_planned"},
+      {"rank_beyond_world", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE iterations SET rank=7 WHERE epoch=1 AND rank=1"); },
+       "rank 7"},
+      {"iteration_beyond_epoch", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) {
+         Sql(p, "UPDATE iterations SET iteration=100000 WHERE epoch=0 AND iteration=0");
+       },
+       "iterations"},
+      {"rows_for_unrecorded_epoch", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) {
+         Sql(p, "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=3");
+       },
+       "epochs table ends at 2"},
+      {"missing_epoch", TraceErrorCode::kInconsistent,
+       [](const std::string& p) {
+         Sql(p, "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=1;"
+                "DELETE FROM epoch_layers WHERE epoch=1");
+       },
+       "epoch 1 is missing"},
+      {"missing_layer_row", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "DELETE FROM epoch_layers WHERE epoch=2 AND layer_id=3"); },
+       "5 rows for 6 layers"},
+      {"numel_not_shape", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "UPDATE layers SET numel=12 WHERE layer_id=0"); },
+       "not the product of shape"},
+      {"complete_but_short", TraceErrorCode::kInconsistent,
+       [](const std::string& p) {
+         Sql(p, "DELETE FROM epochs WHERE epoch=3; DELETE FROM epoch_layers WHERE epoch=3;"
+                "DELETE FROM iterations WHERE epoch=3; DELETE FROM grad_ready WHERE epoch=3;"
+                "DELETE FROM collectives WHERE epoch=3; DELETE FROM hessian WHERE epoch=3");
+       },
+       "marked complete with 3 of 4"},
+      {"floats_do_not_add_up", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET floats_sent=floats_sent*2 WHERE epoch=1"); },
+       "not the sum"},
+      {"level_not_of_the_run", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET level=3 WHERE epoch=1"); },
+       "neither level_low nor level_high"},
+      {"layer_ids_with_gap", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "UPDATE layers SET layer_id=40 WHERE layer_id=5"); },
+       "without gaps"},
+      {"bad_shape_text", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE layers SET shape='256;784' WHERE layer_id=0"); },
+       "comma-separated"},
+  };
+}
+
+class MalformedTrace : public ::testing::TestWithParam<Case> {
+ protected:
+  void SetUp() override {
+    dir_ = testing::MakeTempDir("malformed");
+    path_ = dir_ + "/t.trace";
+    synthetic::SyntheticTraceOptions o;
+    o.model = "mlp";
+    o.epochs = 4;
+    o.world_size = 2;
+    o.decay_epochs = {};
+    synthetic::WriteSyntheticTrace(path_, o);
+  }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_P(MalformedTrace, GivesItsSpecificError) {
+  const Case& c = GetParam();
+  ASSERT_NO_THROW(ValidateTrace(path_)) << "the undamaged trace must validate";
+  c.damage(path_);
+  try {
+    ValidateTrace(path_);
+    FAIL() << "accepted a damaged trace";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(ToString(e.code()), std::string(ToString(c.code))) << e.what();
+    const std::string what = e.what();
+    EXPECT_NE(what.find(c.message), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Cases, MalformedTrace, ::testing::ValuesIn(Cases()),
+                         [](const ::testing::TestParamInfo<Case>& param_info) { return param_info.param.name; });
+
+// Random byte damage anywhere in the file: the reader may accept or refuse,
+// but it must refuse with a TraceError, never crash or throw anything else.
+TEST(MalformedTraceFuzz, RandomByteDamageNeverCrashesTheReader) {
+  const std::string dir = testing::MakeTempDir("fuzz");
+  const std::string clean = dir + "/clean.trace", path = dir + "/t.trace";
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 6;
+  synthetic::WriteSyntheticTrace(clean, o);
+  const auto size = static_cast<int64_t>(std::filesystem::file_size(clean));
+  std::mt19937_64 rng(42);
+  int refused = 0;
+  for (int round = 0; round < 150; ++round) {
+    std::filesystem::copy_file(clean, path, std::filesystem::copy_options::overwrite_existing);
+    std::uniform_int_distribution<int64_t> where(0, size - 1);
+    std::uniform_int_distribution<int> byte(0, 255);
+    const int flips = 1 + round % 16;
+    for (int i = 0; i < flips; ++i) Poke(path, where(rng), std::string(1, static_cast<char>(byte(rng))));
+    try {
+      ValidateTrace(path);
+    } catch (const TraceError&) {
+      ++refused;
+    }
+  }
+  EXPECT_GT(refused, 0);
+  std::filesystem::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace accordion

@@ -1,0 +1,81 @@
+#include "traces/records.h"
+
+#include <array>
+#include <cmath>
+#include <utility>
+
+namespace accordion {
+
+namespace {
+
+template <typename Enum, size_t N>
+const char* NameOf(const std::array<std::pair<Enum, const char*>, N>& table, Enum value) {
+  for (const auto& [e, name] : table) {
+    if (e == value) return name;
+  }
+  return "unknown";
+}
+
+template <typename Enum, size_t N>
+std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& table,
+                            const std::string& name) {
+  for (const auto& [e, n] : table) {
+    if (name == n) return e;
+  }
+  return std::nullopt;
+}
+
+constexpr std::array<std::pair<Scheme, const char*>, 4> kSchemes{{
+    {Scheme::kDense, "dense"},
+    {Scheme::kPowerSgd, "powersgd"},
+    {Scheme::kTopK, "topk"},
+    {Scheme::kBatch, "batch"},
+}};
+constexpr std::array<std::pair<Policy, const char*>, 2> kPolicies{{
+    {Policy::kStatic, "static"},
+    {Policy::kAccordion, "accordion"},
+}};
+constexpr std::array<std::pair<RunStatus, const char*>, 4> kStatuses{{
+    {RunStatus::kRunning, "running"},
+    {RunStatus::kComplete, "complete"},
+    {RunStatus::kInterrupted, "interrupted"},
+    {RunStatus::kFailed, "failed"},
+}};
+constexpr std::array<std::pair<CollectiveOp, const char*>, 3> kOps{{
+    {CollectiveOp::kAllReduce, "allreduce"},
+    {CollectiveOp::kAllGather, "allgather"},
+    {CollectiveOp::kBroadcast, "broadcast"},
+}};
+
+}  // namespace
+
+std::string LevelProblem(Scheme scheme, double level) {
+  if (!std::isfinite(level)) return "must be a finite number";
+  const bool whole = level == std::floor(level);
+  switch (scheme) {
+    case Scheme::kDense:
+      return level == 0 ? "" : "must be 0 for dense communication";
+    case Scheme::kPowerSgd:
+      return level >= 1 && whole ? "" : "must be a PowerSGD rank >= 1";
+    case Scheme::kTopK:
+      return level > 0 && level <= 1 ? "" : "must be a TopK fraction in (0, 1]";
+    case Scheme::kBatch:
+      return level >= 1 && whole ? "" : "must be a batch size >= 1";
+  }
+  return "is not a level";
+}
+
+const char* ToString(Scheme scheme) { return NameOf(kSchemes, scheme); }
+const char* ToString(Policy policy) { return NameOf(kPolicies, policy); }
+const char* ToString(RunStatus status) { return NameOf(kStatuses, status); }
+const char* ToString(CollectiveOp op) { return NameOf(kOps, op); }
+std::optional<Scheme> ParseScheme(const std::string& name) { return ValueOf(kSchemes, name); }
+std::optional<Policy> ParsePolicy(const std::string& name) { return ValueOf(kPolicies, name); }
+std::optional<RunStatus> ParseRunStatus(const std::string& name) {
+  return ValueOf(kStatuses, name);
+}
+std::optional<CollectiveOp> ParseCollectiveOp(const std::string& name) {
+  return ValueOf(kOps, name);
+}
+
+}  // namespace accordion

@@ -1,0 +1,161 @@
+// Plain value types for what a trace holds, one struct per table row.
+//
+// Times are in seconds and floats_* count 4-byte words sent by one worker.
+// docs/trace-format.md is the column-by-column reference.
+#ifndef ACCORDION_TRACES_RECORDS_H_
+#define ACCORDION_TRACES_RECORDS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace accordion {
+
+// How gradients travel. The meaning of a "level" depends on it:
+//   kDense:    always 0 (no compression);
+//   kPowerSgd: the PowerSGD rank r (>= 1);
+//   kTopK:     the fraction of entries kept, in (0, 1];
+//   kBatch:    the global batch size (dense gradients, fewer steps per epoch).
+enum class Scheme { kDense, kPowerSgd, kTopK, kBatch };
+
+// Whether levels follow the Accordion controller or stay fixed.
+enum class Policy { kStatic, kAccordion };
+
+// Lifecycle of the run that wrote the trace. Only kComplete means every
+// planned epoch is in the file.
+enum class RunStatus { kRunning, kComplete, kInterrupted, kFailed };
+
+const char* ToString(Scheme scheme);
+const char* ToString(Policy policy);
+const char* ToString(RunStatus status);
+// Why `level` is not a level of `scheme` ("" when it is one), e.g. "must be
+// a PowerSGD rank >= 1".
+std::string LevelProblem(Scheme scheme, double level);
+
+// Parsers return std::nullopt for unknown names.
+std::optional<Scheme> ParseScheme(const std::string& name);
+std::optional<Policy> ParsePolicy(const std::string& name);
+std::optional<RunStatus> ParseRunStatus(const std::string& name);
+
+struct RunInfo {
+  RunStatus status = RunStatus::kRunning;
+  bool synthetic = false;  // true for generated traces that no training produced
+  std::string model;
+  std::string dataset;
+  int64_t train_samples = 0;  // examples in one epoch of the training set
+  Scheme scheme = Scheme::kDense;
+  Policy policy = Policy::kStatic;
+  double level_low = 0;   // level inside critical regimes (low compression)
+  double level_high = 0;  // level outside them (high compression)
+  double eta = 0.5;       // Accordion threshold
+  int interval = 10;      // Accordion check interval, epochs
+  int world_size = 1;
+  std::string backend;  // gloo, nccl, synthetic
+  std::string device;   // cpu, cuda, ...
+  int64_t batch_size = 0;  // global batch size at the start of the run
+  int epochs_planned = 0;
+  int64_t seed = 0;
+  std::string config_json = "{}";    // the configuration as given
+  std::string versions_json = "{}";  // library versions
+  std::string started_utc;
+  std::string finished_utc;  // empty while running
+};
+
+struct LayerInfo {
+  int layer_id = 0;
+  std::string name;
+  std::vector<int64_t> shape;
+  int64_t numel = 0;
+  bool compressible = false;  // the run's compressor shrinks it at level_high
+  double floats_dense = 0;    // floats per step sent uncompressed
+  double floats_low = 0;      // floats per step at level_low
+  double floats_high = 0;     // floats per step at level_high
+};
+
+struct EpochRecord {
+  int epoch = 0;
+  double lr = 0;
+  int64_t batch_size = 0;  // global batch size used in this epoch
+  int64_t iterations = 0;  // optimizer steps (communication rounds) in this epoch
+  bool critical = false;   // whole-model regime in this epoch
+  double model_grad_norm = 0;  // norm of the epoch's accumulated raw gradient, whole model
+  double train_loss = 0;
+  double train_acc = 0;
+  double test_loss = 0;
+  double test_acc = 0;
+  double compute_s = 0;   // forward + backward, summed over the epoch (rank 0)
+  double compress_s = 0;  // compression and decompression
+  double comm_s = 0;      // time blocked in communication (not hidden by backward)
+  double total_s = 0;     // wall time of the epoch
+  double floats_sent = 0;  // floats sent by one worker during the epoch
+};
+
+struct EpochLayerRecord {
+  int epoch = 0;
+  int layer_id = 0;
+  double grad_norm = 0;         // norm of the layer's accumulated raw gradient
+  std::optional<double> ratio;  // |prev - curr| / prev where a check ran this epoch
+  bool critical = false;        // the layer's regime during this epoch
+  double level = 0;             // level used during this epoch
+  double floats_sent = 0;       // floats this layer sent during the epoch, one worker
+};
+
+struct IterationRecord {
+  int epoch = 0;
+  int64_t iteration = 0;
+  int rank = 0;
+  double forward_s = 0;
+  double backward_s = 0;
+  double compress_s = 0;
+  double comm_s = 0;   // blocked waiting for collectives after backward ended
+  double total_s = 0;  // the whole step, optimizer included
+};
+
+// When a layer's gradient became ready, relative to the start of backward.
+struct GradReadyRecord {
+  int epoch = 0;
+  int64_t iteration = 0;
+  int rank = 0;
+  int layer_id = 0;
+  double offset_s = 0;
+};
+
+enum class CollectiveOp { kAllReduce, kAllGather, kBroadcast };
+const char* ToString(CollectiveOp op);
+std::optional<CollectiveOp> ParseCollectiveOp(const std::string& name);
+
+struct CollectiveRecord {
+  int epoch = 0;
+  int64_t iteration = 0;
+  int rank = 0;
+  int seq = 0;          // order of issue within the iteration
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int bucket = 0;       // gradient bucket it carries
+  std::string tag;      // what it carries: dense, powersgd-p, powersgd-q, topk, ...
+  int64_t bytes = 0;    // payload one rank contributes
+  double start_s = 0;   // relative to the start of the iteration
+  double duration_s = 0;
+};
+
+struct HessianRecord {
+  int epoch = 0;
+  std::string block;  // "" for the whole model, else a layer block name
+  double eigenvalue = 0;
+  int iterations = 0;
+  double seconds = 0;
+};
+
+// Everything one epoch adds to a trace; written in one transaction.
+struct EpochData {
+  EpochRecord epoch;
+  std::vector<EpochLayerRecord> layers;
+  std::vector<IterationRecord> iterations;
+  std::vector<GradReadyRecord> grad_ready;
+  std::vector<CollectiveRecord> collectives;
+  std::vector<HessianRecord> hessian;
+};
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRACES_RECORDS_H_

@@ -1,0 +1,102 @@
+#include "traces/trace_export.h"
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "traces/schema.h"
+#include "traces/trace_error.h"
+#include "traces/trace_reader.h"
+
+namespace accordion {
+
+namespace {
+
+// RFC 4180 quoting, only where needed.
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\n\r") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string CellText(const Cell& cell) {
+  struct Visitor {
+    std::string operator()(std::monostate) const { return ""; }
+    std::string operator()(int64_t v) const { return std::to_string(v); }
+    std::string operator()(double v) const {
+      char buf[32];
+      std::snprintf(buf, sizeof(buf), "%.17g", v);  // round-trips a double
+      return buf;
+    }
+    std::string operator()(const std::string& v) const { return CsvField(v); }
+  };
+  return std::visit(Visitor{}, cell);
+}
+
+nlohmann::json CellJson(const Cell& cell) {
+  struct Visitor {
+    nlohmann::json operator()(std::monostate) const { return nullptr; }
+    nlohmann::json operator()(int64_t v) const { return v; }
+    nlohmann::json operator()(double v) const {
+      return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
+    }
+    nlohmann::json operator()(const std::string& v) const { return v; }
+  };
+  return std::visit(Visitor{}, cell);
+}
+
+}  // namespace
+
+std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  if (ec) throw TraceError(TraceErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
+  std::vector<std::string> written;
+  for (const TableSpec& table : TraceTables()) {
+    const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
+    const std::string tmp = path + ".partial";
+    {
+      std::ofstream out(tmp);
+      if (!out) throw TraceError(TraceErrorCode::kIo, tmp + ": cannot write: " + std::strerror(errno));
+      for (size_t i = 0; i < table.columns.size(); ++i) out << (i ? "," : "") << table.columns[i];
+      out << '\n';
+      reader.ForEachRow(table.name, [&](const std::vector<Cell>& row) {
+        for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << CellText(row[i]);
+        out << '\n';
+      });
+      out.close();
+      if (!out) throw TraceError(TraceErrorCode::kIo, tmp + ": write failed");
+    }
+    std::filesystem::rename(tmp, path, ec);
+    if (ec) throw TraceError(TraceErrorCode::kIo, path + ": cannot rename: " + ec.message());
+    written.push_back(path);
+  }
+  return written;
+}
+
+void ExportJson(TraceReader& reader, std::ostream& out) {
+  nlohmann::json doc;
+  doc["schema_version"] = reader.schema_version();
+  for (const TableSpec& table : TraceTables()) {
+    nlohmann::json rows = nlohmann::json::array();
+    reader.ForEachRow(table.name, [&](const std::vector<Cell>& row) {
+      nlohmann::json obj = nlohmann::json::object();
+      for (size_t i = 0; i < row.size(); ++i) obj[table.columns[i]] = CellJson(row[i]);
+      rows.push_back(std::move(obj));
+    });
+    doc[table.name] = std::move(rows);
+  }
+  out << doc.dump(1) << '\n';
+}
+
+}  // namespace accordion

@@ -1,0 +1,120 @@
+#include "traces/trace_validator.h"
+
+#include <cmath>
+#include <map>
+
+#include "traces/trace_error.h"
+#include "traces/trace_reader.h"
+
+namespace accordion {
+
+namespace {
+
+[[noreturn]] void Inconsistent(const std::string& path, const std::string& what) {
+  throw TraceError(TraceErrorCode::kInconsistent, path + ": " + what);
+}
+
+bool Close(double a, double b) {
+  return std::fabs(a - b) <= 1e-6 * std::max({1.0, std::fabs(a), std::fabs(b)});
+}
+
+}  // namespace
+
+TraceSummary ValidateTrace(const std::string& path) {
+  auto reader = TraceReader::Open(path);
+  const RunInfo& run = reader->run();
+  const std::string& p = reader->path();
+  TraceSummary summary;
+  summary.layers = reader->num_layers();
+
+  if (run.policy == Policy::kStatic && run.level_low != run.level_high) {
+    Inconsistent(p, "run: a static run must have level_low == level_high");
+  }
+
+  const std::vector<EpochRecord> epochs = reader->Epochs();
+  for (size_t i = 0; i < epochs.size(); ++i) {
+    if (epochs[i].epoch != static_cast<int>(i)) {
+      Inconsistent(p, "epochs: epoch " + std::to_string(i) + " is missing (next recorded is " +
+                          std::to_string(epochs[i].epoch) + ")");
+    }
+  }
+  const int num_epochs = static_cast<int>(epochs.size());
+  summary.epochs = num_epochs;
+  if (run.status == RunStatus::kComplete && num_epochs != run.epochs_planned) {
+    Inconsistent(p, "run is marked complete with " + std::to_string(num_epochs) + " of " +
+                        std::to_string(run.epochs_planned) + " epochs");
+  }
+  auto recorded = [&](int epoch, const char* table) {
+    if (epoch >= num_epochs) {
+      throw TraceError(TraceErrorCode::kOutOfRange,
+                       p + ": " + table + " row for epoch " + std::to_string(epoch) +
+                           " but the epochs table ends at " + std::to_string(num_epochs - 1));
+    }
+  };
+
+  const auto rows = reader->EpochLayers();
+  std::vector<int> per_epoch(num_epochs, 0);
+  std::vector<double> floats(num_epochs, 0.0);
+  for (const EpochLayerRecord& r : rows) {
+    recorded(r.epoch, "epoch_layers");
+    ++per_epoch[r.epoch];
+    floats[r.epoch] += r.floats_sent;
+    const bool level_ok = r.level == run.level_low || r.level == run.level_high;
+    if (!level_ok) {
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " layer " +
+                          std::to_string(r.layer_id) + " uses level " + std::to_string(r.level) +
+                          ", which is neither level_low nor level_high");
+    }
+    if (run.scheme == Scheme::kBatch && r.level != static_cast<double>(epochs[r.epoch].batch_size)) {
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) +
+                          " level differs from the epoch's batch size");
+    }
+  }
+  for (int e = 0; e < num_epochs; ++e) {
+    if (per_epoch[e] != summary.layers) {
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(e) + " has " +
+                          std::to_string(per_epoch[e]) + " rows for " +
+                          std::to_string(summary.layers) + " layers");
+    }
+    if (!Close(floats[e], epochs[e].floats_sent)) {
+      Inconsistent(p, "epochs: floats_sent of epoch " + std::to_string(e) +
+                          " is not the sum over its layers");
+    }
+  }
+
+  reader->ForEachIteration([&](const IterationRecord& r) {
+    recorded(r.epoch, "iterations");
+    if (r.iteration >= epochs[r.epoch].iterations) {
+      throw TraceError(TraceErrorCode::kOutOfRange,
+                       p + ": iterations row " + std::to_string(r.iteration) + " of epoch " +
+                           std::to_string(r.epoch) + " but the epoch has " +
+                           std::to_string(epochs[r.epoch].iterations) + " iterations");
+    }
+    ++summary.iteration_rows;
+  });
+  reader->ForEachGradReady([&](const GradReadyRecord& r) {
+    recorded(r.epoch, "grad_ready");
+    ++summary.grad_ready_rows;
+  });
+  reader->ForEachCollective([&](const CollectiveRecord& r) {
+    recorded(r.epoch, "collectives");
+    ++summary.collective_rows;
+  });
+  for (const HessianRecord& h : reader->Hessian()) {
+    recorded(h.epoch, "hessian");
+    ++summary.hessian_rows;
+  }
+
+  if (run.status != RunStatus::kComplete) {
+    summary.warnings.push_back(std::string("run status is '") + ToString(run.status) + "': " +
+                               std::to_string(num_epochs) + " of " +
+                               std::to_string(run.epochs_planned) + " epochs recorded");
+  }
+  if (run.synthetic) summary.warnings.push_back("synthetic trace: no training produced it");
+  if (summary.iteration_rows == 0) {
+    summary.warnings.push_back("no per-iteration timings: the simulator cannot model overlap");
+  }
+  return summary;
+}
+
+}  // namespace accordion
