@@ -106,11 +106,13 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   const double high = c.high_cost.total_floats;
   out << "\n(check: * a regime check ran after the epoch; +lr: the LR decays after it)\n\n";
   out << "Floats sent per worker over " << s.num_epochs() << " epochs:\n";
-  out << "  static low  (" << LevelName(c.scheme, s.level_low) << ")" << std::setw(16) << Sci(low)
-      << "\n";
-  out << "  static high (" << LevelName(c.scheme, s.level_high) << ")" << std::setw(16)
-      << Sci(high) << "\n";
-  out << "  Accordion" << std::setw(16) << Sci(acc) << "\n";
+  auto line = [&out](const std::string& label, double floats) {
+    out << "  " << std::left << std::setw(26) << label << std::right << std::setw(12)
+        << Sci(floats) << '\n';
+  };
+  line("static low (" + LevelName(c.scheme, s.level_low) + ")", low);
+  line("static high (" + LevelName(c.scheme, s.level_high) + ")", high);
+  line("Accordion", acc);
   out << "Accordion / static low: " << Ratio(acc, low) << " (saves " << Ratio(low, acc)
       << "); Accordion / static high: " << Ratio(acc, high) << "\n";
 }
