@@ -1,0 +1,74 @@
+#include "analysis/communication_plan.h"
+
+#include "analysis/communication_accounting.h"
+#include "common/errors.h"
+
+namespace accordion {
+
+std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
+                                          int64_t bucket_bytes) {
+  if (bucket_bytes < 1) throw InputError("bucket size must be at least one byte");
+  std::vector<GradientBucket> buckets;
+  GradientBucket current;
+  for (int l = static_cast<int>(layers.size()) - 1; l >= 0; --l) {
+    current.layers.push_back(l);
+    current.dense_bytes += 4 * layers[l].numel;
+    if (current.dense_bytes >= bucket_bytes) {
+      buckets.push_back(std::move(current));
+      current = GradientBucket();
+    }
+  }
+  if (!current.layers.empty()) buckets.push_back(std::move(current));
+  return buckets;
+}
+
+std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerInfo>& layers,
+                                        const std::vector<GradientBucket>& buckets,
+                                        const std::vector<double>& levels) {
+  if (levels.size() != layers.size()) {
+    throw InputError("a step plan needs one level per layer");
+  }
+  std::vector<PlannedCollective> plan;
+  auto emit = [&plan](CollectiveOp op, const char* tag, int bucket, int64_t bytes,
+                      std::vector<int> carried) {
+    if (bytes > 0) plan.push_back({op, tag, bucket, bytes, std::move(carried)});
+  };
+  for (int b = 0; b < static_cast<int>(buckets.size()); ++b) {
+    const GradientBucket& bucket = buckets[b];
+    switch (scheme) {
+      case Scheme::kDense:
+      case Scheme::kBatch:
+        emit(CollectiveOp::kAllReduce, "dense", b, bucket.dense_bytes, bucket.layers);
+        break;
+      case Scheme::kPowerSgd: {
+        int64_t dense = 0, p = 0, q = 0;
+        std::vector<int> dense_layers, low_rank_layers;
+        for (int l : bucket.layers) {
+          const auto rank = static_cast<int64_t>(levels[l]);
+          if (PowerSgdCompresses(layers[l].shape, rank)) {
+            const MatrixView m = MatrixViewOf(layers[l].shape);
+            p += 4 * m.rows * rank;
+            q += 4 * m.cols * rank;
+            low_rank_layers.push_back(l);
+          } else {
+            dense += 4 * layers[l].numel;
+            dense_layers.push_back(l);
+          }
+        }
+        emit(CollectiveOp::kAllReduce, "dense", b, dense, dense_layers);
+        emit(CollectiveOp::kAllReduce, "powersgd-p", b, p, low_rank_layers);
+        emit(CollectiveOp::kAllReduce, "powersgd-q", b, q, low_rank_layers);
+        break;
+      }
+      case Scheme::kTopK: {
+        int64_t bytes = 0;
+        for (int l : bucket.layers) bytes += 4 * 2 * TopKCount(layers[l].numel, levels[l]);
+        emit(CollectiveOp::kAllGather, "topk", b, bytes, bucket.layers);
+        break;
+      }
+    }
+  }
+  return plan;
+}
+
+}  // namespace accordion

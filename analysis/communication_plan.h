@@ -1,0 +1,53 @@
+// The collectives one optimizer step issues, per scheme and levels: the
+// single description the trainer executes and the simulator models.
+//
+// Gradients are grouped into DDP-style buckets: tensors in reverse
+// registration order (the order backward produces them), closing a bucket
+// once it holds `bucket_bytes` of dense gradient. A bucket's collectives start
+// when its last tensor's gradient is ready. Per bucket:
+//   dense, batch: one all-reduce of the whole bucket                 "dense"
+//   PowerSGD:     one all-reduce of the tensors it does not compress  "dense"
+//                 (1-D, or too small at their rank), then one all-reduce of
+//                 the bucket's P factors (sum n*r)                    "powersgd-p"
+//                 and one of its Q factors (sum m*r)                  "powersgd-q"
+//   TopK:         one all-gather of values and int32 indices (2k words
+//                 per tensor)                                         "topk"
+// Collectives with no payload are omitted. Bytes are 4 per float or index.
+#ifndef ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
+#define ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "traces/records.h"
+
+namespace accordion {
+
+inline constexpr int64_t kDefaultBucketBytes = 25 * 1024 * 1024;  // DDP's default
+
+struct GradientBucket {
+  std::vector<int> layers;  // in the order their gradients become ready
+  int64_t dense_bytes = 0;
+};
+
+// Buckets over `layers` (ids 0..L-1 in registration order).
+std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
+                                          int64_t bucket_bytes = kDefaultBucketBytes);
+
+struct PlannedCollective {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::string tag;          // dense, powersgd-p, powersgd-q, topk
+  int bucket = 0;
+  int64_t bytes = 0;        // payload one rank contributes
+  std::vector<int> layers;  // the tensors it carries
+};
+
+// The step's collectives in issue order. `levels` has one level per layer.
+std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerInfo>& layers,
+                                        const std::vector<GradientBucket>& buckets,
+                                        const std::vector<double>& levels);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_

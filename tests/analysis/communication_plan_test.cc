@@ -1,0 +1,72 @@
+#include "analysis/communication_plan.h"
+
+#include <gtest/gtest.h>
+
+#include "analysis/communication_accounting.h"
+#include "tests/support/synthetic_trace.h"
+
+namespace accordion {
+namespace {
+
+int64_t TotalBytes(const std::vector<PlannedCollective>& plan) {
+  int64_t sum = 0;
+  for (const auto& c : plan) sum += c.bytes;
+  return sum;
+}
+
+TEST(AssignBuckets, GoesInReverseOrderAndClosesBucketsAtTheLimit) {
+  const auto layers = synthetic::MlpLayers();  // fc1 (200704), fc1.b, fc2 (32768), ...
+  const auto buckets = AssignBuckets(layers, 4 * 34000);
+  ASSERT_EQ(buckets.size(), 2u);
+  // fc3.bias, fc3, fc2.bias hold 1418 floats, fc2 takes the bucket to 34186
+  // >= 34000 and closes it; fc1.bias and fc1 make the second.
+  EXPECT_EQ(buckets[0].layers, (std::vector<int>{5, 4, 3, 2}));
+  EXPECT_EQ(buckets[1].layers, (std::vector<int>{1, 0}));
+  EXPECT_EQ(buckets[0].dense_bytes + buckets[1].dense_bytes, 4 * (200704 + 256 + 32768 + 128 + 1280 + 10));
+  // The default 25 MB holds the whole MLP in one bucket.
+  EXPECT_EQ(AssignBuckets(layers).size(), 1u);
+}
+
+TEST(PlanStep, PayloadsMatchTheAccountingForEveryScheme) {
+  const auto layers = synthetic::ResNet18Layers();
+  const auto buckets = AssignBuckets(layers);
+  for (Scheme scheme : {Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK}) {
+    for (double level : scheme == Scheme::kTopK ? std::vector<double>{0.1, 0.99}
+                        : scheme == Scheme::kDense ? std::vector<double>{0}
+                                                   : std::vector<double>{1, 2, 4}) {
+      const std::vector<double> levels(layers.size(), level);
+      double floats = 0;
+      for (const auto& l : layers) floats += FloatsPerStep(scheme, l.shape, level);
+      EXPECT_EQ(TotalBytes(PlanStep(scheme, layers, buckets, levels)), static_cast<int64_t>(4 * floats))
+          << ToString(scheme) << " " << level;
+    }
+  }
+}
+
+TEST(PlanStep, PowerSgdSendsDenseThenPThenQPerBucket) {
+  const auto layers = synthetic::MlpLayers();
+  const auto buckets = AssignBuckets(layers);
+  const auto plan = PlanStep(Scheme::kPowerSgd, layers, buckets, std::vector<double>(6, 2));
+  ASSERT_EQ(plan.size(), 3u);
+  EXPECT_EQ(plan[0].tag, "dense");
+  EXPECT_EQ(plan[0].layers, (std::vector<int>{5, 3, 1}));  // the biases
+  EXPECT_EQ(plan[1].tag, "powersgd-p");
+  EXPECT_EQ(plan[1].bytes, 4 * (10 + 128 + 256) * 2);
+  EXPECT_EQ(plan[2].tag, "powersgd-q");
+  EXPECT_EQ(plan[2].bytes, 4 * (128 + 256 + 784) * 2);
+}
+
+TEST(PlanStep, TopKIsOneAllGatherPerBucketAndDenseOneAllReduce) {
+  const auto layers = synthetic::MlpLayers();
+  const auto buckets = AssignBuckets(layers, 4 * 34000);
+  const auto topk = PlanStep(Scheme::kTopK, layers, buckets, std::vector<double>(6, 0.1));
+  ASSERT_EQ(topk.size(), 2u);
+  EXPECT_EQ(topk[0].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(topk[1].bucket, 1);
+  const auto dense = PlanStep(Scheme::kDense, layers, buckets, std::vector<double>(6, 0));
+  ASSERT_EQ(dense.size(), 2u);
+  EXPECT_EQ(dense[0].op, CollectiveOp::kAllReduce);
+}
+
+}  // namespace
+}  // namespace accordion
