@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/results_table.h"
 #include "analysis/schedule_report.h"
 #include "analysis/trace_view.h"
 #include "common/cli.h"
@@ -185,6 +186,18 @@ int RunExport(const ExportArgs& args) {
   return kExitOk;
 }
 
+int RunTable(const std::vector<std::string>& traces, const std::string& format) {
+  const std::vector<ResultsRow> rows = BuildResultsTable(traces);
+  if (format == "csv") {
+    WriteResultsCsv(rows, std::cout);
+  } else if (format == "json") {
+    WriteResultsJson(rows, std::cout);
+  } else {
+    WriteResultsMarkdown(rows, std::cout);
+  }
+  return kExitOk;
+}
+
 }  // namespace
 }  // namespace accordion
 
@@ -234,11 +247,23 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--out", exp.out, "Directory for CSV; file or - (stdout) for JSON")
       ->required();
 
+  std::vector<std::string> table_traces;
+  std::string table_format = "markdown";
+  CLI::App* table_cmd = app.add_subcommand(
+      "table", "Tabulate runs as the paper's Tables 1-6: accuracy, floats and time per setting, "
+               "mean and 95% CI over seeds");
+  table_cmd->add_option("traces", table_traces, "Trace files (several seeds per setting)")
+      ->required();
+  table_cmd->add_option("--format", table_format, "markdown, csv or json")
+      ->check(CLI::IsMember({"markdown", "csv", "json"}))
+      ->capture_default_str();
+
   AddVersionFlags(app, kTool);
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (*info_cmd) return ShowInfo(info);
     if (*validate_cmd) return RunValidate(validate_trace);
     if (*sched_cmd) return RunSchedule(sched);
+    if (*table_cmd) return RunTable(table_traces, table_format);
     return RunExport(exp);
   });
 }

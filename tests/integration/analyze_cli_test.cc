@@ -144,6 +144,23 @@ TEST_F(AnalyzeCli, DenseTraceCanBeScheduledUnderAnyScheme) {
   EXPECT_EQ(doc["level_high"], 0.1);
 }
 
+TEST_F(AnalyzeCli, TableGroupsRunsIntoPaperRows) {
+  const std::string low = *dir_ + "/static2.trace", high = *dir_ + "/static1.trace";
+  ASSERT_EQ(RunCommand(kSynth + " " + low + " --epochs 30 --decay 20 --policy static --low 2").exit_code, 0);
+  ASSERT_EQ(RunCommand(kSynth + " " + high + " --epochs 30 --decay 20 --policy static --low 1").exit_code, 0);
+  const CommandResult r = Analyze("table " + low + " " + high + " " + Trace() + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const auto rows = nlohmann::json::parse(r.out);
+  ASSERT_EQ(rows.size(), 3u);
+  EXPECT_EQ(rows[0]["setting"], "rank 2");
+  EXPECT_EQ(rows[0]["floats_ratio"], 1.0);
+  EXPECT_EQ(rows[2]["setting"], "Accordion (rank 2 / rank 1)");
+  const CommandResult md = Analyze("table " + low + " " + high);
+  EXPECT_NE(md.out.find("| resnet18 | synthetic | powersgd | rank 1 | 1 |"), std::string::npos) << md.out;
+  ExpectBadInput("table", "traces");
+  ExpectBadInput("table " + low + " /etc/hostname", "not an SQLite file");
+}
+
 TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
   const std::string out = *dir_ + "/csv";
   const CommandResult r = Analyze("export " + Trace() + " --out " + out);
