@@ -1,0 +1,162 @@
+#include "simulator/child_process.h"
+
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <stdexcept>
+
+#include "common/errors.h"
+
+namespace accordion::sim {
+
+namespace {
+
+// First byte of a child's answer.
+constexpr char kOk = 'O';
+constexpr char kInputError = 'E';
+constexpr char kFailure = 'X';
+
+void WriteAll(int fd, const std::string& data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    const ssize_t n = ::write(fd, data.data() + done, data.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) return;  // the parent went away; nothing left to tell
+    done += static_cast<size_t>(n);
+  }
+}
+
+[[noreturn]] void ChildMain(int fd, const ChildWork& work) {
+  std::string answer;
+  try {
+    answer = kOk + work();
+  } catch (const InputError& e) {
+    answer = kInputError + std::string(e.what());
+  } catch (const std::exception& e) {
+    answer = kFailure + std::string(e.what());
+  } catch (...) {
+    answer = kFailure + std::string("unknown exception in a simulation process");
+  }
+  WriteAll(fd, answer);
+  ::close(fd);
+  std::cout.flush();
+  std::cerr.flush();
+  // Skip atexit handlers and static destructors: they belong to the parent
+  // (test frameworks, SimGrid's engine teardown) and would run twice.
+  ::_exit(0);
+}
+
+struct Running {
+  int index = -1;
+  pid_t pid = -1;
+  int fd = -1;
+  std::string data;
+};
+
+Running Start(const ChildWork& work, int index) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
+  std::cout.flush();  // or the child would print the parent's buffered output again
+  std::cerr.flush();
+  const pid_t pid = ::fork();
+  if (pid < 0) {
+    ::close(fds[0]);
+    ::close(fds[1]);
+    throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
+  }
+  if (pid == 0) {
+    ::close(fds[0]);
+    ChildMain(fds[1], work);
+  }
+  ::close(fds[1]);
+  return Running{index, pid, fds[0], {}};
+}
+
+// Reaps the child and turns its answer into a result or an exception.
+std::string Finish(Running& r) {
+  ::close(r.fd);
+  int status = 0;
+  while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (r.data.empty()) {
+    if (WIFSIGNALED(status)) {
+      throw std::runtime_error("a simulation process died with signal " + std::to_string(WTERMSIG(status)));
+    }
+    throw std::runtime_error("a simulation process exited without an answer");
+  }
+  const std::string payload = r.data.substr(1);
+  switch (r.data[0]) {
+    case kOk:
+      return payload;
+    case kInputError:
+      throw InputError(payload);
+    default:
+      throw std::runtime_error(payload);
+  }
+}
+
+void StopAll(std::vector<Running>& running) {
+  for (Running& r : running) {
+    ::kill(r.pid, SIGKILL);
+    ::close(r.fd);
+    int status = 0;
+    while (::waitpid(r.pid, &status, 0) < 0 && errno == EINTR) {
+    }
+  }
+  running.clear();
+}
+
+}  // namespace
+
+std::string RunInChildProcess(const ChildWork& work) {
+  return RunInChildProcesses({work}, 1).front();
+}
+
+std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
+                                             const std::function<void(int)>& progress) {
+  if (jobs < 1) throw InputError("--jobs must be at least 1");
+  std::vector<std::string> results(work.size());
+  std::vector<Running> running;
+  size_t next = 0;
+  int done = 0;
+  try {
+    while (next < work.size() || !running.empty()) {
+      while (next < work.size() && static_cast<int>(running.size()) < jobs) {
+        running.push_back(Start(work[next], static_cast<int>(next)));
+        ++next;
+      }
+      std::vector<pollfd> fds;
+      for (const Running& r : running) fds.push_back({r.fd, POLLIN, 0});
+      if (::poll(fds.data(), fds.size(), -1) < 0) {
+        if (errno == EINTR) continue;
+        throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
+      }
+      for (size_t i = running.size(); i-- > 0;) {
+        if (!(fds[i].revents & (POLLIN | POLLHUP | POLLERR))) continue;
+        char buffer[65536];
+        const ssize_t n = ::read(running[i].fd, buffer, sizeof buffer);
+        if (n < 0 && errno == EINTR) continue;
+        if (n > 0) {
+          running[i].data.append(buffer, static_cast<size_t>(n));
+          continue;
+        }
+        Running finished = running[i];
+        running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
+        results[finished.index] = Finish(finished);
+        ++done;
+        if (progress) progress(done);
+      }
+    }
+  } catch (...) {
+    StopAll(running);
+    throw;
+  }
+  return results;
+}
+
+}  // namespace accordion::sim

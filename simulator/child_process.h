@@ -1,0 +1,33 @@
+// Runs work in forked child processes and brings back the string it returns.
+//
+// SimGrid allows one engine per process and its clock only moves forward, so
+// a simulation's floating-point results depend on what ran before it in the
+// same engine. Each simulation therefore gets a fresh process: its results
+// depend only on its input (memoised and un-memoised replays agree to the
+// last bit), and independent simulations can run side by side (--jobs).
+// The parent must never create a SimGrid engine itself.
+#ifndef ACCORDION_SIMULATOR_CHILD_PROCESS_H_
+#define ACCORDION_SIMULATOR_CHILD_PROCESS_H_
+
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace accordion::sim {
+
+using ChildWork = std::function<std::string()>;
+
+// Runs `work` in a child and returns its result. An InputError thrown there
+// is rethrown here with the same message; any other failure, or a child that
+// dies, becomes std::runtime_error.
+std::string RunInChildProcess(const ChildWork& work);
+
+// Runs every item, at most `jobs` at a time, results in input order;
+// `progress(done)` is called after each finishes. On the first failure the
+// other children are stopped and the failure is rethrown.
+std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
+                                             const std::function<void(int)>& progress = {});
+
+}  // namespace accordion::sim
+
+#endif  // ACCORDION_SIMULATOR_CHILD_PROCESS_H_

@@ -1,0 +1,96 @@
+#include "simulator/communication_model.h"
+
+#include <nlohmann/json.hpp>
+
+#include "simulator/child_process.h"
+
+namespace accordion::sim {
+
+const char* ToString(ModelKind kind) {
+  return kind == ModelKind::kSimulate ? "simulate" : "analytic";
+}
+
+std::optional<ModelKind> ParseModelKind(const std::string& name) {
+  if (name == "simulate") return ModelKind::kSimulate;
+  if (name == "analytic") return ModelKind::kAnalytic;
+  return std::nullopt;
+}
+
+PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks) {
+  spec.Validate();
+  const nlohmann::json j = nlohmann::json::parse(RunInChildProcess([&spec, ranks] {
+    NetworkSimulation sim(spec, ranks);
+    const RouteSummary r = SummariseRingRoutes(sim.hosts());
+    return nlohmann::json{{"latency_s", r.latency_s}, {"bandwidth_Bps", r.bandwidth_Bps}}.dump();
+  }));
+  PlatformProbe probe;
+  probe.ranks = ranks;
+  probe.ring_route.latency_s = j.at("latency_s").get<double>();
+  probe.ring_route.bandwidth_Bps = j.at("bandwidth_Bps").get<double>();
+  return probe;
+}
+
+AlphaBetaModel AlphaBetaModelFor(const PlatformSpec& spec, const PlatformProbe& probe) {
+  const RouteSummary& route = probe.ring_route;
+  // One rank never talks to anyone: any positive bandwidth will do.
+  const double bandwidth = route.bandwidth_Bps > 0 ? route.bandwidth_Bps : 1.0;
+  std::vector<MessageSegment> segments = spec.segments;
+  if (segments.empty()) segments.push_back({0, 1, 1});
+  for (MessageSegment& s : segments) {
+    s.latency_s = route.latency_s * spec.LatencyFactor(s.min_message_bytes);
+    s.bandwidth_Bps = bandwidth * spec.BandwidthFactor(s.min_message_bytes);
+  }
+  return AlphaBetaModel(segments);
+}
+
+AnalyticCommunication::AnalyticCommunication(AlphaBetaModel model, AllReduceAlgorithm algorithm, int ranks)
+    : model_(std::move(model)), algorithm_(algorithm), ranks_(ranks) {}
+
+std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<IterationPattern>& patterns,
+                                                         const std::function<void(int)>& progress) {
+  std::vector<IterationTiming> out;
+  for (const IterationPattern& p : patterns) {
+    std::vector<double> durations;
+    for (const CollectiveCall& c : p.calls) {
+      durations.push_back(model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_)));
+    }
+    out.push_back(ComposeInIssueOrder(p, durations));
+    if (progress) progress(static_cast<int>(out.size()));
+  }
+  return out;
+}
+
+std::string AnalyticCommunication::Describe() const {
+  return std::string("analytic alpha-beta model, ") + ToString(algorithm_) + " all-reduce";
+}
+
+SimulatedCommunication::SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm,
+                                               Fidelity fidelity, int jobs)
+    : spec_(std::move(spec)),
+      ranks_(ranks),
+      algorithm_(algorithm),
+      fidelity_(ResolveFidelity(fidelity, ranks)),
+      jobs_(jobs) {}
+
+std::vector<IterationTiming> SimulatedCommunication::Time(const std::vector<IterationPattern>& patterns,
+                                                          const std::function<void(int)>& progress) {
+  std::vector<ChildWork> work;
+  for (const IterationPattern& p : patterns) {
+    work.push_back([this, &p] {
+      NetworkSimulation sim(spec_, ranks_);
+      return ToJson(sim.RunIteration(p, algorithm_, fidelity_)).dump();
+    });
+  }
+  std::vector<IterationTiming> out;
+  for (const std::string& text : RunInChildProcesses(work, jobs_, progress)) {
+    out.push_back(TimingFromJson(nlohmann::json::parse(text)));
+  }
+  return out;
+}
+
+std::string SimulatedCommunication::Describe() const {
+  return std::string("SimGrid simulation, ") + ToString(algorithm_) + " all-reduce, " + ToString(fidelity_) +
+         " fidelity";
+}
+
+}  // namespace accordion::sim

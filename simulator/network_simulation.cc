@@ -1,0 +1,166 @@
+#include "simulator/network_simulation.h"
+
+#include <algorithm>
+#include <limits>
+#include <simgrid/s4u.hpp>
+#include <unordered_map>
+
+#include "common/errors.h"
+
+namespace accordion::sim {
+
+namespace sg4 = simgrid::s4u;
+
+namespace {
+
+// Messages carry no data, only a size; every put hands over this address.
+int g_token = 0;
+
+// One mailbox per (receiver, sender) pair: a rank that runs ahead may post
+// its next round's message before the receiver has taken this round's from
+// someone else, and a shared mailbox would hand it over out of turn.
+class Mailboxes {
+ public:
+  explicit Mailboxes(int world) : world_(world) {}
+  sg4::Mailbox* Get(int to, int from) {
+    const int64_t key = static_cast<int64_t>(to) * world_ + from;
+    auto it = boxes_.find(key);
+    if (it == boxes_.end()) {
+      it = boxes_.emplace(key, sg4::Mailbox::by_name(std::to_string(to) + "<-" + std::to_string(from))).first;
+    }
+    return it->second;
+  }
+
+ private:
+  int world_;
+  std::unordered_map<int64_t, sg4::Mailbox*> boxes_;
+};
+
+void RunRound(const Round& round, int rank, int world, Mailboxes& boxes) {
+  const Peers p = PeersOf(round, rank, world);
+  sg4::CommPtr send;
+  if (p.send_to >= 0)
+    send = boxes.Get(p.send_to, rank)->put_async(&g_token, static_cast<uint64_t>(round.bytes));
+  if (p.recv_from >= 0) boxes.Get(rank, p.recv_from)->get<int>();
+  if (send) send->wait();
+}
+
+}  // namespace
+
+const char* ToString(Fidelity fidelity) {
+  switch (fidelity) {
+    case Fidelity::kAuto:
+      return "auto";
+    case Fidelity::kFull:
+      return "full";
+    case Fidelity::kRounds:
+      return "rounds";
+  }
+  return "?";
+}
+
+std::optional<Fidelity> ParseFidelity(const std::string& name) {
+  for (Fidelity f : {Fidelity::kAuto, Fidelity::kFull, Fidelity::kRounds}) {
+    if (name == ToString(f)) return f;
+  }
+  return std::nullopt;
+}
+
+Fidelity ResolveFidelity(Fidelity fidelity, int ranks) {
+  if (fidelity != Fidelity::kAuto) return fidelity;
+  return ranks <= kFullFidelityMaxRanks ? Fidelity::kFull : Fidelity::kRounds;
+}
+
+NetworkSimulation::NetworkSimulation(const PlatformSpec& spec, int ranks) {
+  if (sg4::Engine::has_instance()) {
+    throw std::logic_error("one SimGrid engine per process: run simulations in a child process");
+  }
+  static char program[] = "accordion-sim";
+  static char quiet[] = "--log=root.thres:critical";
+  // Actors only send and receive; small stacks keep 1024 of them cheap.
+  static char stacks[] = "--cfg=contexts/stack-size:256";
+  char* argv[] = {program, quiet, stacks, nullptr};
+  int argc = 3;
+  engine_ = std::make_unique<sg4::Engine>(&argc, argv);
+  hosts_ = BuildPlatform(spec, ranks);
+}
+
+NetworkSimulation::~NetworkSimulation() = default;
+
+IterationTiming NetworkSimulation::RunIteration(const IterationPattern& pattern, AllReduceAlgorithm algorithm,
+                                                Fidelity fidelity) {
+  return ResolveFidelity(fidelity, ranks()) == Fidelity::kFull ? RunFull(pattern, algorithm)
+                                                               : RunByRounds(pattern, algorithm);
+}
+
+double NetworkSimulation::RunCollective(CollectiveOp op, AllReduceAlgorithm algorithm, int64_t bytes,
+                                        Fidelity fidelity) {
+  IterationPattern one;
+  one.calls.push_back({op, bytes, 0.0, "collective", 0});
+  return RunIteration(one, algorithm, fidelity).comm_end_s;
+}
+
+IterationTiming NetworkSimulation::RunFull(const IterationPattern& pattern, AllReduceAlgorithm algorithm) {
+  const int world = ranks();
+  const size_t calls = pattern.calls.size();
+  std::vector<std::vector<Round>> rounds;
+  for (const CollectiveCall& c : pattern.calls)
+    rounds.push_back(CollectiveRounds(c.op, algorithm, c.bytes, world));
+  std::vector<std::vector<double>> start(world, std::vector<double>(calls)), end = start;
+  Mailboxes boxes(world);
+  const double t0 = sg4::Engine::get_clock();
+  for (int rank = 0; rank < world; ++rank) {
+    sg4::Actor::create("rank-" + std::to_string(rank), hosts_[rank], [&, rank] {
+      for (size_t i = 0; i < calls; ++i) {
+        const double ready = t0 + pattern.calls[i].ready_s;
+        if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
+        start[rank][i] = sg4::Engine::get_clock() - t0;
+        for (const Round& r : rounds[i]) RunRound(r, rank, world, boxes);
+        end[rank][i] = sg4::Engine::get_clock() - t0;
+      }
+    });
+  }
+  engine_->run();
+  IterationTiming timing;
+  for (size_t i = 0; i < calls; ++i) {
+    CollectiveSpan span{std::numeric_limits<double>::infinity(), 0};
+    for (int rank = 0; rank < world; ++rank) {
+      span.start_s = std::min(span.start_s, start[rank][i]);
+      span.end_s = std::max(span.end_s, end[rank][i]);
+    }
+    timing.spans.push_back(span);
+    timing.comm_end_s = std::max(timing.comm_end_s, span.end_s);
+  }
+  return timing;
+}
+
+IterationTiming NetworkSimulation::RunByRounds(const IterationPattern& pattern,
+                                               AllReduceAlgorithm algorithm) {
+  std::vector<double> durations;
+  for (const CollectiveCall& c : pattern.calls) {
+    double seconds = 0;
+    for (const Round& r : CollectiveRounds(c.op, algorithm, c.bytes, ranks())) seconds += RoundSeconds(r);
+    durations.push_back(seconds);
+  }
+  return ComposeInIssueOrder(pattern, durations);
+}
+
+double NetworkSimulation::RoundSeconds(const Round& round) {
+  auto it = round_seconds_.find(round);
+  if (it != round_seconds_.end()) return it->second;
+  const int world = ranks();
+  Mailboxes boxes(world);
+  const double t0 = sg4::Engine::get_clock();
+  for (int rank = 0; rank < world; ++rank) {
+    const Peers p = PeersOf(round, rank, world);
+    if (p.send_to < 0 && p.recv_from < 0) continue;
+    sg4::Actor::create("rank-" + std::to_string(rank), hosts_[rank],
+                       [&boxes, round, rank, world] { RunRound(round, rank, world, boxes); });
+  }
+  engine_->run();
+  const double seconds = sg4::Engine::get_clock() - t0;
+  round_seconds_.emplace(round, seconds);
+  return seconds;
+}
+
+}  // namespace accordion::sim

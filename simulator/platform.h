@@ -1,0 +1,176 @@
+// Platforms: the simulated cluster a trace is replayed on, as a value that
+// can be built from flags, read from a small JSON file or point at any
+// SimGrid XML platform, and then instantiated with SimGrid's S4U API.
+//
+//   StarPlatformOptions().hosts(64).bandwidth_gbps(25).latency_us(5)
+//   FatTreePlatformOptions().hosts_per_leaf(16).spines(4)...
+//   HierarchicalPlatformOptions().gpus_per_node(8).intra_bandwidth_gbps(600)...
+//   RingPlatformOptions()...
+//
+// Latencies are per link; every link is split-duplex (each direction has the
+// full bandwidth). Ranks are placed on hosts in order, so on the hierarchical
+// platform consecutive ranks share a node.
+#ifndef ACCORDION_SIMULATOR_PLATFORM_H_
+#define ACCORDION_SIMULATOR_PLATFORM_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace simgrid::s4u {
+class Host;
+}
+
+namespace accordion::sim {
+
+// SimGrid's network model and the settings that decide how close it stays to
+// the alpha-beta formulas. The defaults are SimGrid's own (LV08, TCP window
+// 4 MiB, cross-traffic on); CM02 + tcp_gamma 0 + no cross-traffic is the
+// "exact" setting docs/simulator.md describes.
+class NetworkOptions {
+ public:
+  NetworkOptions& model(std::string v) { model_ = std::move(v); return *this; }
+  NetworkOptions& tcp_gamma(double bytes) { tcp_gamma_ = bytes; return *this; }
+  NetworkOptions& crosstraffic(bool v) { crosstraffic_ = v; return *this; }
+
+  const std::string& model() const { return model_; }
+  double tcp_gamma() const { return tcp_gamma_; }
+  bool crosstraffic() const { return crosstraffic_; }
+
+  // CM02 with tcp_gamma 0 and no cross-traffic.
+  static NetworkOptions Exact() { return NetworkOptions().model("CM02").tcp_gamma(0).crosstraffic(false); }
+  void Validate() const;  // throws InputError
+  std::string Describe() const;
+
+ private:
+  std::string model_ = "LV08";
+  double tcp_gamma_ = 4194304;
+  bool crosstraffic_ = true;
+};
+
+// Calibrated latency and bandwidth for messages of at least
+// min_message_bytes (up to the next segment), end to end between two hosts.
+// A platform applies them as factors on its links' latency and bandwidth,
+// relative to the largest latency and to the last (largest-message)
+// segment's bandwidth: a platform whose links carry exactly those values
+// reproduces the calibration, and changing its bandwidth scales every
+// segment alike.
+struct MessageSegment {
+  double min_message_bytes = 0;
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+
+enum class Topology { kStar, kFatTree, kHierarchical, kRing, kXml };
+const char* ToString(Topology topology);
+
+// Everything needed to build a platform. Plain data; Validate() says what
+// is wrong with it.
+struct PlatformSpec {
+  Topology topology = Topology::kStar;
+  int hosts = 0;                 // 0: one host per simulated rank
+  double bandwidth_Bps = 1.25e9;  // per link (the inter-node links of hierarchical)
+  double latency_s = 5e-6;        // per link
+  int gpus_per_node = 8;          // hierarchical
+  double intra_bandwidth_Bps = 75e9;  // hierarchical: device <-> node switch
+  double intra_latency_s = 1e-6;
+  int hosts_per_leaf = 16;  // fat-tree: hosts under one leaf switch
+  int spines = 0;           // fat-tree: top switches (0: hosts_per_leaf, non-blocking)
+  std::string xml_path;     // kXml
+  NetworkOptions network;
+  std::vector<MessageSegment> segments;  // from calibration; empty: none
+
+  void Validate() const;  // throws InputError naming the first problem
+  // What the segments make of the links for a message of this size (1 without segments).
+  double LatencyFactor(double message_bytes) const;
+  double BandwidthFactor(double message_bytes) const;
+  // One line, e.g. "star of 64 hosts, 25 Gb/s, 5 us per link, CM02 (TCP-gamma 0, no cross-traffic)".
+  std::string Describe(int ranks) const;
+  // Hosts the platform will have for `ranks` ranks (throws InputError when
+  // it cannot hold them). Unknown (-1) for XML until it is loaded.
+  int HostCount(int ranks) const;
+
+  nlohmann::json ToJson() const;
+};
+
+template <typename Self>
+class PlatformOptionsBase {
+ public:
+  Self& hosts(int n) { spec_.hosts = n; return self(); }
+  Self& bandwidth_gbps(double v) { spec_.bandwidth_Bps = v * 1e9 / 8; return self(); }
+  Self& latency_us(double v) { spec_.latency_s = v * 1e-6; return self(); }
+  Self& network(const NetworkOptions& v) { spec_.network = v; return self(); }
+  const PlatformSpec& spec() const { return spec_; }
+  operator const PlatformSpec&() const { return spec_; }  // NOLINT: options read as a spec
+
+ protected:
+  explicit PlatformOptionsBase(Topology t) { spec_.topology = t; }
+  PlatformSpec spec_;
+
+ private:
+  Self& self() { return static_cast<Self&>(*this); }
+};
+
+// Every host on its own link to one switch.
+class StarPlatformOptions : public PlatformOptionsBase<StarPlatformOptions> {
+ public:
+  StarPlatformOptions() : PlatformOptionsBase(Topology::kStar) {}
+};
+
+// Two-level fat-tree: leaf switches of hosts_per_leaf hosts, each leaf wired
+// to every spine; fewer spines than hosts per leaf oversubscribe it.
+class FatTreePlatformOptions : public PlatformOptionsBase<FatTreePlatformOptions> {
+ public:
+  FatTreePlatformOptions() : PlatformOptionsBase(Topology::kFatTree) {}
+  FatTreePlatformOptions& hosts_per_leaf(int v) { spec_.hosts_per_leaf = v; return *this; }
+  FatTreePlatformOptions& spines(int v) { spec_.spines = v; return *this; }
+};
+
+// Nodes of gpus_per_node devices on a fast intra-node switch; each node has
+// one NIC link (bandwidth_gbps, latency_us) to the cluster switch.
+class HierarchicalPlatformOptions : public PlatformOptionsBase<HierarchicalPlatformOptions> {
+ public:
+  HierarchicalPlatformOptions() : PlatformOptionsBase(Topology::kHierarchical) {}
+  HierarchicalPlatformOptions& gpus_per_node(int v) { spec_.gpus_per_node = v; return *this; }
+  HierarchicalPlatformOptions& intra_bandwidth_gbps(double v) {
+    spec_.intra_bandwidth_Bps = v * 1e9 / 8;
+    return *this;
+  }
+  HierarchicalPlatformOptions& intra_latency_us(double v) { spec_.intra_latency_s = v * 1e-6; return *this; }
+};
+
+// Hosts wired in a physical ring, host i to host i+1; routes take the
+// shorter way round.
+class RingPlatformOptions : public PlatformOptionsBase<RingPlatformOptions> {
+ public:
+  RingPlatformOptions() : PlatformOptionsBase(Topology::kRing) {}
+};
+
+// A SimGrid XML platform file; ranks go to its hosts in natural name order.
+PlatformSpec XmlPlatform(const std::string& path);
+
+// Reads a platform file: a SimGrid XML platform (by extension .xml) or our
+// JSON form (docs/simulator.md, "Platform files"). Throws InputError.
+PlatformSpec LoadPlatformFile(const std::string& path);
+PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin);
+std::optional<Topology> ParseTopology(const std::string& name);
+
+// Instantiates `spec` for `ranks` ranks in the current SimGrid engine, which
+// must not have a platform yet, and returns the hosts ranks run on, rank
+// order. Throws InputError for platforms that cannot hold the ranks.
+std::vector<simgrid::s4u::Host*> BuildPlatform(const PlatformSpec& spec, int ranks);
+
+// What a message between ring neighbours meets: the largest route latency
+// and the smallest link bandwidth on any neighbour route (needs a built
+// platform). The analytic model starts from these.
+struct RouteSummary {
+  double latency_s = 0;
+  double bandwidth_Bps = 0;
+};
+RouteSummary SummariseRingRoutes(const std::vector<simgrid::s4u::Host*>& hosts);
+
+}  // namespace accordion::sim
+
+#endif  // ACCORDION_SIMULATOR_PLATFORM_H_

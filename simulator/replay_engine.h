@@ -1,0 +1,155 @@
+// ReplayEngine projects a recorded run onto another cluster and another
+// Accordion setting: time, compute, exposed communication and bytes per
+// epoch for Accordion's schedule and the static low / static high baselines.
+//
+//   ReplayInput in = LoadReplayInput("run.trace");
+//   ReplayResult r = ReplayEngine(ReplayOptions()
+//       .platform(FatTreePlatformOptions().bandwidth_gbps(25).latency_us(5))
+//       .workers(64).eta(0.3).interval(5)).Run(in);
+//
+// One step of epoch e: forward, then backward, during which each bucket's
+// collectives start once its last gradient is ready (in issue order, one at
+// a time); then compression, the communication still running after backward
+// ("exposed"), and the rest of the step as measured. Epoch e takes
+// steps(e) such steps. Scaling to W' workers keeps the per-worker batch:
+// steps(e) = StepsPerEpoch(train_samples, per_worker_batch * W', W'), and a
+// step's compute stays as measured.
+//
+// Every distinct pattern (levels and batch) is timed once (memoise, on by
+// default); without memoisation every epoch is timed afresh, for checking.
+#ifndef ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
+#define ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "analysis/communication_plan.h"
+#include "analysis/schedule.h"
+#include "simulator/communication_model.h"
+#include "simulator/replay_input.h"
+
+namespace accordion::sim {
+
+class ReplayOptions {
+ public:
+  ReplayOptions& platform(const PlatformSpec& v) { platform_ = v; return *this; }
+  ReplayOptions& workers(int v) { workers_ = v; return *this; }  // 0: the trace's
+  ReplayOptions& scheme(std::optional<Scheme> v) { scheme_ = v; return *this; }  // empty: the trace's
+  ReplayOptions& eta(double v) { eta_ = v; return *this; }
+  ReplayOptions& interval(int v) { interval_ = v; return *this; }
+  ReplayOptions& level_low(std::optional<double> v) { level_low_ = v; return *this; }
+  ReplayOptions& level_high(std::optional<double> v) { level_high_ = v; return *this; }
+  ReplayOptions& model(ModelKind v) { model_ = v; return *this; }
+  ReplayOptions& allreduce(AllReduceAlgorithm v) { allreduce_ = v; return *this; }
+  ReplayOptions& fidelity(Fidelity v) { fidelity_ = v; return *this; }
+  ReplayOptions& memoise(bool v) { memoise_ = v; return *this; }
+  // Empty: the bucket size the trace's configuration names, else DDP's 25 MiB.
+  ReplayOptions& bucket_bytes(std::optional<int64_t> v) { bucket_bytes_ = v; return *this; }
+  ReplayOptions& jobs(int v) { jobs_ = v; return *this; }
+
+  const PlatformSpec& platform() const { return platform_; }
+  int workers() const { return workers_; }
+  std::optional<Scheme> scheme() const { return scheme_; }
+  double eta() const { return eta_; }
+  int interval() const { return interval_; }
+  std::optional<double> level_low() const { return level_low_; }
+  std::optional<double> level_high() const { return level_high_; }
+  ModelKind model() const { return model_; }
+  AllReduceAlgorithm allreduce() const { return allreduce_; }
+  Fidelity fidelity() const { return fidelity_; }
+  bool memoise() const { return memoise_; }
+  std::optional<int64_t> bucket_bytes() const { return bucket_bytes_; }
+  int jobs() const { return jobs_; }
+
+ private:
+  PlatformSpec platform_;
+  int workers_ = 0;
+  std::optional<Scheme> scheme_;
+  double eta_ = 0.5;
+  int interval_ = 10;
+  std::optional<double> level_low_;
+  std::optional<double> level_high_;
+  ModelKind model_ = ModelKind::kSimulate;
+  AllReduceAlgorithm allreduce_ = AllReduceAlgorithm::kRing;
+  Fidelity fidelity_ = Fidelity::kAuto;
+  bool memoise_ = true;
+  std::optional<int64_t> bucket_bytes_;
+  int jobs_ = 1;
+};
+
+struct EpochProjection {
+  int epoch = 0;
+  int pattern = 0;     // index into ReplayResult::patterns
+  int low_layers = 0;  // layers at the low level (critical) this epoch
+  int64_t global_batch = 0;
+  int64_t steps = 0;
+  double iteration_s = 0;
+  double compute_s = 0;       // forward + backward
+  double compress_s = 0;
+  double exposed_comm_s = 0;  // communication still running after backward
+  double other_s = 0;
+  double time_s = 0;
+  double payload_bytes = 0;  // one worker's payload, as the trace counts it
+  double wire_bytes = 0;     // what one worker puts on the wire (algorithm factors included)
+};
+
+struct ScheduleProjection {
+  std::string name;   // accordion, static-low, static-high
+  std::string label;  // "Accordion rank 2 / rank 1", "static rank 2"
+  std::vector<EpochProjection> epochs;
+  EpochProjection total;  // sums; iteration_s is the mean per step
+};
+
+// The trace's own schedule at its own worker count, against the iteration
+// times the trace measured (epochs with samples only).
+struct MeasuredCheck {
+  int epochs = 0;
+  double measured_iteration_s = 0;
+  double simulated_iteration_s = 0;
+  double relative_error = 0;  // (simulated - measured) / measured
+};
+
+struct ReplayResult {
+  std::string trace;
+  bool synthetic = false;
+  std::string model_name;
+  int trace_workers = 0;
+  int workers = 0;
+  Scheme scheme = Scheme::kDense;
+  double eta = 0;
+  int interval = 0;
+  double level_low = 0;
+  double level_high = 0;
+  int64_t bucket_bytes = 0;
+  std::string platform;       // description
+  std::string communication;  // description of the communication model
+  ModelKind model = ModelKind::kSimulate;
+  IterationProfile profile;
+  ScheduleProjection accordion, static_low, static_high;
+  std::vector<IterationPattern> patterns;  // timed patterns
+  std::vector<IterationTiming> timings;    // one per pattern
+  int timed_patterns = 0;                  // patterns the model timed
+  int distinct_patterns = 0;
+  std::optional<MeasuredCheck> check;
+  std::vector<std::string> notes;
+
+  double speedup_vs_low() const { return static_low.total.time_s / accordion.total.time_s; }
+  double speedup_vs_high() const { return static_high.total.time_s / accordion.total.time_s; }
+};
+
+class ReplayEngine {
+ public:
+  explicit ReplayEngine(ReplayOptions options);
+  // `progress(done, total)` while patterns are timed.
+  ReplayResult Run(const ReplayInput& input, const std::function<void(int, int)>& progress = {}) const;
+
+ private:
+  ReplayOptions options_;
+};
+
+}  // namespace accordion::sim
+
+#endif  // ACCORDION_SIMULATOR_REPLAY_ENGINE_H_

@@ -1,0 +1,152 @@
+#include "simulator/replay_report.h"
+
+#include <iomanip>
+#include <nlohmann/json.hpp>
+
+namespace accordion::sim {
+
+namespace {
+
+const ScheduleProjection* Schedules(const ReplayResult& r, int i) {
+  const ScheduleProjection* all[] = {&r.accordion, &r.static_low, &r.static_high};
+  return all[i];
+}
+
+nlohmann::json EpochJson(const EpochProjection& e) {
+  nlohmann::json j = {{"steps", e.steps},
+                      {"global_batch", e.global_batch},
+                      {"iteration_s", e.iteration_s},
+                      {"compute_s", e.compute_s},
+                      {"compress_s", e.compress_s},
+                      {"exposed_comm_s", e.exposed_comm_s},
+                      {"other_s", e.other_s},
+                      {"time_s", e.time_s},
+                      {"payload_bytes", e.payload_bytes},
+                      {"wire_bytes", e.wire_bytes}};
+  if (e.epoch >= 0) {
+    j["epoch"] = e.epoch;
+    j["low_layers"] = e.low_layers;
+    j["pattern"] = e.pattern;
+  }
+  return j;
+}
+
+void CsvRow(std::ostream& out, const std::string& schedule, const EpochProjection& e) {
+  out << schedule << ',' << (e.epoch >= 0 ? std::to_string(e.epoch) : "total") << ','
+      << (e.epoch >= 0 ? std::to_string(e.low_layers) : "") << ','
+      << (e.epoch >= 0 ? std::to_string(e.global_batch) : "") << ',' << e.steps << ',' << e.iteration_s << ','
+      << e.compute_s << ',' << e.compress_s << ',' << e.exposed_comm_s << ',' << e.other_s << ',' << e.time_s
+      << ',' << e.payload_bytes << ',' << e.wire_bytes << ','
+      << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << '\n';
+}
+
+}  // namespace
+
+void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
+  const auto flags = out.flags();
+  const int L = static_cast<int>(r.profile.grad_ready_s.size());
+  out << "Replay of " << r.model_name << " from " << r.trace << (r.synthetic ? " (SYNTHETIC)" : "") << ", "
+      << r.accordion.epochs.size() << " epochs, " << L << " layers\n";
+  out << "cluster:  " << r.workers << " workers (trace: " << r.trace_workers << ") on " << r.platform << "\n";
+  out << "model:    " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
+      << r.distinct_patterns << " distinct)\n";
+  out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval
+      << " epochs\n";
+  out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3
+      << " ms, backward " << r.profile.backward_s * 1e3 << " ms, compression " << r.profile.compress_s * 1e3
+      << " ms, other " << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0)
+      << r.profile.per_worker_batch << " samples per worker\n\n";
+
+  out << std::left << std::setw(30) << "schedule" << std::right << std::setw(12) << "time_s" << std::setw(12)
+      << "compute_s" << std::setw(12) << "compress_s" << std::setw(12) << "exposed_s" << std::setw(14)
+      << "bytes/worker" << std::setw(20) << "Accordion speedup"
+      << "\n";
+  for (int i = 0; i < 3; ++i) {
+    const ScheduleProjection& s = *Schedules(r, i);
+    out << std::left << std::setw(30) << s.label << std::right << std::fixed << std::setprecision(1)
+        << std::setw(12) << s.total.time_s << std::setw(12) << s.total.compute_s << std::setw(12)
+        << s.total.compress_s << std::setw(12) << s.total.exposed_comm_s << std::scientific
+        << std::setprecision(3) << std::setw(14) << s.total.payload_bytes << std::fixed
+        << std::setprecision(3) << std::setw(19) << (i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s)
+        << "x\n";
+  }
+
+  out << "\n"
+      << std::setw(5) << "epoch" << std::setw(6) << "low" << std::setw(8) << "steps" << std::setw(11)
+      << "iter_ms" << std::setw(12) << "time_s" << std::setw(12) << "exposed_s" << std::setw(14)
+      << "static_low_s" << std::setw(15) << "static_high_s"
+      << "\n";
+  for (size_t e = 0; e < r.accordion.epochs.size(); ++e) {
+    const EpochProjection& a = r.accordion.epochs[e];
+    out << std::setw(5) << a.epoch << std::setw(6) << a.low_layers << std::setw(8) << a.steps << std::fixed
+        << std::setprecision(3) << std::setw(11) << a.iteration_s * 1e3 << std::setw(12) << a.time_s
+        << std::setw(12) << a.exposed_comm_s << std::setw(14) << r.static_low.epochs[e].time_s
+        << std::setw(15) << r.static_high.epochs[e].time_s << "\n";
+  }
+  if (r.check) {
+    out << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured "
+        << std::setprecision(3) << r.check->measured_iteration_s * 1e3 << " ms per step, replayed "
+        << r.check->simulated_iteration_s * 1e3 << " ms (" << std::showpos << std::setprecision(1)
+        << r.check->relative_error * 100 << std::noshowpos << " %) over " << r.check->epochs
+        << " sampled epochs\n";
+  }
+  for (const std::string& note : r.notes) out << "note: " << note << "\n";
+  out.flags(flags);
+}
+
+void WriteReplayCsv(const ReplayResult& r, std::ostream& out) {
+  const auto flags = out.flags();
+  const auto precision = out.precision(10);
+  out << "schedule,epoch,low_layers,global_batch,steps,iteration_s,compute_s,compress_s,exposed_comm_s,"
+         "other_s,time_s,payload_bytes,wire_bytes,pattern\n";
+  for (int i = 0; i < 3; ++i) {
+    const ScheduleProjection& s = *Schedules(r, i);
+    for (const EpochProjection& e : s.epochs) CsvRow(out, s.name, e);
+  }
+  for (int i = 0; i < 3; ++i) CsvRow(out, Schedules(r, i)->name, Schedules(r, i)->total);
+  out.precision(precision);
+  out.flags(flags);
+}
+
+nlohmann::json ReplayJson(const ReplayResult& r) {
+  nlohmann::json j;
+  j["trace"] = r.trace;
+  j["synthetic"] = r.synthetic;
+  j["model"] = r.model_name;
+  j["trace_workers"] = r.trace_workers;
+  j["workers"] = r.workers;
+  j["platform"] = r.platform;
+  j["communication"] = r.communication;
+  j["communication_model"] = ToString(r.model);
+  j["scheme"] = ToString(r.scheme);
+  j["eta"] = r.eta;
+  j["interval"] = r.interval;
+  j["level_low"] = r.level_low;
+  j["level_high"] = r.level_high;
+  j["bucket_bytes"] = r.bucket_bytes;
+  j["step"] = {{"per_worker_batch", r.profile.per_worker_batch},
+               {"forward_s", r.profile.forward_s},
+               {"backward_s", r.profile.backward_s},
+               {"compress_s", r.profile.compress_s},
+               {"other_s", r.profile.other_s}};
+  j["timed_patterns"] = r.timed_patterns;
+  j["distinct_patterns"] = r.distinct_patterns;
+  for (int i = 0; i < 3; ++i) {
+    const ScheduleProjection& s = *Schedules(r, i);
+    nlohmann::json epochs = nlohmann::json::array();
+    for (const EpochProjection& e : s.epochs) epochs.push_back(EpochJson(e));
+    j["schedules"][s.name] = {{"label", s.label}, {"total", EpochJson(s.total)}, {"epochs", epochs}};
+  }
+  j["speedup_vs_static_low"] = r.speedup_vs_low();
+  j["speedup_vs_static_high"] = r.speedup_vs_high();
+  if (r.check) {
+    j["measured_vs_replayed"] = {{"epochs", r.check->epochs},
+                                 {"measured_iteration_s", r.check->measured_iteration_s},
+                                 {"replayed_iteration_s", r.check->simulated_iteration_s},
+                                 {"relative_error", r.check->relative_error}};
+  }
+  j["notes"] = r.notes;
+  return j;
+}
+
+}  // namespace accordion::sim

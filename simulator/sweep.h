@@ -1,0 +1,71 @@
+// Sweeps: one replay per point of bandwidth x latency x workers x eta x
+// interval x levels, each point in its own process (one SimGrid engine per
+// process), up to `jobs` at a time, one result row per point.
+#ifndef ACCORDION_SIMULATOR_SWEEP_H_
+#define ACCORDION_SIMULATOR_SWEEP_H_
+
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
+#include <optional>
+#include <ostream>
+#include <utility>
+#include <vector>
+
+#include "simulator/replay_engine.h"
+
+namespace accordion::sim {
+
+// An empty dimension keeps the base options' value.
+struct SweepGrid {
+  std::vector<double> bandwidth_gbps;
+  std::vector<double> latency_us;
+  std::vector<int> workers;
+  std::vector<double> eta;
+  std::vector<int> interval;
+  std::vector<std::pair<double, double>> levels;  // (low, high)
+};
+
+struct SweepPoint {
+  std::optional<double> bandwidth_gbps;
+  std::optional<double> latency_us;
+  std::optional<int> workers;
+  std::optional<double> eta;
+  std::optional<int> interval;
+  std::optional<std::pair<double, double>> levels;
+};
+
+// Points in row-major order over the dimensions as listed above.
+std::vector<SweepPoint> ExpandGrid(const SweepGrid& grid);
+ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& point);
+
+struct SweepRow {
+  double bandwidth_gbps = 0;
+  double latency_us = 0;
+  int workers = 0;
+  double eta = 0;
+  int interval = 0;
+  double level_low = 0;
+  double level_high = 0;
+  double accordion_s = 0;
+  double static_low_s = 0;
+  double static_high_s = 0;
+  double accordion_exposed_comm_s = 0;
+  double accordion_payload_bytes = 0;
+  int distinct_patterns = 0;
+};
+
+// The options of every point, checked (platform, hosts for the workers)
+// before anything runs: a bad point stops the sweep before it starts.
+std::vector<ReplayOptions> PlanSweep(const ReplayInput& input, const ReplayOptions& base,
+                                     const std::vector<SweepPoint>& points);
+
+// `progress(done, total)` after each point.
+std::vector<SweepRow> RunSweep(const ReplayInput& input, const std::vector<ReplayOptions>& points, int jobs,
+                               const std::function<void(int, int)>& progress = {});
+
+void WriteSweepCsv(const std::vector<SweepRow>& rows, std::ostream& out);
+nlohmann::json SweepJson(const std::vector<SweepRow>& rows);
+
+}  // namespace accordion::sim
+
+#endif  // ACCORDION_SIMULATOR_SWEEP_H_

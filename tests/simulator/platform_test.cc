@@ -1,0 +1,200 @@
+// Platforms: specs, files, and what SimGrid builds from them.
+#include "simulator/platform.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <simgrid/s4u/Host.hpp>
+
+#include "common/errors.h"
+#include "simulator/alpha_beta_model.h"
+#include "simulator/child_process.h"
+#include "simulator/network_simulation.h"
+#include "tests/simulator/sim_test_support.h"
+
+namespace accordion::sim {
+namespace {
+
+// Builds `spec` in a child; returns the ring route summary and host names in rank order.
+nlohmann::json Build(const PlatformSpec& spec, int ranks) {
+  return nlohmann::json::parse(RunInChildProcess([&] {
+    NetworkSimulation sim(spec, ranks);
+    const RouteSummary r = SummariseRingRoutes(sim.hosts());
+    nlohmann::json names = nlohmann::json::array();
+    for (const auto* h : sim.hosts()) names.push_back(h->get_name());
+    return nlohmann::json{{"latency_s", r.latency_s}, {"bandwidth_Bps", r.bandwidth_Bps}, {"hosts", names}}
+        .dump();
+  }));
+}
+
+using testing::InputErrorOf;
+
+class PlatformFiles : public ::testing::Test {
+ protected:
+  void SetUp() override { dir_ = testing::TempDir("platform"); }
+  void TearDown() override { std::filesystem::remove_all(dir_); }
+  std::string Write(const std::string& name, const std::string& text) {
+    const std::string path = dir_ + "/" + name;
+    std::ofstream(path) << text;
+    return path;
+  }
+  std::string dir_;
+};
+
+TEST(PlatformSpec, RefusesBadValuesWithAReason) {
+  EXPECT_NE(InputErrorOf([] {
+              StarPlatformOptions().bandwidth_gbps(0).spec().Validate();
+            }).find("bandwidth must be a positive"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([] {
+              StarPlatformOptions().bandwidth_gbps(-10).spec().Validate();
+            }).find("not -1250000000"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([] { RingPlatformOptions().latency_us(-1).spec().Validate(); }).find("latency"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([] {
+              HierarchicalPlatformOptions().gpus_per_node(0).spec().Validate();
+            }).find("gpus per node"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([] {
+              StarPlatformOptions().network(NetworkOptions().model("NS3")).spec().Validate();
+            }).find("unknown network model 'NS3'"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([] {
+              StarPlatformOptions().network(NetworkOptions().tcp_gamma(-1)).spec().Validate();
+            }).find("TCP-gamma"),
+            std::string::npos);
+}
+
+TEST(PlatformSpec, CountsHostsAndRefusesMoreRanksThanHosts) {
+  EXPECT_EQ(StarPlatformOptions().spec().HostCount(7), 7);
+  EXPECT_EQ(HierarchicalPlatformOptions().gpus_per_node(4).spec().HostCount(10), 12);
+  EXPECT_EQ(FatTreePlatformOptions().hosts_per_leaf(8).spec().HostCount(20), 24);
+  EXPECT_NE(InputErrorOf([] {
+              StarPlatformOptions().hosts(4).spec().HostCount(8);
+            }).find("8 ranks do not fit on 4 hosts"),
+            std::string::npos);
+}
+
+TEST(PlatformSpec, JsonRoundTripsEveryTopology) {
+  const PlatformSpec specs[] = {
+      StarPlatformOptions().hosts(16).bandwidth_gbps(25).latency_us(2),
+      FatTreePlatformOptions().hosts_per_leaf(8).spines(2).bandwidth_gbps(100),
+      HierarchicalPlatformOptions().gpus_per_node(4).intra_bandwidth_gbps(300).intra_latency_us(0.5),
+      RingPlatformOptions().network(NetworkOptions::Exact()), XmlPlatform("cluster.xml")};
+  for (const PlatformSpec& s : specs) {
+    const PlatformSpec back = PlatformFromJson(s.ToJson(), "test");
+    EXPECT_EQ(back.ToJson(), s.ToJson());
+    EXPECT_EQ(back.Describe(16), s.Describe(16));
+  }
+}
+
+TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {
+  EXPECT_NE(InputErrorOf([&] {
+              LoadPlatformFile(Write("a.json", "{\"topology\": \"star\","));
+            }).find("not valid JSON"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] {
+              LoadPlatformFile(Write("b.json", "{\"topology\": \"torus\"}"));
+            }).find("unknown topology 'torus'"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] {
+              LoadPlatformFile(Write("c.json", "{\"topology\": \"star\", \"bandwith_gbps\": 10}"));
+            }).find("unknown key 'bandwith_gbps'"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] {
+              LoadPlatformFile(Write("d.json", "{\"topology\": \"star\", \"bandwidth_gbps\": \"10\"}"));
+            }).find("must be a number"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] {
+              LoadPlatformFile(Write("e.json", "{\"topology\": \"star\", \"bandwidth_gbps\": 0}"));
+            }).find("bandwidth must be a positive"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(Write("f.json", "[1, 2]")); }).find("expected a JSON object"),
+            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(dir_ + "/missing.json"); }).find("cannot open"),
+            std::string::npos);
+}
+
+TEST(BuiltPlatforms, RingRoutesCrossTheLinksEachTopologyPromises) {
+  const double lat = 3e-6, bw = 25e9 / 8;
+  const nlohmann::json star = Build(StarPlatformOptions().bandwidth_gbps(25).latency_us(3), 6);
+  EXPECT_NEAR(star["latency_s"].get<double>(), 2 * lat, 1e-15);
+  EXPECT_DOUBLE_EQ(star["bandwidth_Bps"].get<double>(), bw);
+  EXPECT_EQ(star["hosts"].size(), 6u);
+
+  // Neighbours 3 and 4 sit in different leaves: up to the spine and down.
+  const nlohmann::json tree =
+      Build(FatTreePlatformOptions().hosts_per_leaf(4).bandwidth_gbps(25).latency_us(3), 8);
+  EXPECT_NEAR(tree["latency_s"].get<double>(), 4 * lat, 1e-15);
+
+  // Across nodes: device link, NIC, NIC, device link; the NIC is the bottleneck.
+  const nlohmann::json hier = Build(HierarchicalPlatformOptions()
+                                        .gpus_per_node(4)
+                                        .bandwidth_gbps(25)
+                                        .latency_us(3)
+                                        .intra_bandwidth_gbps(400)
+                                        .intra_latency_us(1),
+                                    8);
+  EXPECT_NEAR(hier["latency_s"].get<double>(), 2 * lat + 2 * 1e-6, 1e-15);
+  EXPECT_DOUBLE_EQ(hier["bandwidth_Bps"].get<double>(), bw);
+  EXPECT_EQ(hier["hosts"][4], "node-1-gpu-0");
+
+  const nlohmann::json ring = Build(RingPlatformOptions().bandwidth_gbps(25).latency_us(3), 5);
+  EXPECT_NEAR(ring["latency_s"].get<double>(), lat, 1e-15);
+}
+
+constexpr const char* kXmlHead =
+    "<?xml version='1.0'?>\n<!DOCTYPE platform SYSTEM \"https://simgrid.org/simgrid.dtd\">\n"
+    "<platform version=\"4.1\">\n";
+
+TEST_F(PlatformFiles, XmlPlatformsPlaceRanksInNaturalHostOrder) {
+  const std::string xml = Write("c.xml", std::string(kXmlHead) +
+                                             "<zone id=\"z\" routing=\"Full\">\n"
+                                             "<host id=\"h10\" speed=\"1Gf\"/><host id=\"h2\" speed=\"1Gf\"/>"
+                                             "<host id=\"h1\" speed=\"1Gf\"/>\n"
+                                             "<link id=\"l\" bandwidth=\"1GBps\" latency=\"10us\"/>\n"
+                                             "<route src=\"h1\" dst=\"h2\"><link_ctn id=\"l\"/></route>\n"
+                                             "<route src=\"h2\" dst=\"h10\"><link_ctn id=\"l\"/></route>\n"
+                                             "<route src=\"h10\" dst=\"h1\"><link_ctn id=\"l\"/></route>\n"
+                                             "</zone></platform>\n");
+  const nlohmann::json built = Build(LoadPlatformFile(xml), 3);
+  EXPECT_EQ(built["hosts"], nlohmann::json({"h1", "h2", "h10"}));
+  EXPECT_NEAR(built["latency_s"].get<double>(), 10e-6, 1e-15);
+  EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(xml), 4); }).find("4 ranks do not fit on the 3 hosts"),
+            std::string::npos);
+}
+
+TEST_F(PlatformFiles, BadXmlIsAnInputError) {
+  const std::string broken =
+      Write("broken.xml", std::string(kXmlHead) + "<zone id=\"z\" routing=\"Full\"><host id=\"a\"\n");
+  EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(broken), 1); }).find("Parse error"), std::string::npos);
+  const std::string negative =
+      Write("negative.xml",
+            std::string(kXmlHead) +
+                "<zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/>"
+                "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" bandwidth=\"-1Gbps\" latency=\"1us\"/>"
+                "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+  EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(negative), 2); }).find("link 'l' has bandwidth"),
+            std::string::npos);
+}
+
+// Calibrated segments reach SimGrid as factors: a message in segment k sees
+// segment k's latency and bandwidth, end to end.
+TEST(BuiltPlatforms, SegmentsGiveEachMessageSizeItsLatencyAndBandwidth) {
+  PlatformSpec spec = testing::ExactStar(8, 10, 20);  // 40 us route: the largest segment latency
+  spec.segments = {{0, 40e-6, 2e8}, {65536, 25e-6, 1.25e9}};
+  const AlphaBetaModel model(spec.segments);
+  for (int64_t bytes : {int64_t{8} * 4096, int64_t{8} << 20}) {  // 4 KiB and 1 MiB messages
+    const double simulated = testing::SimulateCollective(spec, 8, CollectiveOp::kAllReduce,
+                                                         AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
+    EXPECT_NEAR(simulated / model.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, bytes, 8), 1.0,
+                0.01)
+        << bytes;
+  }
+}
+
+}  // namespace
+}  // namespace accordion::sim

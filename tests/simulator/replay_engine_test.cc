@@ -1,0 +1,240 @@
+// ReplayEngine: memoisation, bytes, scaling, overlap and bad traces.
+#include "simulator/replay_engine.h"
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+
+#include "analysis/communication_accounting.h"
+#include "common/errors.h"
+#include "tests/simulator/sim_test_support.h"
+
+namespace accordion::sim {
+namespace {
+
+using testing::ExactStar;
+
+class Replay : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new std::string(testing::TempDir("replay"));
+    synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+    o.decay_epochs = {20};
+    mlp_ = new ReplayInput(LoadReplayInput(testing::SyntheticTrace(*dir_, "mlp", o)));
+  }
+  static void TearDownTestSuite() {
+    std::filesystem::remove_all(*dir_);
+    delete mlp_;
+    delete dir_;
+  }
+  static ReplayInput Load(const std::string& name, const synthetic::SyntheticTraceOptions& o) {
+    return LoadReplayInput(testing::SyntheticTrace(*dir_, name, o));
+  }
+  static std::string* dir_;
+  static ReplayInput* mlp_;
+};
+std::string* Replay::dir_ = nullptr;
+ReplayInput* Replay::mlp_ = nullptr;
+
+void ExpectSameEpochs(const ScheduleProjection& a, const ScheduleProjection& b) {
+  ASSERT_EQ(a.epochs.size(), b.epochs.size());
+  for (size_t e = 0; e < a.epochs.size(); ++e) {
+    const EpochProjection &x = a.epochs[e], &y = b.epochs[e];
+    // Exactly: each pattern is simulated in a fresh engine, so a timing
+    // cannot depend on what was simulated before it.
+    EXPECT_EQ(x.iteration_s, y.iteration_s) << a.name << " epoch " << e;
+    EXPECT_EQ(x.exposed_comm_s, y.exposed_comm_s) << a.name << " epoch " << e;
+    EXPECT_EQ(x.time_s, y.time_s) << a.name << " epoch " << e;
+    EXPECT_EQ(x.steps, y.steps);
+    EXPECT_EQ(x.payload_bytes, y.payload_bytes);
+    EXPECT_EQ(x.wire_bytes, y.wire_bytes);
+  }
+  EXPECT_EQ(a.total.time_s, b.total.time_s);
+}
+
+TEST_F(Replay, MemoisedAndUnmemoisedRunsAgreeExactly) {
+  for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
+    const ReplayOptions o = ReplayOptions().platform(ExactStar(0, 1, 20)).workers(6).fidelity(f).eta(0.3);
+    const ReplayResult memo = ReplayEngine(o).Run(*mlp_);
+    const ReplayResult fresh = ReplayEngine(ReplayOptions(o).memoise(false)).Run(*mlp_);
+    EXPECT_EQ(memo.timed_patterns, memo.distinct_patterns);
+    EXPECT_EQ(fresh.timed_patterns, 3 * 30);  // every epoch of every schedule
+    EXPECT_GE(memo.distinct_patterns, 2);     // Accordion really switched levels
+    ExpectSameEpochs(memo.accordion, fresh.accordion);
+    ExpectSameEpochs(memo.static_low, fresh.static_low);
+    ExpectSameEpochs(memo.static_high, fresh.static_high);
+  }
+}
+
+// A static schedule replayed at the trace's own worker count sends what the
+// trace says it sent, epoch by epoch, for every scheme.
+TEST_F(Replay, StaticSchedulesSendTheBytesTheTraceRecorded) {
+  struct Case {
+    Scheme scheme;
+    double level;
+  };
+  for (const Case c : {Case{Scheme::kPowerSgd, 2}, Case{Scheme::kTopK, 0.1}, Case{Scheme::kDense, 0}}) {
+    synthetic::SyntheticTraceOptions o;
+    o.model = "resnet18";
+    o.epochs = 3;
+    o.scheme = c.scheme;
+    o.policy = Policy::kStatic;
+    o.level_low = o.level_high = c.level;
+    const ReplayInput in = Load(std::string("static-") + ToString(c.scheme), o);
+    const ReplayResult r =
+        ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(c.level)).Run(in);
+    for (int e = 0; e < 3; ++e) {
+      EXPECT_EQ(r.static_low.epochs[e].steps, in.view.epochs[e].iterations);
+      EXPECT_DOUBLE_EQ(r.static_low.epochs[e].payload_bytes, 4 * in.view.epochs[e].floats_sent)
+          << ToString(c.scheme) << " epoch " << e;
+    }
+  }
+}
+
+// Accordion re-derived at the trace's own settings reproduces its levels,
+// so its bytes are the trace's too.
+TEST_F(Replay, AccordionAtTheTracesSettingsSendsWhatTheTraceSent) {
+  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  double recorded = 0;
+  for (const EpochRecord& e : mlp_->view.epochs) recorded += 4 * e.floats_sent;
+  EXPECT_DOUBLE_EQ(r.accordion.total.payload_bytes, recorded);
+  EXPECT_LT(r.accordion.total.payload_bytes, r.static_low.total.payload_bytes);
+  EXPECT_GT(r.accordion.total.payload_bytes, r.static_high.total.payload_bytes);
+}
+
+TEST_F(Replay, MoreWorkersKeepThePerWorkerBatchAndTheComputePerStep) {
+  const ReplayResult at4 = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  const ReplayResult at16 = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).workers(16)).Run(*mlp_);
+  const int64_t train = mlp_->view.run.train_samples;  // 50000, global batch 512 at 4 workers
+  EXPECT_EQ(at4.accordion.epochs[0].steps, StepsPerEpoch(train, 512, 4));
+  EXPECT_EQ(at16.accordion.epochs[0].global_batch, 2048);
+  EXPECT_EQ(at16.accordion.epochs[0].steps, StepsPerEpoch(train, 2048, 16));
+  const double step_compute = mlp_->profile.forward_s + mlp_->profile.backward_s;
+  for (const ReplayResult* r : {&at4, &at16}) {
+    const EpochProjection& e = r->accordion.epochs[5];
+    EXPECT_NEAR(e.compute_s / static_cast<double>(e.steps), step_compute, 1e-12);
+  }
+  // A step's payload does not depend on the worker count.
+  EXPECT_DOUBLE_EQ(
+      at16.accordion.epochs[5].payload_bytes / static_cast<double>(at16.accordion.epochs[5].steps),
+      at4.accordion.epochs[5].payload_bytes / static_cast<double>(at4.accordion.epochs[5].steps));
+  EXPECT_TRUE(at4.check.has_value());
+  EXPECT_FALSE(at16.check.has_value());  // the trace measured 4 workers, not 16
+}
+
+TEST_F(Replay, SimulationAndAnalyticModelAgreeOnTheExactStar) {
+  const ReplayOptions o = ReplayOptions().platform(ExactStar(0, 0.1, 20)).workers(8);
+  const ReplayResult simulated = ReplayEngine(o).Run(*mlp_);
+  const ReplayResult analytic = ReplayEngine(ReplayOptions(o).model(ModelKind::kAnalytic)).Run(*mlp_);
+  for (const auto& [s, a] : {std::pair{&simulated.accordion, &analytic.accordion},
+                             std::pair{&simulated.static_low, &analytic.static_low}}) {
+    EXPECT_GT(s->total.exposed_comm_s, 0.05 * s->total.time_s);  // communication matters here
+    EXPECT_NEAR(s->total.exposed_comm_s / a->total.exposed_comm_s, 1.0, 0.01) << s->name;
+    EXPECT_NEAR(s->total.time_s / a->total.time_s, 1.0, 0.01) << s->name;
+  }
+}
+
+// The MLP is one bucket whose last gradient (layer 0) is ready when backward
+// ends, so everything it sends is exposed: the three all-reduces in a row.
+TEST_F(Replay, ExposedCommunicationIsWhatRunsPastBackward) {
+  const double alpha = 2e-5, bandwidth = 1e9 / 8;
+  const ReplayResult r =
+      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1, 10)).model(ModelKind::kAnalytic)).Run(*mlp_);
+  const EpochProjection& e = r.static_low.epochs[0];
+  const AlphaBetaModel m(alpha, bandwidth);
+  double expected = 0;
+  for (const CollectiveCall& c : r.patterns[e.pattern].calls) expected += m.RingAllReduce(c.bytes, 4);
+  EXPECT_NEAR(e.exposed_comm_s / static_cast<double>(e.steps), expected, 1e-4 * expected);
+  // On a fast network without latency it all but vanishes.
+  const ReplayResult fast =
+      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1000, 0)).model(ModelKind::kAnalytic)).Run(*mlp_);
+  EXPECT_LT(fast.static_low.total.exposed_comm_s, 0.05 * r.static_low.total.exposed_comm_s);
+}
+
+TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
+  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+  o.scheme = Scheme::kBatch;
+  o.level_low = 512;
+  o.level_high = 4096;
+  o.decay_epochs = {};
+  const ReplayInput in = Load("batch", o);
+  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  const EpochProjection& small = r.static_low.epochs[0];
+  const EpochProjection& large = r.static_high.epochs[0];
+  EXPECT_EQ(large.global_batch, 4096);
+  EXPECT_EQ(large.steps, StepsPerEpoch(50000, 4096, 4));
+  const double per_step_small = small.compute_s / static_cast<double>(small.steps);
+  const double per_step_large = large.compute_s / static_cast<double>(large.steps);
+  EXPECT_NEAR(per_step_large / per_step_small, 8.0, 1e-9);
+  EXPECT_LT(large.exposed_comm_s, small.exposed_comm_s);  // 8x fewer rounds of communication
+}
+
+TEST_F(Replay, TracesWithoutTheNeededTablesAreRefused) {
+  const synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(2);
+  const std::string no_iterations = testing::SyntheticTrace(*dir_, "no-iterations", o);
+  testing::ExecuteSql(no_iterations, "DELETE FROM iterations;");
+  EXPECT_NE(testing::InputErrorOf([&] { LoadReplayInput(no_iterations); }).find("no per-iteration timings"),
+            std::string::npos);
+  const std::string no_ready = testing::SyntheticTrace(*dir_, "no-ready", o);
+  testing::ExecuteSql(no_ready, "DELETE FROM grad_ready WHERE layer_id = 3;");
+  EXPECT_NE(
+      testing::InputErrorOf([&] { LoadReplayInput(no_ready); }).find("no gradient-ready offsets for layer 3"),
+      std::string::npos);
+}
+
+TEST_F(Replay, AnEpochsFirstStepCountsAsWarmUpWhereLaterStepsWereSampled) {
+  const std::string warm =
+      "UPDATE iterations SET forward_s = forward_s + 1, total_s = total_s + 1 WHERE iteration = 0;";
+  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(3);  // iterations 0 and 1 sampled
+  const std::string two = testing::SyntheticTrace(*dir_, "two-samples", o);
+  const ReplayInput before = LoadReplayInput(two);
+  testing::ExecuteSql(two, warm);
+  const ReplayInput after = LoadReplayInput(two);
+  EXPECT_DOUBLE_EQ(after.profile.forward_s, before.profile.forward_s);
+  EXPECT_DOUBLE_EQ(after.measured_iteration_s.at(1), before.measured_iteration_s.at(1));
+  EXPECT_EQ(after.profile.iteration_samples, 3 * 4);  // one steady step per epoch and rank
+  // Sampled at the first step only, it is all there is: kept.
+  o.sampled_iterations = 1;
+  const std::string one = testing::SyntheticTrace(*dir_, "one-sample", o);
+  const double forward = LoadReplayInput(one).profile.forward_s;
+  testing::ExecuteSql(one, warm);
+  EXPECT_NEAR(LoadReplayInput(one).profile.forward_s, forward + 1, 1e-12);
+}
+
+// The step plan must be the one the trainer executed: its bucket size comes
+// from the trace's configuration unless the options say otherwise.
+TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
+  const std::string path = testing::SyntheticTrace(*dir_, "buckets", testing::MlpTraceOptions(2));
+  testing::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1}';");
+  const ReplayInput in = LoadReplayInput(path);
+  ASSERT_TRUE(in.bucket_bytes.has_value());
+  EXPECT_EQ(*in.bucket_bytes, 104858);
+  const ReplayResult recorded = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  EXPECT_EQ(recorded.bucket_bytes, 104858);
+  EXPECT_EQ(recorded.patterns[0].calls.back().bucket, 1);  // fc2 closes the first bucket, fc1 the second
+  const ReplayResult chosen =
+      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).bucket_bytes(kDefaultBucketBytes)).Run(in);
+  EXPECT_EQ(chosen.patterns[0].calls.back().bucket, 0);
+  EXPECT_FALSE(mlp_->bucket_bytes.has_value());  // the synthetic configuration names none
+}
+
+TEST_F(Replay, MoreWorkersThanHostsIsRefusedBeforeAnythingRuns) {
+  EXPECT_NE(testing::InputErrorOf([] {
+              ReplayEngine(ReplayOptions().platform(StarPlatformOptions().hosts(4)).workers(8)).Run(*mlp_);
+            }).find("8 ranks do not fit on 4 hosts"),
+            std::string::npos);
+}
+
+TEST_F(Replay, TheCheckComparesTheTracesOwnScheduleWithWhatItMeasured) {
+  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  ASSERT_TRUE(r.check.has_value());
+  EXPECT_EQ(r.check->epochs, 30);
+  double measured = 0;
+  for (const auto& [epoch, seconds] : mlp_->measured_iteration_s) measured += seconds;
+  EXPECT_DOUBLE_EQ(r.check->measured_iteration_s, measured / 30);
+  // The recorded schedule is Accordion's at these settings: same steps.
+  EXPECT_NEAR(r.check->simulated_iteration_s, r.accordion.total.iteration_s, 1e-12);
+}
+
+}  // namespace
+}  // namespace accordion::sim
