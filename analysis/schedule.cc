@@ -46,6 +46,15 @@ std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size) {
   return {0, 0};
 }
 
+std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
+                                        std::optional<double> low, std::optional<double> high) {
+  auto levels = DefaultLevels(scheme, run.batch_size);
+  if (scheme == run.scheme && run.level_low != run.level_high) {
+    levels = {run.level_low, run.level_high};
+  }
+  return {low.value_or(levels.first), high.value_or(levels.second)};
+}
+
 Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme,
                                  const AccordionOptions& options) {
   if (scheme == Scheme::kDense) throw InputError("dense communication has no levels to schedule");

@@ -54,6 +54,12 @@ ScheduleCost CostOf(const TraceView& view, const Schedule& schedule);
 // TopK 0.99 / 0.1, batch B / 8B for a starting global batch B.
 std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size);
 
+// The level pair to schedule `scheme` with: `low` / `high` where given, else
+// the run's own pair when it used `scheme` and switched between two levels,
+// else DefaultLevels.
+std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
+                                        std::optional<double> low, std::optional<double> high);
+
 }  // namespace accordion
 
 #endif  // ACCORDION_ANALYSIS_SCHEDULE_H_

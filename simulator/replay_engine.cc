@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <sstream>
+#include <tuple>
 
 #include "analysis/communication_accounting.h"
 #include "analysis/schedule_report.h"
@@ -108,13 +109,8 @@ struct Schedules {
 // Levels: the options, else the trace's own pair when it switched between
 // two, else the paper's defaults for the scheme (as accordion-analyze).
 Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, ReplayResult& r) {
-  auto [low, high] = DefaultLevels(r.scheme, view.run.batch_size);
-  if (r.scheme == view.run.scheme && view.run.level_low != view.run.level_high) {
-    low = view.run.level_low;
-    high = view.run.level_high;
-  }
-  r.level_low = options.level_low().value_or(low);
-  r.level_high = options.level_high().value_or(high);
+  std::tie(r.level_low, r.level_high) =
+      ResolveLevels(view.run, r.scheme, options.level_low(), options.level_high());
   if (r.scheme == Scheme::kDense) {
     r.notes.push_back("dense communication: there are no levels to schedule, all three schedules are dense");
     const Schedule dense = StaticSchedule(view, Scheme::kDense, 0);

@@ -1,6 +1,5 @@
 // accordion-analyze: inspect, validate and export traces, and derive
 // Accordion schedules with their communication savings from them.
-#include <fstream>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
@@ -12,6 +11,7 @@
 #include "analysis/trace_view.h"
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/output_file.h"
 #include "traces/trace_export.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
@@ -135,15 +135,7 @@ int RunSchedule(const ScheduleArgs& args) {
                      " was recorded with dense communication; pick the scheme to schedule "
                      "with --scheme powersgd|topk|batch");
   }
-  // Levels: the flags, else the trace's own (when it switched between two),
-  // else the paper's defaults for the scheme.
-  auto [low, high] = DefaultLevels(scheme, view.run.batch_size);
-  if (scheme == view.run.scheme && view.run.level_low != view.run.level_high) {
-    low = view.run.level_low;
-    high = view.run.level_high;
-  }
-  if (args.low) low = *args.low;
-  if (args.high) high = *args.high;
+  const auto [low, high] = ResolveLevels(view.run, scheme, args.low, args.high);
   const AccordionOptions options =
       AccordionOptions().eta(args.eta).interval(args.interval).level_low(low).level_high(high);
   const ScheduleComparison c = CompareSchedules(view, scheme, options);
@@ -170,19 +162,8 @@ int RunExport(const ExportArgs& args) {
     for (const std::string& path : ExportCsv(*reader, args.out)) std::cout << path << '\n';
     return kExitOk;
   }
-  if (args.out == "-") {
-    ExportJson(*reader, std::cout);
-    return kExitOk;
-  }
-  const std::string tmp = args.out + ".partial";
-  {
-    std::ofstream file(tmp);
-    if (!file) throw InputError(args.out + ": cannot write");
-    ExportJson(*reader, file);
-    if (!file.flush()) throw InputError(args.out + ": write failed");
-  }
-  if (std::rename(tmp.c_str(), args.out.c_str()) != 0) throw InputError(args.out + ": cannot rename");
-  std::cout << args.out << '\n';
+  WriteOutput(args.out, [&](std::ostream& out) { ExportJson(*reader, out); });
+  if (args.out != "-") std::cout << args.out << '\n';
   return kExitOk;
 }
 

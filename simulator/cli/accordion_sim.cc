@@ -13,7 +13,7 @@
 #include "simulator/calibrator.h"
 #include "simulator/child_process.h"
 #include "simulator/communication_model.h"
-#include "simulator/output_file.h"
+#include "common/output_file.h"
 #include "simulator/replay_report.h"
 #include "simulator/sweep.h"
 #include "simulator/timeline.h"

@@ -1,4 +1,4 @@
-#include "simulator/output_file.h"
+#include "common/output_file.h"
 
 #include <cstdio>
 #include <fstream>
@@ -6,7 +6,7 @@
 
 #include "common/errors.h"
 
-namespace accordion::sim {
+namespace accordion {
 
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (path.empty() || path == "-") {
@@ -36,4 +36,4 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
   }
 }
 
-}  // namespace accordion::sim
+}  // namespace accordion
