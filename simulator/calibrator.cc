@@ -166,7 +166,7 @@ Calibration Calibrator::Fit() const {
 PlatformSpec Calibration::Platform() const {
   PlatformSpec spec;
   spec.topology = Topology::kStar;
-  spec.hosts = world_size;
+  // No host count: the calibrated star grows to as many ranks as a replay asks for.
   spec.network = NetworkOptions::Exact();
   double alpha = 0;
   for (const CalibrationSegment& s : segments) {

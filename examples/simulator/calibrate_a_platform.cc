@@ -26,8 +26,9 @@ int main() {
     std::printf("messages from %7.0f bytes: latency %5.1f us, bandwidth %5.2f Gb/s (%d samples)\n",
                 s.min_message_bytes, s.latency_s * 1e6, s.bandwidth_Bps * 8 / 1e9, s.samples);
   }
-  // The platform: a star of `world` hosts whose links reproduce the fit
-  // (accordion-sim calibrate writes it as JSON for --platform).
+  // The platform: a star whose links reproduce the fit, with one host per
+  // rank of whatever run replays on it (accordion-sim calibrate writes it as
+  // JSON for --platform).
   const PlatformSpec platform = fit.Platform();
   std::printf("platform: %s\n", platform.Describe(world).c_str());
   return 0;

@@ -85,7 +85,7 @@ TEST_F(CalibrateTrace, ThePlatformItWritesReproducesTheMeasurements) {
   Calibrator c(CalibratorOptions().boundaries({65536}));
   c.AddTrace(trace_);
   const PlatformSpec platform = PlatformFromJson(c.Fit().PlatformJson(trace_), "calibrated");
-  EXPECT_EQ(platform.hosts, 4);
+  EXPECT_EQ(platform.hosts, 0);  // no fixed size: the star grows with the replay's ranks
   for (size_t i = 0; i < measured.size(); i += 5) {
     const double simulated = testing::SimulateCollective(
         platform, 4, measured[i].op, AllReduceAlgorithm::kRing, measured[i].bytes, Fidelity::kFull);
