@@ -13,17 +13,6 @@
 
 namespace accordion::testing {
 
-namespace {
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-}  // namespace
-
 std::string MakeTempDir(const std::string& tag) {
   std::string tmpl = (std::filesystem::temp_directory_path() / ("accordion-" + tag + "-XXXXXX")).string();
   if (!mkdtemp(tmpl.data())) throw std::runtime_error("mkdtemp failed");
@@ -37,10 +26,17 @@ CommandResult RunCommand(const std::string& command) {
   const int status = std::system(full.c_str());
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = Slurp(out);
-  r.err = Slurp(err);
+  r.out = ReadFile(out);
+  r.err = ReadFile(err);
   std::filesystem::remove_all(dir);
   return r;
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
 }
 
 int CountLines(const std::string& text) {

@@ -21,6 +21,9 @@ std::string MakeTempDir(const std::string& tag);
 // Number of '\n'-terminated lines in `text`.
 int CountLines(const std::string& text);
 
+// The whole file at `path` ("" when it cannot be read).
+std::string ReadFile(const std::string& path);
+
 }  // namespace accordion::testing
 
 #endif  // ACCORDION_TESTS_SUPPORT_RUN_COMMAND_H_

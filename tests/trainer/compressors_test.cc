@@ -1,0 +1,176 @@
+// PowerSGD and TopK compression, one rank at a time (the sums over ranks
+// are the identity for one rank; exchange_test.cc covers two).
+#include <gtest/gtest.h>
+
+#include <torch/torch.h>
+
+#include "trainer/powersgd_compressor.h"
+#include "trainer/topk_compressor.h"
+
+namespace accordion {
+namespace {
+
+// One full PowerSGD round for a single rank: returns the decompressed G'.
+torch::Tensor PowerSgdRound(PowerSgdCompressor& c, int layer, const torch::Tensor& grad) {
+  const int64_t n = grad.size(0), m = grad.numel() / n, r = c.rank_of(layer);
+  torch::Tensor p = torch::empty({n, r}), q = torch::empty({m, r});
+  torch::Tensor out = torch::empty_like(grad);
+  c.ComputeP(layer, grad, p);
+  c.ComputeQ(layer, p, q);
+  c.Decompress(layer, p, q, /*world_size=*/1, out);
+  return out;
+}
+
+torch::Tensor MemoryOf(PowerSgdCompressor& c, int layer) { return c.TakeMemory(layer); }
+
+TEST(PowerSgd, ExactWhenRankReachesTheSmallerSide) {
+  torch::manual_seed(3);
+  // n < m, n > m, a 4-D convolution kernel, and a rank above min(n, m).
+  const std::vector<std::pair<std::vector<int64_t>, int>> cases = {
+      {{6, 9}, 6}, {{12, 5}, 5}, {{8, 3, 2, 2}, 8}, {{7, 4}, 6}};
+  int layer = 0;
+  for (const auto& [shape, rank] : cases) {
+    PowerSgdCompressor c(PowerSgdOptions().seed(11));
+    const torch::Tensor g = torch::randn(shape);
+    const int64_t n = shape[0], m = g.numel() / n;
+    c.SetRank(layer, n, m, rank, /*epoch=*/0);
+    EXPECT_EQ(c.rank_of(layer), std::min<int64_t>({rank, n, m}));
+    const torch::Tensor out = PowerSgdRound(c, layer, g);
+    // Float32 Gram-Schmidt over up to 8 columns: exact to ~1e-5 of the
+    // gradient's size (a rank-deficient approximation misses by ~0.1-1).
+    const double relative = (out - g).norm().item<double>() / g.norm().item<double>();
+    EXPECT_LT(relative, 5e-5) << "shape " << g.sizes() << " rank " << rank;
+    EXPECT_LT((out - g).abs().max().item<float>(), 2e-4) << "shape " << g.sizes() << " rank " << rank;
+    EXPECT_LT(MemoryOf(c, layer).abs().max().item<float>(), 1e-4);
+    ++layer;
+  }
+}
+
+TEST(PowerSgd, LowRankIsNotExactButErrorFeedbackLosesNothing) {
+  torch::manual_seed(4);
+  PowerSgdCompressor c(PowerSgdOptions().seed(5));
+  c.SetRank(0, 20, 30, 1, 0);
+  torch::Tensor sent_total = torch::zeros({20, 30}), input_total = torch::zeros({20, 30});
+  for (int step = 0; step < 5; ++step) {
+    const torch::Tensor g = torch::randn({20, 30});
+    const torch::Tensor out = PowerSgdRound(c, 0, g);
+    if (step == 0) {
+      EXPECT_GT((out - g).abs().max().item<float>(), 0.1) << "rank 1 cannot be exact here";
+    }
+    sent_total += out;
+    input_total += g;
+  }
+  // Everything that went in either went out or is still owed.
+  const torch::Tensor owed = MemoryOf(c, 0);
+  EXPECT_TRUE(torch::allclose(sent_total + owed, input_total, 1e-4, 1e-4));
+}
+
+TEST(PowerSgd, GramSchmidtMakesOrthonormalColumns) {
+  torch::manual_seed(5);
+  torch::Tensor m = torch::randn({50, 4});
+  GramSchmidt(m, 1e-8);
+  EXPECT_TRUE(torch::allclose(m.t().mm(m), torch::eye(4), 1e-5, 1e-5));
+}
+
+TEST(PowerSgd, WarmQKeepsItsColumnsAcrossARankSwitch) {
+  torch::manual_seed(6);
+  PowerSgdCompressor c(PowerSgdOptions().seed(9));
+  c.SetRank(0, 16, 24, 2, 0);
+  // Train Q a little so it is no longer the fresh random draw.
+  PowerSgdRound(c, 0, torch::randn({16, 24}));
+  auto q_of = [&c]() { return c.q(0).clone(); };
+  const torch::Tensor q2 = q_of();
+  c.SetRank(0, 16, 24, 4, 1);
+  const torch::Tensor q4 = q_of();
+  ASSERT_EQ(q4.size(1), 4);
+  EXPECT_TRUE(torch::equal(q4.narrow(1, 0, 2), q2));
+  c.SetRank(0, 16, 24, 1, 2);
+  EXPECT_TRUE(torch::equal(q_of(), q2.narrow(1, 0, 1)));
+}
+
+TEST(PowerSgd, SameSeedSameFreshQOnEveryRank) {
+  PowerSgdCompressor a(PowerSgdOptions().seed(42)), b(PowerSgdOptions().seed(42));
+  a.SetRank(3, 10, 12, 2, 7);
+  b.SetRank(3, 10, 12, 2, 7);
+  const torch::Tensor g = torch::randn({10, 12});
+  EXPECT_TRUE(torch::equal(PowerSgdRound(a, 3, g), PowerSgdRound(b, 3, g)));
+}
+
+// Saves `from` and loads it into `to` through bytes, as a checkpoint does.
+template <typename Compressor>
+void CopyState(const Compressor& from, Compressor& to) {
+  torch::serialize::OutputArchive out;
+  from.Save(out);
+  std::ostringstream bytes;
+  out.save_to(bytes);
+  std::istringstream is(bytes.str());
+  torch::serialize::InputArchive in;
+  in.load_from(is);
+  to.Load(in);
+}
+
+TEST(Checkpoint, PowerSgdContinuesExactlyFromSavedMemoryAndQ) {
+  torch::manual_seed(8);
+  PowerSgdCompressor a(PowerSgdOptions().seed(2)), b(PowerSgdOptions().seed(99));
+  a.SetRank(4, 12, 20, 2, 0);
+  PowerSgdRound(a, 4, torch::randn({12, 20}));
+  CopyState(a, b);
+  b.SetRank(4, 12, 20, 2, 1);  // what a resumed run does: a no-op for a warm layer
+  const torch::Tensor g = torch::randn({12, 20});
+  EXPECT_TRUE(torch::equal(PowerSgdRound(a, 4, g), PowerSgdRound(b, 4, g)));
+}
+
+TEST(Checkpoint, TopKContinuesExactlyFromSavedResiduals) {
+  torch::manual_seed(9);
+  TopKCompressor a, b;
+  torch::Tensor pa = torch::empty({20}), pb = torch::empty({20});
+  a.Compress(1, torch::randn({50}), 10, pa);
+  CopyState(a, b);
+  const torch::Tensor g = torch::randn({50});
+  a.Compress(1, g, 10, pa);
+  b.Compress(1, g, 10, pb);
+  EXPECT_TRUE(torch::equal(pa, pb));
+  EXPECT_TRUE(torch::equal(a.residual(1), b.residual(1)));
+}
+
+TEST(TopK, KeepsTheKLargestMagnitudesAndOwesTheRest) {
+  const torch::Tensor g = torch::tensor({0.5f, -3.0f, 0.1f, 2.0f, -0.2f, 4.0f, 0.0f, -1.0f}).view({2, 4});
+  TopKCompressor c;
+  torch::Tensor packed = torch::empty({6});
+  c.Compress(0, g, 3, packed);
+  std::vector<std::pair<int, float>> kept;
+  const torch::Tensor idx = packed.narrow(0, 3, 3).view(torch::kInt32);
+  for (int i = 0; i < 3; ++i) kept.emplace_back(idx[i].item<int>(), packed[i].item<float>());
+  std::sort(kept.begin(), kept.end());
+  const std::vector<std::pair<int, float>> want = {{1, -3.0f}, {3, 2.0f}, {5, 4.0f}};
+  EXPECT_EQ(kept, want);
+  // sent + residual == input, exactly.
+  torch::Tensor sent = torch::zeros({8});
+  for (const auto& [i, v] : kept) sent[i] = v;
+  EXPECT_TRUE(torch::equal(sent + c.residual(0), g.reshape({-1})));
+}
+
+TEST(TopK, ResidualJoinsTheNextStep) {
+  TopKCompressor c;
+  torch::Tensor packed = torch::empty({2});
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);  // sends 1.0, owes 0.9
+  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed);  // 0.9 + 0.2 now leads
+  EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 1);
+  EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.1f);
+  EXPECT_TRUE(torch::equal(c.residual(0), torch::zeros({2})));
+}
+
+TEST(TopK, DecompressAveragesEveryRanksEntries) {
+  // Two ranks, k = 2 each: rank 0 sends {0: 2, 2: 4}, rank 1 {2: 6, 3: -2}.
+  torch::Tensor gathered = torch::empty({2, 4});
+  gathered[0].narrow(0, 0, 2).copy_(torch::tensor({2.0f, 4.0f}));
+  gathered[0].narrow(0, 2, 2).view(torch::kInt32).copy_(torch::tensor({0, 2}, torch::kInt32));
+  gathered[1].narrow(0, 0, 2).copy_(torch::tensor({6.0f, -2.0f}));
+  gathered[1].narrow(0, 2, 2).view(torch::kInt32).copy_(torch::tensor({2, 3}, torch::kInt32));
+  torch::Tensor grad = torch::full({5}, 9.0f);
+  TopKCompressor::Decompress(gathered, grad);
+  EXPECT_TRUE(torch::equal(grad, torch::tensor({1.0f, 0.0f, 5.0f, -1.0f, 0.0f})));
+}
+
+}  // namespace
+}  // namespace accordion

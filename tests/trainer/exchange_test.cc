@@ -1,0 +1,193 @@
+// GradientExchange across two ranks: two threads of this process, each with
+// its own real Gloo process group over loopback (a free port per test).
+#include <gtest/gtest.h>
+
+#include <thread>
+
+#include <torch/torch.h>
+
+#include "analysis/communication_accounting.h"
+#include "analysis/communication_plan.h"
+#include "trainer/gloo_communicator.h"
+#include "trainer/gradient_exchange.h"
+#include "trainer/launcher.h"
+#include "trainer/powersgd_compressor.h"
+
+namespace accordion {
+namespace {
+
+void OnTwoRanks(const std::function<void(Communicator&)>& body) {
+  const int port = PickFreePort("127.0.0.1");
+  std::vector<std::exception_ptr> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r) {
+    threads.emplace_back([&, r] {
+      try {
+        GlooCommunicator comm(GlooOptions().rank(r).world_size(2).master_port(port).timeout(std::chrono::seconds(20)));
+        body(comm);
+      } catch (...) {
+        errors[static_cast<size_t>(r)] = std::current_exception();
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  for (auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+}
+
+// Four tensors in two buckets: PowerSGD compresses w1 only at rank 1 and w2
+// at ranks 1 and 2; biases always travel dense.
+std::vector<LayerInfo> Layers() {
+  std::vector<LayerInfo> layers;
+  const std::vector<std::pair<std::string, std::vector<int64_t>>> shapes = {
+      {"w1", {8, 6}}, {"b1", {8}}, {"w2", {20, 10}}, {"b2", {20}}};
+  for (const auto& [name, shape] : shapes) {
+    LayerInfo l;
+    l.layer_id = static_cast<int>(layers.size());
+    l.name = name;
+    l.shape = shape;
+    l.numel = torch::zeros(shape).numel();
+    layers.push_back(l);
+  }
+  return layers;
+}
+constexpr int64_t kBucketBytes = 4 * (20 * 10 + 20);
+
+// What rank r feeds as layer l's gradient: the same on every call.
+torch::Tensor Input(int rank, const LayerInfo& l) {
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(100 * rank + l.layer_id);
+  return torch::randn(l.shape, gen);
+}
+
+struct Outcome {
+  std::vector<torch::Tensor> grads;
+  std::vector<double> norms;
+  std::vector<CollectiveRecord> collectives;
+};
+
+// One step of `scheme` at `levels` on this rank.
+Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& levels) {
+  const std::vector<LayerInfo> layers = Layers();
+  std::vector<torch::Tensor> params;
+  for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
+  GradientExchange exchange(params, layers, comm,
+                            ExchangeOptions().scheme(scheme).bucket_bytes(kBucketBytes).seed(17));
+  EXPECT_EQ(exchange.buckets().size(), 2u);
+  exchange.SetLevels(levels, 0);
+  exchange.BeginStep();
+  torch::Tensor loss = torch::zeros({});
+  for (size_t l = 0; l < layers.size(); ++l) loss = loss + (params[l] * Input(comm.rank(), layers[l])).sum();
+  exchange.BeginBackward();
+  loss.backward();
+  exchange.FinishStep();
+  Outcome out;
+  for (const torch::Tensor& p : params) out.grads.push_back(p.grad().clone());
+  out.collectives = exchange.timings().collectives;
+  out.norms = exchange.TakeGlobalRawGradientNorms();
+  return out;
+}
+
+torch::Tensor Mean(const LayerInfo& l) { return (Input(0, l) + Input(1, l)) / 2; }
+
+void ExpectPlanFollowed(const Outcome& out, Scheme scheme, const std::vector<double>& levels) {
+  const std::vector<LayerInfo> layers = Layers();
+  const auto plan = PlanStep(scheme, layers, AssignBuckets(layers, kBucketBytes), levels);
+  auto key = [](CollectiveOp op, int bucket, const std::string& tag, int64_t bytes) {
+    return std::string(ToString(op)) + "/" + std::to_string(bucket) + "/" + tag + "/" + std::to_string(bytes);
+  };
+  std::multiset<std::string> want, got;
+  for (const PlannedCollective& c : plan) want.insert(key(c.op, c.bucket, c.tag, c.bytes));
+  for (const CollectiveRecord& c : out.collectives) {
+    got.insert(key(c.op, c.bucket, c.tag, c.bytes));
+    EXPECT_GE(c.duration_s, 0);
+  }
+  EXPECT_EQ(got, want);
+}
+
+void ExpectRawNorms(const Outcome& out) {
+  const std::vector<LayerInfo> layers = Layers();
+  for (size_t l = 0; l < layers.size(); ++l) {
+    EXPECT_NEAR(out.norms[l], (2 * Mean(layers[l])).norm().item<double>(), 1e-4) << layers[l].name;
+  }
+}
+
+TEST(GradientExchange, DenseAveragesExactly) {
+  const std::vector<double> levels(4, 0.0);
+  OnTwoRanks([&](Communicator& comm) {
+    const Outcome out = Step(comm, Scheme::kDense, levels);
+    const std::vector<LayerInfo> layers = Layers();
+    for (size_t l = 0; l < layers.size(); ++l) EXPECT_TRUE(torch::equal(out.grads[l], Mean(layers[l]))) << l;
+    ExpectPlanFollowed(out, Scheme::kDense, levels);
+    ExpectRawNorms(out);
+  });
+}
+
+TEST(GradientExchange, PowerSgdSumsPAndAveragesQAcrossRanks) {
+  const std::vector<double> levels = {2, 2, 1, 1};  // w1 dense at rank 2, w2 compressed
+  const std::vector<LayerInfo> layers = Layers();
+  ASSERT_FALSE(PowerSgdCompresses(layers[0].shape, 2));
+  ASSERT_TRUE(PowerSgdCompresses(layers[2].shape, 1));
+  // The expected low-rank w2: P = (M0 + M1) Q0, orthonormalised; G' = P P^T mean(M).
+  PowerSgdCompressor reference(PowerSgdOptions().seed(17));
+  reference.SetRank(2, 20, 10, 1, 0);
+  const torch::Tensor q0 = reference.q(2);
+  torch::Tensor p = (2 * Mean(layers[2])).mm(q0);
+  GramSchmidt(p, 1e-8);
+  const torch::Tensor want_w2 = p.mm(p.t().mm(Mean(layers[2])));
+
+  std::vector<torch::Tensor> w2(2);
+  OnTwoRanks([&](Communicator& comm) {
+    const Outcome out = Step(comm, Scheme::kPowerSgd, levels);
+    for (size_t l : {0, 1, 3}) EXPECT_TRUE(torch::equal(out.grads[l], Mean(layers[l]))) << l;
+    EXPECT_TRUE(torch::allclose(out.grads[2], want_w2, 1e-4, 1e-5))
+        << (out.grads[2] - want_w2).abs().max().item<float>();
+    w2[static_cast<size_t>(comm.rank())] = out.grads[2];
+    ExpectPlanFollowed(out, Scheme::kPowerSgd, levels);
+    ExpectRawNorms(out);
+  });
+  EXPECT_TRUE(torch::equal(w2[0], w2[1])) << "ranks must apply the same update";
+}
+
+TEST(GradientExchange, TopKGathersAndAveragesEveryRanksLargestEntries) {
+  const std::vector<double> levels(4, 0.25);
+  const std::vector<LayerInfo> layers = Layers();
+  auto kept = [](const torch::Tensor& x, int64_t k) {
+    const torch::Tensor flat = x.reshape({-1});
+    torch::Tensor out = torch::zeros_like(flat);
+    const torch::Tensor idx = std::get<1>(flat.abs().topk(k));
+    out.index_copy_(0, idx, flat.index_select(0, idx));
+    return out.view(x.sizes());
+  };
+  OnTwoRanks([&](Communicator& comm) {
+    const Outcome out = Step(comm, Scheme::kTopK, levels);
+    for (size_t l = 0; l < layers.size(); ++l) {
+      const int64_t k = TopKCount(layers[l].numel, 0.25);
+      const torch::Tensor want = (kept(Input(0, layers[l]), k) + kept(Input(1, layers[l]), k)) / 2;
+      EXPECT_TRUE(torch::allclose(out.grads[l], want, 1e-6, 1e-7)) << layers[l].name;
+    }
+    ExpectPlanFollowed(out, Scheme::kTopK, levels);
+    ExpectRawNorms(out);
+  });
+}
+
+TEST(GlooCommunicator, GathersBytesOfDifferentLengths) {
+  OnTwoRanks([](Communicator& comm) {
+    const std::vector<std::string> all = AllGatherBytes(comm, std::string(comm.rank() == 0 ? 3 : 7000, 'a' + static_cast<char>(comm.rank())));
+    ASSERT_EQ(all.size(), 2u);
+    EXPECT_EQ(all[0], std::string(3, 'a'));
+    EXPECT_EQ(all[1], std::string(7000, 'b'));
+    EXPECT_EQ(AllReduceSumDoubles(comm, {1.5, static_cast<double>(comm.rank())}), (std::vector<double>{3.0, 1.0}));
+  });
+}
+
+TEST(GlooCommunicator, RendezvousFailsWithinTheTimeoutWhenAPeerNeverComes) {
+  const int port = PickFreePort("127.0.0.1");
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_THROW(GlooCommunicator(GlooOptions().rank(0).world_size(2).master_port(port).timeout(std::chrono::seconds(2))),
+               CommunicationError);
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+}  // namespace
+}  // namespace accordion

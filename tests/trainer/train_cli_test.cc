@@ -1,0 +1,207 @@
+// accordion-train end to end: real worker processes, real Gloo, real traces.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "analysis/communication_plan.h"
+#include "analysis/schedule.h"
+#include "analysis/trace_view.h"
+#include "tests/trainer/train_support.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
+#include "trainer/launcher.h"
+
+namespace accordion {
+namespace {
+
+using testing::CommandResult;
+using testing::CountLines;
+using testing::kAnalyze;
+using testing::kQuickRun;
+using testing::ReadTrace;
+using testing::Train;
+using testing::TraceContent;
+
+using TrainCli = testing::TempDirTest;
+
+bool Near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)}); }
+
+TEST_F(TrainCli, HelpAndVersion) {
+  const CommandResult v = Train("--version");
+  EXPECT_EQ(v.exit_code, 0);
+  EXPECT_NE(v.out.find("accordion-train 0."), std::string::npos) << v.out;
+  const CommandResult h = Train("--help");
+  EXPECT_EQ(h.exit_code, 0);
+  for (const char* flag : {"--scheme", "--policy", "--nproc", "--trace-iterations", "--resume", "--bucket-mb"}) {
+    EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
+  const std::string trace = Path("bad.trace");
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"--model vgg", "--model"},
+      {"--scheme fancy", "--scheme"},
+      {"--dataset imagenet", "--dataset"},
+      {"--dataset mnist --data-dir " + Path("nothing-here"), "not found"},
+      {"--dataset fashion-mnist --data-dir " + dir_, "not found"},
+      {"--dataset synthetic --batch-size 63 --nproc 2", "split evenly"},
+      {"--dataset synthetic --policy accordion", "compressing --scheme"},
+      {"--dataset synthetic --scheme powersgd --level 0.5", "PowerSGD rank"},
+      {"--dataset synthetic --scheme topk --policy accordion --high 1.5", "TopK fraction"},
+      {"--dataset synthetic --epochs 0", "--epochs"},
+      {"--dataset synthetic --resume", "--resume"},
+      {"--dataset synthetic --checkpoint-dir " + Path("none/deeper"), "does not exist"},
+      {"--dataset synthetic --no-such-flag", "no-such-flag"},
+  };
+  for (const auto& [args, fragment] : cases) {
+    const CommandResult r = Train("--trace " + trace + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_EQ(r.err.rfind("accordion-train: error: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
+    EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
+    // Refused before any worker started: no trace, no checkpoint directory.
+    EXPECT_FALSE(std::filesystem::exists(trace)) << args;
+    EXPECT_FALSE(std::filesystem::exists(Path("none"))) << args;
+  }
+}
+
+TEST_F(TrainCli, TwoProcessDenseEqualsOneProcessOnTheSameGlobalBatch) {
+  for (int nproc : {1, 2}) {
+    const CommandResult r = Train(kQuickRun + " --epochs 3 --nproc " + std::to_string(nproc) +
+                                  " --trace " + Path("dense" + std::to_string(nproc) + ".trace"));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+  }
+  const TraceContent one = ReadTrace(Path("dense1.trace"));
+  const TraceContent two = ReadTrace(Path("dense2.trace"));
+  EXPECT_EQ(one.run.world_size, 1);
+  EXPECT_EQ(two.run.world_size, 2);
+  ASSERT_EQ(one.epochs.size(), 3u);
+  ASSERT_EQ(two.epochs.size(), 3u);
+  for (size_t e = 0; e < 3; ++e) {
+    const EpochRecord &a = one.epochs[e], &b = two.epochs[e];
+    EXPECT_EQ(a.iterations, b.iterations);
+    EXPECT_TRUE(Near(a.train_loss, b.train_loss, 1e-4)) << e << ": " << a.train_loss << " vs " << b.train_loss;
+    EXPECT_TRUE(Near(a.test_loss, b.test_loss, 1e-4)) << e << ": " << a.test_loss << " vs " << b.test_loss;
+    EXPECT_NEAR(a.train_acc, b.train_acc, 1.0 / 512);
+    EXPECT_NEAR(a.test_acc, b.test_acc, 1.0 / 512);
+    // Gradient norms are summed over workers: two workers' mean gradients add
+    // up to twice the global mean gradient of the one-process run.
+    for (size_t l = 0; l < one.layers.size(); ++l) {
+      EXPECT_TRUE(Near(2 * one.layer_rows[e][l].grad_norm, two.layer_rows[e][l].grad_norm, 1e-4))
+          << "epoch " << e << " layer " << l;
+    }
+  }
+  // Learning happened at all (the comparison is not between two no-ops).
+  EXPECT_LT(two.epochs[2].train_loss, 0.9 * two.epochs[0].train_loss);
+}
+
+// Every sampled iteration issued exactly the collectives analysis' plan
+// describes for the epoch's levels, on every rank, with grad-ready rows
+// for every layer.
+void ExpectTracedCommunicationFollowsThePlan(const std::string& path, const TraceContent& t,
+                                             int sampled_iterations, double bucket_mb) {
+  const auto buckets = AssignBuckets(t.layers, static_cast<int64_t>(bucket_mb * 1024 * 1024));
+  std::map<std::tuple<int, int64_t, int>, std::multiset<std::string>> got;
+  std::map<std::tuple<int, int64_t, int>, int> ready;
+  auto reader = TraceReader::Open(path);
+  reader->ForEachCollective([&](const CollectiveRecord& c) {
+    got[{c.epoch, c.iteration, c.rank}].insert(std::string(ToString(c.op)) + "/" + std::to_string(c.bucket) + "/" +
+                                               c.tag + "/" + std::to_string(c.bytes));
+  });
+  reader->ForEachGradReady([&](const GradReadyRecord& g) { ++ready[{g.epoch, g.iteration, g.rank}]; });
+  for (size_t e = 0; e < t.epochs.size(); ++e) {
+    std::vector<double> levels;
+    for (const EpochLayerRecord& r : t.layer_rows[e]) levels.push_back(r.level);
+    std::multiset<std::string> want;
+    for (const PlannedCollective& c : PlanStep(t.run.scheme, t.layers, buckets, levels)) {
+      want.insert(std::string(ToString(c.op)) + "/" + std::to_string(c.bucket) + "/" + c.tag + "/" + std::to_string(c.bytes));
+    }
+    for (int it = 0; it < sampled_iterations; ++it) {
+      for (int rank = 0; rank < t.run.world_size; ++rank) {
+        const auto key = std::make_tuple(static_cast<int>(e), static_cast<int64_t>(it), rank);
+        EXPECT_EQ(got[key], want) << "epoch " << e << " iteration " << it << " rank " << rank;
+        EXPECT_EQ(ready[key], static_cast<int>(t.layers.size())) << "epoch " << e << " rank " << rank;
+      }
+    }
+  }
+}
+
+TEST_F(TrainCli, AccordionSwitchesLevelsExactlyWhereTheControllerSays) {
+  const std::string trace = Path("accordion.trace");
+  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 7 --scheme powersgd --policy accordion "
+                                            "--interval 2 --decay-epochs 4 --trace-iterations 2 --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const TraceSummary summary = ValidateTrace(trace);
+  EXPECT_EQ(summary.epochs, 7);
+  EXPECT_EQ(summary.iteration_rows, 7 * 2 * 2);
+
+  // Replaying the recorded norms and LRs through the controller, as
+  // accordion-analyze does, must give the levels the run used.
+  const TraceView view = LoadTraceView(trace);
+  const Schedule replay = DeriveAccordionSchedule(
+      view, Scheme::kPowerSgd, AccordionOptions().eta(0.5).interval(2).level_low(2).level_high(1));
+  const TraceContent t = ReadTrace(trace);
+  std::set<double> used;
+  for (size_t e = 0; e < t.epochs.size(); ++e) {
+    for (size_t l = 0; l < t.layers.size(); ++l) {
+      EXPECT_EQ(t.layer_rows[e][l].level, replay.levels[e][l]) << "epoch " << e << " layer " << l;
+      EXPECT_EQ(t.layer_rows[e][l].critical, replay.critical[e][l]) << "epoch " << e << " layer " << l;
+      EXPECT_EQ(t.layer_rows[e][l].ratio.has_value(), replay.ratios[e][l].has_value());
+      used.insert(t.layer_rows[e][l].level);
+    }
+  }
+  EXPECT_EQ(used, (std::set<double>{1, 2})) << "the run should have switched levels";
+  // The LR decay after epoch 3 makes every layer critical in epoch 4.
+  for (size_t l = 0; l < t.layers.size(); ++l) EXPECT_TRUE(t.layer_rows[4][l].critical);
+  ExpectTracedCommunicationFollowsThePlan(trace, t, 2, 25);
+
+  const CommandResult schedule = testing::RunCommand(kAnalyze + " schedule " + trace + " --interval 2");
+  EXPECT_EQ(schedule.exit_code, 0) << schedule.err;
+}
+
+TEST_F(TrainCli, TopKTraceFollowsThePlanAcrossBuckets) {
+  const std::string trace = Path("topk.trace");
+  // Tiny buckets: the MLP's six tensors travel in several all-gathers.
+  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
+                                            "--trace-iterations 3 --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NO_THROW(ValidateTrace(trace));
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_GT(AssignBuckets(t.layers, static_cast<int64_t>(0.1 * 1024 * 1024)).size(), 1u);
+  ExpectTracedCommunicationFollowsThePlan(trace, t, 3, 0.1);
+  double floats = 0;
+  for (const EpochLayerRecord& row : t.layer_rows[0]) floats += row.floats_sent;
+  EXPECT_DOUBLE_EQ(floats, t.epochs[0].floats_sent);
+  EXPECT_LT(t.epochs[0].floats_sent, 0.5 * 235146 * static_cast<double>(t.epochs[0].iterations));
+}
+
+TEST_F(TrainCli, WorkersRendezvousFromTorchrunStyleEnvironment) {
+  const int port = PickFreePort("127.0.0.1");
+  const std::string trace = Path("env.trace");
+  auto worker = [&](int rank) {
+    return "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " +
+           testing::kTrain + kQuickRun + " --epochs 1 --threads 1 --trace " + trace;
+  };
+  const CommandResult r = testing::RunCommand(worker(1) + " & other=$!; " + worker(0) +
+                                              "; mine=$?; wait $other; exit $((mine | $?))");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_EQ(t.run.status, RunStatus::kComplete);
+  EXPECT_EQ(t.run.world_size, 2);
+  // Under torchrun, --nproc would start workers inside workers: refused.
+  const CommandResult nested = testing::RunCommand("RANK=0 WORLD_SIZE=1 MASTER_PORT=1 " + testing::kTrain +
+                                                   " --dataset synthetic --nproc 2");
+  EXPECT_EQ(nested.exit_code, 2) << nested.err;
+  EXPECT_NE(nested.err.find("--nproc"), std::string::npos) << nested.err;
+}
+
+}  // namespace
+}  // namespace accordion

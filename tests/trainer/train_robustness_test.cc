@@ -1,0 +1,106 @@
+// accordion-train when things go wrong: a worker killed outright, Ctrl-C,
+// and resuming from the checkpoint afterwards.
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <set>
+
+#include "tests/trainer/train_support.h"
+#include "traces/trace_validator.h"
+#include "trainer/launcher.h"
+
+namespace accordion {
+namespace {
+
+using testing::BackgroundRun;
+using testing::CommandResult;
+using testing::kQuickRun;
+using testing::ReadTrace;
+using testing::Train;
+using testing::TraceContent;
+
+using TrainRobustness = testing::TempDirTest;
+
+TEST_F(TrainRobustness, AKilledWorkerEndsTheRunWithAnErrorNotAHang) {
+  const std::string trace = Path("killed.trace");
+  BackgroundRun run(kQuickRun + " --nproc 2 --epochs 500 --trace " + trace, dir_);
+  ASSERT_TRUE(run.WaitForOutput("epoch 1/500", std::chrono::seconds(120))) << run.err();
+  const std::vector<pid_t> workers = run.Workers();
+  ASSERT_EQ(workers.size(), 2u);
+  const auto killed_at = std::chrono::steady_clock::now();
+  ASSERT_EQ(::kill(workers[1], SIGKILL), 0);
+  const int code = run.WaitForExit(std::chrono::seconds(60));
+  const auto took = std::chrono::steady_clock::now() - killed_at;
+  ASSERT_NE(code, -1) << "the run was still going a minute after a worker died";
+  EXPECT_NE(code, 0);
+  EXPECT_LT(took, std::chrono::seconds(30));
+  const std::string err = run.err();
+  EXPECT_NE(err.find("killed by signal 9"), std::string::npos) << err;
+  // The launcher's verdict is the last line; every line is one message.
+  EXPECT_NE(err.rfind("accordion-train: error: worker rank"), std::string::npos) << err;
+  // The finished epochs stay, and the trace says the run failed.
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_EQ(t.run.status, RunStatus::kFailed);
+  EXPECT_GE(t.epochs.size(), 1u);
+  EXPECT_NO_THROW(ValidateTrace(trace));
+}
+
+// Ctrl-C keeps the finished epochs; --resume then continues from the last
+// checkpoint and reproduces the uninterrupted run's numbers. PowerSGD under
+// Accordion, so memories, warm Qs and the controller must all survive.
+TEST_F(TrainRobustness, InterruptThenResumeReproducesTheUninterruptedRun) {
+  // Twelve epochs of 16 steps: after "epoch 2/12" there is ample time for the
+  // interrupt to land mid-run, even on a fast machine.
+  constexpr int kEpochs = 12;
+  const std::string common = " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 "
+                             "--seed 3 --nproc 2 --epochs 12 --scheme powersgd --policy accordion "
+                             "--interval 1 --eta 0.3 --decay-epochs 3 9 --threads 1 ";
+  const CommandResult whole = Train(common + "--trace " + Path("whole.trace") + " --checkpoint-dir " + Path("ckpt-whole"));
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+
+  const std::string part = common + "--trace " + Path("part.trace") + " --checkpoint-dir " + Path("ckpt-part");
+  {
+    BackgroundRun run(part, dir_);
+    ASSERT_TRUE(run.WaitForOutput("epoch 2/12", std::chrono::seconds(120))) << run.err();
+    ::kill(run.pid(), SIGINT);
+    EXPECT_EQ(run.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << run.err();
+  }
+  const TraceContent stopped = ReadTrace(Path("part.trace"));
+  EXPECT_EQ(stopped.run.status, RunStatus::kInterrupted);
+  const size_t kept = stopped.epochs.size();
+  ASSERT_GE(kept, 2u);
+  ASSERT_LT(kept, static_cast<size_t>(kEpochs)) << "the run finished before the interrupt arrived";
+  EXPECT_NO_THROW(ValidateTrace(Path("part.trace")));
+
+  const CommandResult resumed = Train(part + " --resume");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_NE(resumed.out.find("epoch " + std::to_string(kept + 1) + "/12"), std::string::npos) << resumed.out;
+  EXPECT_EQ(resumed.out.find("epoch 1/12"), std::string::npos) << "resume must not start over";
+
+  const TraceContent a = ReadTrace(Path("whole.trace"));
+  const TraceContent b = ReadTrace(Path("part.trace"));
+  EXPECT_EQ(b.run.status, RunStatus::kComplete);
+  ASSERT_EQ(a.epochs.size(), static_cast<size_t>(kEpochs));
+  ASSERT_EQ(b.epochs.size(), static_cast<size_t>(kEpochs));
+  std::set<double> levels;
+  for (size_t e = 0; e < static_cast<size_t>(kEpochs); ++e) {
+    EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss) << "epoch " << e;
+    EXPECT_EQ(a.epochs[e].test_loss, b.epochs[e].test_loss) << "epoch " << e;
+    EXPECT_EQ(a.epochs[e].test_acc, b.epochs[e].test_acc) << "epoch " << e;
+    for (size_t l = 0; l < a.layers.size(); ++l) {
+      EXPECT_EQ(a.layer_rows[e][l].grad_norm, b.layer_rows[e][l].grad_norm) << "epoch " << e << " layer " << l;
+      EXPECT_EQ(a.layer_rows[e][l].level, b.layer_rows[e][l].level) << "epoch " << e << " layer " << l;
+      levels.insert(a.layer_rows[e][l].level);
+    }
+  }
+  EXPECT_EQ(levels.size(), 2u) << "both PowerSGD ranks should have been used, so the warm Q switched";
+  EXPECT_NO_THROW(ValidateTrace(Path("part.trace")));
+  // A finished run has nothing left to resume.
+  const CommandResult again = Train(part + " --resume");
+  EXPECT_EQ(again.exit_code, 2);
+  EXPECT_NE(again.err.find("nothing is left"), std::string::npos) << again.err;
+}
+
+}  // namespace
+}  // namespace accordion

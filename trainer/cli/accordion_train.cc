@@ -1,0 +1,115 @@
+// accordion-train: data-parallel training on LibTorch with dense, PowerSGD
+// or TopK gradient communication, static or under Accordion, recording a
+// trace. Started plainly it is the launcher of --nproc local workers; with
+// WORLD_SIZE in the environment (torchrun, Slurm, our launcher) a worker.
+#include <signal.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "common/cli.h"
+#include "common/errors.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+#include "trainer/communicator.h"
+#include "trainer/launcher.h"
+#include "trainer/torch_pch.h"
+#include "trainer/trainer.h"
+
+namespace accordion {
+namespace {
+
+constexpr const char* kTool = "accordion-train";
+
+void OnStopSignal(int) { RequestStop(); }
+
+// A run whose workers died leaves its trace "running"; say "failed" instead.
+void MarkTraceFailed(const std::string& path) {
+  if (path.empty() || ::access(path.c_str(), F_OK) != 0) return;
+  try {
+    int epochs = 0;
+    {
+      auto reader = TraceReader::Open(path);
+      if (reader->run().status != RunStatus::kRunning) return;
+      epochs = static_cast<int>(reader->Epochs().size());
+    }
+    TraceWriter::Resume(path, epochs)->Finish(RunStatus::kFailed);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "%s: warning: could not mark %s failed: %s\n", kTool, path.c_str(), e.what());
+  }
+}
+
+// A worker that fails leaves at once: tearing down a process group whose
+// peer is gone can wait for the timeout, and the launcher is waiting.
+[[noreturn]] void WorkerExit(int rank, const char* kind, const std::string& what, int code) {
+  std::fflush(stdout);
+  std::string line = what;
+  for (char& c : line) {
+    if (c == '\n') c = ' ';
+  }
+  std::fprintf(stderr, "%s: %s: rank %d: %s\n", kTool, kind, rank, line.c_str());
+  std::fflush(stderr);
+  ::_exit(code);
+}
+
+int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
+  if (!env.launched) {
+    // Under torchrun / Slurm nobody validated the run before it started.
+    if (options.nproc != 1) {
+      throw InputError("--nproc starts local workers; under torchrun or Slurm (WORLD_SIZE is set) leave it out");
+    }
+    ValidateOptions(options, /*check_paths=*/env.rank == 0);
+  }
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+  auto trainer = std::make_unique<Trainer>(options, env);
+  try {
+    const int code = trainer->Run();
+    trainer.reset();
+    return code;
+  } catch (const CommunicationError& e) {
+    // After Ctrl-C the first rank to stop takes its sockets with it; the
+    // others see a lost peer, which is the stop, not a failure.
+    if (StopRequested()) ::_exit(kExitInterrupted);
+    WorkerExit(env.rank, "error", e.what(), kExitFailure);
+  } catch (const InputError& e) {
+    WorkerExit(env.rank, "error", e.what(), kExitBadInput);
+  } catch (const c10::Error& e) {
+    // LibTorch appends a C++ backtrace to what(); people need the reason.
+    WorkerExit(env.rank, "internal error", e.what_without_backtrace(), kExitFailure);
+  } catch (const std::exception& e) {
+    WorkerExit(env.rank, "internal error", e.what(), kExitFailure);
+  }
+}
+
+}  // namespace
+}  // namespace accordion
+
+int main(int argc, char** argv) {
+  using namespace accordion;
+  CLI::App app{"accordion-train: data-parallel training with dense, PowerSGD or TopK gradients, "
+               "static or under Accordion, recording a trace.\n"
+               "Local: accordion-train --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
+               "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
+  TrainOptions options;
+  AddTrainFlags(app, options);
+  AddVersionFlags(app, kTool);
+  return RunCli(app, kTool, argc, argv, [&]() -> int {
+    if (const std::optional<WorkerEnvironment> env = WorkerEnvironmentFromEnv()) {
+      return RunWorker(options, *env);
+    }
+    ValidateOptions(options);
+    const char* addr = std::getenv("MASTER_ADDR");
+    const char* port = std::getenv("MASTER_PORT");
+    Launcher launcher(LauncherOptions()
+                          .nproc(options.nproc)
+                          .master_addr(addr != nullptr && *addr != '\0' ? addr : "127.0.0.1")
+                          .master_port(port != nullptr ? std::atoi(port) : 0)
+                          .tool_name(kTool));
+    return launcher.Run(argv, [&] { MarkTraceFailed(options.trace); });
+  });
+}

@@ -1,0 +1,360 @@
+#include "trainer/gradient_exchange.h"
+
+#include <algorithm>
+
+#include "analysis/communication_accounting.h"
+#include "common/errors.h"
+#include "trainer/powersgd_compressor.h"
+#include "trainer/topk_compressor.h"
+#include "trainer/torch_pch.h"
+
+namespace accordion {
+
+namespace {
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+}  // namespace
+
+class GradientExchange::Compressors {
+ public:
+  explicit Compressors(const ExchangeOptions& o)
+      : powersgd(PowerSgdOptions().seed(o.seed()).epsilon(o.powersgd_epsilon())) {}
+  PowerSgdCompressor powersgd;
+  TopKCompressor topk;
+};
+
+struct GradientExchange::Flight {
+  std::unique_ptr<CollectiveWork> work;
+  size_t record = 0;  // index in timings_.collectives
+  Clock::time_point start;
+};
+
+struct GradientExchange::Bucket {
+  std::vector<int> dense_layers;       // sent in the dense all-reduce; first in the buffer
+  std::vector<int> compressed_layers;  // PowerSGD low-rank or TopK
+  int64_t dense_numel = 0;
+  torch::Tensor buffer;   // the gradients (each .grad is a view into it)
+  torch::Tensor raw_sum;  // Accordion's accumulator, same layout
+  // PowerSGD: P and Q factors of compressed_layers, concatenated.
+  torch::Tensor p, q;
+  struct Factors {
+    int64_t rows, cols, rank, p_offset, q_offset;
+  };
+  std::vector<Factors> factors;  // indexed like compressed_layers
+  torch::Tensor P(size_t i) const {
+    const Factors& f = factors[i];
+    return p.narrow(0, f.p_offset, f.rows * f.rank).view({f.rows, f.rank});
+  }
+  torch::Tensor Q(size_t i) const {
+    const Factors& f = factors[i];
+    return q.narrow(0, f.q_offset, f.cols * f.rank).view({f.cols, f.rank});
+  }
+  // Memories of layers that just stopped being compressed, sent with the
+  // dense gradient at the next step (indexed like dense_layers).
+  std::vector<torch::Tensor> folded_memory;
+  // TopK: this rank's packed words and every rank's.
+  torch::Tensor packed, gathered;
+  std::vector<int64_t> packed_offset, k;
+  int pending = 0;  // gradients not ready yet in this step
+  Flight dense, p_flight, q_flight, topk;
+};
+
+GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::vector<LayerInfo> layers,
+                                   Communicator& comm, const ExchangeOptions& options)
+    : parameters_(std::move(parameters)),
+      layers_(std::move(layers)),
+      comm_(comm),
+      options_(options),
+      compressors_(std::make_unique<Compressors>(options)) {
+  if (options_.scheme() == Scheme::kBatch) {
+    throw InputError("the batch scheme is not part of the trainer yet");
+  }
+  if (parameters_.size() != layers_.size()) throw std::logic_error("one LayerInfo per parameter");
+  buckets_ = AssignBuckets(layers_, options_.bucket_bytes());
+  bucket_of_.assign(layers_.size(), 0);
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    for (int l : buckets_[b].layers) bucket_of_[static_cast<size_t>(l)] = static_cast<int>(b);
+  }
+  timings_.grad_ready_s.assign(layers_.size(), 0.0);
+  for (size_t l = 0; l < parameters_.size(); ++l) {
+    std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
+    const int layer = static_cast<int>(l);
+    // Runs after autograd accumulated the parameter's gradient into .grad.
+    hook_keys_.push_back(acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
+        [this, layer](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
+          OnGradientReady(layer);
+          return outputs;
+        })));
+    accumulators_.push_back(std::move(acc));
+  }
+}
+
+GradientExchange::~GradientExchange() {
+  for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hook_keys_[i]);
+}
+
+torch::Tensor GradientExchange::GradView(int layer) const {
+  return parameters_[static_cast<size_t>(layer)].grad();
+}
+
+void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
+  if (levels.size() != layers_.size()) throw std::logic_error("one level per layer");
+  if (!state_.empty() && levels == levels_) return;
+  levels_ = levels;
+  // Raw sums survive a relayout: copy them over layer by layer.
+  std::vector<torch::Tensor> raw;
+  if (!state_.empty()) raw = RawGradientSums();
+  const std::vector<PlannedCollective> plan = PlanStep(options_.scheme(), layers_, buckets_, levels_);
+  std::vector<std::unique_ptr<Bucket>> next;
+  for (size_t b = 0; b < buckets_.size(); ++b) next.push_back(std::make_unique<Bucket>());
+  for (const PlannedCollective& c : plan) {
+    Bucket& bucket = *next[static_cast<size_t>(c.bucket)];
+    if (c.tag == "dense") bucket.dense_layers = c.layers;
+    if (c.tag == "powersgd-p" || c.tag == "topk") bucket.compressed_layers = c.layers;
+  }
+  const int world = comm_.world_size();
+  for (size_t b = 0; b < buckets_.size(); ++b) {
+    Bucket& bucket = *next[b];
+    int64_t offset = 0;
+    std::vector<std::pair<int, int64_t>> placed;
+    for (int l : bucket.dense_layers) {
+      placed.emplace_back(l, offset);
+      offset += layers_[static_cast<size_t>(l)].numel;
+    }
+    bucket.dense_numel = offset;
+    for (int l : bucket.compressed_layers) {
+      placed.emplace_back(l, offset);
+      offset += layers_[static_cast<size_t>(l)].numel;
+    }
+    bucket.buffer = torch::zeros({offset});
+    bucket.raw_sum = torch::zeros({offset});
+    for (const auto& [l, at] : placed) {
+      const LayerInfo& info = layers_[static_cast<size_t>(l)];
+      parameters_[static_cast<size_t>(l)].mutable_grad() = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
+      if (!raw.empty()) bucket.raw_sum.narrow(0, at, info.numel).copy_(raw[static_cast<size_t>(l)].reshape({-1}));
+    }
+    if (options_.scheme() == Scheme::kPowerSgd) {
+      int64_t p_size = 0, q_size = 0;
+      for (int l : bucket.compressed_layers) {
+        const MatrixView m = MatrixViewOf(layers_[static_cast<size_t>(l)].shape);
+        const int rank = static_cast<int>(levels_[static_cast<size_t>(l)]);
+        compressors_->powersgd.SetRank(l, m.rows, m.cols, rank, epoch);
+        bucket.factors.push_back({m.rows, m.cols, rank, p_size, q_size});
+        p_size += m.rows * rank;
+        q_size += m.cols * rank;
+      }
+      bucket.p = torch::empty({p_size});
+      bucket.q = torch::empty({q_size});
+      for (int l : bucket.dense_layers) bucket.folded_memory.push_back(compressors_->powersgd.TakeMemory(l));
+    } else if (options_.scheme() == Scheme::kTopK) {
+      int64_t words = 0;
+      for (int l : bucket.compressed_layers) {
+        const int64_t k = TopKCount(layers_[static_cast<size_t>(l)].numel, levels_[static_cast<size_t>(l)]);
+        bucket.packed_offset.push_back(words);
+        bucket.k.push_back(k);
+        words += 2 * k;
+      }
+      bucket.packed = torch::empty({words});
+      bucket.gathered = torch::empty({world, words});
+    }
+  }
+  state_ = std::move(next);
+}
+
+void GradientExchange::BeginStep() {
+  if (state_.empty()) throw std::logic_error("GradientExchange: SetLevels before the first step");
+  step_start_ = Clock::now();
+  timings_.collectives.clear();
+  timings_.compress_s = 0;
+  timings_.comm_s = 0;
+  std::fill(timings_.grad_ready_s.begin(), timings_.grad_ready_s.end(), 0.0);
+  for (size_t b = 0; b < state_.size(); ++b) {
+    state_[b]->buffer.zero_();
+    state_[b]->pending = static_cast<int>(buckets_[b].layers.size());
+  }
+  next_launch_ = 0;
+  backward_start_ = step_start_;
+}
+
+void GradientExchange::BeginBackward() { backward_start_ = Clock::now(); }
+
+void GradientExchange::OnGradientReady(int layer) {
+  timings_.grad_ready_s[static_cast<size_t>(layer)] = Seconds(Clock::now() - backward_start_);
+  --state_[static_cast<size_t>(bucket_of_[static_cast<size_t>(layer)])]->pending;
+  // Buckets start in order on every rank, whatever order they complete in.
+  while (next_launch_ < static_cast<int>(state_.size()) && state_[static_cast<size_t>(next_launch_)]->pending == 0) {
+    Launch(next_launch_++);
+  }
+}
+
+void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveOp op,
+                             int bucket, const char* tag, int64_t bytes, Clock::time_point start) {
+  flight.work = std::move(work);
+  flight.start = start;
+  flight.record = timings_.collectives.size();
+  CollectiveRecord r;
+  r.seq = static_cast<int>(flight.record);
+  r.op = op;
+  r.bucket = bucket;
+  r.tag = tag;
+  r.bytes = bytes;
+  r.start_s = Seconds(start - step_start_);
+  timings_.collectives.push_back(std::move(r));
+}
+
+void GradientExchange::Wait(Flight& flight) {
+  if (!flight.work) return;
+  const Clock::time_point t = Clock::now();
+  flight.work->Wait();
+  timings_.comm_s += Seconds(Clock::now() - t);
+  timings_.collectives[flight.record].duration_s =
+      std::max(0.0, Seconds(flight.work->completed_at() - flight.start));
+  flight.work.reset();
+}
+
+void GradientExchange::Launch(int b) {
+  Bucket& bucket = *state_[static_cast<size_t>(b)];
+  Clock::time_point t = Clock::now();
+  bucket.raw_sum.add_(bucket.buffer);
+  bookkeeping_s_ += Seconds(Clock::now() - t);
+  switch (options_.scheme()) {
+    case Scheme::kDense:
+    case Scheme::kBatch:
+      t = Clock::now();
+      Start(bucket.dense, comm_.AllReduceSum(bucket.buffer), CollectiveOp::kAllReduce, b, "dense",
+            4 * bucket.buffer.numel(), t);
+      break;
+    case Scheme::kPowerSgd: {
+      for (size_t i = 0; i < bucket.dense_layers.size(); ++i) {
+        torch::Tensor& memory = bucket.folded_memory[i];
+        if (!memory.defined()) continue;
+        GradView(bucket.dense_layers[i]).add_(memory.view_as(GradView(bucket.dense_layers[i])));
+        memory = torch::Tensor();
+      }
+      if (bucket.dense_numel > 0) {
+        t = Clock::now();
+        Start(bucket.dense, comm_.AllReduceSum(bucket.buffer.narrow(0, 0, bucket.dense_numel)),
+              CollectiveOp::kAllReduce, b, "dense", 4 * bucket.dense_numel, t);
+      }
+      if (bucket.compressed_layers.empty()) break;
+      t = Clock::now();
+      for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+        const int l = bucket.compressed_layers[i];
+        compressors_->powersgd.ComputeP(l, GradView(l), bucket.P(i));
+      }
+      const Clock::time_point sent = Clock::now();
+      timings_.compress_s += Seconds(sent - t);
+      Start(bucket.p_flight, comm_.AllReduceSum(bucket.p), CollectiveOp::kAllReduce, b, "powersgd-p",
+            4 * bucket.p.numel(), sent);
+      break;
+    }
+    case Scheme::kTopK: {
+      t = Clock::now();
+      for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+        const int l = bucket.compressed_layers[i];
+        compressors_->topk.Compress(l, GradView(l), bucket.k[i], bucket.packed.narrow(0, bucket.packed_offset[i], 2 * bucket.k[i]));
+      }
+      const Clock::time_point sent = Clock::now();
+      timings_.compress_s += Seconds(sent - t);
+      Start(bucket.topk, comm_.AllGather(bucket.packed, bucket.gathered), CollectiveOp::kAllGather, b,
+            "topk", 4 * bucket.packed.numel(), sent);
+      break;
+    }
+  }
+}
+
+void GradientExchange::FinishStep() {
+  // A parameter that got no gradient leaves its bucket pending: send it anyway.
+  while (next_launch_ < static_cast<int>(state_.size())) Launch(next_launch_++);
+  const int world = comm_.world_size();
+  switch (options_.scheme()) {
+    case Scheme::kDense:
+    case Scheme::kBatch:
+      for (auto& bucket : state_) {
+        Wait(bucket->dense);
+        bucket->buffer.div_(world);
+      }
+      break;
+    case Scheme::kPowerSgd:
+      // Q's all-reduces need the summed P: start them all, then finish each bucket.
+      for (size_t b = 0; b < state_.size(); ++b) {
+        Bucket& bucket = *state_[b];
+        if (bucket.compressed_layers.empty()) continue;
+        Wait(bucket.p_flight);
+        const Clock::time_point t = Clock::now();
+        for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+          compressors_->powersgd.ComputeQ(bucket.compressed_layers[i], bucket.P(i), bucket.Q(i));
+        }
+        const Clock::time_point sent = Clock::now();
+        timings_.compress_s += Seconds(sent - t);
+        Start(bucket.q_flight, comm_.AllReduceSum(bucket.q), CollectiveOp::kAllReduce, static_cast<int>(b),
+              "powersgd-q", 4 * bucket.q.numel(), sent);
+      }
+      for (auto& bucket : state_) {
+        Wait(bucket->dense);
+        if (bucket->dense_numel > 0) bucket->buffer.narrow(0, 0, bucket->dense_numel).div_(world);
+        if (bucket->compressed_layers.empty()) continue;
+        Wait(bucket->q_flight);
+        const Clock::time_point t = Clock::now();
+        for (size_t i = 0; i < bucket->compressed_layers.size(); ++i) {
+          const int l = bucket->compressed_layers[i];
+          compressors_->powersgd.Decompress(l, bucket->P(i), bucket->Q(i), world, GradView(l));
+        }
+        timings_.compress_s += Seconds(Clock::now() - t);
+      }
+      break;
+    case Scheme::kTopK:
+      for (auto& bucket : state_) {
+        Wait(bucket->topk);
+        const Clock::time_point t = Clock::now();
+        for (size_t i = 0; i < bucket->compressed_layers.size(); ++i) {
+          TopKCompressor::Decompress(bucket->gathered.narrow(1, bucket->packed_offset[i], 2 * bucket->k[i]),
+                                     GradView(bucket->compressed_layers[i]));
+        }
+        timings_.compress_s += Seconds(Clock::now() - t);
+      }
+      break;
+  }
+}
+
+std::vector<torch::Tensor> GradientExchange::RawGradientSums() const {
+  std::vector<torch::Tensor> sums(layers_.size());
+  for (const auto& bucket : state_) {
+    int64_t offset = 0;
+    for (const std::vector<int>* group : {&bucket->dense_layers, &bucket->compressed_layers}) {
+      for (int l : *group) {
+        const LayerInfo& info = layers_[static_cast<size_t>(l)];
+        sums[static_cast<size_t>(l)] = bucket->raw_sum.narrow(0, offset, info.numel).view(info.shape);
+        offset += info.numel;
+      }
+    }
+  }
+  return sums;
+}
+
+std::vector<double> GradientExchange::TakeGlobalRawGradientNorms() {
+  const Clock::time_point t = Clock::now();
+  std::vector<std::unique_ptr<CollectiveWork>> works;
+  for (auto& bucket : state_) works.push_back(comm_.AllReduceSum(bucket->raw_sum));
+  for (auto& w : works) w->Wait();
+  std::vector<double> norms;
+  for (const torch::Tensor& sum : RawGradientSums()) norms.push_back(sum.norm().item<double>());
+  for (auto& bucket : state_) bucket->raw_sum.zero_();
+  bookkeeping_s_ += Seconds(Clock::now() - t);
+  return norms;
+}
+
+void GradientExchange::Save(torch::serialize::OutputArchive& archive) const {
+  compressors_->powersgd.Save(archive);
+  compressors_->topk.Save(archive);
+}
+
+void GradientExchange::Load(torch::serialize::InputArchive& archive) {
+  compressors_->powersgd.Load(archive);
+  compressors_->topk.Load(archive);
+}
+
+}  // namespace accordion

@@ -1,0 +1,141 @@
+// GradientExchange: the gradient communication of one optimizer step,
+// bucket by bucket, exactly as analysis' PlanStep describes it (same
+// buckets, collectives, tags and bytes - the simulator models that plan),
+// overlapped with the backward pass.
+//
+// Every parameter's .grad is a view into its bucket's flat buffer, so
+// autograd accumulates straight into what is sent. A post-hook on each
+// parameter's gradient accumulator marks it ready; once all of a bucket's
+// gradients are, the bucket's first collectives start (buckets start in
+// order, so all ranks issue collectives alike):
+//   dense:    all-reduce of the bucket;
+//   PowerSGD: all-reduce of the tensors it sends dense, then of the P
+//             factors; Q follows once P is back, after backward;
+//   TopK:     all-gather of values and int32 indices.
+// FinishStep() waits, decompresses and leaves every .grad holding the
+// average over ranks. The exchange also sums each layer's raw gradient
+// (before error feedback and compression) for Accordion.
+#ifndef ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
+#define ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+#include <torch/types.h>
+
+#include "analysis/communication_plan.h"
+#include "traces/records.h"
+#include "trainer/communicator.h"
+
+namespace torch::serialize {
+class InputArchive;
+class OutputArchive;
+}  // namespace torch::serialize
+namespace torch::autograd {
+struct Node;
+}  // namespace torch::autograd
+
+namespace accordion {
+
+class ExchangeOptions {
+ public:
+  ExchangeOptions& scheme(Scheme v) { scheme_ = v; return *this; }
+  ExchangeOptions& bucket_bytes(int64_t v) { bucket_bytes_ = v; return *this; }
+  ExchangeOptions& seed(uint64_t v) { seed_ = v; return *this; }  // PowerSGD's shared Q seed
+  ExchangeOptions& powersgd_epsilon(double v) { powersgd_epsilon_ = v; return *this; }
+
+  Scheme scheme() const { return scheme_; }
+  int64_t bucket_bytes() const { return bucket_bytes_; }
+  uint64_t seed() const { return seed_; }
+  double powersgd_epsilon() const { return powersgd_epsilon_; }
+
+ private:
+  Scheme scheme_ = Scheme::kDense;
+  int64_t bucket_bytes_ = kDefaultBucketBytes;
+  uint64_t seed_ = 0;
+  double powersgd_epsilon_ = 1e-8;
+};
+
+// What one step did, for the trace's per-iteration tables.
+struct ExchangeTimings {
+  std::vector<double> grad_ready_s;  // per layer, since BeginBackward()
+  // op, bucket, tag, bytes, start_s (since BeginStep()) and duration_s;
+  // seq is the issue order. epoch, iteration and rank are left to the caller.
+  std::vector<CollectiveRecord> collectives;
+  double compress_s = 0;  // compression and decompression
+  double comm_s = 0;      // blocked waiting for collectives in FinishStep()
+};
+
+class GradientExchange {
+ public:
+  // `layers` describe `parameters` (DescribeLayers order).
+  GradientExchange(std::vector<torch::Tensor> parameters, std::vector<LayerInfo> layers,
+                   Communicator& comm, const ExchangeOptions& options);
+  ~GradientExchange();
+  GradientExchange(const GradientExchange&) = delete;
+  GradientExchange& operator=(const GradientExchange&) = delete;
+
+  // Levels (one per layer) from `epoch` on; call between steps only.
+  void SetLevels(const std::vector<double>& levels, int epoch);
+
+  // Zeroes the gradients; the step's clock starts.
+  void BeginStep();
+  // Backward starts now (grad-ready offsets count from here).
+  void BeginBackward();
+  // After backward: completes every bucket; .grad holds the rank average.
+  // Throws CommunicationError when a peer failed.
+  void FinishStep();
+  const ExchangeTimings& timings() const { return timings_; }
+
+  // Per layer (shaped like the parameter): raw gradients summed over the
+  // steps since the last reset, this rank only.
+  std::vector<torch::Tensor> RawGradientSums() const;
+  // Norms of those sums added over all ranks (one all-reduce per bucket,
+  // so every rank gets the same numbers); then starts the sums afresh.
+  std::vector<double> TakeGlobalRawGradientNorms();
+  // Seconds spent on that Accordion bookkeeping so far.
+  double bookkeeping_s() const { return bookkeeping_s_; }
+
+  const std::vector<GradientBucket>& buckets() const { return buckets_; }
+
+  // Error-feedback memories and warm Qs of this rank.
+  void Save(torch::serialize::OutputArchive& archive) const;
+  void Load(torch::serialize::InputArchive& archive);
+
+ private:
+  struct Bucket;
+  struct Flight;
+  class Compressors;
+  using Clock = std::chrono::steady_clock;
+
+  void Relayout();
+  void OnGradientReady(int layer);
+  void Launch(int bucket);
+  void Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveOp op, int bucket,
+             const char* tag, int64_t bytes, Clock::time_point start);
+  void Wait(Flight& flight);
+  torch::Tensor GradView(int layer) const;
+
+  std::vector<torch::Tensor> parameters_;
+  std::vector<LayerInfo> layers_;
+  Communicator& comm_;
+  ExchangeOptions options_;
+  std::vector<GradientBucket> buckets_;
+  std::vector<int> bucket_of_;  // layer -> bucket
+  std::vector<double> levels_;
+  std::vector<std::unique_ptr<Bucket>> state_;
+  std::unique_ptr<Compressors> compressors_;
+  // The hooked gradient accumulators: held, or autograd would make new
+  // ones without our hooks.
+  std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
+  std::vector<uintptr_t> hook_keys_;
+  int next_launch_ = 0;
+  Clock::time_point step_start_, backward_start_;
+  ExchangeTimings timings_;
+  double bookkeeping_s_ = 0;
+};
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_

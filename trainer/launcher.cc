@@ -1,0 +1,195 @@
+#include "trainer/launcher.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <iostream>
+#include <thread>
+#include <vector>
+
+#include "common/errors.h"
+
+namespace accordion {
+
+namespace {
+
+volatile sig_atomic_t g_signals = 0;  // SIGINT / SIGTERM received by the launcher
+
+void OnSignal(int) { g_signals = g_signals + 1; }
+
+int IntFromEnv(const char* name, std::optional<int> fallback, int min_value) {
+  const char* text = std::getenv(name);
+  if (text == nullptr || *text == '\0') {
+    if (fallback) return *fallback;
+    throw InputError(std::string("environment variable ") + name + " is not set (needed with WORLD_SIZE)");
+  }
+  char* end = nullptr;
+  const long v = std::strtol(text, &end, 10);
+  if (*end != '\0' || v < min_value || v > 1 << 20) {
+    throw InputError(std::string("environment variable ") + name + "='" + text + "' is not a valid value");
+  }
+  return static_cast<int>(v);
+}
+
+struct Worker {
+  int rank = 0;
+  pid_t pid = -1;
+  bool running = false;
+  int status = 0;  // waitpid status once exited
+};
+
+std::string Describe(const Worker& w) {
+  const std::string who = "worker rank " + std::to_string(w.rank) + " (pid " + std::to_string(w.pid) + ")";
+  if (WIFSIGNALED(w.status)) {
+    const int sig = WTERMSIG(w.status);
+    return who + " was killed by signal " + std::to_string(sig) + " (" + strsignal(sig) + ")";
+  }
+  return who + " exited with code " + std::to_string(WEXITSTATUS(w.status));
+}
+
+bool Succeeded(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0; }
+bool Interrupted(const Worker& w) {
+  return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted;
+}
+
+void SignalAll(std::vector<Worker>& workers, int sig) {
+  for (const Worker& w : workers) {
+    if (w.running) ::kill(w.pid, sig);
+  }
+}
+
+[[noreturn]] void ExecWorker(char** argv, const LauncherOptions& o, int rank, int port) {
+  // The worker must not outlive a launcher that was killed outright.
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  const std::string r = std::to_string(rank), n = std::to_string(o.nproc()), p = std::to_string(port);
+  ::setenv("RANK", r.c_str(), 1);
+  ::setenv("LOCAL_RANK", r.c_str(), 1);
+  ::setenv("WORLD_SIZE", n.c_str(), 1);
+  ::setenv("LOCAL_WORLD_SIZE", n.c_str(), 1);
+  ::setenv("MASTER_ADDR", o.master_addr().c_str(), 1);
+  ::setenv("MASTER_PORT", p.c_str(), 1);
+  ::setenv("ACCORDION_LAUNCHED", "1", 1);
+  ::execv("/proc/self/exe", argv);
+  std::fprintf(stderr, "%s: error: cannot start a worker: %s\n", o.tool_name().c_str(),
+               std::strerror(errno));
+  ::_exit(1);
+}
+
+}  // namespace
+
+std::optional<WorkerEnvironment> WorkerEnvironmentFromEnv() {
+  const char* world = std::getenv("WORLD_SIZE");
+  if (world == nullptr || *world == '\0') return std::nullopt;
+  WorkerEnvironment env;
+  env.world_size = IntFromEnv("WORLD_SIZE", std::nullopt, 1);
+  env.rank = IntFromEnv("RANK", std::nullopt, 0);
+  env.local_rank = IntFromEnv("LOCAL_RANK", env.rank, 0);
+  env.local_world_size = IntFromEnv("LOCAL_WORLD_SIZE", env.world_size, 1);
+  env.master_port = IntFromEnv("MASTER_PORT", std::nullopt, 1);
+  if (env.master_port > 65535) throw InputError("MASTER_PORT must be a TCP port");
+  if (env.rank >= env.world_size) throw InputError("RANK must be below WORLD_SIZE");
+  const char* addr = std::getenv("MASTER_ADDR");
+  env.master_addr = addr != nullptr && *addr != '\0' ? addr : "127.0.0.1";
+  const char* launched = std::getenv("ACCORDION_LAUNCHED");
+  env.launched = launched != nullptr && std::string(launched) == "1";
+  return env;
+}
+
+int PickFreePort(const std::string& addr) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) throw std::runtime_error("cannot create a socket");
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) {
+    ::close(fd);
+    throw InputError("'" + addr + "' is not an IPv4 address");
+  }
+  socklen_t len = sizeof(sa);
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+    ::close(fd);
+    throw InputError("cannot bind to " + addr + ": " + std::strerror(errno));
+  }
+  ::close(fd);
+  return ntohs(sa.sin_port);
+}
+
+int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
+  const int port = options_.master_port() > 0 ? options_.master_port() : PickFreePort(options_.master_addr());
+  struct sigaction sa {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+
+  std::vector<Worker> workers(static_cast<size_t>(options_.nproc()));
+  for (int rank = 0; rank < options_.nproc(); ++rank) {
+    const pid_t pid = ::fork();
+    if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
+    if (pid == 0) ExecWorker(argv, options_, rank, port);
+    workers[static_cast<size_t>(rank)] = {rank, pid, true, 0};
+  }
+
+  using Clock = std::chrono::steady_clock;
+  std::optional<Clock::time_point> kill_at;  // SIGKILL whoever is left at this time
+  std::string failure;
+  int failure_code = 0;
+  int forwarded = 0;
+  bool interrupted = false;
+  int running = options_.nproc();
+  while (running > 0) {
+    // Reap everything that ended since the last look; a worker killed by a
+    // signal is the cause, the peers that then lost it are the consequence.
+    bool reaped = false;
+    for (Worker& w : workers) {
+      if (!w.running || ::waitpid(w.pid, &w.status, WNOHANG) != w.pid) continue;
+      w.running = false;
+      reaped = true;
+      --running;
+      if (Succeeded(w)) continue;
+      if (Interrupted(w)) {
+        interrupted = true;
+        continue;
+      }
+      if (failure.empty() || (WIFSIGNALED(w.status) && failure.find("signal") == std::string::npos)) {
+        failure = Describe(w);
+        failure_code = WIFEXITED(w.status) ? WEXITSTATUS(w.status) : 1;
+      }
+    }
+    if (reaped && !failure.empty() && !kill_at) {
+      SignalAll(workers, SIGTERM);
+      kill_at = Clock::now() + std::chrono::milliseconds(static_cast<int>(options_.grace_s() * 1000));
+    }
+    const int signals = g_signals;
+    if (signals > forwarded) {
+      // The terminal sends Ctrl-C to the workers too; forwarding covers a
+      // kill aimed at the launcher alone. A second signal stops waiting.
+      SignalAll(workers, signals == 1 ? SIGINT : SIGKILL);
+      forwarded = signals;
+    }
+    if (kill_at && Clock::now() >= *kill_at) {
+      SignalAll(workers, SIGKILL);
+      kill_at = Clock::now() + std::chrono::hours(1);
+    }
+    if (running > 0) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+
+  if (!failure.empty()) {
+    std::cerr << options_.tool_name() << ": error: " << failure
+              << (options_.nproc() > 1 ? "; stopped the other workers" : "") << "\n";
+    if (on_failure) on_failure();
+    return failure_code == 0 || failure_code == kExitInterrupted ? 1 : failure_code;
+  }
+  return interrupted ? kExitInterrupted : 0;
+}
+
+}  // namespace accordion

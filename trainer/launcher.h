@@ -1,0 +1,79 @@
+// Launcher starts the local worker processes of a run and watches them.
+//
+// Workers find each other the way torchrun and Slurm users already set up:
+// RANK, WORLD_SIZE, LOCAL_RANK, LOCAL_WORLD_SIZE, MASTER_ADDR, MASTER_PORT.
+// A process that finds WORLD_SIZE in its environment is a worker; started
+// without it, accordion-train is a launcher that re-executes itself --nproc
+// times with those variables set. The launcher never trains: it forwards
+// Ctrl-C, and when one worker dies it stops the others within seconds, so a
+// run never hangs on a dead peer.
+#ifndef ACCORDION_TRAINER_LAUNCHER_H_
+#define ACCORDION_TRAINER_LAUNCHER_H_
+
+#include <functional>
+#include <optional>
+#include <string>
+
+namespace accordion {
+
+// Exit code of a worker (and the launcher) whose run was interrupted by
+// SIGINT or SIGTERM after committing its finished epochs, as shells report it.
+inline constexpr int kExitInterrupted = 130;
+
+struct WorkerEnvironment {
+  int rank = 0;
+  int world_size = 1;
+  int local_rank = 0;
+  int local_world_size = 1;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 0;
+  bool launched = false;  // started by our launcher (not torchrun / Slurm)
+};
+
+// The worker's rendezvous from the environment; std::nullopt without
+// WORLD_SIZE. Throws InputError on malformed or missing variables.
+std::optional<WorkerEnvironment> WorkerEnvironmentFromEnv();
+
+// A TCP port on `addr` nobody listens on right now.
+int PickFreePort(const std::string& addr);
+
+class LauncherOptions {
+ public:
+  LauncherOptions& nproc(int v) { nproc_ = v; return *this; }
+  LauncherOptions& master_addr(std::string v) { master_addr_ = std::move(v); return *this; }
+  LauncherOptions& master_port(int v) { master_port_ = v; return *this; }  // 0: pick a free one
+  LauncherOptions& tool_name(std::string v) { tool_name_ = std::move(v); return *this; }
+  // Seconds between asking a worker to stop (SIGTERM) and killing it.
+  LauncherOptions& grace_s(double v) { grace_s_ = v; return *this; }
+
+  int nproc() const { return nproc_; }
+  const std::string& master_addr() const { return master_addr_; }
+  int master_port() const { return master_port_; }
+  const std::string& tool_name() const { return tool_name_; }
+  double grace_s() const { return grace_s_; }
+
+ private:
+  int nproc_ = 1;
+  std::string master_addr_ = "127.0.0.1";
+  int master_port_ = 0;
+  std::string tool_name_ = "accordion-train";
+  double grace_s_ = 3;
+};
+
+class Launcher {
+ public:
+  explicit Launcher(LauncherOptions options) : options_(std::move(options)) {}
+
+  // Runs this executable with `argv` as nproc workers and waits for them.
+  // Returns 0 when all succeed, kExitInterrupted after Ctrl-C, the failed
+  // worker's code otherwise (1 for a worker killed by a signal). On failure
+  // `on_failure` runs once every worker is gone (e.g. to mark the trace).
+  int Run(char** argv, const std::function<void()>& on_failure);
+
+ private:
+  LauncherOptions options_;
+};
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRAINER_LAUNCHER_H_

@@ -1,0 +1,51 @@
+// TraceRecorder: what a run puts into its trace.
+//
+// Every rank keeps the per-iteration timings of the iterations it samples
+// (the first `sample_iterations` of every epoch); at the end of an epoch they
+// travel to rank 0 in one all-gather and rank 0 writes the whole epoch as
+// one transaction. All ranks call EndEpoch, so all must agree on whether a
+// trace is recorded at all.
+#ifndef ACCORDION_TRAINER_TRACE_RECORDER_H_
+#define ACCORDION_TRAINER_TRACE_RECORDER_H_
+
+#include <memory>
+#include <vector>
+
+#include "traces/records.h"
+#include "traces/trace_writer.h"
+#include "trainer/communicator.h"
+#include "trainer/gradient_exchange.h"
+
+namespace accordion {
+
+class TraceRecorder {
+ public:
+  // `writer`: the open trace on rank 0, null elsewhere; `recording` is the
+  // same on every rank (false: nothing is gathered, nothing written).
+  TraceRecorder(Communicator& comm, std::unique_ptr<TraceWriter> writer, bool recording,
+                int sample_iterations);
+
+  bool Samples(int64_t iteration) const { return recording_ && iteration < sample_iterations_; }
+
+  // Keeps one sampled iteration of this rank: `timing` holds its epoch,
+  // iteration and durations; `exchange` its gradient and collective timings.
+  void AddIteration(const IterationRecord& timing, const ExchangeTimings& exchange);
+
+  // Gathers every rank's samples of the epoch to rank 0, which writes them
+  // with `data` (the epoch and its layer rows). Collective.
+  void EndEpoch(EpochData data);
+
+  // Rank 0: marks the run finished with `status`.
+  void Finish(RunStatus status);
+
+ private:
+  Communicator& comm_;
+  std::unique_ptr<TraceWriter> writer_;
+  bool recording_;
+  int sample_iterations_;
+  EpochData samples_;  // this rank's per-iteration rows of the running epoch
+};
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRAINER_TRACE_RECORDER_H_
