@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/regime_detectors.h"
 #include "analysis/results_table.h"
 #include "analysis/schedule_report.h"
 #include "analysis/trace_view.h"
@@ -29,22 +30,25 @@ struct InfoArgs {
 int ShowInfo(const InfoArgs& args) {
   auto reader = TraceReader::Open(args.trace);
   const RunInfo& run = reader->run();
-  const TraceView view = LoadTraceView(*reader);
+  // Not LoadTraceView: a run that died in its first epoch has no epochs to
+  // analyse, but its configuration is still worth showing.
+  const std::vector<LayerInfo>& layers = reader->layers();
+  const std::vector<EpochRecord> epochs = reader->Epochs();
   int64_t params = 0;
   int compressible = 0;
-  for (const LayerInfo& l : view.layers) {
+  for (const LayerInfo& l : layers) {
     params += l.numel;
     compressible += l.compressible ? 1 : 0;
   }
   double total_s = 0, compute_s = 0, compress_s = 0, comm_s = 0, floats = 0;
-  for (const EpochRecord& e : view.epochs) {
+  for (const EpochRecord& e : epochs) {
     total_s += e.total_s;
     compute_s += e.compute_s;
     compress_s += e.compress_s;
     comm_s += e.comm_s;
     floats += e.floats_sent;
   }
-  const EpochRecord& last = view.epochs.back();
+  const EpochRecord* last = epochs.empty() ? nullptr : &epochs.back();
   if (args.format == "json") {
     nlohmann::json j;
     j["trace"] = args.trace;
@@ -63,12 +67,12 @@ int ShowInfo(const InfoArgs& args) {
     j["backend"] = run.backend;
     j["device"] = run.device;
     j["batch_size"] = run.batch_size;
-    j["layers"] = view.num_layers();
+    j["layers"] = layers.size();
     j["parameters"] = params;
-    j["epochs_recorded"] = view.num_epochs();
+    j["epochs_recorded"] = epochs.size();
     j["epochs_planned"] = run.epochs_planned;
-    j["final_test_accuracy"] = last.test_acc;
-    j["final_test_loss"] = last.test_loss;
+    j["final_test_accuracy"] = last ? nlohmann::json(last->test_acc) : nlohmann::json(nullptr);
+    j["final_test_loss"] = last ? nlohmann::json(last->test_loss) : nlohmann::json(nullptr);
     j["total_s"] = total_s;
     j["floats_sent"] = floats;
     std::cout << j.dump(1) << '\n';
@@ -76,7 +80,7 @@ int ShowInfo(const InfoArgs& args) {
   }
   std::cout << std::fixed;
   std::cout << "trace:       " << args.trace << " (schema v" << reader->schema_version() << ")\n"
-            << "status:      " << ToString(run.status) << ", " << view.num_epochs() << " of "
+            << "status:      " << ToString(run.status) << ", " << epochs.size() << " of "
             << run.epochs_planned << " epochs recorded"
             << (run.synthetic ? "; SYNTHETIC: no training produced this trace" : "") << "\n"
             << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
@@ -90,11 +94,17 @@ int ShowInfo(const InfoArgs& args) {
   std::cout << "\n"
             << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device
             << "), global batch " << run.batch_size << ", seed " << run.seed << "\n"
-            << "layers:      " << view.num_layers() << " (" << compressible
+            << "layers:      " << layers.size() << " (" << compressible
             << " compressed at the high level), " << params << " parameters\n"
-            << "final epoch: " << last.epoch << ": test accuracy " << std::setprecision(2)
-            << 100.0 * last.test_acc << "%, test loss " << std::setprecision(4) << last.test_loss
-            << ", lr " << std::setprecision(6) << last.lr << "\n"
+            << "final epoch: ";
+  if (last) {
+    std::cout << last->epoch << ": test accuracy " << std::setprecision(2) << 100.0 * last->test_acc
+              << "%, test loss " << std::setprecision(4) << last->test_loss << ", lr "
+              << std::setprecision(6) << last->lr << "\n";
+  } else {
+    std::cout << "none finished\n";
+  }
+  std::cout
             << "time:        " << std::setprecision(1) << total_s << " s (compute " << compute_s
             << " s, compression " << compress_s << " s, exposed communication " << comm_s
             << " s)\n"
@@ -164,6 +174,30 @@ int RunExport(const ExportArgs& args) {
   }
   WriteOutput(args.out, [&](std::ostream& out) { ExportJson(*reader, out); });
   if (args.out != "-") std::cout << args.out << '\n';
+  return kExitOk;
+}
+
+struct RegimesArgs {
+  std::string trace;
+  double eta = 0.5;
+  int interval = 10;
+  double hessian_threshold = 0.5;
+};
+
+int RunRegimes(const RegimesArgs& args) {
+  auto reader = TraceReader::Open(args.trace);
+  const TraceView view = LoadTraceView(*reader);
+  const std::vector<HessianRecord> hessian = reader->Hessian();
+  const RegimeSeries norm = DetectFromGradientNorms(view, args.eta, args.interval);
+  const RegimeSeries eigen = DetectFromHessian(hessian, view.num_epochs(), args.hessian_threshold);
+  std::cout << "Critical regimes of " << view.run.model << " on " << view.run.dataset
+            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta "
+            << args.eta << ", every " << args.interval << " epochs) against the top Hessian "
+            << "eigenvalue (threshold " << args.hessian_threshold << ")\n\n";
+  WriteRegimeComparison(view, hessian, norm, eigen, std::cout);
+  if (hessian.empty()) {
+    std::cout << "The trace has no Hessian eigenvalues: record with accordion-train --hessian-every K.\n";
+  }
   return kExitOk;
 }
 
@@ -239,12 +273,29 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"markdown", "csv", "json"}))
       ->capture_default_str();
 
+  RegimesArgs regimes;
+  CLI::App* regimes_cmd = app.add_subcommand(
+      "regimes", "Compare the critical regimes found from gradient norms with those found from "
+                 "the top Hessian eigenvalue (the paper's Figure 3)");
+  regimes_cmd->add_option("trace", regimes.trace, "Trace file")->required();
+  regimes_cmd->add_option("--eta", regimes.eta, "Threshold on the model norm's relative change")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  regimes_cmd->add_option("--interval", regimes.interval, "Epochs between norm checks")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  regimes_cmd->add_option("--hessian-threshold", regimes.hessian_threshold,
+                          "Threshold on the eigenvalue's relative change")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+
   AddVersionFlags(app, kTool);
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (*info_cmd) return ShowInfo(info);
     if (*validate_cmd) return RunValidate(validate_trace);
     if (*sched_cmd) return RunSchedule(sched);
     if (*table_cmd) return RunTable(table_traces, table_format);
+    if (*regimes_cmd) return RunRegimes(regimes);
     return RunExport(exp);
   });
 }

@@ -6,6 +6,8 @@
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_command.h"
+#include "tests/support/synthetic_trace.h"
+#include "traces/trace_writer.h"
 
 namespace accordion {
 namespace {
@@ -90,6 +92,22 @@ TEST_F(AnalyzeCli, InfoSummarisesTheRun) {
   EXPECT_EQ(doc["parameters"], 11173962);  // ResNet-18 on CIFAR-10, the paper's Table 8
 }
 
+TEST_F(AnalyzeCli, InfoDescribesARunThatDiedInItsFirstEpoch) {
+  const std::string path = *dir_ + "/died.trace";
+  RunInfo run;
+  run.model = "mlp";
+  run.dataset = "fashion-mnist";
+  run.train_samples = 60000;
+  run.batch_size = 128;
+  run.epochs_planned = 20;
+  TraceWriter::Create(path, run, synthetic::MlpLayers(), true)->Finish(RunStatus::kFailed);
+  const CommandResult r = Analyze("info " + path);
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("failed, 0 of 20 epochs recorded"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("final epoch: none finished"), std::string::npos) << r.out;
+  ExpectBadInput("schedule " + path + " --scheme powersgd", "no finished epoch");
+}
+
 TEST_F(AnalyzeCli, ValidateAcceptsAGoodTraceAndRefusesADamagedOne) {
   const CommandResult ok = Analyze("validate " + Trace());
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
@@ -159,6 +177,15 @@ TEST_F(AnalyzeCli, TableGroupsRunsIntoPaperRows) {
   EXPECT_NE(md.out.find("| resnet18 | synthetic | powersgd | rank 1 | 1 |"), std::string::npos) << md.out;
   ExpectBadInput("table", "traces");
   ExpectBadInput("table " + low + " /etc/hostname", "not an SQLite file");
+}
+
+TEST_F(AnalyzeCli, RegimesComparesGradientNormsWithTheHessian) {
+  // The synthetic trace measures the eigenvalue every 5 epochs.
+  const CommandResult r = Analyze("regimes " + Trace() + " --interval 5");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(CountLines(r.out), 2 + 1 + 30 + 3) << r.out;
+  EXPECT_NE(r.out.find("Epochs both detectors labelled: 26"), std::string::npos) << r.out;
+  ExpectBadInput("regimes " + Trace() + " --hessian-threshold 0", "--hessian-threshold");
 }
 
 TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
