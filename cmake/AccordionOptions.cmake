@@ -43,8 +43,9 @@ endif()
 accordion_resolve_module(ACCORDION_BUILD_SIMULATOR "simulator (accordion-sim)"
   "${_simgrid_found}" "SimGrid not found (apt-get install libsimgrid-dev)")
 
-# --- trainer: LibTorch with c10d/Gloo
+# --- trainer: LibTorch with c10d/Gloo (cmake/AccordionTorch.cmake picks which)
 if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
+  include(AccordionTorch)
   find_package(Torch QUIET)
 endif()
 accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"

@@ -4,7 +4,38 @@
 
 #include <torch/torch.h>
 
+#include "common/errors.h"
+#include "trainer/nccl_communicator.h"
+#include "trainer/rendezvous.h"
+#include "trainer/torch_pch.h"
+
 namespace accordion {
+
+c10::intrusive_ptr<c10d::Store> ConnectStore(const std::string& master_addr, int master_port, int rank,
+                                             int world_size, std::chrono::milliseconds timeout) {
+  c10d::TCPStoreOptions options;
+  options.port = static_cast<uint16_t>(master_port);
+  options.isServer = rank == 0;
+  options.numWorkers = static_cast<size_t>(world_size);
+  options.waitWorkers = true;
+  options.timeout = timeout;
+  return c10::make_intrusive<c10d::TCPStore>(master_addr, options);
+}
+
+std::string FirstLineOf(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  const auto newline = text.find('\n');
+  if (newline != std::string::npos) text.resize(newline);
+  return text;
+}
+
+#ifndef ACCORDION_HAVE_NCCL
+std::unique_ptr<Communicator> ConnectNccl(const NcclOptions&) {
+  throw InputError("this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
+                   "see docs/gpu.md)");
+}
+#endif
 
 std::vector<std::string> AllGatherBytes(Communicator& comm, const std::string& mine) {
   const int world = comm.world_size();

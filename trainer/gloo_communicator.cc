@@ -3,20 +3,12 @@
 #include <atomic>
 #include <cstdlib>
 
+#include "trainer/rendezvous.h"
 #include "trainer/torch_pch.h"
 
 namespace accordion {
 
 namespace {
-
-// c10::Error appends a C++ backtrace; people need the first line.
-std::string Reason(const std::exception& e) {
-  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
-  std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
-  const auto newline = text.find('\n');
-  if (newline != std::string::npos) text.resize(newline);
-  return text;
-}
 
 class GlooWork : public CollectiveWork {
  public:
@@ -34,7 +26,7 @@ class GlooWork : public CollectiveWork {
     try {
       work_->wait();
     } catch (const std::exception& e) {
-      throw CommunicationError(std::string(what_) + " failed: " + Reason(e));
+      throw CommunicationError(std::string(what_) + " failed: " + FirstLineOf(e));
     }
     int64_t expected = 0;
     done_ns_->compare_exchange_strong(expected, Clock::now().time_since_epoch().count());
@@ -62,7 +54,7 @@ struct GlooCommunicator::Impl {
     try {
       return std::make_unique<GlooWork>(launch(), what);
     } catch (const std::exception& e) {
-      throw CommunicationError(std::string(what) + " failed: " + Reason(e));
+      throw CommunicationError(std::string(what) + " failed: " + FirstLineOf(e));
     }
   }
 };
@@ -70,13 +62,8 @@ struct GlooCommunicator::Impl {
 GlooCommunicator::GlooCommunicator(const GlooOptions& options) : impl_(std::make_unique<Impl>()) {
   impl_->options = options;
   try {
-    c10d::TCPStoreOptions store_options;
-    store_options.port = static_cast<uint16_t>(options.master_port());
-    store_options.isServer = options.rank() == 0;
-    store_options.numWorkers = static_cast<size_t>(options.world_size());
-    store_options.waitWorkers = true;
-    store_options.timeout = options.timeout();
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(options.master_addr(), store_options);
+    impl_->store = ConnectStore(options.master_addr(), options.master_port(), options.rank(),
+                                options.world_size(), options.timeout());
 
     auto group_options = c10d::ProcessGroupGloo::Options::create(options.timeout());
     // GLOO_SOCKET_IFNAME picks an interface, as in PyTorch; otherwise the
@@ -92,7 +79,7 @@ GlooCommunicator::GlooCommunicator(const GlooOptions& options) : impl_(std::make
   } catch (const std::exception& e) {
     throw CommunicationError("rendezvous of " + std::to_string(options.world_size()) +
                              " workers at " + options.master_addr() + ":" +
-                             std::to_string(options.master_port()) + " failed: " + Reason(e));
+                             std::to_string(options.master_port()) + " failed: " + FirstLineOf(e));
   }
 }
 

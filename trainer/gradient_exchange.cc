@@ -1,6 +1,7 @@
 #include "trainer/gradient_exchange.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
@@ -16,12 +17,28 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+// Runs `ready` after autograd accumulated a parameter's gradient. Our own
+// FunctionPostHook rather than LambdaPostHook, whose constructor changed
+// between LibTorch 1.13 and 2.x; the hook interface did not.
+class GradientReadyHook : public torch::autograd::FunctionPostHook {
+ public:
+  explicit GradientReadyHook(std::function<void()> ready) : ready_(std::move(ready)) {}
+  torch::autograd::variable_list operator()(const torch::autograd::variable_list& outputs,
+                                            const torch::autograd::variable_list&) override {
+    ready_();
+    return outputs;
+  }
+
+ private:
+  std::function<void()> ready_;
+};
+
 }  // namespace
 
 class GradientExchange::Compressors {
  public:
-  explicit Compressors(const ExchangeOptions& o)
-      : powersgd(PowerSgdOptions().seed(o.seed()).epsilon(o.powersgd_epsilon())) {}
+  Compressors(const ExchangeOptions& o, torch::Device device)
+      : powersgd(PowerSgdOptions().seed(o.seed()).epsilon(o.powersgd_epsilon()).device(device)) {}
   PowerSgdCompressor powersgd;
   TopKCompressor topk;
 };
@@ -68,10 +85,8 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
       layers_(std::move(layers)),
       comm_(comm),
       options_(options),
-      compressors_(std::make_unique<Compressors>(options)) {
-  if (options_.scheme() == Scheme::kBatch) {
-    throw InputError("the batch scheme is not part of the trainer yet");
-  }
+      device_(parameters_.empty() ? torch::Device(torch::kCPU) : parameters_[0].device()),
+      compressors_(std::make_unique<Compressors>(options, device_)) {
   if (parameters_.size() != layers_.size()) throw std::logic_error("one LayerInfo per parameter");
   buckets_ = AssignBuckets(layers_, options_.bucket_bytes());
   bucket_of_.assign(layers_.size(), 0);
@@ -83,11 +98,7 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
     std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
     const int layer = static_cast<int>(l);
     // Runs after autograd accumulated the parameter's gradient into .grad.
-    hook_keys_.push_back(acc->add_post_hook(std::make_unique<torch::autograd::utils::LambdaPostHook>(
-        [this, layer](const torch::autograd::variable_list& outputs, const torch::autograd::variable_list&) {
-          OnGradientReady(layer);
-          return outputs;
-        })));
+    hook_keys_.push_back(acc->add_post_hook(std::make_unique<GradientReadyHook>([this, layer] { OnGradientReady(layer); })));
     accumulators_.push_back(std::move(acc));
   }
 }
@@ -129,8 +140,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       placed.emplace_back(l, offset);
       offset += layers_[static_cast<size_t>(l)].numel;
     }
-    bucket.buffer = torch::zeros({offset});
-    bucket.raw_sum = torch::zeros({offset});
+    bucket.buffer = torch::zeros({offset}, device_);
+    bucket.raw_sum = torch::zeros({offset}, device_);
     for (const auto& [l, at] : placed) {
       const LayerInfo& info = layers_[static_cast<size_t>(l)];
       parameters_[static_cast<size_t>(l)].mutable_grad() = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
@@ -146,8 +157,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
         p_size += m.rows * rank;
         q_size += m.cols * rank;
       }
-      bucket.p = torch::empty({p_size});
-      bucket.q = torch::empty({q_size});
+      bucket.p = torch::empty({p_size}, device_);
+      bucket.q = torch::empty({q_size}, device_);
       for (int l : bucket.dense_layers) bucket.folded_memory.push_back(compressors_->powersgd.TakeMemory(l));
     } else if (options_.scheme() == Scheme::kTopK) {
       int64_t words = 0;
@@ -157,8 +168,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
         bucket.k.push_back(k);
         words += 2 * k;
       }
-      bucket.packed = torch::empty({words});
-      bucket.gathered = torch::empty({world, words});
+      bucket.packed = torch::empty({words}, device_);
+      bucket.gathered = torch::empty({world, words}, device_);
     }
   }
   state_ = std::move(next);
@@ -177,11 +188,19 @@ void GradientExchange::BeginStep() {
   }
   next_launch_ = 0;
   backward_start_ = step_start_;
+  in_step_ = true;
+  communicating_ = true;
 }
 
-void GradientExchange::BeginBackward() { backward_start_ = Clock::now(); }
+void GradientExchange::BeginBackward(bool last_micro_batch) {
+  backward_start_ = Clock::now();
+  communicating_ = last_micro_batch;
+}
 
 void GradientExchange::OnGradientReady(int layer) {
+  // Gradients outside a step (a Hessian estimate's double backward) and
+  // those of a step's earlier micro-batches only accumulate.
+  if (!in_step_ || !communicating_) return;
   timings_.grad_ready_s[static_cast<size_t>(layer)] = Seconds(Clock::now() - backward_start_);
   --state_[static_cast<size_t>(bucket_of_[static_cast<size_t>(layer)])]->pending;
   // Buckets start in order on every rank, whatever order they complete in.
@@ -218,7 +237,7 @@ void GradientExchange::Wait(Flight& flight) {
 void GradientExchange::Launch(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   Clock::time_point t = Clock::now();
-  bucket.raw_sum.add_(bucket.buffer);
+  bucket.raw_sum.add_(bucket.buffer, raw_weight_);
   bookkeeping_s_ += Seconds(Clock::now() - t);
   switch (options_.scheme()) {
     case Scheme::kDense:
@@ -267,6 +286,7 @@ void GradientExchange::Launch(int b) {
 }
 
 void GradientExchange::FinishStep() {
+  in_step_ = false;
   // A parameter that got no gradient leaves its bucket pending: send it anyway.
   while (next_launch_ < static_cast<int>(state_.size())) Launch(next_launch_++);
   const int world = comm_.world_size();

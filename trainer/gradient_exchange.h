@@ -15,6 +15,11 @@
 // FinishStep() waits, decompresses and leaves every .grad holding the
 // average over ranks. The exchange also sums each layer's raw gradient
 // (before error feedback and compression) for Accordion.
+//
+// Gradient accumulation (the batch scheme's large batches, DDP's no_sync):
+// a step may run several backward passes; gradients add up in the buckets
+// and only the last pass - BeginBackward(/*last_micro_batch=*/true) -
+// starts the collectives, so a step is one all-reduce whatever its batch.
 #ifndef ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
 #define ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
 
@@ -81,8 +86,9 @@ class GradientExchange {
 
   // Zeroes the gradients; the step's clock starts.
   void BeginStep();
-  // Backward starts now (grad-ready offsets count from here).
-  void BeginBackward();
+  // A backward pass starts now. Only the step's last one communicates
+  // (grad-ready offsets count from its start); earlier ones accumulate.
+  void BeginBackward(bool last_micro_batch = true);
   // After backward: completes every bucket; .grad holds the rank average.
   // Throws CommunicationError when a peer failed.
   void FinishStep();
@@ -96,6 +102,11 @@ class GradientExchange {
   std::vector<double> TakeGlobalRawGradientNorms();
   // Seconds spent on that Accordion bookkeeping so far.
   double bookkeeping_s() const { return bookkeeping_s_; }
+  // Each step's gradient enters the raw sums times this weight (1 by
+  // default). The batch scheme counts a step at batch B as B / B_low steps
+  // at the low batch, so the epoch's norm does not shrink because the batch
+  // grew and its steps became fewer.
+  void set_raw_gradient_weight(double weight) { raw_weight_ = weight; }
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
 
@@ -121,6 +132,7 @@ class GradientExchange {
   std::vector<LayerInfo> layers_;
   Communicator& comm_;
   ExchangeOptions options_;
+  torch::Device device_;  // the parameters': buffers and compressor state live there
   std::vector<GradientBucket> buckets_;
   std::vector<int> bucket_of_;  // layer -> bucket
   std::vector<double> levels_;
@@ -131,6 +143,9 @@ class GradientExchange {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hook_keys_;
   int next_launch_ = 0;
+  bool in_step_ = false;        // between BeginStep and FinishStep
+  bool communicating_ = false;  // the running backward pass is the step's last
+  double raw_weight_ = 1;
   Clock::time_point step_start_, backward_start_;
   ExchangeTimings timings_;
   double bookkeeping_s_ = 0;

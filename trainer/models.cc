@@ -1,5 +1,8 @@
 #include "trainer/models.h"
 
+#include <optional>
+#include <tuple>
+
 #include <torch/torch.h>
 
 #include "common/errors.h"
@@ -114,13 +117,116 @@ class ResNet18 : public Model {
   nn::Linear linear_{nullptr};
 };
 
+// VGG-19 with batch norm as in the PyTorch CIFAR implementation the paper
+// borrows (pytorch-vgg-cifar10): sixteen 3x3 convolutions with bias, each
+// followed by BatchNorm and ReLU, five max-pools, then a 512-512-512-classes
+// classifier with dropout. 32x32 inputs end the convolutions at 512 x 1 x 1.
+class Vgg19Bn : public Model {
+ public:
+  explicit Vgg19Bn(const InputShape& s) {
+    constexpr int64_t kPool = 0;
+    const int64_t config[] = {64,  64,  kPool, 128, 128, kPool, 256, 256, 256, 256, kPool,
+                              512, 512, 512,   512, kPool, 512, 512, 512, 512, kPool};
+    int64_t in = s.channels;
+    for (int64_t width : config) {
+      if (width == kPool) {
+        features_->push_back(nn::MaxPool2d(nn::MaxPool2dOptions(2).stride(2)));
+        continue;
+      }
+      features_->push_back(nn::Conv2d(nn::Conv2dOptions(in, width, 3).padding(1)));
+      features_->push_back(nn::BatchNorm2d(width));
+      features_->push_back(nn::Functional(torch::relu));
+      in = width;
+    }
+    register_module("features", features_);
+    classifier_->push_back(nn::Dropout(0.5));
+    classifier_->push_back(nn::Linear(512, 512));
+    classifier_->push_back(nn::Functional(torch::relu));
+    classifier_->push_back(nn::Dropout(0.5));
+    classifier_->push_back(nn::Linear(512, 512));
+    classifier_->push_back(nn::Functional(torch::relu));
+    classifier_->push_back(nn::Linear(512, s.classes));
+    register_module("classifier", classifier_);
+  }
+
+  torch::Tensor forward(torch::Tensor x) override {
+    return classifier_->forward(features_->forward(x).flatten(1));
+  }
+
+ private:
+  nn::Sequential features_, classifier_;
+};
+
+// A decoder tied to the embedding owns only its bias (named decoder.bias,
+// as PyTorch names it): LibTorch lists a shared tensor once per module that
+// registers it, and the trainer must see every parameter exactly once.
+class TiedDecoderImpl : public nn::Module {
+ public:
+  explicit TiedDecoderImpl(int64_t vocabulary) : bias(register_parameter("bias", torch::zeros({vocabulary}))) {}
+  torch::Tensor bias;
+};
+TORCH_MODULE(TiedDecoder);
+
+// The word-level language model of PyTorch's word_language_model example:
+// embedding, a 2-layer LSTM, a linear decoder (optionally sharing the
+// embedding's weights), dropout after the embedding and each LSTM layer.
+class LstmLanguageModel : public Model {
+ public:
+  LstmLanguageModel(const InputShape& s, const ModelOptions& o)
+      : encoder_(register_module("encoder", nn::Embedding(s.classes, o.lstm_size()))),
+        rnn_(register_module("rnn", nn::LSTM(nn::LSTMOptions(o.lstm_size(), o.lstm_size())
+                                                 .num_layers(2)
+                                                 .dropout(o.dropout())
+                                                 .batch_first(true)))),
+        dropout_(register_module("drop", nn::Dropout(o.dropout()))) {
+    torch::NoGradGuard no_grad;
+    encoder_->weight.uniform_(-0.1, 0.1);
+    if (o.tie_weights()) {
+      tied_decoder_ = register_module("decoder", TiedDecoder(s.classes));
+    } else {
+      decoder_ = register_module("decoder", nn::Linear(o.lstm_size(), s.classes));
+      decoder_->weight.uniform_(-0.1, 0.1);
+      decoder_->bias.zero_();
+    }
+  }
+
+  torch::Tensor forward(torch::Tensor tokens) override {
+    torch::Tensor x = dropout_(encoder_(tokens));
+    // The state carried over is detached: backprop stops at the window's start.
+    const bool carry = state_ && std::get<0>(*state_).size(1) == tokens.size(0);
+    auto output = carry ? rnn_(x, std::make_tuple(std::get<0>(*state_).detach(), std::get<1>(*state_).detach()))
+                        : rnn_(x);
+    state_ = std::get<1>(output);
+    torch::Tensor h = dropout_(std::get<0>(output)).reshape({-1, rnn_->options.hidden_size()});
+    return decoder_ ? decoder_(h) : torch::linear(h, encoder_->weight, tied_decoder_->bias);
+  }
+
+  void ResetState() override { state_.reset(); }
+
+ private:
+  nn::Embedding encoder_;
+  nn::LSTM rnn_;
+  nn::Dropout dropout_;
+  nn::Linear decoder_{nullptr};
+  TiedDecoder tied_decoder_{nullptr};
+  std::optional<std::tuple<torch::Tensor, torch::Tensor>> state_;
+};
+
 }  // namespace
 
-std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shape) {
+std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shape, const ModelOptions& options) {
   if (name == "mlp") return std::make_shared<Mlp>(shape);
   if (name == "cnn") return std::make_shared<Cnn>(shape);
   if (name == "resnet18") return std::make_shared<ResNet18>(shape);
-  throw InputError("unknown model '" + name + "' (models: mlp, cnn, resnet18)");
+  if (name == "vgg19bn") {
+    if (shape.height != 32 || shape.width != 32) {
+      throw InputError("vgg19bn needs 32x32 inputs (CIFAR), not " + std::to_string(shape.height) + "x" +
+                       std::to_string(shape.width));
+    }
+    return std::make_shared<Vgg19Bn>(shape);
+  }
+  if (name == "lstm") return std::make_shared<LstmLanguageModel>(shape, options);
+  throw InputError("unknown model '" + name + "' (models: mlp, cnn, resnet18, vgg19bn, lstm)");
 }
 
 std::vector<LayerInfo> DescribeLayers(const torch::nn::Module& model) {

@@ -1,7 +1,12 @@
-// The models accordion-train trains: an MLP, a small CNN and ResNet-18 (the
-// CIFAR variant: 3x3 stem, no max-pool). Parameter names and order are
-// PyTorch's, so traces from this trainer and from PyTorch runs line up
-// (ResNet-18: conv1.weight, bn1.*, layer1.0.conv1.weight, ..., linear.bias).
+// The models accordion-train trains: an MLP, a small CNN, the CIFAR variants
+// of ResNet-18 (3x3 stem, no max-pool) and VGG-19 with batch norm, and a
+// 2-layer LSTM language model. Parameter names and order are those of the
+// PyTorch implementations the paper used, so traces from this trainer and
+// from PyTorch runs line up (ResNet-18: conv1.weight, bn1.*,
+// layer1.0.conv1.weight, ..., linear.bias; VGG: features.0.weight, ...,
+// classifier.6.bias; LSTM: encoder.weight, rnn.weight_ih_l0, ..., decoder.*).
+// For CIFAR-10 ResNet-18 has 11,173,962 and VGG-19-BN 20,565,834 parameters,
+// the paper's Table 8.
 #ifndef ACCORDION_TRAINER_MODELS_H_
 #define ACCORDION_TRAINER_MODELS_H_
 
@@ -18,14 +23,40 @@ namespace accordion {
 
 class Model : public torch::nn::Module {
  public:
-  // Logits [batch, classes] for images [batch, C, H, W].
-  virtual torch::Tensor forward(torch::Tensor images) = 0;
+  // Logits, one row per target: [batch, classes] for images [batch, C, H,
+  // W]; [streams * T, vocabulary] for token windows [streams, T] (row-major,
+  // as Batch::targets).
+  virtual torch::Tensor forward(torch::Tensor inputs) = 0;
+  // A language model carries its hidden state from one window to the next,
+  // detached (truncated backprop through time); this forgets it. Called at
+  // the start of every epoch, evaluation and Hessian estimate.
+  virtual void ResetState() {}
+};
+
+// What the LSTM language model is built with.
+class ModelOptions {
+ public:
+  ModelOptions& lstm_size(int64_t v) { lstm_size_ = v; return *this; }  // embedding = hidden width
+  ModelOptions& dropout(double v) { dropout_ = v; return *this; }
+  ModelOptions& tie_weights(bool v) { tie_weights_ = v; return *this; }
+
+  int64_t lstm_size() const { return lstm_size_; }
+  double dropout() const { return dropout_; }
+  bool tie_weights() const { return tie_weights_; }
+
+ private:
+  int64_t lstm_size_ = 650;
+  double dropout_ = 0.4;
+  bool tie_weights_ = false;
 };
 
 // "mlp" (784-256-128-10 on 28x28), "cnn" (two 5x5 convolutions, two linear
-// layers) or "resnet18". Weights come from LibTorch's default initialisers
-// and the global generator (seed it first). Throws InputError otherwise.
-std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shape);
+// layers), "resnet18", "vgg19bn" (32x32 inputs) or "lstm" (shape.classes is
+// the vocabulary). Weights come from LibTorch's default initialisers (the
+// LSTM's embedding and decoder: uniform in +-0.1, as PyTorch's example) and
+// the global generator (seed it first). Throws InputError otherwise.
+std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shape,
+                                 const ModelOptions& options = ModelOptions());
 
 // The model's parameters as trace layers (ids, names, shapes, numel), in
 // parameters() order; the communication fields are left for AnnotateLayers.

@@ -46,9 +46,9 @@ void PowerSgdCompressor::SetRank(int layer, int64_t rows, int64_t cols, int rank
   if (rank < 1 || rows < 1 || cols < 1) throw InputError("PowerSGD needs a rank >= 1 and a matrix");
   const int64_t r = std::min<int64_t>({rank, rows, cols});
   LayerState& st = layers_[layer];
-  if (!st.memory.defined()) st.memory = torch::zeros({rows, cols});
+  if (!st.memory.defined()) st.memory = torch::zeros({rows, cols}, options_.device());
   if (st.q.defined() && st.q.size(0) == cols && st.q.size(1) == r) return;
-  torch::Tensor q = torch::empty({cols, r});
+  torch::Tensor q = torch::empty({cols, r}, options_.device());
   int64_t keep = 0;
   if (st.q.defined() && st.q.size(0) == cols) {
     keep = std::min(st.q.size(1), r);

@@ -33,15 +33,19 @@ class PowerSgdOptions {
   PowerSgdOptions& epsilon(double v) { epsilon_ = v; return *this; }
   // Seed of the random Q every rank draws identically.
   PowerSgdOptions& seed(uint64_t v) { seed_ = v; return *this; }
+  // Where memories and Qs live: the gradients' device.
+  PowerSgdOptions& device(torch::Device v) { device_ = v; return *this; }
 
   int rank() const { return rank_; }
   double epsilon() const { return epsilon_; }
   uint64_t seed() const { return seed_; }
+  torch::Device device() const { return device_; }
 
  private:
   int rank_ = 2;
   double epsilon_ = 1e-8;
   uint64_t seed_ = 0;
+  torch::Device device_ = torch::kCPU;
 };
 
 // Orthonormalises the columns of `matrix` (n x r) in place, left to right.

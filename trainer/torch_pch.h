@@ -6,7 +6,7 @@
 #define ACCORDION_TRAINER_TORCH_PCH_H_
 
 #include <torch/torch.h>
-#include <torch/csrc/autograd/utils/lambda_post_hook.h>
+#include <torch/csrc/autograd/function_hook.h>
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
 #include <torch/csrc/distributed/c10d/TCPStore.hpp>
 

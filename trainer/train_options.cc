@@ -14,14 +14,25 @@
 #include "analysis/schedule.h"
 #include "common/errors.h"
 #include "trainer/checkpoint_manifest.h"
+#include "trainer/cifar_file.h"
 #include "trainer/idx_file.h"
+#include "trainer/token_file.h"
 
 namespace accordion {
 
 namespace {
 
-const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18"};
-const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "synthetic"};
+const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18", "vgg19bn", "lstm"};
+const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens",
+                                            "synthetic"};
+
+std::string Joined(const std::vector<std::string>& names) {
+  std::string out;
+  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+bool IsCifar(const std::string& dataset) { return dataset == "cifar10" || dataset == "cifar100"; }
 
 bool IsDirectory(const std::string& path) {
   struct stat st {};
@@ -76,19 +87,60 @@ void CheckNumbers(const TrainOptions& o) {
   if (o.trace_iterations < 0) throw InputError("--trace-iterations must be >= 0");
   if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw InputError("--bucket-mb must be > 0");
   if (o.limit_samples < 0) throw InputError("--limit-samples must be >= 0");
+  if (o.warmup_from && (!(*o.warmup_from > 0) || !std::isfinite(*o.warmup_from))) {
+    throw InputError("--warmup-from must be a positive learning rate");
+  }
+  if (o.warmup_from && o.warmup_epochs < 1) throw InputError("--warmup-from needs --warmup-epochs of at least 1");
+  if (!(o.clip >= 0) || !std::isfinite(o.clip)) throw InputError("--clip must be >= 0 (0: no clipping)");
+  if (o.micro_batch < 0) throw InputError("--micro-batch must be >= 0 (0: the low level)");
+  if (o.bptt < 1) throw InputError("--bptt must be at least 1 token");
+  if (o.lstm_size < 1) throw InputError("--lstm-size must be at least 1");
+  if (!(o.dropout >= 0 && o.dropout < 1)) throw InputError("--dropout must be in [0, 1)");
+  if (o.hessian_every < 0) throw InputError("--hessian-every must be >= 0 (0: never)");
+  if (o.hessian_batch < 1) throw InputError("--hessian-batch must be at least 1");
+  if (!(o.hessian_tolerance > 0) || !std::isfinite(o.hessian_tolerance)) {
+    throw InputError("--hessian-tolerance must be a positive number");
+  }
+  if (o.hessian_max_iterations < 1) throw InputError("--hessian-iterations must be at least 1");
+  if (!(o.valid_fraction > 0 && o.valid_fraction < 1)) throw InputError("--valid-fraction must be in (0, 1)");
   if (!(o.timeout_s >= 1) || !std::isfinite(o.timeout_s)) {
     throw InputError("--timeout must be at least 1 second");
   }
 }
 
+void CheckTokenCorpus(const TrainOptions& o) {
+  if (o.data_file.empty()) throw InputError("--dataset tokens needs --data-file (a word-level text file)");
+  const TokenCorpus corpus = ReadTokenCorpus(TokenCorpusOptions()
+                                                 .train_path(o.data_file)
+                                                 .valid_path(o.valid_file)
+                                                 .valid_fraction(o.valid_fraction)
+                                                 .limit_tokens(o.limit_samples));
+  // Each of the batch's token streams needs an input and a next token.
+  const auto needed = static_cast<size_t>(2 * o.batch_size);
+  if (corpus.train.size() < needed) {
+    throw InputError(o.data_file + ": " + std::to_string(corpus.train.size()) + " training tokens are too few for " +
+                     std::to_string(o.batch_size) + " streams (--batch-size) of at least 2 tokens");
+  }
+  if (corpus.valid.size() < 2) throw InputError("the validation split holds fewer than 2 tokens");
+}
+
 void CheckDataset(const TrainOptions& o) {
   if (o.dataset == "synthetic") return;
+  if (o.dataset == "tokens") return CheckTokenCorpus(o);
   const std::string dir = DataDirOf(o);
   if (!IsDirectory(dir)) {
     throw InputError("dataset directory " + dir + " not found" +
                      (o.dataset == "fashion-mnist"
                           ? " (apt-get install dataset-fashion-mnist, or pass --data-dir)"
-                          : " (pass --data-dir with the IDX files)"));
+                          : IsCifar(o.dataset) ? " (pass --data-dir with the binary CIFAR files)"
+                                               : " (pass --data-dir with the IDX files)"));
+  }
+  if (IsCifar(o.dataset)) {
+    const CifarVariant variant = o.dataset == "cifar10" ? CifarVariant::kCifar10 : CifarVariant::kCifar100;
+    const CifarSplitFiles files = FindCifarFiles(dir, variant);
+    for (const std::string& f : files.train) CheckCifarFile(f, variant);
+    CheckCifarFile(files.test, variant);
+    return;
   }
   const IdxSplitFiles files = FindIdxSplitFiles(dir);
   const IdxHeader train_images = ReadIdxHeader(files.train_images);
@@ -99,6 +151,57 @@ void CheckDataset(const TrainOptions& o) {
   CheckImagesAndLabels(test_images, test_labels);
 }
 
+// Model, dataset, backend and device that belong together.
+void CheckCombination(const TrainOptions& o, Scheme scheme) {
+  const bool language = o.model == "lstm";
+  if (language != (o.dataset == "tokens")) {
+    throw InputError(language ? "--model lstm reads text: pass --dataset tokens --data-file FILE"
+                              : "--dataset tokens is for --model lstm");
+  }
+  if (o.model == "vgg19bn" && !IsCifar(o.dataset)) {
+    throw InputError("--model vgg19bn needs 32x32 images (--dataset cifar10 or cifar100); " + o.dataset +
+                     " images are 28x28");
+  }
+  if (language && scheme == Scheme::kBatch) {
+    throw InputError("--scheme batch is for the image models (a language model's batch is its token streams)");
+  }
+  if (o.augment && language) throw InputError("--augment crops and flips images; --model lstm reads text");
+  if (o.backend != "gloo" && o.backend != "nccl") throw InputError("unknown backend '" + o.backend + "' (gloo, nccl)");
+  if (o.device != "cpu" && o.device != "cuda") throw InputError("unknown device '" + o.device + "' (cpu, cuda)");
+  if ((o.backend == "nccl") != (o.device == "cuda")) {
+    throw InputError("--backend nccl runs on --device cuda, and --backend gloo on --device cpu");
+  }
+  if (o.backend == "nccl" && !NcclAvailable()) {
+    throw InputError("this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
+                     "see docs/gpu.md)");
+  }
+}
+
+// The batch scheme's levels are global batch sizes built from micro-batches.
+void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
+  if (levels.scheme != Scheme::kBatch) {
+    if (o.micro_batch != 0) throw InputError("--micro-batch belongs to --scheme batch");
+    if (o.batch_size % o.nproc != 0) {
+      throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over --nproc " +
+                       std::to_string(o.nproc) + " workers");
+    }
+    return;
+  }
+  if (levels.high < levels.low) {
+    throw InputError("--high must be the larger batch: under Accordion the batch only grows");
+  }
+  const int64_t micro = MicroBatchOf(o);
+  if (micro % o.nproc != 0) {
+    throw InputError("the micro-batch " + std::to_string(micro) + " (--micro-batch, default the low level) must "
+                     "split evenly over --nproc " + std::to_string(o.nproc) + " workers");
+  }
+  for (double level : {levels.low, levels.high}) {
+    if (static_cast<int64_t>(level) % micro != 0) {
+      throw InputError("batch level " + Num(level) + " is not a whole number of micro-batches of " +
+                       std::to_string(micro));
+    }
+  }
+}
 void CheckPaths(const TrainOptions& o) {
   if (!o.trace.empty()) {
     if (!IsDirectory(ParentOf(o.trace))) {
@@ -138,16 +241,27 @@ void CheckPaths(const TrainOptions& o) {
 }  // namespace
 
 void AddTrainFlags(CLI::App& app, TrainOptions& o) {
-  app.add_option("--model", o.model, "mlp, cnn or resnet18 (CIFAR variant)")
+  app.add_option("--model", o.model, "mlp, cnn, resnet18, vgg19bn (CIFAR variants) or lstm (language model)")
       ->check(CLI::IsMember(kModels))
       ->capture_default_str();
-  app.add_option("--dataset", o.dataset, "fashion-mnist, mnist (IDX files) or synthetic")
+  app.add_option("--dataset", o.dataset,
+                 "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary files), tokens (a text "
+                 "file) or synthetic")
       ->check(CLI::IsMember(kDatasets))
       ->capture_default_str();
   app.add_option("--data-dir", o.data_dir,
-                 "Directory of the IDX files (default /usr/share/datasets/<dataset>)");
+                 "Directory of the IDX or CIFAR files (default /usr/share/datasets/<dataset>)");
+  app.add_option("--data-file", o.data_file, "--dataset tokens: the training text (words, one "
+                                             "sentence or paragraph per line)");
+  app.add_option("--valid-file", o.valid_file, "--dataset tokens: validation text (default: the last "
+                                               "--valid-fraction of --data-file's lines)");
+  app.add_option("--valid-fraction", o.valid_fraction, "Share of --data-file's lines held out to validate")
+      ->capture_default_str();
+  app.add_flag("--augment", o.augment, "Random crop (padding 4) and horizontal flip of training images");
   app.add_option("--epochs", o.epochs, "Epochs to train")->capture_default_str();
-  app.add_option("--batch-size", o.batch_size, "GLOBAL batch size, split evenly over workers")
+  app.add_option("--batch-size", o.batch_size,
+                 "GLOBAL batch size, split evenly over workers (lstm: token streams; --scheme batch: "
+                 "the default levels B / 8B)")
       ->capture_default_str();
   app.add_option("--lr", o.lr, "Learning rate after warm-up")->capture_default_str();
   app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
@@ -155,23 +269,50 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
   app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
   app.add_option("--warmup-epochs", o.warmup_epochs, "Linear LR warm-up over these epochs")
       ->capture_default_str();
+  app.add_option("--warmup-from", o.warmup_from, "First LR of the warm-up (default lr / warmup epochs)");
   app.add_option("--decay-epochs", o.decay_epochs, "Epochs from which the LR is multiplied by "
                                                    "--decay-factor (e.g. --decay-epochs 10 15)");
   app.add_option("--decay-factor", o.decay_factor, "LR factor at each decay epoch")
       ->capture_default_str();
-  app.add_option("--scheme", o.scheme, "dense, powersgd or topk")
-      ->check(CLI::IsMember({"dense", "powersgd", "topk"}))
+  app.add_option("--clip", o.clip, "Clip the averaged gradient's global norm to this (0: off)")
+      ->capture_default_str();
+  app.add_option("--scheme", o.scheme, "dense, powersgd, topk or batch (levels are global batch sizes)")
+      ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}))
       ->capture_default_str();
   app.add_option("--policy", o.policy, "static (fixed level) or accordion")
       ->check(CLI::IsMember({"static", "accordion"}))
       ->capture_default_str();
   app.add_option("--level", o.level,
-                 "Static policy: the level (PowerSGD rank, TopK fraction); default the scheme's low");
-  app.add_option("--low", o.low, "Accordion: level in critical regimes (default 2 / 0.99)");
-  app.add_option("--high", o.high, "Accordion: level outside them (default 1 / 0.1)");
+                 "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the "
+                 "scheme's low");
+  app.add_option("--low", o.low, "Accordion: level in critical regimes (default 2 / 0.99 / B)");
+  app.add_option("--high", o.high, "Accordion: level outside them (default 1 / 0.1 / 8B)");
+  app.add_option("--micro-batch", o.micro_batch,
+                 "--scheme batch: global batch of one forward/backward; larger levels accumulate "
+                 "gradients over several (default: the low level)");
   app.add_option("--eta", o.eta, "Accordion threshold on the norm's relative change")
       ->capture_default_str();
   app.add_option("--interval", o.interval, "Epochs between Accordion checks")->capture_default_str();
+  app.add_option("--bptt", o.bptt, "lstm: tokens per truncated-backprop window")->capture_default_str();
+  app.add_option("--lstm-size", o.lstm_size, "lstm: embedding and hidden width")->capture_default_str();
+  app.add_option("--dropout", o.dropout, "lstm: dropout")->capture_default_str();
+  app.add_flag("--tie-weights", o.tie_weights, "lstm: the decoder shares the embedding's weights");
+  app.add_option("--hessian-every", o.hessian_every,
+                 "Top Hessian eigenvalue every K epochs, recorded in the trace (0: never)")
+      ->capture_default_str();
+  app.add_option("--hessian-batch", o.hessian_batch, "Samples (lstm: sequences) of its fixed batch")
+      ->capture_default_str();
+  app.add_option("--hessian-tolerance", o.hessian_tolerance, "Power iteration's relative tolerance")
+      ->capture_default_str();
+  app.add_option("--hessian-iterations", o.hessian_max_iterations, "Power iteration's cap")
+      ->capture_default_str();
+  app.add_flag("--hessian-blocks", o.hessian_blocks, "Also one eigenvalue per top-level module");
+  app.add_option("--backend", o.backend, "gloo (CPU) or nccl (CUDA)")
+      ->check(CLI::IsMember({"gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--device", o.device, "cpu or cuda (one GPU per worker: LOCAL_RANK's)")
+      ->check(CLI::IsMember({"cpu", "cuda"}))
+      ->capture_default_str();
   app.add_option("--nproc", o.nproc, "Local worker processes to start")->capture_default_str();
   app.add_option("--threads", o.threads, "Compute threads per worker (default cores / nproc)");
   app.add_option("--seed", o.seed, "Seed of weights, data order and compressors")
@@ -185,7 +326,7 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
                  "on every rank")
       ->capture_default_str();
   app.add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size in MiB")->capture_default_str();
-  app.add_option("--limit-samples", o.limit_samples, "Train on the first N samples only (0: all)")
+  app.add_option("--limit-samples", o.limit_samples, "Train on the first N samples (lstm: tokens) only (0: all)")
       ->capture_default_str();
   app.add_option("--bind-addr", o.bind_addr, "Address this node's workers bind to (multi-node: "
                                              "an address the other nodes reach)")
@@ -210,20 +351,19 @@ LevelPlan LevelsOf(const TrainOptions& o) {
 
 void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (std::find(kModels.begin(), kModels.end(), o.model) == kModels.end()) {
-    throw InputError("unknown model '" + o.model + "' (models: mlp, cnn, resnet18)");
+    throw InputError("unknown model '" + o.model + "' (models: " + Joined(kModels) + ")");
   }
   if (std::find(kDatasets.begin(), kDatasets.end(), o.dataset) == kDatasets.end()) {
-    throw InputError("unknown dataset '" + o.dataset + "' (datasets: fashion-mnist, mnist, synthetic)");
+    throw InputError("unknown dataset '" + o.dataset + "' (datasets: " + Joined(kDatasets) + ")");
   }
   const auto scheme = ParseScheme(o.scheme);
-  if (!scheme || *scheme == Scheme::kBatch) {
-    throw InputError("unknown scheme '" + o.scheme + "' (schemes: dense, powersgd, topk)");
-  }
+  if (!scheme) throw InputError("unknown scheme '" + o.scheme + "' (schemes: dense, powersgd, topk, batch)");
   const auto policy = ParsePolicy(o.policy);
   if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion)");
   CheckNumbers(o);
+  CheckCombination(o, *scheme);
   if (*policy == Policy::kAccordion && *scheme == Scheme::kDense) {
-    throw InputError("--policy accordion needs a compressing --scheme (powersgd or topk)");
+    throw InputError("--policy accordion needs a compressing --scheme (powersgd, topk or batch)");
   }
   if (*policy == Policy::kStatic && (o.low || o.high)) {
     throw InputError("--low and --high belong to --policy accordion; a static run takes --level");
@@ -237,21 +377,41 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   const LevelPlan levels = LevelsOf(o);
   CheckLevel(levels.scheme, levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
   CheckLevel(levels.scheme, levels.high, "--high");
-  if (o.batch_size % o.nproc != 0) {
-    throw InputError("--batch-size " + std::to_string(o.batch_size) +
-                     " must split evenly over --nproc " + std::to_string(o.nproc) + " workers");
-  }
+  CheckBatchLevels(o, levels);
   CheckDataset(o);
   if (check_paths) CheckPaths(o);
 }
 
 double LearningRate(const TrainOptions& o, int epoch) {
   double lr = o.lr;
-  if (epoch < o.warmup_epochs) lr = o.lr * (epoch + 1) / o.warmup_epochs;
+  if (epoch < o.warmup_epochs) {
+    lr = o.warmup_from ? *o.warmup_from + (o.lr - *o.warmup_from) * epoch / o.warmup_epochs
+                       : o.lr * (epoch + 1) / o.warmup_epochs;
+  }
   for (int d : o.decay_epochs) {
     if (epoch >= d) lr *= o.decay_factor;
   }
   return lr;
+}
+
+double ScaledLearningRate(const TrainOptions& o, int epoch, double level) {
+  const double lr = LearningRate(o, epoch);
+  const LevelPlan levels = LevelsOf(o);
+  return levels.scheme == Scheme::kBatch ? lr * level / levels.low : lr;
+}
+
+int64_t MicroBatchOf(const TrainOptions& o) {
+  const LevelPlan levels = LevelsOf(o);
+  if (levels.scheme != Scheme::kBatch) return o.batch_size;
+  return o.micro_batch > 0 ? o.micro_batch : static_cast<int64_t>(levels.low);
+}
+
+bool NcclAvailable() {
+#ifdef ACCORDION_HAVE_NCCL
+  return true;
+#else
+  return false;
+#endif
 }
 
 std::string DataDirOf(const TrainOptions& o) {
@@ -270,6 +430,10 @@ std::string ConfigJson(const TrainOptions& o) {
   j["model"] = o.model;
   j["dataset"] = o.dataset;
   j["data_dir"] = DataDirOf(o);
+  j["data_file"] = o.data_file;
+  j["valid_file"] = o.valid_file;
+  j["valid_fraction"] = o.valid_fraction;
+  j["augment"] = o.augment;
   j["epochs"] = o.epochs;
   j["batch_size"] = o.batch_size;
   j["lr"] = o.lr;
@@ -277,14 +441,28 @@ std::string ConfigJson(const TrainOptions& o) {
   j["nesterov"] = o.nesterov;
   j["weight_decay"] = o.weight_decay;
   j["warmup_epochs"] = o.warmup_epochs;
+  j["warmup_from"] = o.warmup_from ? nlohmann::json(*o.warmup_from) : nlohmann::json(nullptr);
   j["decay_epochs"] = o.decay_epochs;
   j["decay_factor"] = o.decay_factor;
+  j["clip"] = o.clip;
   j["scheme"] = o.scheme;
   j["policy"] = o.policy;
   j["level_low"] = levels.low;
   j["level_high"] = levels.high;
+  j["micro_batch"] = MicroBatchOf(o);
   j["eta"] = o.eta;
   j["interval"] = o.interval;
+  j["bptt"] = o.bptt;
+  j["lstm_size"] = o.lstm_size;
+  j["dropout"] = o.dropout;
+  j["tie_weights"] = o.tie_weights;
+  j["hessian_every"] = o.hessian_every;
+  j["hessian_batch"] = o.hessian_batch;
+  j["hessian_tolerance"] = o.hessian_tolerance;
+  j["hessian_max_iterations"] = o.hessian_max_iterations;
+  j["hessian_blocks"] = o.hessian_blocks;
+  j["backend"] = o.backend;
+  j["device"] = o.device;
   j["nproc"] = o.nproc;
   j["threads"] = o.threads;
   j["seed"] = o.seed;
@@ -307,8 +485,8 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
   if (saved.is_discarded() || !saved.is_object()) return "the checkpoint's configuration is unreadable";
   const nlohmann::json now = nlohmann::json::parse(ConfigJson(o));
   // What may change between the interrupted run and its continuation.
-  for (const char* free : {"threads", "trace", "overwrite", "checkpoint_dir", "resume", "data_dir",
-                           "bind_addr", "timeout_s", "trace_iterations", "trace_sample"}) {
+  for (const char* free : {"threads", "trace", "overwrite", "checkpoint_dir", "resume", "data_dir", "data_file",
+                           "valid_file", "bind_addr", "timeout_s", "trace_iterations", "trace_sample"}) {
     saved.erase(free);
   }
   for (const auto& [key, value] : saved.items()) {

@@ -15,10 +15,11 @@
 #include "common/version.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
-#include "trainer/distributed_sampler.h"
 #include "trainer/gloo_communicator.h"
 #include "trainer/gradient_exchange.h"
+#include "trainer/hessian.h"
 #include "trainer/models.h"
+#include "trainer/nccl_communicator.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trace_recorder.h"
 
@@ -31,8 +32,6 @@ std::atomic<bool> g_stop{false};
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-constexpr int64_t kEvalChunk = 1000;
 
 std::string VersionsJson() {
   nlohmann::json j;
@@ -74,6 +73,36 @@ AccordionState ReadState(torch::serialize::InputArchive& a, const std::string& p
   return s;
 }
 
+std::unique_ptr<Communicator> Connect(const TrainOptions& o, const WorkerEnvironment& env) {
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
+  if (o.backend == "nccl") {
+    return ConnectNccl(NcclOptions()
+                           .rank(env.rank)
+                           .world_size(env.world_size)
+                           .master_addr(env.master_addr)
+                           .master_port(env.master_port)
+                           .device_index(env.local_rank)
+                           .timeout(timeout));
+  }
+  return std::make_unique<GlooCommunicator>(GlooOptions()
+                                                .rank(env.rank)
+                                                .world_size(env.world_size)
+                                                .master_addr(env.master_addr)
+                                                .master_port(env.master_port)
+                                                .bind_addr(o.bind_addr)
+                                                .timeout(timeout));
+}
+
+torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
+  if (o.device != "cuda") return torch::kCPU;
+  if (!torch::cuda::is_available()) throw InputError("--device cuda: this LibTorch sees no CUDA device");
+  if (env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
+    throw InputError("--device cuda: LOCAL_RANK " + std::to_string(env.local_rank) + " but only " +
+                     std::to_string(torch::cuda::device_count()) + " GPU(s) on this node");
+  }
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)};
+}
+
 }  // namespace
 
 void RequestStop() { g_stop.store(true); }
@@ -83,23 +112,27 @@ struct Trainer::State {
   TrainOptions o;
   WorkerEnvironment env;
   LevelPlan levels;
-  std::unique_ptr<GlooCommunicator> comm;
-  DataSplits data;
+  bool batch_scheme = false;  // levels are global batch sizes (whole-model controller)
+  torch::Device device = torch::kCPU;
+  std::unique_ptr<Communicator> comm;
+  std::unique_ptr<TrainingData> data;
   std::shared_ptr<Model> model;
   std::vector<LayerInfo> layers;
   std::unique_ptr<torch::optim::SGD> optimizer;
   std::unique_ptr<GradientExchange> exchange;
-  std::unique_ptr<AccordionController> controller;        // per layer
+  // Per layer, or whole-model for the batch scheme: decides the levels.
+  std::unique_ptr<AccordionController> controller;
   std::unique_ptr<AccordionController> model_controller;  // whole model, for epochs.critical
-  std::unique_ptr<DistributedSampler> sampler;
+  std::unique_ptr<HessianEigenEstimator> hessian;
   std::unique_ptr<Checkpointer> checkpointer;
   std::unique_ptr<TraceRecorder> recorder;
+  int64_t micro_batch = 0;  // per rank: rows of one forward/backward pass
   int start_epoch = 0;
   int64_t steps_done = 0;
   // Totals for the closing summary (this rank).
   double train_s = 0;        // inside training steps
   double bookkeeping_s = 0;  // Accordion's decisions (the exchange times its own share)
-  int64_t samples = 0;       // global samples trained on
+  int64_t samples = 0;       // global samples (language model: tokens) trained on
 
   bool leader() const { return comm->rank() == 0; }
 
@@ -111,6 +144,10 @@ struct Trainer::State {
   // Returns false when a stop was requested (the epoch is abandoned).
   bool TrainEpoch(int epoch, EpochData& data);
   std::pair<double, double> Evaluate();
+  // The top Hessian eigenvalue (and per block) on the fixed batch.
+  std::vector<HessianRecord> EstimateHessian(int epoch);
+  // The epoch loop, from start_epoch; returns Run()'s exit code.
+  int RunEpochs();
 };
 
 Trainer::Trainer(TrainOptions options, WorkerEnvironment env) : s_(std::make_unique<State>()) {
@@ -131,7 +168,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
   RunInfo run;
   run.model = o.model;
   run.dataset = o.dataset;
-  run.train_samples = data.train.size();
+  run.train_samples = data->train_samples();
   run.scheme = levels.scheme;
   run.policy = levels.policy;
   run.level_low = levels.low;
@@ -140,8 +177,8 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.interval = o.interval;
   run.world_size = comm->world_size();
   run.backend = comm->backend();
-  run.device = "cpu";
-  run.batch_size = o.batch_size;
+  run.device = o.device;
+  run.batch_size = batch_scheme ? static_cast<int64_t>(levels.low) : o.batch_size;
   run.epochs_planned = o.epochs;
   run.seed = o.seed;
   run.config_json = ConfigJson(o);
@@ -151,21 +188,22 @@ RunInfo Trainer::State::MakeRunInfo() const {
 
 void Trainer::State::Setup() {
   levels = LevelsOf(o);
+  batch_scheme = levels.scheme == Scheme::kBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
-  comm = std::make_unique<GlooCommunicator>(GlooOptions()
-                                                .rank(env.rank)
-                                                .world_size(env.world_size)
-                                                .master_addr(env.master_addr)
-                                                .master_port(env.master_port)
-                                                .bind_addr(o.bind_addr)
-                                                .timeout(std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000))));
-  if (o.batch_size % comm->world_size() != 0) {
-    throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over " +
-                     std::to_string(comm->world_size()) + " workers");
+  device = DeviceOf(o, env);
+  comm = Connect(o, env);
+  // Checked again here: under torchrun nobody knew the world size before.
+  const int64_t split = MicroBatchOf(o);
+  if (split % comm->world_size() != 0) {
+    throw InputError(std::string(batch_scheme ? "the micro-batch " : "--batch-size ") + std::to_string(split) +
+                     " must split evenly over " + std::to_string(comm->world_size()) + " workers");
   }
-  data = LoadDataSplits(o.dataset, DataDirOf(o), o.limit_samples);
+  micro_batch = split / comm->world_size();
+  data = TrainingData::Load(o, comm->world_size(), comm->rank());
   torch::manual_seed(static_cast<uint64_t>(o.seed));
-  model = MakeModel(o.model, data.shape);
+  model = MakeModel(o.model, data->shape(),
+                    ModelOptions().lstm_size(o.lstm_size).dropout(o.dropout).tie_weights(o.tie_weights));
+  model->to(device);
   layers = DescribeLayers(*model);
   AnnotateLayers(levels.scheme, levels.low, levels.high, layers);
   // Identical initial weights (and BatchNorm statistics) everywhere.
@@ -184,10 +222,17 @@ void Trainer::State::Setup() {
           .seed(static_cast<uint64_t>(o.seed)));
   const AccordionOptions accordion =
       AccordionOptions().eta(o.eta).interval(o.interval).level_low(levels.low).level_high(levels.high);
-  controller = std::make_unique<AccordionController>(static_cast<int>(layers.size()), accordion);
+  // The batch scheme decides for the whole model, and its batch only grows.
+  controller = batch_scheme ? std::make_unique<AccordionController>(1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
+                            : std::make_unique<AccordionController>(static_cast<int>(layers.size()), accordion);
   model_controller = std::make_unique<AccordionController>(1, accordion);
-  sampler = std::make_unique<DistributedSampler>(data.train.size(), o.batch_size, comm->world_size(),
-                                                 comm->rank(), static_cast<uint64_t>(o.seed));
+  if (o.hessian_every > 0) {
+    hessian = std::make_unique<HessianEigenEstimator>(HessianOptions()
+                                                          .tolerance(o.hessian_tolerance)
+                                                          .max_iterations(o.hessian_max_iterations)
+                                                          .seed(static_cast<uint64_t>(o.seed)),
+                                                      comm.get());
+  }
   if (!o.checkpoint_dir.empty()) {
     checkpointer = std::make_unique<Checkpointer>(o.checkpoint_dir, *comm, ConfigJson(o));
     if (o.resume) LoadCheckpoint();
@@ -212,6 +257,8 @@ void Trainer::State::SaveCheckpoint(int epoch) {
     WriteState(a, "controller", controller->state());
     WriteState(a, "model_controller", model_controller->state());
     a.write("rng", torch::globalContext().defaultGenerator(torch::kCPU).get_state());
+    // Dropout on a GPU draws from that device's generator.
+    if (device.is_cuda()) a.write("cuda_rng", torch::globalContext().defaultGenerator(device).get_state());
   });
 }
 
@@ -230,18 +277,24 @@ void Trainer::State::LoadCheckpoint() {
     a.read("rng", rng);
     at::Generator generator = torch::globalContext().defaultGenerator(torch::kCPU);
     generator.set_state(rng);
+    torch::Tensor cuda_rng;
+    if (device.is_cuda() && a.try_read("cuda_rng", cuda_rng)) {
+      at::Generator cuda_generator = torch::globalContext().defaultGenerator(device);
+      cuda_generator.set_state(cuda_rng.to(torch::kCPU));
+    }
   });
   start_epoch = m.epoch + 1;
   steps_done = m.steps_done;
 }
 
 bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
-  const int64_t steps = sampler->steps_per_epoch();
+  const int64_t steps = data->steps();
   std::unique_ptr<ProgressBar> bar;
   if (leader()) {
     bar = std::make_unique<ProgressBar>("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(o.epochs), steps);
   }
   model->train();
+  model->ResetState();
   double loss_sum = 0, correct = 0, count = 0;
   EpochRecord& rec = data_out.epoch;
   for (int64_t step = 0; step < steps; ++step) {
@@ -252,29 +305,42 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
       return false;
     }
     const Clock::time_point t0 = Clock::now();
-    const std::vector<int64_t> ids = sampler->Batch(step);
-    auto [x, y] = Gather(data.train, torch::tensor(ids, torch::kInt64));
+    const Batch batch = data->TrainBatch(step);
+    const auto n = static_cast<double>(batch.count());
+    // A step larger than the micro-batch is several backward passes whose
+    // gradients accumulate; only the last one communicates (no_sync). Each
+    // pass's mean loss is weighted by its share of the step, so the sum is
+    // the gradient of the whole step's mean loss.
+    const int64_t rows = batch.inputs.size(0);
+    const int64_t passes = std::max<int64_t>(1, (rows + micro_batch - 1) / micro_batch);
+    // Image targets are one per row; a language model's are rows x T.
+    const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
     exchange->BeginStep();
-    const Clock::time_point t_forward = Clock::now();
-    torch::Tensor logits = model->forward(x);
-    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-    const Clock::time_point t_backward = Clock::now();
-    exchange->BeginBackward();
-    loss.backward();
-    const Clock::time_point t_exchange = Clock::now();
+    IterationRecord it;
+    for (int64_t pass = 0; pass < passes; ++pass) {
+      const int64_t begin = pass * micro_batch;
+      const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
+      const torch::Tensor x = batch.inputs.narrow(0, begin, len).to(device);
+      const torch::Tensor y = batch.targets.narrow(0, begin * per_row, len * per_row).to(device);
+      const Clock::time_point t_forward = Clock::now();
+      torch::Tensor logits = model->forward(x);
+      torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+      const Clock::time_point t_backward = Clock::now();
+      exchange->BeginBackward(/*last_micro_batch=*/pass + 1 == passes);
+      (passes == 1 ? loss : loss * (static_cast<double>(y.numel()) / n)).backward();
+      it.forward_s += std::chrono::duration<double>(t_backward - t_forward).count();
+      it.backward_s += std::chrono::duration<double>(Clock::now() - t_backward).count();
+      loss_sum += loss.item<double>() * static_cast<double>(y.numel());
+      correct += static_cast<double>((logits.argmax(1) == y).sum().item<int64_t>());
+    }
     exchange->FinishStep();
+    if (o.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), o.clip);
     optimizer->step();
     const Clock::time_point t_end = Clock::now();
-    const double n = static_cast<double>(ids.size());
-    loss_sum += loss.item<double>() * n;
-    correct += static_cast<double>((logits.argmax(1) == y).sum().item<int64_t>());
     count += n;
     const ExchangeTimings& ex = exchange->timings();
-    IterationRecord it;
     it.epoch = epoch;
     it.iteration = step;
-    it.forward_s = std::chrono::duration<double>(t_backward - t_forward).count();
-    it.backward_s = std::chrono::duration<double>(t_exchange - t_backward).count();
     it.compress_s = ex.compress_s;
     it.comm_s = ex.comm_s;
     it.total_s = std::chrono::duration<double>(t_end - t0).count();
@@ -296,48 +362,95 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
 }
 
 std::pair<double, double> Trainer::State::Evaluate() {
-  // Rank 0's BatchNorm statistics for everyone (what DDP's buffer broadcast
-  // achieves), then each rank scores a contiguous share of the test set.
-  Broadcast(model->buffers());
   torch::NoGradGuard no_grad;
   model->eval();
-  const int64_t n = data.test.size();
-  const int64_t share = (n + comm->world_size() - 1) / comm->world_size();
-  const int64_t begin = std::min(n, share * comm->rank());
-  const int64_t end = std::min(n, begin + share);
-  double loss = 0, correct = 0;
-  for (int64_t at = begin; at < end; at += kEvalChunk) {
-    const int64_t len = std::min(kEvalChunk, end - at);
-    const torch::Tensor x = data.test.images.narrow(0, at, len);
-    const torch::Tensor y = data.test.labels.narrow(0, at, len);
-    const torch::Tensor logits = model->forward(x);
+  model->ResetState();
+  double loss = 0, correct = 0, count = 0;
+  data->ForEachTestBatch([&](const Batch& b) {
+    const torch::Tensor y = b.targets.to(device);
+    const torch::Tensor logits = model->forward(b.inputs.to(device));
     loss += torch::nn::functional::cross_entropy(
                 logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
                 .item<double>();
     correct += static_cast<double>((logits.argmax(1) == y).sum().item<int64_t>());
+    count += static_cast<double>(b.count());
+  });
+  const std::vector<double> totals = AllReduceSumDoubles(*comm, {loss, correct, count});
+  return {totals[0] / totals[2], totals[1] / totals[2]};
+}
+
+std::vector<HessianRecord> Trainer::State::EstimateHessian(int epoch) {
+  // Eval mode (BatchNorm's running statistics - rank 0's, broadcast before
+  // evaluation - and no dropout) and a fresh LSTM state, on the fixed batch.
+  model->ResetState();
+  const Batch batch = data->HessianBatch(o.hessian_batch);
+  const double total = AllReduceSumDoubles(*comm, {static_cast<double>(batch.count())})[0];
+  auto loss = [&] {
+    if (batch.count() == 0) return torch::zeros({}, torch::TensorOptions().device(device));
+    // This shard's part of the whole fixed batch's mean loss: the ranks'
+    // Hessian-vector products then add up to the whole batch's.
+    return torch::nn::functional::cross_entropy(
+               model->forward(batch.inputs.to(device)), batch.targets.to(device),
+               torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum)) /
+           total;
+  };
+  // cuDNN has no double backward for its RNN kernels: estimate without it
+  // (on CPU this changes nothing).
+  const bool cudnn = at::globalContext().userEnabledCuDNN();
+  at::globalContext().setUserEnabledCuDNN(false);
+  std::vector<HessianEstimate> estimates;
+  try {
+    estimates = hessian->EstimateModule(*model, loss, o.hessian_blocks);
+  } catch (...) {
+    at::globalContext().setUserEnabledCuDNN(cudnn);
+    throw;
   }
-  const std::vector<double> totals = AllReduceSumDoubles(*comm, {loss, correct});
-  return {totals[0] / static_cast<double>(n), totals[1] / static_cast<double>(n)};
+  at::globalContext().setUserEnabledCuDNN(cudnn);
+  std::vector<HessianRecord> out;
+  for (const HessianEstimate& e : estimates) out.push_back({epoch, e.block, e.eigenvalue, e.iterations, e.seconds});
+  model->ResetState();
+  return out;
 }
 
 int Trainer::Run() {
-  State& s = *s_;
-  s.Setup();
+  s_->Setup();
+  try {
+    return s_->RunEpochs();
+  } catch (const CommunicationError&) {
+    // After Ctrl-C a peer that stopped first leaves mid-collective: that is
+    // the stop, not a failure. The finished epochs stay; say so in the trace.
+    if (!StopRequested()) throw;
+    s_->recorder->Finish(RunStatus::kInterrupted);
+    if (s_->leader()) {
+      std::printf("interrupted; the finished epochs are kept%s\n",
+                  s_->o.trace.empty() ? "" : ", trace marked interrupted");
+    }
+    return kExitInterrupted;
+  }
+}
+
+int Trainer::State::RunEpochs() {
+  State& s = *this;
   const int L = static_cast<int>(s.layers.size());
   for (int epoch = s.start_epoch; epoch < s.o.epochs; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
     // Levels and regimes in force during this epoch; a static run keeps its
-    // one level but the controller still says what Accordion would do.
-    const std::vector<double> levels = s.controller->levels();
-    const std::vector<bool> critical = s.controller->critical();
+    // one level but the controller still says what Accordion would do. The
+    // batch scheme's single decision holds for every layer.
+    const std::vector<double> decided = s.controller->levels();
+    const std::vector<bool> decided_critical = s.controller->critical();
+    const std::vector<double> layer_levels = s.batch_scheme ? std::vector<double>(L, decided[0]) : decided;
+    const std::vector<bool> critical = s.batch_scheme ? std::vector<bool>(L, decided_critical[0]) : decided_critical;
+    const int64_t global_batch = s.batch_scheme ? static_cast<int64_t>(decided[0]) : s.o.batch_size;
     const bool model_critical = s.model_controller->critical()[0];
-    s.exchange->SetLevels(levels, epoch);
-    const double lr = LearningRate(s.o, epoch);
+    s.exchange->SetLevels(layer_levels, epoch);
+    s.exchange->set_raw_gradient_weight(s.batch_scheme ? static_cast<double>(global_batch) / s.levels.low : 1.0);
+    const double lr = ScaledLearningRate(s.o, epoch, static_cast<double>(global_batch));
     for (auto& group : s.optimizer->param_groups()) group.options().set_lr(lr);
-    s.sampler->SetEpoch(epoch);
+    s.data->StartEpoch(epoch, global_batch);
 
-    EpochData data;
-    if (!s.TrainEpoch(epoch, data)) {
+    EpochData epoch_data;
+    if (!s.TrainEpoch(epoch, epoch_data)) {
       s.recorder->Finish(RunStatus::kInterrupted);
       if (s.leader()) {
         std::printf("interrupted during epoch %d; %d finished epoch(s) kept%s\n", epoch + 1, epoch,
@@ -347,18 +460,30 @@ int Trainer::Run() {
     }
     const std::vector<double> norms = s.exchange->TakeGlobalRawGradientNorms();
     const Clock::time_point t_bookkeeping = Clock::now();
+    // The controllers see the schedule's LR without the batch factor, so a
+    // batch that grows is not read as an LR change; a replay of the recorded
+    // (scaled) LRs reaches the same verdicts, as the factor only ever grows
+    // together with a non-critical verdict.
+    const double lr_base = LearningRate(s.o, epoch);
     const double lr_next = LearningRate(s.o, epoch + 1);
-    const AccordionDecision decision = s.controller->EndEpoch(norms, lr, lr_next);
-    s.model_controller->EndEpoch({WholeModelNorm(norms)}, lr, lr_next);
+    const double model_norm = WholeModelNorm(norms);
+    const AccordionDecision decision =
+        s.controller->EndEpoch(s.batch_scheme ? std::vector<double>{model_norm} : norms, lr_base, lr_next);
+    s.model_controller->EndEpoch({model_norm}, lr_base, lr_next);
     s.bookkeeping_s += Since(t_bookkeeping);
 
+    // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
+    // broadcast achieves) before evaluating and estimating the Hessian.
+    s.Broadcast(s.model->buffers());
     const auto [test_loss, test_acc] = s.Evaluate();
-    EpochRecord& rec = data.epoch;
+    const double epoch_s = Since(epoch_start);
+    if (s.hessian && epoch % s.o.hessian_every == 0) epoch_data.hessian = s.EstimateHessian(epoch);
+    EpochRecord& rec = epoch_data.epoch;
     rec.epoch = epoch;
     rec.lr = lr;
-    rec.batch_size = s.o.batch_size;
+    rec.batch_size = global_batch;
     rec.critical = model_critical;
-    rec.model_grad_norm = WholeModelNorm(norms);
+    rec.model_grad_norm = model_norm;
     rec.test_loss = test_loss;
     rec.test_acc = test_acc;
     int low_layers = 0;
@@ -367,36 +492,47 @@ int Trainer::Run() {
       r.epoch = epoch;
       r.layer_id = l;
       r.grad_norm = norms[static_cast<size_t>(l)];
-      r.ratio = decision.ratios[static_cast<size_t>(l)];
+      r.ratio = decision.ratios[s.batch_scheme ? 0 : static_cast<size_t>(l)];
       r.critical = critical[static_cast<size_t>(l)];
-      r.level = levels[static_cast<size_t>(l)];
+      r.level = layer_levels[static_cast<size_t>(l)];
       r.floats_sent = FloatsPerStep(s.levels.scheme, s.layers[static_cast<size_t>(l)].shape, r.level) *
                       static_cast<double>(rec.iterations);
       rec.floats_sent += r.floats_sent;
       low_layers += r.level == s.levels.low ? 1 : 0;
-      data.layers.push_back(r);
+      epoch_data.layers.push_back(r);
     }
-    rec.total_s = Since(epoch_start);
-    s.recorder->EndEpoch(data);
+    // The Hessian estimate is an observation, not training: its cost is in
+    // the hessian table, not in the epoch's time.
+    rec.total_s = epoch_s;
+    s.recorder->EndEpoch(epoch_data);
     if (s.checkpointer) s.SaveCheckpoint(epoch);
     if (s.leader()) {
-      const std::string levels_note =
-          s.levels.scheme == Scheme::kDense
-              ? ""
-              : "  low level on " + std::to_string(low_layers) + "/" + std::to_string(L) + " layers";
+      std::string note;
+      if (s.batch_scheme) {
+        note = "  batch " + std::to_string(global_batch);
+      } else if (s.levels.scheme != Scheme::kDense) {
+        note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(L) + " layers";
+      }
+      if (!epoch_data.hessian.empty()) {
+        char buf[96];
+        std::snprintf(buf, sizeof(buf), "  hessian %.4g (%d it)", epoch_data.hessian[0].eigenvalue,
+                      epoch_data.hessian[0].iterations);
+        note += buf;
+      }
       std::printf("epoch %d/%d  lr %.4g  train loss %.4f acc %.4f  test loss %.4f acc %.4f%s  "
                   "%.4g floats sent  %.1f s\n",
                   epoch + 1, s.o.epochs, lr, rec.train_loss, rec.train_acc, rec.test_loss, rec.test_acc,
-                  levels_note.c_str(), rec.floats_sent, rec.total_s);
+                  note.c_str(), rec.floats_sent, rec.total_s);
       std::fflush(stdout);
     }
   }
   s.recorder->Finish(RunStatus::kComplete);
   if (s.leader()) {
     const double bookkeeping = s.bookkeeping_s + s.exchange->bookkeeping_s();
-    std::printf("done: %d epochs, %.1f samples/s in training steps, Accordion bookkeeping %.3f%% of "
+    std::printf("done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
                 "step time%s%s\n",
                 s.o.epochs - s.start_epoch, s.train_s > 0 ? static_cast<double>(s.samples) / s.train_s : 0.0,
+                s.o.dataset == "tokens" ? "tokens" : "samples",
                 s.train_s > 0 ? 100.0 * bookkeeping / s.train_s : 0.0, s.o.trace.empty() ? "" : ", trace ",
                 s.o.trace.c_str());
   }

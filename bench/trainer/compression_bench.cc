@@ -1,11 +1,14 @@
 // What one step of gradient compression and Accordion's bookkeeping cost,
 // per tensor, on ResNet-18's and the MLP's shapes: PowerSGD's three phases,
 // TopK's selection, and the raw-gradient accumulation Accordion adds to
-// every step. Figures only; compare_with_ddp.py measures whole runs.
+// every step; and what one Hessian-vector product of the eigenvalue
+// estimate costs per model. Figures only; compare_with_ddp.py measures
+// whole runs.
 #include <benchmark/benchmark.h>
 
 #include <torch/torch.h>
 
+#include "trainer/models.h"
 #include "trainer/powersgd_compressor.h"
 #include "trainer/topk_compressor.h"
 
@@ -54,6 +57,31 @@ void BM_AccordionAccumulate(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * numel * 4);
 }
 BENCHMARK(BM_AccordionAccumulate)->Apply(Shapes)->Unit(benchmark::kMicrosecond);
+
+// One power iteration of HessianEigenEstimator: a double backward through
+// the model on the fixed batch (args: model, batch), in eval mode.
+void BM_HessianVectorProduct(benchmark::State& state) {
+  torch::set_num_threads(1);
+  const char* names[] = {"mlp", "cnn", "resnet18"};
+  const std::string name = names[state.range(0)];
+  const int64_t batch = state.range(1);
+  const InputShape shape = name == "resnet18" ? InputShape{3, 32, 32, 10} : InputShape{1, 28, 28, 10};
+  torch::manual_seed(1);
+  const auto model = MakeModel(name, shape);
+  model->eval();
+  const torch::Tensor x = torch::randn({batch, shape.channels, shape.height, shape.width});
+  const torch::Tensor y = torch::randint(0, 10, {batch}, torch::kInt64);
+  const std::vector<torch::Tensor> params = model->parameters();
+  const torch::Tensor loss = torch::nn::functional::cross_entropy(model->forward(x), y);
+  const std::vector<torch::Tensor> grads = torch::autograd::grad({loss}, params, {}, true, true);
+  std::vector<torch::Tensor> v;
+  for (const torch::Tensor& p : params) v.push_back(torch::randn_like(p));
+  for (auto _ : state) {
+    benchmark::DoNotOptimize(torch::autograd::grad(grads, params, v, /*retain_graph=*/true));
+  }
+  state.SetLabel(name + ", batch " + std::to_string(batch));
+}
+BENCHMARK(BM_HessianVectorProduct)->Args({0, 512})->Args({1, 512})->Args({2, 32})->Unit(benchmark::kMillisecond);
 
 }  // namespace
 }  // namespace accordion

@@ -2,12 +2,11 @@
 // its own real Gloo process group over loopback (a free port per test).
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include <torch/torch.h>
 
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
+#include "tests/trainer/gloo_ranks.h"
 #include "trainer/gloo_communicator.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/launcher.h"
@@ -16,25 +15,7 @@
 namespace accordion {
 namespace {
 
-void OnTwoRanks(const std::function<void(Communicator&)>& body) {
-  const int port = PickFreePort("127.0.0.1");
-  std::vector<std::exception_ptr> errors(2);
-  std::vector<std::thread> threads;
-  for (int r = 0; r < 2; ++r) {
-    threads.emplace_back([&, r] {
-      try {
-        GlooCommunicator comm(GlooOptions().rank(r).world_size(2).master_port(port).timeout(std::chrono::seconds(20)));
-        body(comm);
-      } catch (...) {
-        errors[static_cast<size_t>(r)] = std::current_exception();
-      }
-    });
-  }
-  for (auto& t : threads) t.join();
-  for (auto& e : errors) {
-    if (e) std::rethrow_exception(e);
-  }
-}
+using testing::OnTwoRanks;
 
 // Four tensors in two buckets: PowerSGD compresses w1 only at rank 1 and w2
 // at ranks 1 and 2; biases always travel dense.
@@ -66,8 +47,9 @@ struct Outcome {
   std::vector<CollectiveRecord> collectives;
 };
 
-// One step of `scheme` at `levels` on this rank.
-Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& levels) {
+// One step of `scheme` at `levels` on this rank; the raw sums count it
+// `raw_weight` times.
+Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& levels, double raw_weight = 1) {
   const std::vector<LayerInfo> layers = Layers();
   std::vector<torch::Tensor> params;
   for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
@@ -75,6 +57,7 @@ Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& level
                             ExchangeOptions().scheme(scheme).bucket_bytes(kBucketBytes).seed(17));
   EXPECT_EQ(exchange.buckets().size(), 2u);
   exchange.SetLevels(levels, 0);
+  exchange.set_raw_gradient_weight(raw_weight);
   exchange.BeginStep();
   torch::Tensor loss = torch::zeros({});
   for (size_t l = 0; l < layers.size(); ++l) loss = loss + (params[l] * Input(comm.rank(), layers[l])).sum();
@@ -187,6 +170,84 @@ TEST(GlooCommunicator, RendezvousFailsWithinTheTimeoutWhenAPeerNeverComes) {
   EXPECT_THROW(GlooCommunicator(GlooOptions().rank(0).world_size(2).master_port(port).timeout(std::chrono::seconds(2))),
                CommunicationError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
+}
+
+// The batch scheme's large batches: gradients of several micro-batches add
+// up in the buckets and only the last backward pass communicates, once.
+struct AccumulationOutcome {
+  std::vector<torch::Tensor> grads;
+  std::vector<double> norms;
+  size_t collectives = 0;
+};
+
+AccumulationOutcome TwoLayerStep(Communicator& comm, const std::vector<int64_t>& micro_sizes) {
+  // The same weights on both ranks (a generator of our own: the ranks are
+  // threads of one process and share the global one).
+  at::Generator weights = at::make_generator<at::CPUGeneratorImpl>(11);
+  std::vector<torch::Tensor> params = {torch::randn({4, 6}, weights), torch::randn({4}, weights),
+                                       torch::randn({3, 4}, weights), torch::randn({3}, weights)};
+  std::vector<LayerInfo> layers;
+  for (const torch::Tensor& p : params) {
+    LayerInfo l;
+    l.layer_id = static_cast<int>(layers.size());
+    l.name = "p" + std::to_string(l.layer_id);
+    l.shape = p.sizes().vec();
+    l.numel = p.numel();
+    layers.push_back(l);
+    p.requires_grad_(true);
+  }
+  // This rank's 12 samples.
+  at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(50 + comm.rank());
+  const torch::Tensor x = torch::randn({12, 6}, gen);
+  const torch::Tensor y = torch::randint(0, 3, {12}, gen, torch::kInt64);
+  GradientExchange exchange(params, layers, comm, ExchangeOptions().scheme(Scheme::kBatch));
+  exchange.SetLevels(std::vector<double>(4, 24), 0);
+  exchange.BeginStep();
+  int64_t at = 0;
+  for (size_t i = 0; i < micro_sizes.size(); ++i) {
+    const int64_t n = micro_sizes[i];
+    const torch::Tensor h = torch::relu(x.narrow(0, at, n).mm(params[0].t()) + params[1]);
+    const torch::Tensor loss = torch::nn::functional::cross_entropy(h.mm(params[2].t()) + params[3], y.narrow(0, at, n));
+    exchange.BeginBackward(/*last_micro_batch=*/i + 1 == micro_sizes.size());
+    (loss * (static_cast<double>(n) / 12.0)).backward();
+    at += n;
+  }
+  exchange.FinishStep();
+  AccumulationOutcome out;
+  for (const torch::Tensor& p : params) out.grads.push_back(p.grad().clone());
+  out.collectives = exchange.timings().collectives.size();
+  // A backward pass outside a step only accumulates: nothing is sent.
+  torch::relu(x.mm(params[0].t()) + params[1]).sum().backward();
+  EXPECT_EQ(exchange.timings().collectives.size(), out.collectives);
+  out.norms = exchange.TakeGlobalRawGradientNorms();
+  return out;
+}
+
+TEST(GradientExchange, AccumulatedMicroBatchesEqualOneLargeBatch) {
+  OnTwoRanks([](Communicator& comm) {
+    const AccumulationOutcome big = TwoLayerStep(comm, {12});
+    const AccumulationOutcome accumulated = TwoLayerStep(comm, {5, 5, 2});
+    ASSERT_EQ(big.grads.size(), accumulated.grads.size());
+    for (size_t l = 0; l < big.grads.size(); ++l) {
+      EXPECT_TRUE(torch::allclose(accumulated.grads[l], big.grads[l], 1e-5, 1e-6))
+          << "layer " << l << ": " << (accumulated.grads[l] - big.grads[l]).abs().max().item<float>();
+      EXPECT_NEAR(accumulated.norms[l], big.norms[l], 1e-5 * std::max(1.0, big.norms[l]));
+    }
+    // One all-reduce per bucket for the whole step, however many passes.
+    EXPECT_EQ(accumulated.collectives, big.collectives);
+    EXPECT_EQ(big.collectives, 1u);
+  });
+}
+
+TEST(GradientExchange, RawGradientWeightScalesTheAccordionSums) {
+  OnTwoRanks([](Communicator& comm) {
+    const Outcome out = Step(comm, Scheme::kBatch, std::vector<double>(4, 64), /*raw_weight=*/8);
+    const std::vector<LayerInfo> layers = Layers();
+    for (size_t l = 0; l < layers.size(); ++l) {
+      EXPECT_TRUE(torch::equal(out.grads[l], Mean(layers[l]))) << "the weight is Accordion's only";
+      EXPECT_NEAR(out.norms[l], 8 * (2 * Mean(layers[l])).norm().item<double>(), 1e-3) << layers[l].name;
+    }
+  });
 }
 
 }  // namespace

@@ -47,6 +47,77 @@ TEST(Models, CnnClassifiesImages) {
   EXPECT_EQ(layers[4].shape, (std::vector<int64_t>{128, 32 * 7 * 7}));
 }
 
+int64_t ParameterCount(const Model& model) {
+  int64_t n = 0;
+  for (const torch::Tensor& p : model.parameters()) n += p.numel();
+  return n;
+}
+
+TEST(Models, CifarModelsHaveThePapersParameterCounts) {
+  // Table 8 (CIFAR-10) and, for ResNet-18, Table 9 (CIFAR-100).
+  EXPECT_EQ(ParameterCount(*MakeModel("resnet18", {3, 32, 32, 10})), 11173962);
+  EXPECT_EQ(ParameterCount(*MakeModel("resnet18", {3, 32, 32, 100})), 11220132);
+  EXPECT_EQ(ParameterCount(*MakeModel("vgg19bn", {3, 32, 32, 10})), 20565834);
+}
+
+TEST(Models, Vgg19BnIsSixteenConvolutionsWithBatchNormAndThreeLinearLayers) {
+  const auto model = MakeModel("vgg19bn", {3, 32, 32, 10});
+  const std::vector<LayerInfo> layers = DescribeLayers(*model);
+  int convolutions = 0, norms = 0, linears = 0;
+  for (const LayerInfo& l : layers) {
+    if (l.shape.size() == 4) ++convolutions;
+    if (l.name.find(".running_mean") != std::string::npos) ++norms;
+    if (l.shape.size() == 2) ++linears;
+  }
+  EXPECT_EQ(convolutions, 16);
+  EXPECT_EQ(linears, 3);
+  // Named as PyTorch's nn.Sequential names them.
+  EXPECT_EQ(layers.front().name, "features.0.weight");
+  EXPECT_EQ(layers[2].name, "features.1.weight");  // the first BatchNorm
+  EXPECT_EQ(layers.back().name, "classifier.6.bias");
+  EXPECT_EQ(layers.back().shape, (std::vector<int64_t>{10}));
+  EXPECT_EQ(norms, 0) << "buffers are not parameters";
+  model->eval();
+  EXPECT_EQ(model->forward(torch::randn({2, 3, 32, 32})).sizes(), (std::vector<int64_t>{2, 10}));
+  EXPECT_THROW(MakeModel("vgg19bn", {1, 28, 28, 10}), InputError);
+}
+
+TEST(Models, LstmLanguageModelPredictsEveryNextToken) {
+  torch::manual_seed(1);
+  const auto model = MakeModel("lstm", {1, 1, 1, 50}, ModelOptions().lstm_size(16).dropout(0));
+  const std::vector<LayerInfo> layers = DescribeLayers(*model);
+  std::vector<std::string> names;
+  for (const LayerInfo& l : layers) names.push_back(l.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"encoder.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0",
+                                             "rnn.bias_ih_l0", "rnn.bias_hh_l0", "rnn.weight_ih_l1",
+                                             "rnn.weight_hh_l1", "rnn.bias_ih_l1", "rnn.bias_hh_l1",
+                                             "decoder.weight", "decoder.bias"}));
+  EXPECT_EQ(layers[1].shape, (std::vector<int64_t>{4 * 16, 16}));
+  // [streams, T] windows give one row of logits per (stream, position).
+  const torch::Tensor tokens = torch::randint(0, 50, {3, 7}, torch::kInt64);
+  const torch::Tensor first = model->forward(tokens);
+  EXPECT_EQ(first.sizes(), (std::vector<int64_t>{21, 50}));
+  // The hidden state is carried to the next window, until reset.
+  const torch::Tensor carried = model->forward(tokens);
+  EXPECT_FALSE(torch::allclose(first, carried));
+  model->ResetState();
+  EXPECT_TRUE(torch::allclose(first, model->forward(tokens)));
+  // Carried state is detached: backward reaches only the current window.
+  model->forward(tokens).sum().backward();
+}
+
+TEST(Models, TiedLstmSharesTheEmbeddingAndListsItOnce) {
+  const auto untied = MakeModel("lstm", {1, 1, 1, 50}, ModelOptions().lstm_size(16));
+  const auto tied = MakeModel("lstm", {1, 1, 1, 50}, ModelOptions().lstm_size(16).tie_weights(true));
+  EXPECT_EQ(ParameterCount(*untied) - ParameterCount(*tied), 50 * 16);
+  const std::vector<LayerInfo> layers = DescribeLayers(*tied);
+  EXPECT_EQ(layers.back().name, "decoder.bias");
+  EXPECT_EQ(layers.size(), 10u);
+  tied->forward(torch::randint(0, 50, {2, 5}, torch::kInt64)).sum().backward();
+  // The embedding's gradient holds both uses: lookup rows and decoder.
+  EXPECT_GT(tied->parameters()[0].grad().ne(0).sum().item<int64_t>(), 16 * 5);
+}
+
 TEST(Models, SameSeedSameWeights) {
   torch::manual_seed(5);
   const auto a = MakeModel("cnn", {1, 28, 28, 10});
@@ -56,6 +127,13 @@ TEST(Models, SameSeedSameWeights) {
     EXPECT_TRUE(torch::equal(a->parameters()[i], b->parameters()[i]));
   }
   EXPECT_THROW(MakeModel("vgg", {1, 28, 28, 10}), InputError);
+  torch::manual_seed(5);
+  const auto c = MakeModel("lstm", {1, 1, 1, 30}, ModelOptions().lstm_size(8));
+  torch::manual_seed(5);
+  const auto d = MakeModel("lstm", {1, 1, 1, 30}, ModelOptions().lstm_size(8));
+  for (size_t i = 0; i < c->parameters().size(); ++i) {
+    EXPECT_TRUE(torch::equal(c->parameters()[i], d->parameters()[i]));
+  }
 }
 
 }  // namespace

@@ -19,6 +19,14 @@ TrainOptions Synthetic() {
   return o;
 }
 
+// Synthetic() with one change.
+template <typename Change>
+TrainOptions With(Change change) {
+  TrainOptions o = Synthetic();
+  change(o);
+  return o;
+}
+
 void ExpectRefused(const TrainOptions& o, const std::string& fragment) {
   try {
     ValidateOptions(o);
@@ -47,24 +55,19 @@ TEST(TrainOptions, LevelsFollowSchemeAndPolicy) {
 }
 
 TEST(TrainOptions, RefusesBadConfigurations) {
-  auto with = [](auto change) {
-    TrainOptions o = Synthetic();
-    change(o);
-    return o;
-  };
-  ExpectRefused(with([](TrainOptions& o) { o.model = "vgg"; }), "unknown model");
-  ExpectRefused(with([](TrainOptions& o) { o.scheme = "batch"; }), "unknown scheme");
-  ExpectRefused(with([](TrainOptions& o) { o.epochs = 0; }), "--epochs");
-  ExpectRefused(with([](TrainOptions& o) { o.batch_size = 30; o.nproc = 4; }), "split evenly");
-  ExpectRefused(with([](TrainOptions& o) { o.policy = "accordion"; }), "compressing --scheme");
-  ExpectRefused(with([](TrainOptions& o) { o.scheme = "powersgd"; o.level = 1.5; }), "PowerSGD rank");
-  ExpectRefused(with([](TrainOptions& o) { o.scheme = "topk"; o.level = 2; }), "TopK fraction");
-  ExpectRefused(with([](TrainOptions& o) { o.scheme = "topk"; o.low = 0.5; }), "--low and --high");
-  ExpectRefused(with([](TrainOptions& o) { o.nesterov = true; o.momentum = 0; }), "--nesterov");
-  ExpectRefused(with([](TrainOptions& o) { o.dataset = "mnist"; o.data_dir = "/nonexistent"; }),
+  ExpectRefused(With([](TrainOptions& o) { o.model = "vgg"; }), "unknown model");
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "gradient-dropping"; }), "unknown scheme");
+  ExpectRefused(With([](TrainOptions& o) { o.epochs = 0; }), "--epochs");
+  ExpectRefused(With([](TrainOptions& o) { o.batch_size = 30; o.nproc = 4; }), "split evenly");
+  ExpectRefused(With([](TrainOptions& o) { o.policy = "accordion"; }), "compressing --scheme");
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "powersgd"; o.level = 1.5; }), "PowerSGD rank");
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "topk"; o.level = 2; }), "TopK fraction");
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "topk"; o.low = 0.5; }), "--low and --high");
+  ExpectRefused(With([](TrainOptions& o) { o.nesterov = true; o.momentum = 0; }), "--nesterov");
+  ExpectRefused(With([](TrainOptions& o) { o.dataset = "mnist"; o.data_dir = "/nonexistent"; }),
                 "not found");
-  ExpectRefused(with([](TrainOptions& o) { o.trace = "/nonexistent/dir/run.trace"; }), "does not exist");
-  ExpectRefused(with([](TrainOptions& o) { o.resume = true; }), "--checkpoint-dir");
+  ExpectRefused(With([](TrainOptions& o) { o.trace = "/nonexistent/dir/run.trace"; }), "does not exist");
+  ExpectRefused(With([](TrainOptions& o) { o.resume = true; }), "--checkpoint-dir");
 }
 
 TEST(TrainOptions, RefusesToOverwriteATraceUnlessAsked) {
@@ -89,6 +92,123 @@ TEST(TrainOptions, LearningRateWarmsUpThenDecays) {
   EXPECT_DOUBLE_EQ(LearningRate(o, 5), 0.4);
   EXPECT_NEAR(LearningRate(o, 6), 0.04, 1e-12);
   EXPECT_NEAR(LearningRate(o, 9), 0.004, 1e-12);
+}
+
+TEST(TrainOptions, WarmUpCanStartFromABaseLearningRate) {
+  // The paper's batch-size runs: linearly from 0.1 to 0.4 over 5 epochs.
+  TrainOptions o;
+  o.lr = 0.4;
+  o.warmup_epochs = 5;
+  o.warmup_from = 0.1;
+  EXPECT_DOUBLE_EQ(LearningRate(o, 0), 0.1);
+  EXPECT_DOUBLE_EQ(LearningRate(o, 1), 0.16);
+  EXPECT_NEAR(LearningRate(o, 4), 0.34, 1e-12);
+  EXPECT_DOUBLE_EQ(LearningRate(o, 5), 0.4);
+  o.warmup_epochs = 0;
+  o.dataset = "synthetic";
+  ExpectRefused(o, "--warmup-from");
+}
+
+TrainOptions BatchRun(double low, double high) {
+  TrainOptions o = Synthetic();
+  o.scheme = "batch";
+  o.policy = "accordion";
+  o.low = low;
+  o.high = high;
+  return o;
+}
+
+TEST(TrainOptions, BatchLevelsAreGlobalBatchesAndScaleTheLearningRate) {
+  TrainOptions o = Synthetic();
+  o.scheme = "batch";
+  o.policy = "accordion";
+  o.batch_size = 64;
+  // Defaults: the paper's B and 8B.
+  EXPECT_EQ(LevelsOf(o).low, 64);
+  EXPECT_EQ(LevelsOf(o).high, 512);
+  o = BatchRun(128, 1024);
+  o.lr = 0.05;
+  o.warmup_epochs = 2;
+  o.decay_epochs = {10};
+  EXPECT_NO_THROW(ValidateOptions(o));
+  // Linear scaling by level / low, on top of warm-up and decay.
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(o, 0, 128), 0.025);
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(o, 0, 1024), 0.2);
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(o, 5, 1024), 0.4);
+  EXPECT_NEAR(ScaledLearningRate(o, 10, 1024), 0.04, 1e-12);
+  // The other schemes ignore the level.
+  o.scheme = "powersgd";
+  o.low = 2;
+  o.high = 1;
+  EXPECT_DOUBLE_EQ(ScaledLearningRate(o, 5, 1), 0.05);
+  EXPECT_EQ(MicroBatchOf(o), o.batch_size);
+}
+
+TEST(TrainOptions, BatchLevelsAreWholeNumbersOfMicroBatches) {
+  TrainOptions o = BatchRun(128, 1024);
+  EXPECT_EQ(MicroBatchOf(o), 128);  // default: the low level
+  o.micro_batch = 64;
+  EXPECT_EQ(MicroBatchOf(o), 64);
+  EXPECT_NO_THROW(ValidateOptions(o));
+  o.micro_batch = 96;
+  ExpectRefused(o, "not a whole number of micro-batches");
+  o = BatchRun(128, 1000);
+  ExpectRefused(o, "not a whole number of micro-batches");
+  o = BatchRun(1024, 128);
+  ExpectRefused(o, "batch only grows");
+  o = BatchRun(128, 1024);
+  o.nproc = 3;
+  ExpectRefused(o, "split evenly");
+  o = BatchRun(128, 1024);
+  o.level = 256;
+  ExpectRefused(o, "--level belongs to --policy static");
+  o.policy = "static";
+  o.low.reset();
+  o.high.reset();
+  EXPECT_NO_THROW(ValidateOptions(o));
+  EXPECT_EQ(LevelsOf(o).low, 256);
+  EXPECT_EQ(LevelsOf(o).high, 256);
+  o.level = 100.5;
+  ExpectRefused(o, "batch size");
+  // A micro-batch belongs to the batch scheme only.
+  TrainOptions dense = Synthetic();
+  dense.micro_batch = 32;
+  ExpectRefused(dense, "--micro-batch belongs to --scheme batch");
+}
+
+TEST(TrainOptions, ModelsDatasetsAndBackendsMustFitTogether) {
+  ExpectRefused(With([](TrainOptions& o) { o.model = "lstm"; }), "--dataset tokens");
+  ExpectRefused(With([](TrainOptions& o) { o.model = "vgg19bn"; }), "32x32");
+  ExpectRefused(With([](TrainOptions& o) { o.dataset = "tokens"; }), "--dataset tokens is for --model lstm");
+  ExpectRefused(With([](TrainOptions& o) { o.dataset = "tokens"; o.model = "lstm"; }), "--data-file");
+  ExpectRefused(With([](TrainOptions& o) { o.dataset = "cifar10"; o.data_dir = "/nonexistent"; }), "not found");
+  ExpectRefused(With([](TrainOptions& o) { o.backend = "nccl"; }), "--device cuda");
+  ExpectRefused(With([](TrainOptions& o) { o.device = "cuda"; }), "--backend nccl");
+  if (!NcclAvailable()) {
+    ExpectRefused(With([](TrainOptions& o) { o.backend = "nccl"; o.device = "cuda"; }), "without the NCCL");
+  }
+  ExpectRefused(With([](TrainOptions& o) { o.hessian_every = -1; }), "--hessian-every");
+  ExpectRefused(With([](TrainOptions& o) { o.hessian_tolerance = 0; }), "--hessian-tolerance");
+  ExpectRefused(With([](TrainOptions& o) { o.clip = -1; }), "--clip");
+  ExpectRefused(With([](TrainOptions& o) { o.dropout = 1; }), "--dropout");
+}
+
+TEST(TrainOptions, ATokenCorpusMustFeedEveryStream) {
+  const std::string dir = testing::MakeTempDir("options-tokens");
+  std::ofstream(dir + "/small.txt") << "one two three\nfour five six\nseven eight\n";
+  TrainOptions o;
+  o.model = "lstm";
+  o.dataset = "tokens";
+  o.data_file = dir + "/small.txt";
+  o.valid_fraction = 0.3;  // the last line validates
+  o.batch_size = 4;  // 8 training tokens: 4 streams of 2
+  EXPECT_NO_THROW(ValidateOptions(o));
+  o.batch_size = 6;
+  ExpectRefused(o, "too few for 6 streams");
+  o.batch_size = 4;
+  o.scheme = "batch";
+  ExpectRefused(o, "--scheme batch is for the image models");
+  std::filesystem::remove_all(dir);
 }
 
 TEST(TrainOptions, ResumeNeedsTheSameTrajectory) {

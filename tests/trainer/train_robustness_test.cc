@@ -47,59 +47,79 @@ TEST_F(TrainRobustness, AKilledWorkerEndsTheRunWithAnErrorNotAHang) {
 }
 
 // Ctrl-C keeps the finished epochs; --resume then continues from the last
-// checkpoint and reproduces the uninterrupted run's numbers. PowerSGD under
-// Accordion, so memories, warm Qs and the controller must all survive.
-TEST_F(TrainRobustness, InterruptThenResumeReproducesTheUninterruptedRun) {
-  // Twelve epochs of 16 steps: after "epoch 2/12" there is ample time for the
-  // interrupt to land mid-run, even on a fast machine.
+// checkpoint and reproduces the uninterrupted run's numbers. Returns the
+// levels the run used (epoch_layers.level), to check both were exercised.
+// Twelve epochs: after "epoch 2/12" there is ample time for the interrupt to
+// land mid-run, even on a fast machine.
+std::set<double> ExpectInterruptThenResumeReproduces(testing::TempDirTest& test, const std::string& config) {
   constexpr int kEpochs = 12;
-  const std::string common = " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 "
-                             "--seed 3 --nproc 2 --epochs 12 --scheme powersgd --policy accordion "
-                             "--interval 1 --eta 0.3 --decay-epochs 3 9 --threads 1 ";
-  const CommandResult whole = Train(common + "--trace " + Path("whole.trace") + " --checkpoint-dir " + Path("ckpt-whole"));
-  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const std::string common = config + " --nproc 2 --epochs 12 --threads 1 ";
+  auto path = [&](const std::string& name) { return test.Path(name); };
+  const CommandResult whole = Train(common + "--trace " + path("whole.trace") + " --checkpoint-dir " + path("ckpt-whole"));
+  EXPECT_EQ(whole.exit_code, 0) << whole.err;
 
-  const std::string part = common + "--trace " + Path("part.trace") + " --checkpoint-dir " + Path("ckpt-part");
+  const std::string part = common + "--trace " + path("part.trace") + " --checkpoint-dir " + path("ckpt-part");
   {
-    BackgroundRun run(part, dir_);
-    ASSERT_TRUE(run.WaitForOutput("epoch 2/12", std::chrono::seconds(120))) << run.err();
+    BackgroundRun run(part, test.dir());
+    EXPECT_TRUE(run.WaitForOutput("epoch 2/12", std::chrono::seconds(120))) << run.err();
     ::kill(run.pid(), SIGINT);
     EXPECT_EQ(run.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << run.err();
   }
-  const TraceContent stopped = ReadTrace(Path("part.trace"));
+  const TraceContent stopped = ReadTrace(path("part.trace"));
   EXPECT_EQ(stopped.run.status, RunStatus::kInterrupted);
   const size_t kept = stopped.epochs.size();
-  ASSERT_GE(kept, 2u);
-  ASSERT_LT(kept, static_cast<size_t>(kEpochs)) << "the run finished before the interrupt arrived";
-  EXPECT_NO_THROW(ValidateTrace(Path("part.trace")));
+  EXPECT_GE(kept, 2u);
+  EXPECT_LT(kept, static_cast<size_t>(kEpochs)) << "the run finished before the interrupt arrived";
+  EXPECT_NO_THROW(ValidateTrace(path("part.trace")));
 
   const CommandResult resumed = Train(part + " --resume");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
   EXPECT_NE(resumed.out.find("epoch " + std::to_string(kept + 1) + "/12"), std::string::npos) << resumed.out;
   EXPECT_EQ(resumed.out.find("epoch 1/12"), std::string::npos) << "resume must not start over";
 
-  const TraceContent a = ReadTrace(Path("whole.trace"));
-  const TraceContent b = ReadTrace(Path("part.trace"));
+  const TraceContent a = ReadTrace(path("whole.trace"));
+  const TraceContent b = ReadTrace(path("part.trace"));
   EXPECT_EQ(b.run.status, RunStatus::kComplete);
-  ASSERT_EQ(a.epochs.size(), static_cast<size_t>(kEpochs));
-  ASSERT_EQ(b.epochs.size(), static_cast<size_t>(kEpochs));
   std::set<double> levels;
+  if (a.epochs.size() != static_cast<size_t>(kEpochs) || b.epochs.size() != static_cast<size_t>(kEpochs)) {
+    ADD_FAILURE() << "incomplete traces: " << a.epochs.size() << " and " << b.epochs.size() << " epochs";
+    return levels;
+  }
   for (size_t e = 0; e < static_cast<size_t>(kEpochs); ++e) {
     EXPECT_EQ(a.epochs[e].train_loss, b.epochs[e].train_loss) << "epoch " << e;
     EXPECT_EQ(a.epochs[e].test_loss, b.epochs[e].test_loss) << "epoch " << e;
     EXPECT_EQ(a.epochs[e].test_acc, b.epochs[e].test_acc) << "epoch " << e;
+    EXPECT_EQ(a.epochs[e].batch_size, b.epochs[e].batch_size) << "epoch " << e;
+    EXPECT_EQ(a.epochs[e].lr, b.epochs[e].lr) << "epoch " << e;
     for (size_t l = 0; l < a.layers.size(); ++l) {
       EXPECT_EQ(a.layer_rows[e][l].grad_norm, b.layer_rows[e][l].grad_norm) << "epoch " << e << " layer " << l;
       EXPECT_EQ(a.layer_rows[e][l].level, b.layer_rows[e][l].level) << "epoch " << e << " layer " << l;
       levels.insert(a.layer_rows[e][l].level);
     }
   }
-  EXPECT_EQ(levels.size(), 2u) << "both PowerSGD ranks should have been used, so the warm Q switched";
-  EXPECT_NO_THROW(ValidateTrace(Path("part.trace")));
+  EXPECT_NO_THROW(ValidateTrace(path("part.trace")));
   // A finished run has nothing left to resume.
   const CommandResult again = Train(part + " --resume");
   EXPECT_EQ(again.exit_code, 2);
   EXPECT_NE(again.err.find("nothing is left"), std::string::npos) << again.err;
+  return levels;
+}
+
+// PowerSGD under Accordion: memories, warm Qs and the controller must all survive.
+TEST_F(TrainRobustness, InterruptThenResumeReproducesTheUninterruptedRun) {
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this, " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 --seed 3"
+             " --scheme powersgd --policy accordion --interval 1 --eta 0.3 --decay-epochs 3 9");
+  EXPECT_EQ(levels.size(), 2u) << "both PowerSGD ranks should have been used, so the warm Q switched";
+}
+
+// Batch size under Accordion: the grown batch, its scaled LR and the
+// sampler's step count must continue where they were.
+TEST_F(TrainRobustness, InterruptThenResumeKeepsTheGrownBatch) {
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this, " --dataset synthetic --limit-samples 1024 --model mlp --lr 0.05 --seed 3"
+             " --scheme batch --policy accordion --low 64 --high 256 --interval 1 --decay-epochs 3 9");
+  EXPECT_EQ(levels, (std::set<double>{64, 256}));
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "tests/support/run_command.h"
+#include "tests/trainer/temp_dir_test.h"
 #include "traces/records.h"
 
 namespace accordion::testing {
@@ -24,15 +25,6 @@ inline const std::string kQuickRun =
     " --dataset synthetic --limit-samples 512 --model mlp --batch-size 64 --lr 0.05 --seed 3";
 
 CommandResult Train(const std::string& args);
-
-// A test with its own temporary directory, removed afterwards.
-class TempDirTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = MakeTempDir("train"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string Path(const std::string& name) const { return dir_ + "/" + name; }
-  std::string dir_;
-};
 
 // accordion-train started in the background with stdout / stderr in files.
 class BackgroundRun {

@@ -1,0 +1,60 @@
+# Which LibTorch the trainer builds against.
+#
+#   default                          find_package(Torch): Debian's libtorch-dev
+#                                    (1.13, CPU only) or whatever Torch_DIR says.
+#   -DACCORDION_TORCH_FROM_PYTHON=ON the LibTorch inside python3's torch package
+#                                    (torch.utils.cmake_prefix_path), e.g.
+#                                    PyTorch 2.x with CUDA and NCCL on a GPU machine.
+#
+# A wheel's LibTorch may use the pre-C++11 std::string ABI. Everything linked
+# with it must then use that ABI too, which Debian's GoogleTest, Google
+# Benchmark and SimGrid do not: in that case the whole build switches ABI and
+# tests, benchmarks and the simulator are left out (the trainer and the
+# analysis tools build). Included by AccordionOptions.cmake before it looks
+# for LibTorch.
+option(ACCORDION_TORCH_FROM_PYTHON "Build the trainer against python3's torch package (its LibTorch)" OFF)
+set(ACCORDION_PYTHON "python3" CACHE STRING "The Python whose torch package provides LibTorch")
+
+if(ACCORDION_TORCH_FROM_PYTHON)
+  execute_process(
+    COMMAND ${ACCORDION_PYTHON} -c
+      "import torch; print(torch.utils.cmake_prefix_path); print(int(torch._C._GLIBCXX_USE_CXX11_ABI)); print(torch.__version__); print(torch.version.cuda or '')"
+    RESULT_VARIABLE _torch_rc OUTPUT_VARIABLE _torch_out ERROR_VARIABLE _torch_err
+    OUTPUT_STRIP_TRAILING_WHITESPACE)
+  if(NOT _torch_rc EQUAL 0)
+    message(FATAL_ERROR "ACCORDION_TORCH_FROM_PYTHON: '${ACCORDION_PYTHON} -c \"import torch\"' failed: ${_torch_err}")
+  endif()
+  string(REPLACE "\n" ";" _torch_lines "${_torch_out}")
+  list(GET _torch_lines 0 _torch_prefix)
+  list(GET _torch_lines 1 _torch_cxx11_abi)
+  list(GET _torch_lines 2 _torch_version)
+  list(LENGTH _torch_lines _torch_count)
+  set(_torch_cuda "")
+  if(_torch_count GREATER 3)
+    list(GET _torch_lines 3 _torch_cuda)
+  endif()
+  if(NOT EXISTS "${_torch_prefix}/Torch/TorchConfig.cmake")
+    message(FATAL_ERROR "ACCORDION_TORCH_FROM_PYTHON: torch ${_torch_version} has no "
+      "${_torch_prefix}/Torch/TorchConfig.cmake (Debian's python3-torch ships no CMake files; "
+      "use PyTorch's own wheel, e.g. pip install torch)")
+  endif()
+  set(Torch_DIR "${_torch_prefix}/Torch" CACHE PATH "LibTorch's CMake directory" FORCE)
+  message(STATUS "Accordion: LibTorch from python3's torch ${_torch_version} (CUDA '${_torch_cuda}') at ${Torch_DIR}")
+  if(_torch_cxx11_abi EQUAL 0)
+    message(WARNING "Accordion: torch ${_torch_version} uses the pre-C++11 string ABI; building everything "
+      "with _GLIBCXX_USE_CXX11_ABI=0 and leaving out tests, benchmarks and the simulator, whose "
+      "Debian libraries use the new ABI")
+    add_compile_definitions(_GLIBCXX_USE_CXX11_ABI=0)
+    set(ACCORDION_BUILD_TESTS OFF CACHE BOOL "Build tests and examples" FORCE)
+    set(ACCORDION_BUILD_BENCH OFF CACHE BOOL "Build benchmarks (needs Google Benchmark)" FORCE)
+    set(ACCORDION_BUILD_TESTS OFF)
+    set(ACCORDION_BUILD_BENCH OFF)
+    set(ACCORDION_BUILD_SIMULATOR OFF)
+    set(_accordion_summary "${_accordion_summary}  (pre-C++11 ABI LibTorch: tests, benchmarks, simulator off)\n")
+  endif()
+  # A CUDA LibTorch looks for the CUDA toolkit while it is found.
+  if(NOT DEFINED CUDAToolkit_ROOT AND EXISTS /usr/local/cuda)
+    set(CUDAToolkit_ROOT /usr/local/cuda)
+  endif()
+  find_package(Torch REQUIRED)
+endif()

@@ -1,0 +1,25 @@
+// The rendezvous every c10d communicator starts with: rank 0 hosts a
+// TCPStore at MASTER_ADDR:MASTER_PORT, the others connect to it. Shared by
+// the Gloo and NCCL communicators; private to trainer/.
+#ifndef ACCORDION_TRAINER_RENDEZVOUS_H_
+#define ACCORDION_TRAINER_RENDEZVOUS_H_
+
+#include <chrono>
+#include <exception>
+#include <string>
+
+#include <torch/csrc/distributed/c10d/Store.hpp>
+
+namespace accordion {
+
+// Waits until all `world_size` ranks arrived or `timeout` passed (throws).
+c10::intrusive_ptr<c10d::Store> ConnectStore(const std::string& master_addr, int master_port, int rank,
+                                             int world_size, std::chrono::milliseconds timeout);
+
+// An exception's first line: c10::Error appends a C++ backtrace people do
+// not need.
+std::string FirstLineOf(const std::exception& e);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRAINER_RENDEZVOUS_H_
