@@ -314,12 +314,7 @@ torch::Tensor Augment(const Dataset& data, const torch::Tensor& images, const st
 
 std::unique_ptr<TrainingData> TrainingData::Load(const TrainOptions& o, int world_size, int rank) {
   if (o.dataset == "tokens") {
-    TokenCorpus corpus = ReadTokenCorpus(TokenCorpusOptions()
-                                             .train_path(o.data_file)
-                                             .valid_path(o.valid_file)
-                                             .valid_fraction(o.valid_fraction)
-                                             .limit_tokens(o.limit_samples));
-    return std::make_unique<TokenData>(std::move(corpus), o, world_size, rank);
+    return std::make_unique<TokenData>(ReadTokenCorpus(TokenCorpusOptionsOf(o)), o, world_size, rank);
   }
   return std::make_unique<ImageData>(LoadDataSplits(o.dataset, DataDirOf(o), o.limit_samples), o, world_size, rank);
 }

@@ -110,11 +110,7 @@ void CheckNumbers(const TrainOptions& o) {
 
 void CheckTokenCorpus(const TrainOptions& o) {
   if (o.data_file.empty()) throw InputError("--dataset tokens needs --data-file (a word-level text file)");
-  const TokenCorpus corpus = ReadTokenCorpus(TokenCorpusOptions()
-                                                 .train_path(o.data_file)
-                                                 .valid_path(o.valid_file)
-                                                 .valid_fraction(o.valid_fraction)
-                                                 .limit_tokens(o.limit_samples));
+  const TokenCorpus corpus = ReadTokenCorpus(TokenCorpusOptionsOf(o));
   // Each of the batch's token streams needs an input and a next token.
   const auto needed = static_cast<size_t>(2 * o.batch_size);
   if (corpus.train.size() < needed) {
@@ -416,6 +412,14 @@ bool NcclAvailable() {
 
 std::string DataDirOf(const TrainOptions& o) {
   return o.data_dir.empty() ? "/usr/share/datasets/" + o.dataset : o.data_dir;
+}
+
+TokenCorpusOptions TokenCorpusOptionsOf(const TrainOptions& o) {
+  return TokenCorpusOptions()
+      .train_path(o.data_file)
+      .valid_path(o.valid_file)
+      .valid_fraction(o.valid_fraction)
+      .limit_tokens(o.limit_samples);
 }
 
 int ThreadsOf(const TrainOptions& o, int workers_on_this_node) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "traces/records.h"
+#include "trainer/token_file.h"
 
 namespace CLI {
 class App;
@@ -115,6 +116,10 @@ int64_t MicroBatchOf(const TrainOptions& options);
 
 // Dataset directory actually used.
 std::string DataDirOf(const TrainOptions& options);
+
+// What --data-file, --valid-file, --valid-fraction and --limit-samples ask
+// of the token corpus (--dataset tokens).
+TokenCorpusOptions TokenCorpusOptionsOf(const TrainOptions& options);
 
 // Worker threads actually used (resolves threads == 0).
 int ThreadsOf(const TrainOptions& options, int workers_on_this_node);
