@@ -22,6 +22,8 @@ TraceView LoadTraceView(TraceReader& reader) {
   const int num_layers = v.num_layers();
   v.grad_norms.assign(num_epochs, std::vector<double>(num_layers, -1.0));
   v.levels.assign(num_epochs, std::vector<double>(num_layers, 0.0));
+  v.critical.assign(num_epochs, std::vector<bool>(num_layers, false));
+  v.ratios.assign(num_epochs, std::vector<std::optional<double>>(num_layers));
   for (const EpochLayerRecord& r : reader.EpochLayers()) {
     if (r.epoch >= num_epochs) {
       throw TraceError(TraceErrorCode::kOutOfRange,
@@ -30,6 +32,8 @@ TraceView LoadTraceView(TraceReader& reader) {
     }
     v.grad_norms[r.epoch][r.layer_id] = r.grad_norm;
     v.levels[r.epoch][r.layer_id] = r.level;
+    v.critical[r.epoch][r.layer_id] = r.critical;
+    v.ratios[r.epoch][r.layer_id] = r.ratio;
   }
   for (int e = 0; e < num_epochs; ++e) {
     for (int l = 0; l < num_layers; ++l) {

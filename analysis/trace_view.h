@@ -3,6 +3,7 @@
 #ifndef ACCORDION_ANALYSIS_TRACE_VIEW_H_
 #define ACCORDION_ANALYSIS_TRACE_VIEW_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct TraceView {
   std::vector<EpochRecord> epochs;             // 0..E-1
   std::vector<std::vector<double>> grad_norms;  // [epoch][layer]
   std::vector<std::vector<double>> levels;      // [epoch][layer], as recorded
+  // [epoch][layer], as the run recorded them: the layer's regime during the
+  // epoch, and the ratio its check computed at the end of the epoch.
+  std::vector<std::vector<bool>> critical;
+  std::vector<std::vector<std::optional<double>>> ratios;
 
   int num_epochs() const { return static_cast<int>(epochs.size()); }
   int num_layers() const { return static_cast<int>(layers.size()); }

@@ -51,17 +51,16 @@ endif()
 accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"
   "${Torch_FOUND}" "LibTorch not found (apt-get install libtorch-dev libgloo-dev)")
 
-# --- gui: Qt6 Widgets + QCustomPlot
+# --- gui: Qt6 Widgets + QCustomPlot; it projects what-ifs with the simulator
 if(NOT ACCORDION_BUILD_GUI STREQUAL "OFF")
-  find_package(Qt6 QUIET COMPONENTS Widgets PrintSupport)
-  find_library(QCUSTOMPLOT_LIBRARY NAMES QCustomPlotQt6 qcustomplot-qt6)
-  find_path(QCUSTOMPLOT_INCLUDE_DIR qcustomplot.h)
-  if(Qt6_FOUND AND QCUSTOMPLOT_LIBRARY AND QCUSTOMPLOT_INCLUDE_DIR)
+  find_package(Qt6 QUIET COMPONENTS Core Widgets PrintSupport Concurrent Test)
+  find_package(QCustomPlotQt6 QUIET)
+  if(Qt6_FOUND AND TARGET QCustomPlotQt6::QCustomPlotQt6 AND ACCORDION_BUILD_SIMULATOR)
     set(_gui_found TRUE)
   endif()
 endif()
-accordion_resolve_module(ACCORDION_BUILD_GUI "gui (accordion-gui)"
-  "${_gui_found}" "Qt6 Widgets or QCustomPlot not found (apt-get install qt6-base-dev libqcustomplot-dev)")
+accordion_resolve_module(ACCORDION_BUILD_GUI "gui (accordion-gui, accordion-report)"
+  "${_gui_found}" "Qt6, QCustomPlot or the simulator not found (apt-get install qt6-base-dev libqcustomplot-dev libsimgrid-dev)")
 
 if(ACCORDION_BUILD_BENCH)
   find_package(benchmark QUIET)

@@ -118,7 +118,8 @@ std::string RunInChildProcess(const ChildWork& work) {
 }
 
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
-                                             const std::function<void(int)>& progress) {
+                                             const std::function<void(int)>& progress,
+                                             const std::atomic<bool>* cancel) {
   if (jobs < 1) throw InputError("--jobs must be at least 1");
   std::vector<std::string> results(work.size());
   std::vector<Running> running;
@@ -130,9 +131,12 @@ std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work,
         running.push_back(Start(work[next], static_cast<int>(next)));
         ++next;
       }
+      if (cancel != nullptr && cancel->load()) throw Cancelled();
       std::vector<pollfd> fds;
       for (const Running& r : running) fds.push_back({r.fd, POLLIN, 0});
-      if (::poll(fds.data(), fds.size(), -1) < 0) {
+      // With a cancel flag, wake up now and then to look at it.
+      const int timeout_ms = cancel != nullptr ? 50 : -1;
+      if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
         if (errno == EINTR) continue;
         throw std::runtime_error(std::string("poll: ") + std::strerror(errno));
       }

@@ -9,6 +9,7 @@
 #ifndef ACCORDION_SIMULATOR_CHILD_PROCESS_H_
 #define ACCORDION_SIMULATOR_CHILD_PROCESS_H_
 
+#include <atomic>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,9 +25,18 @@ std::string RunInChildProcess(const ChildWork& work);
 
 // Runs every item, at most `jobs` at a time, results in input order;
 // `progress(done)` is called after each finishes. On the first failure the
-// other children are stopped and the failure is rethrown.
+// other children are stopped and the failure is rethrown. When `cancel` is
+// given and becomes true, the children are killed within about 50 ms and
+// Cancelled is thrown.
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
-                                             const std::function<void(int)>& progress = {});
+                                             const std::function<void(int)>& progress = {},
+                                             const std::atomic<bool>* cancel = nullptr);
+
+// Thrown when a caller's cancel flag stopped the work.
+class Cancelled : public std::exception {
+ public:
+  const char* what() const noexcept override { return "cancelled"; }
+};
 
 }  // namespace accordion::sim
 

@@ -1,5 +1,9 @@
 #include "simulator/communication_model.h"
 
+#include <sys/stat.h>
+
+#include <map>
+#include <mutex>
 #include <nlohmann/json.hpp>
 
 #include "simulator/child_process.h"
@@ -16,8 +20,34 @@ std::optional<ModelKind> ParseModelKind(const std::string& name) {
   return std::nullopt;
 }
 
+namespace {
+
+// Identifies a probe: the spec as JSON, the ranks, and for XML platforms the
+// file's size and modification time.
+std::string ProbeKey(const PlatformSpec& spec, int ranks) {
+  std::string key = spec.ToJson().dump() + "#" + std::to_string(ranks);
+  if (spec.topology == Topology::kXml) {
+    struct stat st {};
+    if (::stat(spec.xml_path.c_str(), &st) == 0) {
+      key += "#" + std::to_string(st.st_size) + "#" + std::to_string(st.st_mtim.tv_sec) + "." +
+             std::to_string(st.st_mtim.tv_nsec);
+    }
+  }
+  return key;
+}
+
+}  // namespace
+
 PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks) {
   spec.Validate();
+  static std::mutex mutex;
+  static std::map<std::string, PlatformProbe> known;
+  const std::string key = ProbeKey(spec, ranks);
+  {
+    std::lock_guard<std::mutex> lock(mutex);
+    auto it = known.find(key);
+    if (it != known.end()) return it->second;
+  }
   const nlohmann::json j = nlohmann::json::parse(RunInChildProcess([&spec, ranks] {
     NetworkSimulation sim(spec, ranks);
     const RouteSummary r = SummariseRingRoutes(sim.hosts());
@@ -27,6 +57,8 @@ PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks) {
   probe.ranks = ranks;
   probe.ring_route.latency_s = j.at("latency_s").get<double>();
   probe.ring_route.bandwidth_Bps = j.at("bandwidth_Bps").get<double>();
+  std::lock_guard<std::mutex> lock(mutex);
+  known.emplace(key, probe);
   return probe;
 }
 
@@ -65,12 +97,13 @@ std::string AnalyticCommunication::Describe() const {
 }
 
 SimulatedCommunication::SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm,
-                                               Fidelity fidelity, int jobs)
+                                               Fidelity fidelity, int jobs, const std::atomic<bool>* cancel)
     : spec_(std::move(spec)),
       ranks_(ranks),
       algorithm_(algorithm),
       fidelity_(ResolveFidelity(fidelity, ranks)),
-      jobs_(jobs) {}
+      jobs_(jobs),
+      cancel_(cancel) {}
 
 std::vector<IterationTiming> SimulatedCommunication::Time(const std::vector<IterationPattern>& patterns,
                                                           const std::function<void(int)>& progress) {
@@ -82,7 +115,7 @@ std::vector<IterationTiming> SimulatedCommunication::Time(const std::vector<Iter
     });
   }
   std::vector<IterationTiming> out;
-  for (const std::string& text : RunInChildProcesses(work, jobs_, progress)) {
+  for (const std::string& text : RunInChildProcesses(work, jobs_, progress, cancel_)) {
     out.push_back(TimingFromJson(nlohmann::json::parse(text)));
   }
   return out;

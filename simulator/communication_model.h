@@ -7,6 +7,7 @@
 #ifndef ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 #define ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -35,6 +36,9 @@ class CommunicationModel {
 
 // What a built platform looks like to the analytic model, found by building
 // it in a child process (which also checks that it can hold the ranks).
+// Answers are remembered per (spec, ranks) for the life of the process, so
+// an interactive what-if pays the child process once per platform; an XML
+// platform is probed afresh when its file changes.
 struct PlatformProbe {
   int ranks = 0;
   RouteSummary ring_route;  // between ring neighbours
@@ -61,7 +65,7 @@ class AnalyticCommunication : public CommunicationModel {
 class SimulatedCommunication : public CommunicationModel {
  public:
   SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm, Fidelity fidelity,
-                         int jobs = 1);
+                         int jobs = 1, const std::atomic<bool>* cancel = nullptr);
   std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
                                     const std::function<void(int)>& progress) override;
   std::string Describe() const override;
@@ -72,6 +76,7 @@ class SimulatedCommunication : public CommunicationModel {
   AllReduceAlgorithm algorithm_;
   Fidelity fidelity_;
   int jobs_;
+  const std::atomic<bool>* cancel_;
 };
 
 }  // namespace accordion::sim

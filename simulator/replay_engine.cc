@@ -169,7 +169,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
                                                     options_.allreduce(), r.workers);
   } else {
     model = std::make_unique<SimulatedCommunication>(options_.platform(), r.workers, options_.allreduce(),
-                                                     options_.fidelity(), options_.jobs());
+                                                     options_.fidelity(), options_.jobs(), options_.cancel());
   }
   r.platform = options_.platform().Describe(r.workers);
   r.communication = model->Describe();

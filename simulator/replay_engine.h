@@ -20,6 +20,7 @@
 #ifndef ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
 #define ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -49,6 +50,9 @@ class ReplayOptions {
   // Empty: the bucket size the trace's configuration names, else DDP's 25 MiB.
   ReplayOptions& bucket_bytes(std::optional<int64_t> v) { bucket_bytes_ = v; return *this; }
   ReplayOptions& jobs(int v) { jobs_ = v; return *this; }
+  // When set and it becomes true, a running simulation stops and Run()
+  // throws Cancelled (child_process.h). The flag must outlive Run().
+  ReplayOptions& cancel(const std::atomic<bool>* v) { cancel_ = v; return *this; }
 
   const PlatformSpec& platform() const { return platform_; }
   int workers() const { return workers_; }
@@ -63,6 +67,7 @@ class ReplayOptions {
   bool memoise() const { return memoise_; }
   std::optional<int64_t> bucket_bytes() const { return bucket_bytes_; }
   int jobs() const { return jobs_; }
+  const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
   PlatformSpec platform_;
@@ -78,6 +83,7 @@ class ReplayOptions {
   bool memoise_ = true;
   std::optional<int64_t> bucket_bytes_;
   int jobs_ = 1;
+  const std::atomic<bool>* cancel_ = nullptr;
 };
 
 struct EpochProjection {

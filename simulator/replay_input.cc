@@ -107,29 +107,39 @@ std::optional<int64_t> RecordedBucketBytes(const RunInfo& run) {
 
 ReplayInput LoadReplayInput(const std::string& path) {
   auto reader = TraceReader::Open(path);
+  TraceView view = LoadTraceView(*reader);
+  return LoadReplayInput(*reader, std::move(view));
+}
+
+ReplayInput LoadReplayInput(TraceReader& reader, TraceView view) {
   ReplayInput in;
-  in.path = path;
-  in.view = LoadTraceView(*reader);
+  in.path = reader.path();
+  in.view = std::move(view);
   in.bucket_bytes = RecordedBucketBytes(in.view.run);
-  in.profile = MeasureProfile(*reader, in.view, in.measured_iteration_s);
+  in.profile = MeasureProfile(reader, in.view, in.measured_iteration_s);
   return in;
 }
 
 MeasuredIteration LoadMeasuredIteration(const std::string& path, int epoch) {
   auto reader = TraceReader::Open(path);
+  return LoadMeasuredIteration(*reader, epoch);
+}
+
+MeasuredIteration LoadMeasuredIteration(TraceReader& reader, int epoch) {
+  const std::string& path = reader.path();
   // The sampled (epoch, iteration) of rank 0 closest to the epoch asked for.
   std::optional<IterationRecord> best;
-  reader->ForEachIteration([&](const IterationRecord& r) {
+  reader.ForEachIteration([&](const IterationRecord& r) {
     if (r.rank != 0) return;
     if (!best || std::abs(r.epoch - epoch) < std::abs(best->epoch - epoch)) best = r;
   });
   if (!best) throw InputError(path + " has no per-iteration timings of rank 0 to draw");
   MeasuredIteration m;
   m.record = *best;
-  reader->ForEachCollective([&](const CollectiveRecord& c) {
+  reader.ForEachCollective([&](const CollectiveRecord& c) {
     if (c.rank == 0 && c.epoch == best->epoch && c.iteration == best->iteration) m.collectives.push_back(c);
   });
-  reader->ForEachGradReady([&](const GradReadyRecord& g) {
+  reader.ForEachGradReady([&](const GradReadyRecord& g) {
     if (g.rank == 0 && g.epoch == best->epoch && g.iteration == best->iteration) m.grad_ready.push_back(g);
   });
   return m;

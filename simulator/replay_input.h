@@ -12,6 +12,10 @@
 #include "analysis/trace_view.h"
 #include "traces/records.h"
 
+namespace accordion {
+class TraceReader;
+}
+
 namespace accordion::sim {
 
 // One optimizer step's compute, as measured, per rank and averaged over the
@@ -44,6 +48,8 @@ struct ReplayInput {
 // Throws InputError when the trace lacks what replay needs: sampled
 // iterations, and gradient-ready offsets for every layer.
 ReplayInput LoadReplayInput(const std::string& path);
+// The same from an open trace whose view is already loaded.
+ReplayInput LoadReplayInput(TraceReader& reader, TraceView view);
 
 // One measured iteration (rank 0) for timelines: the sampled iteration of
 // `epoch`, or of the nearest sampled epoch.
@@ -53,6 +59,7 @@ struct MeasuredIteration {
   std::vector<GradReadyRecord> grad_ready;
 };
 MeasuredIteration LoadMeasuredIteration(const std::string& path, int epoch);
+MeasuredIteration LoadMeasuredIteration(TraceReader& reader, int epoch);
 
 }  // namespace accordion::sim
 

@@ -1,0 +1,73 @@
+// Figure builders: each fills a QCustomPlot from the document's data,
+// replacing whatever it showed. The app's views and the headless
+// accordion-report draw with these same functions, so a figure in the
+// report is the figure in the window.
+#ifndef ACCORDION_GUI_FIGURES_FIGURES_H_
+#define ACCORDION_GUI_FIGURES_FIGURES_H_
+
+#include <QString>
+#include <memory>
+#include <vector>
+
+#include "gui/model/regime_analysis.h"
+#include "gui/model/run_data.h"
+#include "gui/model/what_if.h"
+
+class QCustomPlot;
+
+namespace accordion::gui {
+
+// Per-layer accumulated-gradient norm against epoch (log y), the regimes
+// re-derived now shaded as bands over the plot and the recorded ones as a
+// strip along its bottom, LR decays as dashed lines, check epochs as ticks,
+// and the Hessian's top eigenvalue on the right axis where the trace has it.
+// `layers` empty: every layer. `grouped`: one line per LayerGroup (the
+// root-sum-square of its layers' norms) instead of one per layer.
+void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
+                       const std::vector<int>& layers, bool grouped);
+
+// |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖ at each check, per layer shown, against the
+// η line; the same bands as DrawGradientNorms.
+void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
+                     const std::vector<int>& layers);
+
+// Layer × epoch heat map of the levels Accordion chooses (the paper's
+// Figures 18-20): low level (critical) in one colour, high in another.
+void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis);
+// The cell under plot coordinates (x = epoch, y = layer), or false.
+bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* layer);
+// Tooltip text for a cell: layer name, epoch, norm, ratio, level.
+QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int layer);
+
+// Projected time-to-train of dense, static low, static high and Accordion as
+// bars, with speedups; the title says whether SimGrid or the α–β estimate
+// produced it.
+void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection);
+// Speedup of Accordion (and of static high) over dense and static low
+// against bandwidth, log x; `current_gbps` marked.
+void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& sweep, double current_gbps);
+// Accordion's projected epochs as stacked bars: compute / compression /
+// exposed communication / other.
+void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection);
+
+enum class CompareAxis { kEpoch, kFloats };
+// Test accuracy of each run against epoch, or against cumulative floats
+// sent (the paper's Figure 1, right).
+void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
+                            CompareAxis axis);
+
+// One iteration as bars on tracks: measured (the trace's compute and
+// collectives, rank 0) above simulated (`projection`'s Accordion schedule at
+// `epoch`); either may be missing.
+void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfProjection* projection,
+                           int epoch);
+
+// Writes the plot as PNG or PDF (by the path's suffix) at its current size
+// (or width x height when given). False with `error` set on failure.
+bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);
+// Every curve, bar set and colour map of the plot as CSV, one row per point.
+QString FigureCsv(const QCustomPlot* plot);
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_FIGURES_FIGURES_H_

@@ -1,0 +1,433 @@
+#include "gui/model/explorer_document.h"
+
+#include <QCoreApplication>
+#include <QFileInfo>
+#include <QThread>
+#include <QThreadPool>
+#include <QTimer>
+#include <exception>
+
+#include "common/errors.h"
+#include "simulator/child_process.h"
+
+namespace accordion::gui {
+
+namespace {
+
+// Settings must be still this long before a replay starts by itself.
+constexpr int kAutoSimulateDelayMs = 600;
+constexpr int kLivePollMs = 1000;
+
+// The bandwidths of the sweep plot: 0.1 to 400 Gb/s, 25 points.
+std::vector<double> SweepBandwidths() { return LogSpaced(0.1, 400, 25); }
+
+QString Text(const std::exception& e) { return QString::fromStdString(e.what()); }
+
+}  // namespace
+
+ExplorerDocument::ExplorerDocument(QObject* parent)
+    : QObject(parent),
+      pool_(new QThreadPool(this)),
+      simulation_pool_(new QThreadPool(this)),
+      auto_simulation_timer_(new QTimer(this)),
+      live_timer_(new QTimer(this)) {
+  pool_->setMaxThreadCount(2);
+  simulation_pool_->setMaxThreadCount(1);
+  auto_simulation_timer_->setSingleShot(true);
+  auto_simulation_timer_->setInterval(kAutoSimulateDelayMs);
+  connect(auto_simulation_timer_, &QTimer::timeout, this, &ExplorerDocument::startSimulation);
+  live_timer_->setInterval(kLivePollMs);
+  connect(live_timer_, &QTimer::timeout, this, &ExplorerDocument::pollLiveRuns);
+}
+
+ExplorerDocument::~ExplorerDocument() {
+  if (simulation_cancel_) simulation_cancel_->store(true);
+  if (sweep_job_.cancel) sweep_job_.cancel->store(true);
+  // Jobs post their answers to this object; wait for them before it goes.
+  pool_->waitForDone();
+  simulation_pool_->waitForDone();
+}
+
+std::shared_ptr<const RunData> ExplorerDocument::run(int index) const {
+  if (index < 0 || index >= runCount()) return nullptr;
+  return runs_[index];
+}
+
+std::shared_ptr<const RunData> ExplorerDocument::currentRun() const { return run(current_); }
+
+int ExplorerDocument::indexOfPath(const QString& path) const {
+  const std::string wanted = QFileInfo(path).absoluteFilePath().toStdString();
+  for (int i = 0; i < runCount(); ++i) {
+    if (runs_[i]->path == wanted) return i;
+  }
+  return -1;
+}
+
+bool ExplorerDocument::isCompared(int index) const {
+  return index >= 0 && index < runCount() && compared_[index];
+}
+
+void ExplorerDocument::setCompared(int index, bool compared) {
+  if (index < 0 || index >= runCount() || compared_[index] == compared) return;
+  compared_[index] = compared;
+  emit comparedChanged();
+}
+
+std::vector<std::shared_ptr<const RunData>> ExplorerDocument::comparedRuns() const {
+  std::vector<std::shared_ptr<const RunData>> out;
+  for (int i = 0; i < runCount(); ++i) {
+    if (compared_[i]) out.push_back(runs_[i]);
+  }
+  return out;
+}
+
+// --- opening and live runs
+
+void ExplorerDocument::open(const QStringList& paths) {
+  bool first = true;
+  for (const QString& given : paths) {
+    const QString path = QFileInfo(given).absoluteFilePath();
+    if (first) make_current_.append(path);
+    first = false;
+    startLoad(path, false);
+  }
+}
+
+void ExplorerDocument::startLoad(const QString& path, bool reload) {
+  if (pending_loads_++ == 0) emit loadingChanged(true);
+  pool_->start([this, path, reload] {
+    std::shared_ptr<const RunData> data;
+    QString error;
+    try {
+      data = std::make_shared<const RunData>(LoadRunData(path.toStdString()));
+    } catch (const std::exception& e) {
+      error = Text(e);
+    }
+    QMetaObject::invokeMethod(
+        this, [this, path, data, error, reload] { deliverLoad(path, data, error, reload); },
+        Qt::QueuedConnection);
+  });
+}
+
+void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const RunData> data,
+                                   const QString& error, bool reload) {
+  if (reload) live_checks_.removeAll(path);
+  const bool make_current = make_current_.removeOne(path);
+  if (!data) {
+    // A live trace caught mid-write is read again at the next poll.
+    if (!reload) emit openFailed(path, error);
+  } else {
+    int index = indexOfPath(path);
+    if (index >= 0) {
+      runs_[index] = std::move(data);
+    } else {
+      runs_.push_back(std::move(data));
+      compared_.push_back(true);
+      index = runCount() - 1;
+    }
+    emit runsChanged();
+    if (make_current || current_ < 0) {
+      setCurrentRun(index);
+    } else if (index == current_) {
+      settingsOrRunChanged(true);
+    }
+    if (reload) emit liveRunUpdated(index);
+    updateLiveTimer();
+  }
+  if (--pending_loads_ == 0) emit loadingChanged(false);
+}
+
+void ExplorerDocument::waitForLoads() {
+  while (pending_loads_ > 0) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(1);
+  }
+}
+
+void ExplorerDocument::closeRun(int index) {
+  if (index < 0 || index >= runCount()) return;
+  runs_.erase(runs_.begin() + index);
+  compared_.erase(compared_.begin() + index);
+  if (index < current_ || current_ >= runCount()) --current_;
+  emit runsChanged();
+  updateLiveTimer();
+  settingsOrRunChanged(true);
+  emit currentRunChanged();
+}
+
+void ExplorerDocument::setCurrentRun(int index) {
+  if (index < -1 || index >= runCount()) return;
+  current_ = index;
+  settingsOrRunChanged(true);
+  emit currentRunChanged();
+}
+
+void ExplorerDocument::setFollowLive(bool on) {
+  follow_live_ = on;
+  updateLiveTimer();
+}
+
+void ExplorerDocument::updateLiveTimer() {
+  bool any_live = false;
+  for (const auto& r : runs_) any_live = any_live || r->live();
+  if (follow_live_ && any_live) {
+    if (!live_timer_->isActive()) live_timer_->start();
+  } else {
+    live_timer_->stop();
+  }
+}
+
+void ExplorerDocument::pollLiveRuns() {
+  for (const auto& r : runs_) {
+    if (!r->live()) continue;
+    const QString path = QString::fromStdString(r->path);
+    if (live_checks_.contains(path)) continue;
+    live_checks_.append(path);
+    const int known_epochs = r->view().num_epochs();
+    const RunStatus known_status = r->view().run.status;
+    if (pending_loads_++ == 0) emit loadingChanged(true);
+    // Checked off the UI thread: a trace being written may be slow to open.
+    pool_->start([this, path, known_epochs, known_status] {
+      std::shared_ptr<const RunData> data;
+      try {
+        const TraceProgress now = ReadTraceProgress(path.toStdString());
+        if (now.epochs != known_epochs || now.status != known_status) {
+          data = std::make_shared<const RunData>(LoadRunData(path.toStdString()));
+        }
+      } catch (const std::exception&) {
+        // Caught between two writes, or gone: the next poll tries again.
+      }
+      QMetaObject::invokeMethod(
+          this,
+          [this, path, data] {
+            if (data) {
+              deliverLoad(path, data, QString(), true);
+              return;
+            }
+            live_checks_.removeAll(path);
+            if (--pending_loads_ == 0) emit loadingChanged(false);
+          },
+          Qt::QueuedConnection);
+    });
+  }
+}
+
+// --- settings and what they derive
+
+void ExplorerDocument::setScheduleSettings(const ScheduleSettings& settings) {
+  if (settings == schedule_settings_) return;
+  schedule_settings_ = settings;
+  emit scheduleSettingsChanged();
+  settingsOrRunChanged(true);
+}
+
+void ExplorerDocument::setWhatIfSettings(const WhatIfSettings& settings) {
+  if (settings == what_if_settings_) return;
+  what_if_settings_ = settings;
+  emit whatIfSettingsChanged();
+  settingsOrRunChanged(false);
+}
+
+void ExplorerDocument::rederive() {
+  const auto run = currentRun();
+  regimes_ = run ? std::make_shared<const RegimeAnalysis>(AnalyseRegimes(*run, schedule_settings_)) : nullptr;
+  emit regimesChanged();
+}
+
+void ExplorerDocument::settingsOrRunChanged(bool rederive_regimes) {
+  ++generation_;
+  if (rederive_regimes) rederive();
+  // A replay of other settings is of no use any more.
+  if (simulation_running_) cancelSimulation();
+  if (simulation_) {
+    simulation_.reset();
+    emit simulationFinished();
+  }
+  if (sweep_job_.cancel) sweep_job_.cancel->store(true);
+  startEstimate();
+  startSweep();
+  scheduleAutoSimulation();
+}
+
+std::shared_ptr<const WhatIfProjection> ExplorerDocument::projection() const {
+  return simulation_ ? simulation_ : estimate_;
+}
+
+void ExplorerDocument::startEstimate() {
+  if (estimate_job_.running) {
+    estimate_job_.again = true;
+    return;
+  }
+  const auto run = currentRun();
+  if (!run || !run->replayable) {
+    estimate_.reset();
+    projection_problem_ = run ? QString::fromStdString(run->replay_problem) : QString();
+    emit estimateChanged();
+    return;
+  }
+  estimate_job_.running = true;
+  const uint64_t generation = generation_;
+  const ScheduleSettings s = schedule_settings_;
+  const WhatIfSettings w = what_if_settings_;
+  pool_->start([this, run, s, w, generation] {
+    std::shared_ptr<const WhatIfProjection> result;
+    QString problem;
+    try {
+      result = std::make_shared<const WhatIfProjection>(ProjectWhatIf(*run, s, w, sim::ModelKind::kAnalytic));
+    } catch (const std::exception& e) {
+      problem = Text(e);
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, result, problem, generation] {
+          estimate_job_.running = false;
+          if (estimate_job_.again || generation != generation_) {
+            estimate_job_.again = false;
+            startEstimate();  // settings moved on: this answer is stale
+            return;
+          }
+          estimate_ = result;
+          projection_problem_ = problem;
+          emit estimateChanged();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void ExplorerDocument::startSweep() {
+  if (sweep_job_.running) {
+    sweep_job_.again = true;
+    return;
+  }
+  const auto run = currentRun();
+  if (!run || !run->replayable) {
+    sweep_.reset();
+    emit sweepChanged();
+    return;
+  }
+  sweep_job_.running = true;
+  sweep_job_.cancel = std::make_shared<std::atomic<bool>>(false);
+  const uint64_t generation = generation_;
+  const ScheduleSettings s = schedule_settings_;
+  const WhatIfSettings w = what_if_settings_;
+  const auto cancel = sweep_job_.cancel;
+  pool_->start([this, run, s, w, generation, cancel] {
+    std::shared_ptr<const std::vector<SweepPointResult>> result;
+    try {
+      result = std::make_shared<const std::vector<SweepPointResult>>(
+          SweepBandwidth(*run, s, w, SweepBandwidths(), cancel.get()));
+    } catch (const std::exception&) {
+      // Cancelled, or a platform whose bandwidth cannot be swept: no plot.
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, result, generation] {
+          sweep_job_.running = false;
+          if (sweep_job_.again || generation != generation_) {
+            sweep_job_.again = false;
+            startSweep();
+            return;
+          }
+          sweep_ = result;
+          emit sweepChanged();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+// --- the SimGrid replay
+
+void ExplorerDocument::setAutoSimulate(bool on) {
+  auto_simulate_ = on;
+  if (on && !simulation_ && !simulation_running_) {
+    scheduleAutoSimulation();
+  } else if (!on) {
+    auto_simulation_timer_->stop();
+  }
+}
+
+void ExplorerDocument::scheduleAutoSimulation() {
+  const auto run = currentRun();
+  if (auto_simulate_ && run && run->replayable) {
+    auto_simulation_timer_->start();
+  } else {
+    auto_simulation_timer_->stop();
+  }
+}
+
+void ExplorerDocument::startSimulation() {
+  auto_simulation_timer_->stop();
+  const auto run = currentRun();
+  if (!run) return;
+  if (!run->replayable) {
+    emit simulationFailed(QString::fromStdString(run->replay_problem));
+    return;
+  }
+  if (simulation_running_) cancelSimulation();
+  simulation_.reset();
+  simulation_cancel_ = std::make_shared<std::atomic<bool>>(false);
+  const uint64_t id = ++simulation_id_;
+  const uint64_t generation = generation_;
+  const ScheduleSettings s = schedule_settings_;
+  const WhatIfSettings w = what_if_settings_;
+  const auto cancel = simulation_cancel_;
+  simulation_running_ = true;
+  ++simulations_in_flight_;
+  emit simulationStarted();
+  simulation_pool_->start([this, run, s, w, id, generation, cancel] {
+    std::shared_ptr<const WhatIfProjection> result;
+    QString problem;
+    try {
+      result = std::make_shared<const WhatIfProjection>(ProjectWhatIf(
+          *run, s, w, sim::ModelKind::kSimulate, cancel.get(), [this, id](int done, int total) {
+            QMetaObject::invokeMethod(
+                this,
+                [this, id, done, total] {
+                  if (id == simulation_id_ && simulation_running_) emit simulationProgress(done, total);
+                },
+                Qt::QueuedConnection);
+          }));
+    } catch (const sim::Cancelled&) {
+      problem = "cancelled";
+    } catch (const std::exception& e) {
+      problem = Text(e);
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, result, problem, id, generation] {
+          --simulations_in_flight_;
+          if (id != simulation_id_ || generation != generation_) return;  // cancelled or stale
+          simulation_running_ = false;
+          if (result) {
+            simulation_ = result;
+          } else {
+            emit simulationFailed(problem);
+          }
+          emit simulationFinished();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
+void ExplorerDocument::cancelSimulation() {
+  auto_simulation_timer_->stop();
+  if (!simulation_running_) return;
+  simulation_cancel_->store(true);
+  ++simulation_id_;  // its answer, if any, is ignored
+  simulation_running_ = false;
+  emit simulationFinished();
+}
+
+bool ExplorerDocument::busy() const {
+  return pending_loads_ > 0 || estimate_job_.running || sweep_job_.running || simulations_in_flight_ > 0 ||
+         auto_simulation_timer_->isActive();
+}
+
+void ExplorerDocument::waitForIdle() {
+  while (busy()) {
+    QCoreApplication::processEvents(QEventLoop::AllEvents, 20);
+    QThread::msleep(1);
+  }
+}
+
+}  // namespace accordion::gui

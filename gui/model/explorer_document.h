@@ -1,0 +1,167 @@
+// ExplorerDocument: the state the explorer's views show - the opened runs,
+// the current settings, the schedule derived from them and the what-if
+// projections - and the background work that produces them. Views read it
+// and listen to its signals; no widget code here (QtCore only), so its
+// logic is tested without pixels.
+//
+// Every settings change re-derives the current run's regimes at once (on
+// the calling thread: microseconds to milliseconds) and starts the analytic
+// estimate and the bandwidth sweep in the background; with auto-simulation
+// on, the SimGrid replay follows once the settings have been still for a
+// moment. A background result that arrives after the settings or the run
+// changed again is dropped, not shown.
+#ifndef ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
+#define ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
+
+#include <QObject>
+#include <QString>
+#include <QStringList>
+#include <atomic>
+#include <memory>
+#include <vector>
+
+#include "gui/model/explorer_settings.h"
+#include "gui/model/regime_analysis.h"
+#include "gui/model/run_data.h"
+#include "gui/model/what_if.h"
+
+class QThreadPool;
+class QTimer;
+
+namespace accordion::gui {
+
+class ExplorerDocument : public QObject {
+  Q_OBJECT
+
+ public:
+  explicit ExplorerDocument(QObject* parent = nullptr);
+  ~ExplorerDocument() override;
+
+  // --- runs
+  int runCount() const { return static_cast<int>(runs_.size()); }
+  std::shared_ptr<const RunData> run(int index) const;
+  int currentIndex() const { return current_; }  // -1 when no run is open
+  std::shared_ptr<const RunData> currentRun() const;
+  int indexOfPath(const QString& path) const;  // -1 when not open
+  // Runs drawn in the comparison views (all opened runs by default).
+  bool isCompared(int index) const;
+  void setCompared(int index, bool compared);
+  std::vector<std::shared_ptr<const RunData>> comparedRuns() const;
+
+  // Reads the traces in the background; each one that loads is added (or
+  // replaces the run already open from that path) and the first becomes
+  // current. Failures emit openFailed with the reader's one-line reason.
+  void open(const QStringList& paths);
+  // Blocks until every open() so far has finished (tests, the report).
+  void waitForLoads();
+  void closeRun(int index);
+  void setCurrentRun(int index);
+
+  // --- settings
+  const ScheduleSettings& scheduleSettings() const { return schedule_settings_; }
+  void setScheduleSettings(const ScheduleSettings& settings);
+  const WhatIfSettings& whatIfSettings() const { return what_if_settings_; }
+  void setWhatIfSettings(const WhatIfSettings& settings);
+
+  // --- derived for the current run (null when no run is open)
+  std::shared_ptr<const RegimeAnalysis> regimes() const { return regimes_; }
+
+  // The analytic estimate for the current settings; null until it lands or
+  // when the run cannot be replayed (projectionProblem() says why).
+  std::shared_ptr<const WhatIfProjection> estimate() const { return estimate_; }
+  // The SimGrid replay for the current settings; null until it lands.
+  std::shared_ptr<const WhatIfProjection> simulation() const { return simulation_; }
+  // The best projection for the current settings: the simulation when it
+  // has landed, else the estimate.
+  std::shared_ptr<const WhatIfProjection> projection() const;
+  QString projectionProblem() const { return projection_problem_; }
+  std::shared_ptr<const std::vector<SweepPointResult>> sweep() const { return sweep_; }
+
+  // --- SimGrid replay
+  void startSimulation();
+  void cancelSimulation();
+  bool simulationRunning() const { return simulation_running_; }
+  // Start the replay by itself once settings have been still for a moment.
+  void setAutoSimulate(bool on);
+  bool autoSimulate() const { return auto_simulate_; }
+
+  // --- live runs: traces still being written are re-read when they grow.
+  void setFollowLive(bool on);
+  bool followLive() const { return follow_live_; }
+  // Checks every live run now (a timer does it every second).
+  void pollLiveRuns();
+
+  // Blocks until the background estimate, sweep and simulation started so
+  // far are done and their results delivered (tests and the report).
+  void waitForIdle();
+
+ signals:
+  void runsChanged();
+  void currentRunChanged();
+  void openFailed(const QString& path, const QString& message);
+  void loadingChanged(bool loading);
+  void scheduleSettingsChanged();
+  void whatIfSettingsChanged();
+  void regimesChanged();
+  void estimateChanged();
+  void simulationStarted();
+  void simulationProgress(int done, int total);
+  void simulationFinished();  // landed, failed or cancelled
+  void simulationFailed(const QString& message);
+  void sweepChanged();
+  void liveRunUpdated(int index);
+  void comparedChanged();
+
+ private:
+  // At most one job of a kind runs; a request while it runs is remembered
+  // and served, with the settings of that moment, when it ends.
+  struct JobSlot {
+    bool running = false;
+    bool again = false;
+    std::shared_ptr<std::atomic<bool>> cancel;
+  };
+
+  void rederive();
+  void settingsOrRunChanged(bool rederive_regimes);
+  void startEstimate();
+  void startSweep();
+  void scheduleAutoSimulation();
+  void startLoad(const QString& path, bool reload);
+  void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error,
+                   bool reload);
+  void updateLiveTimer();
+  bool busy() const;
+
+  std::vector<std::shared_ptr<const RunData>> runs_;
+  std::vector<bool> compared_;
+  int current_ = -1;
+  ScheduleSettings schedule_settings_;
+  WhatIfSettings what_if_settings_;
+  std::shared_ptr<const RegimeAnalysis> regimes_;
+  std::shared_ptr<const WhatIfProjection> estimate_;
+  std::shared_ptr<const WhatIfProjection> simulation_;
+  std::shared_ptr<const std::vector<SweepPointResult>> sweep_;
+  QString projection_problem_;
+
+  // Bumped whenever the current run or any setting changes.
+  uint64_t generation_ = 0;
+  JobSlot estimate_job_;
+  JobSlot sweep_job_;
+  std::shared_ptr<std::atomic<bool>> simulation_cancel_;
+  uint64_t simulation_id_ = 0;  // the replay whose answer is awaited
+  int simulations_in_flight_ = 0;
+  bool simulation_running_ = false;
+  bool auto_simulate_ = false;
+  bool follow_live_ = true;
+  int pending_loads_ = 0;
+  QStringList make_current_;  // first path of each open(): current once loaded
+  QStringList live_checks_;   // live traces being checked or re-read
+  QThreadPool* pool_ = nullptr;
+  QThreadPool* simulation_pool_ = nullptr;
+  QTimer* auto_simulation_timer_ = nullptr;
+  QTimer* live_timer_ = nullptr;
+};
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_

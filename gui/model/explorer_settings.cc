@@ -1,0 +1,100 @@
+#include "gui/model/explorer_settings.h"
+
+#include <algorithm>
+#include <sstream>
+#include <thread>
+
+#include "analysis/schedule.h"
+
+namespace accordion::gui {
+
+namespace {
+
+std::string Number(double v) {
+  std::ostringstream s;
+  s.precision(12);
+  s << v;
+  return s.str();
+}
+
+// SimGrid replays run in child processes; two at a time keeps the window
+// responsive on a two-core machine and uses more where there are more.
+int SimulationJobs() {
+  const unsigned cores = std::thread::hardware_concurrency();
+  return static_cast<int>(std::clamp<unsigned>(cores, 1, 4));
+}
+
+}  // namespace
+
+bool ScheduleSettings::operator==(const ScheduleSettings& o) const {
+  return scheme == o.scheme && eta == o.eta && interval == o.interval && level_low == o.level_low &&
+         level_high == o.level_high;
+}
+
+ResolvedSchedule Resolve(const RunInfo& run, const ScheduleSettings& settings) {
+  ResolvedSchedule r;
+  r.scheme = settings.scheme.value_or(run.scheme);
+  std::tie(r.level_low, r.level_high) = ResolveLevels(run, r.scheme, settings.level_low, settings.level_high);
+  return r;
+}
+
+bool WhatIfSettings::operator==(const WhatIfSettings& o) const {
+  return workers == o.workers && bandwidth_gbps == o.bandwidth_gbps && latency_us == o.latency_us &&
+         topology == o.topology && platform_file == o.platform_file && gpus_per_node == o.gpus_per_node &&
+         hosts_per_leaf == o.hosts_per_leaf && network_model == o.network_model && allreduce == o.allreduce;
+}
+
+sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
+  sim::PlatformSpec spec;
+  if (w.topology == sim::Topology::kXml) {
+    // A platform file (JSON or SimGrid XML) brings its own links and model.
+    spec = sim::LoadPlatformFile(w.platform_file);
+  } else {
+    spec.topology = w.topology;
+    spec.bandwidth_Bps = w.bandwidth_gbps * 1e9 / 8;
+    spec.latency_s = w.latency_us * 1e-6;
+    spec.gpus_per_node = w.gpus_per_node;
+    spec.hosts_per_leaf = w.hosts_per_leaf;
+    spec.network.model(w.network_model);
+  }
+  spec.Validate();
+  return spec;
+}
+
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model) {
+  sim::ReplayOptions o;
+  o.platform(PlatformOf(w))
+      .workers(w.workers)
+      .scheme(s.scheme)
+      .eta(s.eta)
+      .interval(s.interval)
+      .level_low(s.level_low)
+      .level_high(s.level_high)
+      .model(model)
+      .allreduce(w.allreduce)
+      .jobs(SimulationJobs());
+  return o;
+}
+
+std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model) {
+  std::ostringstream f;
+  f << "--workers " << w.workers;
+  if (w.topology == sim::Topology::kXml) {
+    f << " --platform '" << w.platform_file << "'";
+  } else {
+    f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << Number(w.bandwidth_gbps)
+      << " --latency-us " << Number(w.latency_us);
+    if (w.topology == sim::Topology::kHierarchical) f << " --gpus-per-node " << w.gpus_per_node;
+    if (w.topology == sim::Topology::kFatTree) f << " --hosts-per-leaf " << w.hosts_per_leaf;
+  }
+  if (w.topology != sim::Topology::kXml) f << " --network-model " << w.network_model;
+  f << " --allreduce " << sim::ToString(w.allreduce);
+  if (s.scheme) f << " --scheme " << ToString(*s.scheme);
+  f << " --eta " << Number(s.eta) << " --interval " << s.interval;
+  if (s.level_low) f << " --low " << Number(*s.level_low);
+  if (s.level_high) f << " --high " << Number(*s.level_high);
+  f << " --model " << sim::ToString(model);
+  return f.str();
+}
+
+}  // namespace accordion::gui

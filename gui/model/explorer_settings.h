@@ -1,0 +1,73 @@
+// The settings the explorer's controls edit: how to derive Accordion's
+// schedule (ScheduleSettings) and which cluster to project it on
+// (WhatIfSettings), and how they become the simulator's ReplayOptions - the
+// same options `accordion-sim replay` builds from its flags.
+#ifndef ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
+#define ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
+
+#include <optional>
+#include <string>
+#include <utility>
+
+#include "simulator/collectives.h"
+#include "simulator/communication_model.h"
+#include "simulator/platform.h"
+#include "simulator/replay_engine.h"
+#include "traces/records.h"
+
+namespace accordion::gui {
+
+struct ScheduleSettings {
+  // Empty: the trace's own scheme. A dense trace can be explored as
+  // PowerSGD, TopK or batch.
+  std::optional<Scheme> scheme;
+  double eta = 0.5;
+  int interval = 10;
+  // Empty: the trace's own pair when it switched levels, else the paper's
+  // defaults for the scheme (ResolveLevels).
+  std::optional<double> level_low;
+  std::optional<double> level_high;
+
+  bool operator==(const ScheduleSettings& o) const;
+  bool operator!=(const ScheduleSettings& o) const { return !(*this == o); }
+};
+
+// The scheme and level pair `settings` resolve to for `run`.
+struct ResolvedSchedule {
+  Scheme scheme = Scheme::kDense;
+  double level_low = 0;
+  double level_high = 0;
+};
+ResolvedSchedule Resolve(const RunInfo& run, const ScheduleSettings& settings);
+
+struct WhatIfSettings {
+  int workers = 64;
+  double bandwidth_gbps = 25;
+  double latency_us = 5;
+  sim::Topology topology = sim::Topology::kStar;  // kXml: platform_file
+  std::string platform_file;  // JSON or SimGrid XML; used when topology is kXml
+  int gpus_per_node = 8;      // hierarchical
+  int hosts_per_leaf = 16;    // fat-tree
+  std::string network_model = "LV08";  // LV08 or CM02; a platform file keeps its own
+  sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
+
+  bool operator==(const WhatIfSettings& o) const;
+  bool operator!=(const WhatIfSettings& o) const { return !(*this == o); }
+};
+
+// The platform the what-if describes (reads platform_file for kXml; throws
+// InputError for a bad one).
+sim::PlatformSpec PlatformOf(const WhatIfSettings& w);
+
+// Options for ReplayEngine, as `accordion-sim replay` would build them from
+// the equivalent flags (see CliFlagsOf).
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w,
+                                   sim::ModelKind model);
+
+// The `accordion-sim replay` flags that give the same projection, for
+// people who want to script what they found.
+std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model);
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_

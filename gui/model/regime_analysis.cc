@@ -1,0 +1,128 @@
+#include "gui/model/regime_analysis.h"
+
+#include <algorithm>
+#include <cctype>
+
+#include "common/errors.h"
+
+namespace accordion::gui {
+
+namespace {
+
+std::string Lower(std::string s) {
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return std::tolower(c); });
+  return s;
+}
+
+// Per epoch: whether any of `layers` (all when empty) is flagged.
+std::vector<bool> AnyOf(const std::vector<std::vector<bool>>& flags, const std::vector<int>& layers) {
+  std::vector<bool> out(flags.size(), false);
+  for (size_t e = 0; e < flags.size(); ++e) {
+    if (layers.empty()) {
+      out[e] = std::any_of(flags[e].begin(), flags[e].end(), [](bool b) { return b; });
+    } else {
+      for (int l : layers) {
+        if (l >= 0 && l < static_cast<int>(flags[e].size()) && flags[e][l]) out[e] = true;
+      }
+    }
+  }
+  return out;
+}
+
+std::vector<std::vector<Band>> LayerBands(const std::vector<std::vector<bool>>& flags, int num_layers) {
+  std::vector<std::vector<Band>> out(num_layers);
+  for (int l = 0; l < num_layers; ++l) {
+    std::vector<bool> column(flags.size());
+    for (size_t e = 0; e < flags.size(); ++e) column[e] = flags[e][l];
+    out[l] = BandsOf(column);
+  }
+  return out;
+}
+
+// The recorded regimes: a layer's own flag, or the whole model's where the
+// run decided for the model at once (batch size).
+std::vector<std::vector<bool>> RecordedFlags(const TraceView& view) {
+  std::vector<std::vector<bool>> flags = view.critical;
+  for (int e = 0; e < view.num_epochs(); ++e) {
+    if (!view.epochs[e].critical) continue;
+    std::fill(flags[e].begin(), flags[e].end(), true);
+  }
+  return flags;
+}
+
+}  // namespace
+
+std::vector<Band> BandsOf(const std::vector<bool>& flags) {
+  std::vector<Band> bands;
+  const int n = static_cast<int>(flags.size());
+  for (int e = 0; e < n; ++e) {
+    if (!flags[e]) continue;
+    if (!bands.empty() && bands.back().last == e - 1) {
+      bands.back().last = e;
+    } else {
+      bands.push_back({e, e});
+    }
+  }
+  return bands;
+}
+
+std::vector<Band> RegimeAnalysis::BandsFor(const std::vector<int>& layers) const {
+  if (!schedulable) return {};
+  return BandsOf(AnyOf(comparison.accordion.critical, layers));
+}
+
+std::vector<Band> RegimeAnalysis::RecordedBandsFor(const std::vector<int>& layers) const {
+  return BandsOf(AnyOf(recorded_critical, layers));
+}
+
+RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settings) {
+  const TraceView& view = run.view();
+  RegimeAnalysis a;
+  a.resolved = Resolve(view.run, settings);
+  a.options = AccordionOptions()
+                  .eta(settings.eta)
+                  .interval(settings.interval)
+                  .level_low(a.resolved.level_low)
+                  .level_high(a.resolved.level_high);
+  a.recorded_critical = RecordedFlags(view);
+  a.recorded_layer_bands = LayerBands(a.recorded_critical, view.num_layers());
+  a.recorded_model_bands = a.RecordedBandsFor({});
+  for (int e = 0; e + 1 < view.num_epochs(); ++e) {
+    if (IsLrDecay(view.epochs[e].lr, view.epochs[e + 1].lr)) a.lr_decay_epochs.push_back(e);
+  }
+  if (a.resolved.scheme == Scheme::kDense) {
+    a.problem = "dense communication has no levels to switch: choose PowerSGD, TopK or batch to explore";
+    return a;
+  }
+  try {
+    a.comparison = CompareSchedules(view, a.resolved.scheme, a.options);
+  } catch (const InputError& e) {
+    a.problem = e.what();
+    return a;
+  }
+  a.schedulable = true;
+  const Schedule& s = a.comparison.accordion;
+  for (int e = 0; e < s.num_epochs(); ++e) {
+    if (s.checked[e]) a.check_epochs.push_back(e);
+  }
+  a.layer_bands = LayerBands(s.critical, view.num_layers());
+  a.model_bands = a.BandsFor({});
+  return a;
+}
+
+std::vector<int> LayersMatching(const RunData& run, const std::string& filter) {
+  const std::string needle = Lower(filter);
+  std::vector<int> out;
+  const std::vector<LayerInfo>& layers = run.view().layers;
+  for (int l = 0; l < static_cast<int>(layers.size()); ++l) {
+    if (needle.empty() || Lower(layers[l].name).find(needle) != std::string::npos) out.push_back(l);
+  }
+  return out;
+}
+
+std::string LayerGroup(const std::string& layer_name) {
+  const size_t dot = layer_name.find('.');
+  return dot == std::string::npos ? layer_name : layer_name.substr(0, dot);
+}
+
+}  // namespace accordion::gui

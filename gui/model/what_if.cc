@@ -1,0 +1,77 @@
+#include "gui/model/what_if.h"
+
+#include <cmath>
+
+#include "common/errors.h"
+#include "simulator/child_process.h"
+#include "simulator/sweep.h"
+
+namespace accordion::gui {
+
+namespace {
+
+// Every layer dense on the same cluster: the baseline compression is judged by.
+sim::ScheduleProjection DenseBaseline(const RunData& run, sim::ReplayOptions options) {
+  options.scheme(Scheme::kDense).level_low(std::nullopt).level_high(std::nullopt);
+  sim::ScheduleProjection dense = sim::ReplayEngine(options).Run(run.input).static_low;
+  dense.name = "dense";
+  dense.label = "dense";
+  return dense;
+}
+
+WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
+                         const std::function<void(int, int)>& progress) {
+  if (!run.replayable) throw InputError(run.replay_problem);
+  WhatIfProjection p;
+  p.model = options.model();
+  p.result = sim::ReplayEngine(options).Run(run.input, progress);
+  p.dense = p.result.scheme == Scheme::kDense ? p.result.static_low : DenseBaseline(run, options);
+  p.dense.name = "dense";
+  p.dense.label = "dense";
+  return p;
+}
+
+}  // namespace
+
+WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
+                               sim::ModelKind model, const std::atomic<bool>* cancel,
+                               const std::function<void(int, int)>& progress) {
+  return Project(run, ReplayOptionsOf(s, w, model).cancel(cancel), progress);
+}
+
+std::vector<double> LogSpaced(double lo, double hi, int points) {
+  std::vector<double> out;
+  if (points < 1 || !(lo > 0) || !(hi >= lo)) return out;
+  if (points == 1) return {lo};
+  const double step = std::log(hi / lo) / (points - 1);
+  for (int i = 0; i < points; ++i) out.push_back(lo * std::exp(step * i));
+  return out;
+}
+
+std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s,
+                                             const WhatIfSettings& w, const std::vector<double>& bandwidths,
+                                             const std::atomic<bool>* cancel) {
+  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic);
+  std::vector<SweepPointResult> out;
+  for (double bw : bandwidths) {
+    if (cancel != nullptr && cancel->load()) throw sim::Cancelled();
+    sim::SweepPoint point;
+    point.bandwidth_gbps = bw;
+    const WhatIfProjection p = Project(run, sim::OptionsAt(base, point), {});
+    out.push_back({bw, p.result.accordion.total.time_s, p.result.static_low.total.time_s,
+                   p.result.static_high.total.time_s, p.dense.total.time_s});
+  }
+  return out;
+}
+
+std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep, double threshold) {
+  std::optional<double> from;
+  for (auto it = sweep.rbegin(); it != sweep.rend(); ++it) {
+    const double saving = (it->dense_s - it->accordion_s) / it->dense_s;
+    if (saving >= threshold) break;
+    from = it->bandwidth_gbps;
+  }
+  return from;
+}
+
+}  // namespace accordion::gui

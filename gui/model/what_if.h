@@ -1,0 +1,57 @@
+// What-if projections of one run: ReplayEngine under the explorer's
+// settings, with the dense baseline beside Accordion and the two static
+// schedules, and a bandwidth sweep. Runs off the UI thread; no Qt.
+#ifndef ACCORDION_GUI_MODEL_WHAT_IF_H_
+#define ACCORDION_GUI_MODEL_WHAT_IF_H_
+
+#include <atomic>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "gui/model/explorer_settings.h"
+#include "gui/model/run_data.h"
+#include "simulator/replay_engine.h"
+
+namespace accordion::gui {
+
+struct WhatIfProjection {
+  sim::ModelKind model = sim::ModelKind::kAnalytic;  // which produced it
+  sim::ReplayResult result;   // Accordion, static low, static high
+  sim::ScheduleProjection dense;  // every layer dense, same cluster
+  double speedup_vs_dense() const { return dense.total.time_s / result.accordion.total.time_s; }
+};
+
+// Throws InputError for settings the simulator refuses, and Cancelled
+// (simulator/child_process.h) when `cancel` becomes true.
+WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
+                               sim::ModelKind model, const std::atomic<bool>* cancel = nullptr,
+                               const std::function<void(int, int)>& progress = {});
+
+struct SweepPointResult {
+  double bandwidth_gbps = 0;
+  double accordion_s = 0;
+  double static_low_s = 0;
+  double static_high_s = 0;
+  double dense_s = 0;
+};
+
+// Bandwidths from lo to hi, `points` of them evenly spaced on a log scale.
+std::vector<double> LogSpaced(double lo, double hi, int points);
+
+// The analytic projection at each bandwidth (the other settings as given;
+// InputError on a SimGrid XML platform, whose links are its own).
+std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s,
+                                             const WhatIfSettings& w, const std::vector<double>& bandwidths,
+                                             const std::atomic<bool>* cancel = nullptr);
+
+// The smallest swept bandwidth from which on (up to the largest swept)
+// Accordion saves less than `threshold` (0.05: 5 %) of dense's time; empty
+// when it still saves more at the largest. Bandwidths in increasing order.
+std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep,
+                                               double threshold = 0.05);
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_MODEL_WHAT_IF_H_

@@ -1,0 +1,29 @@
+// What the GUI tests share: where the sample traces are, scratch traces
+// written on demand, and a damaged file to open.
+#ifndef ACCORDION_TESTS_GUI_GUI_TEST_SUPPORT_H_
+#define ACCORDION_TESTS_GUI_GUI_TEST_SUPPORT_H_
+
+#include <QString>
+#include <string>
+
+#include "tests/support/synthetic_trace.h"
+
+namespace accordion::gui::testing {
+
+// traces/samples/<name> in the source tree.
+QString SampleTrace(const QString& name);
+
+// A fresh empty directory under the system temp dir, removed at exit.
+QString ScratchDir(const QString& tag);
+
+// Writes a SYNTHETIC trace with `options` to `dir`/`file` and returns its path.
+QString WriteSynthetic(const QString& dir, const QString& file,
+                       const synthetic::SyntheticTraceOptions& options);
+
+// A file that starts like an SQLite database but is cut short: the reader
+// refuses it.
+QString WriteTruncatedTrace(const QString& dir, const QString& file);
+
+}  // namespace accordion::gui::testing
+
+#endif  // ACCORDION_TESTS_GUI_GUI_TEST_SUPPORT_H_

@@ -1,0 +1,322 @@
+// ExplorerDocument without pixels: opening traces, re-deriving regimes on
+// every setting, the what-if projections against accordion-sim itself,
+// stale answers dropped, cancel, bad files and live traces.
+#include <QFile>
+#include <QSignalSpy>
+#include <QTest>
+#include <chrono>
+#include <nlohmann/json.hpp>
+
+#include "analysis/schedule.h"
+#include "gui/model/explorer_document.h"
+#include "tests/gui/gui_test_support.h"
+#include "tests/support/run_command.h"
+
+using namespace accordion;
+using namespace accordion::gui;
+using accordion::gui::testing::SampleTrace;
+
+namespace {
+
+const char* kPowerSgd = "fmnist-mlp-powersgd-accordion.trace";
+
+// `accordion-sim replay` on `trace` with `flags`, as JSON.
+nlohmann::json SimReplayJson(const QString& trace, const std::string& flags) {
+  const auto r = accordion::testing::RunCommand(std::string(ACCORDION_BIN_DIR) + "/accordion-sim replay '" +
+                                                trace.toStdString() + "' " + flags + " --format json");
+  if (r.exit_code != 0) qWarning("accordion-sim: %s", r.err.c_str());
+  return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
+}
+
+double RelativeDifference(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
+
+// Per epoch: any layer critical in the controller's own schedule.
+std::vector<bool> ControllerCriticalEpochs(const RunData& run, double eta, int interval) {
+  const Schedule s = DeriveAccordionSchedule(
+      run.view(), Scheme::kPowerSgd, AccordionOptions().eta(eta).interval(interval).level_low(2).level_high(1));
+  std::vector<bool> out;
+  for (const auto& row : s.critical) out.push_back(std::find(row.begin(), row.end(), true) != row.end());
+  return out;
+}
+
+std::vector<bool> Covered(const std::vector<Band>& bands, int epochs) {
+  std::vector<bool> out(epochs, false);
+  for (const Band& b : bands) {
+    for (int e = b.first; e <= b.last; ++e) out[e] = true;
+  }
+  return out;
+}
+
+}  // namespace
+
+class ExplorerDocumentTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void opensSampleTracesAndSummarisesThem() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd), SampleTrace("fmnist-mlp-dense.trace")});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 2);
+    QCOMPARE(QString::fromStdString(doc.currentRun()->summary.name), QString(kPowerSgd));
+    const int dense = doc.indexOfPath(SampleTrace("fmnist-mlp-dense.trace"));
+    QVERIFY(dense >= 0);
+    const RunSummary& s = doc.run(dense)->summary;
+    QCOMPARE(QString::fromStdString(s.scheme), QString("dense"));
+    QCOMPARE(QString::fromStdString(s.levels), QString("dense"));
+    QCOMPARE(s.epochs, 30);
+    QVERIFY(s.final_test_acc > 0.8 && s.final_test_acc < 1.0);
+    QVERIFY(s.floats_sent > 0);
+    QVERIFY(doc.run(dense)->replayable);
+    QVERIFY(doc.run(dense)->measured_iteration.has_value());
+    QCOMPARE(QString::fromStdString(doc.currentRun()->summary.levels), QString("rank 2 / rank 1"));
+    // Opening the same file again replaces it rather than adding a copy.
+    doc.open({SampleTrace("fmnist-mlp-dense.trace")});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 2);
+  }
+
+  void bandsFollowTheControllerAtEverySetting() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    const RunData& run = *doc.currentRun();
+    QSignalSpy redrawn(&doc, &ExplorerDocument::regimesChanged);
+    for (const auto& [eta, interval] : std::vector<std::pair<double, int>>{{0.5, 2}, {0.3, 5}, {0.05, 1}, {0.9, 3}}) {
+      ScheduleSettings s = doc.scheduleSettings();
+      s.eta = eta;
+      s.interval = interval;
+      doc.setScheduleSettings(s);
+      QVERIFY(doc.regimes()->schedulable);
+      QCOMPARE(Covered(doc.regimes()->model_bands, 30), ControllerCriticalEpochs(run, eta, interval));
+      QCOMPARE(doc.regimes()->options.eta(), eta);
+    }
+    QCOMPARE(redrawn.count(), 4);
+    // A low threshold keeps more epochs critical and sends more floats.
+    ScheduleSettings s = doc.scheduleSettings();
+    s.eta = 0.05;
+    s.interval = 2;
+    doc.setScheduleSettings(s);
+    const double floats_low_eta = doc.regimes()->accordion_floats();
+    s.eta = 0.9;
+    doc.setScheduleSettings(s);
+    QVERIFY(doc.regimes()->accordion_floats() < floats_low_eta);
+    QVERIFY(doc.regimes()->accordion_floats() >= doc.regimes()->high_floats());
+    QVERIFY(doc.regimes()->low_floats() > doc.regimes()->high_floats());
+    // The LR decays after epoch 19 in every sample.
+    QCOMPARE(doc.regimes()->lr_decay_epochs, std::vector<int>{19});
+  }
+
+  void aDenseTraceIsExploredAsAnotherScheme() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace("fmnist-mlp-dense.trace")});
+    doc.waitForLoads();
+    QVERIFY(!doc.regimes()->schedulable);
+    QVERIFY(!doc.regimes()->problem.empty());
+    ScheduleSettings s;
+    s.scheme = Scheme::kTopK;
+    s.interval = 2;
+    doc.setScheduleSettings(s);
+    QVERIFY(doc.regimes()->schedulable);
+    QCOMPARE(doc.regimes()->resolved.level_low, 0.99);
+    QCOMPARE(doc.regimes()->resolved.level_high, 0.1);
+    QVERIFY(doc.regimes()->low_floats() > 5 * doc.regimes()->high_floats());
+    // A level that is not one of the scheme's is reported, not thrown.
+    s.level_high = 3.0;
+    doc.setScheduleSettings(s);
+    QVERIFY(!doc.regimes()->schedulable);
+    QVERIFY(QString::fromStdString(doc.regimes()->problem).contains("high level"));
+  }
+
+  void estimateEqualsAccordionSimAnalytic() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    ScheduleSettings s;
+    s.eta = 0.3;
+    s.interval = 5;
+    doc.setScheduleSettings(s);
+    WhatIfSettings w;
+    w.workers = 64;
+    w.bandwidth_gbps = 25;
+    w.latency_us = 5;
+    w.topology = sim::Topology::kFatTree;
+    doc.setWhatIfSettings(w);
+    doc.waitForIdle();
+    QVERIFY(doc.estimate());
+    const sim::ReplayResult& r = doc.estimate()->result;
+    QCOMPARE(r.workers, 64);
+    const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic));
+    QVERIFY(!cli.is_null());
+    for (const auto& [name, mine] : {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low},
+                                     {"static-high", &r.static_high}}) {
+      const double theirs = cli["schedules"][name]["total"]["time_s"].get<double>();
+      QVERIFY2(RelativeDifference(mine->total.time_s, theirs) < 1e-9, name);
+    }
+    // Dense is the same cluster with every layer dense.
+    const nlohmann::json dense =
+        SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic) + " --scheme dense");
+    QVERIFY(RelativeDifference(doc.estimate()->dense.total.time_s,
+                               dense["schedules"]["static-low"]["total"]["time_s"].get<double>()) < 1e-9);
+    QVERIFY(doc.sweep());
+    QCOMPARE(int(doc.sweep()->size()), 25);
+  }
+
+  void simulationEqualsAccordionSimAndReplacesTheEstimate() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    WhatIfSettings w;
+    w.workers = 4;
+    w.bandwidth_gbps = 1;
+    doc.setWhatIfSettings(w);
+    doc.waitForIdle();
+    QCOMPARE(doc.projection()->model, sim::ModelKind::kAnalytic);
+    QSignalSpy progress(&doc, &ExplorerDocument::simulationProgress);
+    doc.startSimulation();
+    QVERIFY(doc.simulationRunning());
+    doc.waitForIdle();
+    QVERIFY(!doc.simulationRunning());
+    QVERIFY(doc.simulation());
+    QVERIFY(progress.count() > 0);
+    QCOMPARE(doc.projection()->model, sim::ModelKind::kSimulate);
+    const nlohmann::json cli =
+        SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(doc.scheduleSettings(), w, sim::ModelKind::kSimulate));
+    QVERIFY(RelativeDifference(doc.simulation()->result.accordion.total.time_s,
+                               cli["schedules"]["accordion"]["total"]["time_s"].get<double>()) < 1e-9);
+    // Changing a setting drops the replay: it described other settings.
+    w.workers = 8;
+    doc.setWhatIfSettings(w);
+    QVERIFY(!doc.simulation());
+    doc.waitForIdle();
+    QCOMPARE(doc.projection()->result.workers, 8);
+  }
+
+  void staleEstimatesAreDropped() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    QSignalSpy changed(&doc, &ExplorerDocument::estimateChanged);
+    WhatIfSettings w;
+    for (int workers : {2, 4, 8, 16, 32, 48}) {
+      w.workers = workers;
+      doc.setWhatIfSettings(w);
+    }
+    doc.waitForIdle();
+    QCOMPARE(doc.estimate()->result.workers, 48);
+    // Six requests in a row: the ones overtaken were never delivered.
+    QVERIFY(changed.count() < 6);
+    for (const auto& args : changed) Q_UNUSED(args);
+  }
+
+  void cancelStopsTheReplayPromptly() {
+    // A replay of several seconds: 64 ranks on a physical ring, a check every
+    // epoch at a low threshold, so many distinct iteration patterns.
+    synthetic::SyntheticTraceOptions o;
+    o.epochs = 60;
+    o.decay_epochs = {40};
+    const QString path =
+        accordion::gui::testing::WriteSynthetic(accordion::gui::testing::ScratchDir("cancel"), "r18.trace", o);
+    ExplorerDocument doc;
+    doc.open({path});
+    doc.waitForLoads();
+    ScheduleSettings s;
+    s.eta = 0.05;
+    s.interval = 1;
+    doc.setScheduleSettings(s);
+    WhatIfSettings w;
+    w.workers = 64;
+    w.topology = sim::Topology::kRing;
+    doc.setWhatIfSettings(w);
+    doc.waitForIdle();
+    QSignalSpy finished(&doc, &ExplorerDocument::simulationFinished);
+    QSignalSpy progress(&doc, &ExplorerDocument::simulationProgress);
+    doc.startSimulation();
+    QTRY_VERIFY(progress.count() > 0);
+    QVERIFY(doc.simulationRunning());
+    const auto t0 = std::chrono::steady_clock::now();
+    doc.cancelSimulation();
+    QVERIFY(!doc.simulationRunning());
+    QCOMPARE(finished.count(), 1);
+    doc.waitForIdle();
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    QVERIFY2(waited < 1.0, qPrintable(QString::number(waited)));
+    QVERIFY(!doc.simulation());
+    QCOMPARE(finished.count(), 1);
+  }
+
+  void badFilesReportTheReadersReason() {
+    ExplorerDocument doc;
+    QSignalSpy failed(&doc, &ExplorerDocument::openFailed);
+    const QString dir = accordion::gui::testing::ScratchDir("bad");
+    const QString truncated = accordion::gui::testing::WriteTruncatedTrace(dir, "cut.trace");
+    QFile text(dir + "/notes.trace");
+    QVERIFY(text.open(QIODevice::WriteOnly));
+    text.write("these are my notes, not a trace\n");
+    text.close();
+    doc.open({truncated, dir + "/missing.trace", dir + "/notes.trace"});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 0);
+    QCOMPARE(failed.count(), 3);
+    for (const auto& args : failed) {
+      const QString message = args.at(1).toString();
+      QVERIFY(!message.isEmpty());
+      QVERIFY(!message.contains('\n'));
+    }
+    // A good file afterwards opens as usual.
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 1);
+  }
+
+  void followsALiveTraceAsItGrows() {
+    const QString dir = accordion::gui::testing::ScratchDir("live");
+    synthetic::SyntheticTraceOptions o;
+    o.model = "mlp";
+    o.epochs = 6;
+    o.final_status = RunStatus::kRunning;
+    const QString path = accordion::gui::testing::WriteSynthetic(dir, "live.trace", o);
+    ExplorerDocument doc;
+    doc.open({path});
+    doc.waitForLoads();
+    QVERIFY(doc.currentRun()->live());
+    QCOMPARE(doc.currentRun()->view().num_epochs(), 6);
+    QSignalSpy updated(&doc, &ExplorerDocument::liveRunUpdated);
+    // The trainer commits more epochs: here, a longer trace takes the file's place.
+    o.epochs = 11;
+    accordion::gui::testing::WriteSynthetic(dir, "next.trace", o);
+    QVERIFY(std::rename((dir + "/next.trace").toLocal8Bit().data(), path.toLocal8Bit().data()) == 0);
+    doc.pollLiveRuns();
+    QTRY_COMPARE(doc.currentRun()->view().num_epochs(), 11);
+    QCOMPARE(updated.count(), 1);
+    QCOMPARE(int(doc.regimes()->comparison.accordion.levels.size()), 11);
+  }
+
+  void sweepFindsWhereCompressionStopsPaying() {
+    std::vector<SweepPointResult> sweep = {
+        {1, 50, 0, 0, 100}, {10, 80, 0, 0, 100}, {100, 97, 0, 0, 100}, {1000, 99, 0, 0, 100}};
+    QCOMPARE(CompressionStopsPayingAt(sweep, 0.05).value(), 100.0);
+    sweep[3].accordion_s = 90;
+    QVERIFY(!CompressionStopsPayingAt(sweep, 0.05).has_value());
+    const std::vector<double> bw = LogSpaced(0.1, 1000, 5);
+    QCOMPARE(int(bw.size()), 5);
+    QVERIFY(std::abs(bw[2] - 10) < 1e-9);
+  }
+
+  void layersFilterAndGroup() {
+    QCOMPARE(QString::fromStdString(LayerGroup("layer1.0.conv1.weight")), QString("layer1"));
+    QCOMPARE(QString::fromStdString(LayerGroup("fc")), QString("fc"));
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    const RunData& run = *doc.currentRun();
+    QCOMPARE(int(LayersMatching(run, "").size()), run.view().num_layers());
+    for (int l : LayersMatching(run, "WEIGHT")) {
+      QVERIFY(QString::fromStdString(run.view().layers[l].name).contains("weight"));
+    }
+    QVERIFY(LayersMatching(run, "no-such-layer").empty());
+  }
+};
+
+QTEST_GUILESS_MAIN(ExplorerDocumentTest)
+#include "explorer_document_test.moc"
