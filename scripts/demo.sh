@@ -9,6 +9,9 @@
 #      switch: time to train under Accordion against both static schedules.
 #      (This MLP's PowerSGD messages are a few KB: on fast networks they are
 #      latency-bound and compression saves floats but no time.)
+#   4. accordion-report writes the figures (regimes, level map, what-if,
+#      comparison, timeline) as PNG and PDF with an index.html, and the demo
+#      prints the accordion-gui command to explore the run interactively.
 #
 #   scripts/demo.sh [BUILD_DIR]     (default build/release)
 #
@@ -45,4 +48,14 @@ if [ -x "$bin/accordion-sim" ]; then
   echo "== 3. simulate: the same run on 8 workers behind one 100 Mb/s switch"
   "$bin/accordion-sim" replay "$trace" --workers 8 --topology star --bandwidth-gbps 0.1 \
     --latency-us 5 --eta 0.5 --interval "$interval" | sed -n '1,12p'
+fi
+
+if [ -x "$bin/accordion-report" ]; then
+  echo
+  echo "== 4. report: figures and an index.html, no display needed"
+  report="$out/report"
+  "$bin/accordion-report" "$trace" --out "$report" --overwrite --interval "$interval" \
+    --workers 8 --topology star --bandwidth-gbps 0.1 --latency-us 5 >/dev/null
+  echo "report:  $report/index.html"
+  echo "explore: $bin/accordion-gui $trace"
 fi

@@ -136,12 +136,9 @@ MeasuredIteration LoadMeasuredIteration(TraceReader& reader, int epoch) {
   if (!best) throw InputError(path + " has no per-iteration timings of rank 0 to draw");
   MeasuredIteration m;
   m.record = *best;
-  reader.ForEachCollective([&](const CollectiveRecord& c) {
-    if (c.rank == 0 && c.epoch == best->epoch && c.iteration == best->iteration) m.collectives.push_back(c);
-  });
-  reader.ForEachGradReady([&](const GradReadyRecord& g) {
-    if (g.rank == 0 && g.epoch == best->epoch && g.iteration == best->iteration) m.grad_ready.push_back(g);
-  });
+  const StepKey step{best->epoch, best->iteration, 0};
+  reader.ForEachCollective(step, [&](const CollectiveRecord& c) { m.collectives.push_back(c); });
+  reader.ForEachGradReady(step, [&](const GradReadyRecord& g) { m.grad_ready.push_back(g); });
   return m;
 }
 

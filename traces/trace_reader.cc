@@ -354,9 +354,42 @@ void TraceReader::ForEachIteration(const std::function<void(const IterationRecor
 }
 
 void TraceReader::ForEachGradReady(const std::function<void(const GradReadyRecord&)>& fn) {
+  ForEachGradReadyWhere(std::nullopt, fn);
+}
+
+void TraceReader::ForEachGradReady(const StepKey& step, const std::function<void(const GradReadyRecord&)>& fn) {
+  ForEachGradReadyWhere(step, fn);
+}
+
+void TraceReader::ForEachCollective(const std::function<void(const CollectiveRecord&)>& fn) {
+  ForEachCollectiveWhere(std::nullopt, fn);
+}
+
+void TraceReader::ForEachCollective(const StepKey& step, const std::function<void(const CollectiveRecord&)>& fn) {
+  ForEachCollectiveWhere(step, fn);
+}
+
+namespace {
+
+// " WHERE ..." selecting one step's rows (a prefix of the tables' keys, so
+// SQLite reads them from the primary-key index), bound by BindStep.
+std::string StepFilter(const std::optional<StepKey>& step) {
+  return step ? " WHERE epoch = ?1 AND iteration = ?2 AND rank = ?3" : "";
+}
+
+void BindStep(SqliteStatement& st, const std::optional<StepKey>& step) {
+  if (!step) return;
+  st.Bind(1, static_cast<int64_t>(step->epoch)).Bind(2, step->iteration).Bind(3, static_cast<int64_t>(step->rank));
+}
+
+}  // namespace
+
+void TraceReader::ForEachGradReadyWhere(const std::optional<StepKey>& step,
+                                        const std::function<void(const GradReadyRecord&)>& fn) {
   SqliteStatement st(*db_,
-                     "SELECT epoch, iteration, rank, layer_id, offset_s FROM grad_ready "
-                     "ORDER BY epoch, iteration, rank, layer_id");
+                     "SELECT epoch, iteration, rank, layer_id, offset_s FROM grad_ready" + StepFilter(step) +
+                         " ORDER BY epoch, iteration, rank, layer_id");
+  BindStep(st, step);
   Checked(path_, [&] {
     while (st.Step()) {
       GradReadyRecord r;
@@ -371,10 +404,13 @@ void TraceReader::ForEachGradReady(const std::function<void(const GradReadyRecor
   });
 }
 
-void TraceReader::ForEachCollective(const std::function<void(const CollectiveRecord&)>& fn) {
+void TraceReader::ForEachCollectiveWhere(const std::optional<StepKey>& step,
+                                        const std::function<void(const CollectiveRecord&)>& fn) {
   SqliteStatement st(*db_,
                      "SELECT epoch, iteration, rank, seq, op, bucket, tag, bytes, start_s, "
-                     "duration_s FROM collectives ORDER BY epoch, iteration, rank, seq");
+                     "duration_s FROM collectives" +
+                         StepFilter(step) + " ORDER BY epoch, iteration, rank, seq");
+  BindStep(st, step);
   Checked(path_, [&] {
     while (st.Step()) {
       CollectiveRecord r;

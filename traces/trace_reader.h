@@ -9,7 +9,9 @@
 #define ACCORDION_TRACES_TRACE_READER_H_
 
 #include <functional>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -20,6 +22,13 @@
 namespace accordion {
 
 class SqliteDb;
+
+// One sampled optimizer step of one rank.
+struct StepKey {
+  int epoch = 0;
+  int64_t iteration = 0;
+  int rank = 0;
+};
 
 class TraceReader {
  public:
@@ -44,6 +53,9 @@ class TraceReader {
   void ForEachIteration(const std::function<void(const IterationRecord&)>& fn);
   void ForEachGradReady(const std::function<void(const GradReadyRecord&)>& fn);
   void ForEachCollective(const std::function<void(const CollectiveRecord&)>& fn);
+  // The same for one step only, read through the key index.
+  void ForEachGradReady(const StepKey& step, const std::function<void(const GradReadyRecord&)>& fn);
+  void ForEachCollective(const StepKey& step, const std::function<void(const CollectiveRecord&)>& fn);
 
   // Streams any table's columns, as schema.h lists them, in key order.
   void ForEachRow(const std::string& table,
@@ -60,6 +72,10 @@ class TraceReader {
   void CheckStructure();
   void LoadRun();
   void LoadLayers();
+  void ForEachGradReadyWhere(const std::optional<StepKey>& step,
+                             const std::function<void(const GradReadyRecord&)>& fn);
+  void ForEachCollectiveWhere(const std::optional<StepKey>& step,
+                              const std::function<void(const CollectiveRecord&)>& fn);
 
   std::string path_;
   std::unique_ptr<SqliteDb> db_;

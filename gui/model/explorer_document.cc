@@ -1,6 +1,7 @@
 #include "gui/model/explorer_document.h"
 
 #include <QCoreApplication>
+#include <algorithm>
 #include <QFileInfo>
 #include <QThread>
 #include <QThreadPool>
@@ -89,13 +90,13 @@ void ExplorerDocument::open(const QStringList& paths) {
     const QString path = QFileInfo(given).absoluteFilePath();
     if (first) make_current_.append(path);
     first = false;
-    startLoad(path, false);
+    startLoad(path, false, next_order_++);
   }
 }
 
-void ExplorerDocument::startLoad(const QString& path, bool reload) {
+void ExplorerDocument::startLoad(const QString& path, bool reload, uint64_t order) {
   if (pending_loads_++ == 0) emit loadingChanged(true);
-  pool_->start([this, path, reload] {
+  pool_->start([this, path, reload, order] {
     std::shared_ptr<const RunData> data;
     QString error;
     try {
@@ -104,13 +105,13 @@ void ExplorerDocument::startLoad(const QString& path, bool reload) {
       error = Text(e);
     }
     QMetaObject::invokeMethod(
-        this, [this, path, data, error, reload] { deliverLoad(path, data, error, reload); },
+        this, [this, path, data, error, reload, order] { deliverLoad(path, data, error, reload, order); },
         Qt::QueuedConnection);
   });
 }
 
 void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const RunData> data,
-                                   const QString& error, bool reload) {
+                                   const QString& error, bool reload, uint64_t order) {
   if (reload) live_checks_.removeAll(path);
   const bool make_current = make_current_.removeOne(path);
   if (!data) {
@@ -121,9 +122,12 @@ void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const Ru
     if (index >= 0) {
       runs_[index] = std::move(data);
     } else {
-      runs_.push_back(std::move(data));
-      compared_.push_back(true);
-      index = runCount() - 1;
+      // Loads finish in any order; the list keeps the order they were asked for.
+      index = static_cast<int>(std::upper_bound(order_.begin(), order_.end(), order) - order_.begin());
+      runs_.insert(runs_.begin() + index, std::move(data));
+      compared_.insert(compared_.begin() + index, true);
+      order_.insert(order_.begin() + index, order);
+      if (current_ >= index) ++current_;
     }
     emit runsChanged();
     if (make_current || current_ < 0) {
@@ -148,6 +152,7 @@ void ExplorerDocument::closeRun(int index) {
   if (index < 0 || index >= runCount()) return;
   runs_.erase(runs_.begin() + index);
   compared_.erase(compared_.begin() + index);
+  order_.erase(order_.begin() + index);
   if (index < current_ || current_ >= runCount()) --current_;
   emit runsChanged();
   updateLiveTimer();
@@ -158,6 +163,14 @@ void ExplorerDocument::closeRun(int index) {
 void ExplorerDocument::setCurrentRun(int index) {
   if (index < -1 || index >= runCount()) return;
   current_ = index;
+  if (!schedule_settings_edited_ && index >= 0) {
+    const RunInfo& info = runs_[index]->view().run;
+    if (info.eta != schedule_settings_.eta || info.interval != schedule_settings_.interval) {
+      schedule_settings_.eta = info.eta;
+      schedule_settings_.interval = info.interval;
+      emit scheduleSettingsChanged();
+    }
+  }
   settingsOrRunChanged(true);
   emit currentRunChanged();
 }
@@ -201,7 +214,7 @@ void ExplorerDocument::pollLiveRuns() {
           this,
           [this, path, data] {
             if (data) {
-              deliverLoad(path, data, QString(), true);
+              deliverLoad(path, data, QString(), true, 0);
               return;
             }
             live_checks_.removeAll(path);
@@ -215,6 +228,7 @@ void ExplorerDocument::pollLiveRuns() {
 // --- settings and what they derive
 
 void ExplorerDocument::setScheduleSettings(const ScheduleSettings& settings) {
+  schedule_settings_edited_ = true;
   if (settings == schedule_settings_) return;
   schedule_settings_ = settings;
   emit scheduleSettingsChanged();

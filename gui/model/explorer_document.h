@@ -49,8 +49,9 @@ class ExplorerDocument : public QObject {
   std::vector<std::shared_ptr<const RunData>> comparedRuns() const;
 
   // Reads the traces in the background; each one that loads is added (or
-  // replaces the run already open from that path) and the first becomes
-  // current. Failures emit openFailed with the reader's one-line reason.
+  // replaces the run already open from that path) in the order given, and
+  // the first becomes current. Failures emit openFailed with the reader's
+  // one-line reason.
   void open(const QStringList& paths);
   // Blocks until every open() so far has finished (tests, the report).
   void waitForLoads();
@@ -58,6 +59,8 @@ class ExplorerDocument : public QObject {
   void setCurrentRun(int index);
 
   // --- settings
+  // Until they are set, eta and interval follow the current run's own, so a
+  // run opens showing the regimes it was trained with.
   const ScheduleSettings& scheduleSettings() const { return schedule_settings_; }
   void setScheduleSettings(const ScheduleSettings& settings);
   const WhatIfSettings& whatIfSettings() const { return what_if_settings_; }
@@ -126,14 +129,17 @@ class ExplorerDocument : public QObject {
   void startEstimate();
   void startSweep();
   void scheduleAutoSimulation();
-  void startLoad(const QString& path, bool reload);
+  void startLoad(const QString& path, bool reload, uint64_t order);
   void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error,
-                   bool reload);
+                   bool reload, uint64_t order);
   void updateLiveTimer();
   bool busy() const;
 
   std::vector<std::shared_ptr<const RunData>> runs_;
   std::vector<bool> compared_;
+  std::vector<uint64_t> order_;  // when each run was asked for: list order
+  uint64_t next_order_ = 0;
+  bool schedule_settings_edited_ = false;
   int current_ = -1;
   ScheduleSettings schedule_settings_;
   WhatIfSettings what_if_settings_;

@@ -70,10 +70,28 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(doc.run(dense)->replayable);
     QVERIFY(doc.run(dense)->measured_iteration.has_value());
     QCOMPARE(QString::fromStdString(doc.currentRun()->summary.levels), QString("rank 2 / rank 1"));
+    // Until the user sets them, eta and interval are the current run's own.
+    QCOMPARE(doc.scheduleSettings().interval, doc.currentRun()->view().run.interval);
+    QCOMPARE(doc.scheduleSettings().eta, doc.currentRun()->view().run.eta);
     // Opening the same file again replaces it rather than adding a copy.
     doc.open({SampleTrace("fmnist-mlp-dense.trace")});
     doc.waitForLoads();
     QCOMPARE(doc.runCount(), 2);
+  }
+
+  void runsKeepTheOrderTheyWereOpenedIn() {
+    const QStringList names = {"fmnist-mlp-topk-static-0.1.trace", "fmnist-mlp-dense.trace",
+                               "fmnist-mlp-batch-accordion.trace", "fmnist-mlp-powersgd-static-1.trace"};
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      ExplorerDocument doc;
+      QStringList paths;
+      for (const QString& n : names) paths << SampleTrace(n);
+      doc.open(paths);
+      doc.waitForLoads();
+      QCOMPARE(doc.runCount(), 4);
+      for (int i = 0; i < 4; ++i) QCOMPARE(QString::fromStdString(doc.run(i)->summary.name), names[i]);
+      QCOMPARE(doc.currentIndex(), 0);
+    }
   }
 
   void bandsFollowTheControllerAtEverySetting() {
@@ -82,7 +100,7 @@ class ExplorerDocumentTest : public QObject {
     doc.waitForLoads();
     const RunData& run = *doc.currentRun();
     QSignalSpy redrawn(&doc, &ExplorerDocument::regimesChanged);
-    for (const auto& [eta, interval] : std::vector<std::pair<double, int>>{{0.5, 2}, {0.3, 5}, {0.05, 1}, {0.9, 3}}) {
+    for (const auto& [eta, interval] : std::vector<std::pair<double, int>>{{0.4, 2}, {0.3, 5}, {0.05, 1}, {0.9, 3}}) {
       ScheduleSettings s = doc.scheduleSettings();
       s.eta = eta;
       s.interval = interval;

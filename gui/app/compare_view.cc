@@ -1,0 +1,189 @@
+#include "gui/app/compare_view.h"
+
+#include <QFutureWatcher>
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QTimer>
+#include <QVBoxLayout>
+#include <QtConcurrent/QtConcurrentRun>
+#include <exception>
+
+#include "analysis/results_table.h"
+#include "gui/app/plot_widget.h"
+#include "gui/app/run_list_view.h"
+#include "gui/figures/figures.h"
+#include "gui/model/explorer_document.h"
+
+namespace accordion::gui {
+
+namespace {
+
+struct TableJob {
+  std::vector<ResultsRow> rows;
+  QString error;
+};
+
+QTableWidgetItem* Cell(const QString& text, bool number) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString WithCi(const MeanCi& m, const QString& text, const QString& half) {
+  return m.n > 1 ? QStringLiteral("%1 ± %2").arg(text, half) : text;
+}
+
+QString Ratio(double r) { return QStringLiteral("%1×").arg(r, 0, 'f', 2); }
+
+}  // namespace
+
+CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      by_epoch_(new PlotWidget("accuracy-by-epoch", this)),
+      by_floats_(new PlotWidget("accuracy-by-floats", this)),
+      table_(new QTableWidget(this)),
+      status_(new QLabel(this)),
+      refresh_timer_(new QTimer(this)) {
+  table_->setObjectName("resultsTable");
+  table_->setColumnCount(9);
+  table_->setHorizontalHeaderLabels({tr("Model"), tr("Dataset"), tr("Setting"), tr("Runs"), tr("Accuracy"),
+                                     tr("Floats sent"), tr("Floats ratio"), tr("Time"), tr("Time ratio")});
+  table_->horizontalHeaderItem(4)->setToolTip(tr("Final test accuracy, mean ± 95 % confidence interval over runs"));
+  table_->horizontalHeaderItem(6)->setToolTip(tr("The setting that sends the most, divided by this row's"));
+  table_->verticalHeader()->setVisible(false);
+  table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setAlternatingRowColors(true);
+  table_->horizontalHeader()->setStretchLastSection(false);
+  status_->setObjectName("compareStatus");
+  status_->setWordWrap(true);
+  refresh_timer_->setSingleShot(true);
+  refresh_timer_->setInterval(50);
+  connect(refresh_timer_, &QTimer::timeout, this, &CompareView::refresh);
+
+  auto* plots = new QSplitter(Qt::Horizontal, this);
+  plots->addWidget(by_epoch_);
+  plots->addWidget(by_floats_);
+  plots->setChildrenCollapsible(false);
+  plots->setSizes({500, 500});
+  auto* bottom = new QWidget(this);
+  auto* bottom_layout = new QVBoxLayout(bottom);
+  bottom_layout->setContentsMargins(0, 0, 0, 0);
+  bottom_layout->addWidget(status_);
+  bottom_layout->addWidget(table_, 1);
+  auto* split = new QSplitter(Qt::Vertical, this);
+  split->addWidget(plots);
+  split->addWidget(bottom);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(document_, &ExplorerDocument::runsChanged, this, &CompareView::scheduleRefresh);
+  connect(document_, &ExplorerDocument::comparedChanged, this, &CompareView::scheduleRefresh);
+  connect(document_, &ExplorerDocument::liveRunUpdated, this, [this] {
+    table_paths_.clear();  // the files changed: read them again
+    scheduleRefresh();
+  });
+  refresh();
+}
+
+void CompareView::scheduleRefresh() { refresh_timer_->start(); }
+
+void CompareView::refresh() {
+  refresh_timer_->stop();
+  const auto runs = document_->comparedRuns();
+  if (runs.empty()) {
+    const QString text = document_->runCount() == 0 ? tr("No run open") : tr("No run checked in the run list");
+    by_epoch_->showMessage(text);
+    by_floats_->showMessage(text);
+  } else {
+    DrawAccuracyComparison(by_epoch_, runs, CompareAxis::kEpoch);
+    DrawAccuracyComparison(by_floats_, runs, CompareAxis::kFloats);
+    by_epoch_->markDrawn();
+    by_floats_->markDrawn();
+  }
+
+  std::vector<std::string> paths;
+  for (const auto& run : runs) paths.push_back(run->path);
+  if (paths == table_paths_) return;
+  table_paths_ = paths;
+  const uint64_t generation = ++generation_;
+  if (paths.empty()) {
+    showTable(generation, {}, QString());
+    return;
+  }
+  // Reading every trace again takes a moment with many runs.
+  loading_ = true;
+  status_->setText(tr("Building the results table…"));
+  auto* watcher = new QFutureWatcher<TableJob>(this);
+  connect(watcher, &QFutureWatcher<TableJob>::finished, this, [this, watcher, generation] {
+    const TableJob job = watcher->result();
+    watcher->deleteLater();
+    showTable(generation, job.rows, job.error);
+  });
+  watcher->setFuture(QtConcurrent::run([paths] {
+    TableJob job;
+    try {
+      job.rows = BuildResultsTable(paths);
+    } catch (const std::exception& e) {
+      job.error = QString::fromUtf8(e.what());
+    }
+    return job;
+  }));
+}
+
+void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& rows, const QString& error) {
+  if (generation != generation_) return;  // a newer request is on its way
+  loading_ = false;
+  table_->setRowCount(static_cast<int>(rows.size()));
+  int incomplete = 0;
+  for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
+    const ResultsRow& r = rows[static_cast<size_t>(i)];
+    incomplete += r.incomplete;
+    auto* setting = Cell(QString::fromStdString(r.setting), false);
+    QStringList traces;
+    for (const std::string& t : r.traces) traces << QString::fromStdString(t);
+    setting->setToolTip(traces.join('\n'));
+    if (r.policy == Policy::kAccordion) {
+      QFont bold = setting->font();
+      bold.setBold(true);
+      setting->setFont(bold);
+    }
+    table_->setItem(i, 0, Cell(QString::fromStdString(r.model), false));
+    table_->setItem(i, 1, Cell(QString::fromStdString(r.dataset), false));
+    table_->setItem(i, 2, setting);
+    QString runs = QString::number(r.traces.size());
+    if (r.incomplete > 0) runs += tr(" (%1 incomplete)").arg(r.incomplete);
+    table_->setItem(i, 3, Cell(runs, true));
+    table_->setItem(i, 4, Cell(WithCi(r.accuracy, QString::number(r.accuracy.mean * 100, 'f', 2) + " %",
+                                      QString::number(r.accuracy.half_width * 100, 'f', 2)),
+                               true));
+    table_->setItem(i, 5, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
+    table_->setItem(i, 6, Cell(Ratio(r.floats_ratio), true));
+    table_->setItem(i, 7,
+                    Cell(WithCi(r.seconds, FormatSeconds(r.seconds.mean), FormatSeconds(r.seconds.half_width)), true));
+    table_->setItem(i, 8, Cell(Ratio(r.seconds_ratio), true));
+  }
+  table_->resizeColumnsToContents();
+  // The setting names the row: it gets the spare width, not the last column.
+  table_->horizontalHeader()->resizeSection(2, table_->horizontalHeader()->sectionSize(2) + 60);
+  if (!error.isEmpty()) {
+    status_->setText(tr("Results table: %1").arg(error));
+  } else if (rows.empty()) {
+    status_->setText(tr("Check runs in the run list to tabulate them."));
+  } else {
+    status_->setText(tr("Final accuracy, floats sent per worker and wall time per setting; mean ± 95 % CI over "
+                        "runs (seeds); ratios against the setting that sends the most.%1")
+                         .arg(incomplete > 0 ? tr(" %1 run(s) not complete.").arg(incomplete) : QString()));
+  }
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,58 @@
+// CompareView: the Compare tab - test accuracy of the checked runs against
+// epoch and against floats sent, and the paper's results table (mean ± 95 %
+// CI over seeds) for them, as `accordion-analyze table` prints it.
+#ifndef ACCORDION_GUI_APP_COMPARE_VIEW_H_
+#define ACCORDION_GUI_APP_COMPARE_VIEW_H_
+
+#include <QWidget>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+class QLabel;
+class QTableWidget;
+class QTimer;
+
+namespace accordion {
+struct ResultsRow;
+}
+
+namespace accordion::gui {
+
+class ExplorerDocument;
+class PlotWidget;
+
+class CompareView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit CompareView(ExplorerDocument* document, QWidget* parent = nullptr);
+
+  PlotWidget* epochPlot() const { return by_epoch_; }
+  PlotWidget* floatsPlot() const { return by_floats_; }
+  QTableWidget* table() const { return table_; }
+  // True while the results table is being built in the background.
+  bool tableLoading() const { return loading_; }
+
+ public slots:
+  // Coalesces bursts (opening ten traces) into one redraw.
+  void scheduleRefresh();
+  void refresh();
+
+ private:
+  void showTable(uint64_t generation, const std::vector<ResultsRow>& rows, const QString& error);
+
+  ExplorerDocument* document_;
+  PlotWidget* by_epoch_;
+  PlotWidget* by_floats_;
+  QTableWidget* table_;
+  QLabel* status_;
+  QTimer* refresh_timer_;
+  uint64_t generation_ = 0;
+  std::vector<std::string> table_paths_;
+  bool loading_ = false;
+};
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_APP_COMPARE_VIEW_H_

@@ -1,0 +1,63 @@
+#include "gui/app/level_map_view.h"
+
+#include <QLabel>
+#include <QMouseEvent>
+#include <QToolTip>
+#include <QVBoxLayout>
+
+#include "gui/app/plot_widget.h"
+#include "gui/figures/figures.h"
+#include "gui/model/explorer_document.h"
+
+namespace accordion::gui {
+
+LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
+    : QWidget(parent), document_(document), caption_(new QLabel(this)), plot_(new PlotWidget("level-map", this)) {
+  caption_->setWordWrap(true);
+  caption_->setText(tr("The level Accordion picks for each layer in each epoch under the current settings: "
+                       "low compression inside critical regimes, high outside. Hover a cell for its numbers."));
+  plot_->setMouseTracking(true);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(caption_);
+  layout->addWidget(plot_, 1);
+
+  connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
+    const QString tip = tooltipAt(event->pos());
+    if (tip.isEmpty()) QToolTip::hideText();
+    else QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
+  });
+  connect(document_, &ExplorerDocument::regimesChanged, this, &LevelMapView::redraw);
+  redraw();
+}
+
+QString LevelMapView::tooltipAt(const QPoint& pos) const {
+  const auto run = document_->currentRun();
+  const auto analysis = document_->regimes();
+  if (!run || !analysis || !analysis->schedulable || !plot_->xAxis || !plot_->yAxis) return {};
+  if (!plot_->axisRect()->rect().contains(pos)) return {};
+  int epoch = -1;
+  int layer = -1;
+  if (!LevelMapCellAt(*run, plot_->xAxis->pixelToCoord(pos.x()), plot_->yAxis->pixelToCoord(pos.y()), &epoch,
+                      &layer)) {
+    return {};
+  }
+  return LevelMapTooltip(*run, *analysis, epoch, layer);
+}
+
+void LevelMapView::redraw() {
+  const auto run = document_->currentRun();
+  const auto analysis = document_->regimes();
+  if (!run || !analysis) {
+    plot_->showMessage(tr("No run open"));
+    return;
+  }
+  if (!analysis->schedulable) {
+    plot_->showMessage(tr("No schedule: %1").arg(QString::fromStdString(analysis->problem)));
+    return;
+  }
+  DrawLevelMap(plot_, *run, *analysis);
+  plot_->markDrawn();
+}
+
+}  // namespace accordion::gui

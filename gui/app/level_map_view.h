@@ -1,0 +1,37 @@
+// LevelMapView: the Level map tab - which level Accordion picks for every
+// layer in every epoch, with a tooltip naming the cell under the mouse.
+#ifndef ACCORDION_GUI_APP_LEVEL_MAP_VIEW_H_
+#define ACCORDION_GUI_APP_LEVEL_MAP_VIEW_H_
+
+#include <QString>
+#include <QWidget>
+
+class QLabel;
+
+namespace accordion::gui {
+
+class ExplorerDocument;
+class PlotWidget;
+
+class LevelMapView : public QWidget {
+  Q_OBJECT
+
+ public:
+  explicit LevelMapView(ExplorerDocument* document, QWidget* parent = nullptr);
+
+  PlotWidget* plot() const { return plot_; }
+  // The tooltip for the cell under widget position `pos` ("" when none).
+  QString tooltipAt(const QPoint& pos) const;
+
+ public slots:
+  void redraw();
+
+ private:
+  ExplorerDocument* document_;
+  QLabel* caption_;
+  PlotWidget* plot_;
+};
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_APP_LEVEL_MAP_VIEW_H_

@@ -1,0 +1,375 @@
+#include "gui/app/main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QDir>
+#include <QDockWidget>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QKeySequence>
+#include <QLabel>
+#include <QMenu>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QScrollArea>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QUrl>
+
+#include "common/version.h"
+#include "gui/app/compare_view.h"
+#include "gui/app/level_map_view.h"
+#include "gui/app/plot_widget.h"
+#include "gui/app/recent_files.h"
+#include "gui/app/regimes_view.h"
+#include "gui/app/run_list_view.h"
+#include "gui/app/schedule_controls.h"
+#include "gui/app/timeline_view.h"
+#include "gui/app/what_if_view.h"
+#include "gui/model/explorer_document.h"
+
+namespace accordion::gui {
+
+namespace {
+
+const char kTraceFilter[] = "Accordion traces (*.trace *.db *.sqlite);;All files (*)";
+const char kGeometryKey[] = "mainWindow/geometry";
+const char kStateKey[] = "mainWindow/state";
+const char kOpenDirKey[] = "open/lastDir";
+
+}  // namespace
+
+QStringList MainWindow::tabKeys() { return {"regimes", "level-map", "what-if", "compare", "timeline"}; }
+
+MainWindow::MainWindow(QWidget* parent)
+    : QMainWindow(parent),
+      document_(new ExplorerDocument(this)),
+      run_list_(new RunListView(document_, this)),
+      controls_(new ScheduleControls(document_, this)),
+      tabs_(new QTabWidget(this)),
+      regimes_(new RegimesView(document_, tabs_)),
+      level_map_(new LevelMapView(document_, tabs_)),
+      what_if_(new WhatIfView(document_, tabs_)),
+      compare_(new CompareView(document_, tabs_)),
+      timeline_(new TimelineView(document_, tabs_)) {
+  setObjectName("mainWindow");
+  setAcceptDrops(true);
+  tabs_->setObjectName("tabs");
+  tabs_->setDocumentMode(true);
+  tabs_->addTab(regimes_, tr("Regimes"));
+  tabs_->addTab(level_map_, tr("Level map"));
+  tabs_->addTab(what_if_, tr("What-if"));
+  tabs_->addTab(compare_, tr("Compare"));
+  tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->setTabToolTip(0, tr("Gradient-norm change per layer and the critical regimes it finds"));
+  tabs_->setTabToolTip(1, tr("The level each layer gets in each epoch"));
+  tabs_->setTabToolTip(2, tr("Time to train on another cluster: α–β estimate or SimGrid replay"));
+  tabs_->setTabToolTip(3, tr("Accuracy against epochs and floats sent; the paper's results table"));
+  tabs_->setTabToolTip(4, tr("One iteration, measured and simulated, as a timeline"));
+  setCentralWidget(tabs_);
+
+  for (PlotWidget* plot : tabs_->findChildren<PlotWidget*>()) {
+    connect(plot, &PlotWidget::activated, this, [this](PlotWidget* p) { last_figure_ = p; });
+  }
+
+  createDocks();
+  createMenus();
+  state_label_ = new QLabel(this);
+  statusBar()->addPermanentWidget(state_label_);
+
+  connect(run_list_, &RunListView::closeRequested, document_, &ExplorerDocument::closeRun);
+  connect(document_, &ExplorerDocument::openFailed, this, [this](const QString& path, const QString& message) {
+    RecentFiles::remove(path);
+    rebuildRecentMenu();
+    reportError(tr("Cannot open trace"),
+                tr("Cannot open %1:\n%2").arg(QDir::toNativeSeparators(path), message));
+  });
+  connect(document_, &ExplorerDocument::loadingChanged, this, [this](bool loading) {
+    loading_ = loading;
+    updateStatus();
+  });
+  connect(document_, &ExplorerDocument::runsChanged, this, [this] {
+    updateTitle();
+    updateStatus();
+  });
+  connect(document_, &ExplorerDocument::currentRunChanged, this, &MainWindow::updateTitle);
+  connect(document_, &ExplorerDocument::simulationStarted, this, &MainWindow::updateStatus);
+  connect(document_, &ExplorerDocument::simulationFinished, this, &MainWindow::updateStatus);
+  connect(document_, &ExplorerDocument::simulationProgress, this, [this](int done, int total) {
+    state_label_->setText(tr("SimGrid: %1 of %2 patterns").arg(done).arg(total));
+  });
+  connect(document_, &ExplorerDocument::simulationFailed, this, [this](const QString& message) {
+    statusBar()->showMessage(tr("SimGrid replay failed: %1").arg(message), 10000);
+  });
+  connect(document_, &ExplorerDocument::liveRunUpdated, this, [this](int index) {
+    const auto run = document_->run(index);
+    if (!run) return;
+    const RunSummary& s = run->summary;
+    statusBar()->showMessage(tr("%1 updated: epoch %2 of %3%4")
+                                 .arg(QString::fromStdString(s.name))
+                                 .arg(s.epochs)
+                                 .arg(s.epochs_planned)
+                                 .arg(run->live() ? tr(", still running") : tr(", %1").arg(QString::fromStdString(s.status))),
+                             8000);
+  });
+
+  resize(1500, 950);
+  restoreSettings();
+  updateTitle();
+  updateStatus();
+}
+
+MainWindow::~MainWindow() = default;
+
+void MainWindow::createDocks() {
+  auto* runs = new QDockWidget(tr("Runs"), this);
+  runs->setObjectName("runsDock");
+  runs->setWidget(run_list_);
+  runs->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
+                    QDockWidget::DockWidgetClosable);
+  addDockWidget(Qt::TopDockWidgetArea, runs);
+
+  auto* scroll = new QScrollArea(this);
+  scroll->setWidget(controls_);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setMinimumWidth(controls_->sizeHint().width() + 20);
+  auto* schedule = new QDockWidget(tr("Schedule"), this);
+  schedule->setObjectName("scheduleDock");
+  schedule->setWidget(scroll);
+  addDockWidget(Qt::LeftDockWidgetArea, schedule);
+  // The top dock spans the full width: the run table has many columns.
+  setCorner(Qt::TopLeftCorner, Qt::TopDockWidgetArea);
+  setCorner(Qt::TopRightCorner, Qt::TopDockWidgetArea);
+  resizeDocks({runs}, {165}, Qt::Vertical);
+  resizeDocks({schedule}, {290}, Qt::Horizontal);
+}
+
+void MainWindow::createMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openWithDialog);
+  open->setShortcut(QKeySequence::Open);
+  recent_menu_ = file->addMenu(tr("Open &Recent"));
+  rebuildRecentMenu();
+  QAction* close = file->addAction(tr("&Close run"), this, &MainWindow::closeCurrentRun);
+  close->setShortcut(QKeySequence::Close);
+  file->addSeparator();
+  QMenu* export_menu = file->addMenu(tr("&Export current figure"));
+  export_menu->addAction(tr("As &PNG…"), this, [this] { exportFigureWithDialog("png"); });
+  export_menu->addAction(tr("As P&DF…"), this, [this] { exportFigureWithDialog("pdf"); });
+  export_menu->addAction(tr("Data as &CSV…"), this, [this] { exportFigureWithDialog("csv"); });
+  file->addSeparator();
+  QAction* quit = file->addAction(tr("&Quit"), this, &QWidget::close);
+  quit->setShortcut(QKeySequence::Quit);
+  quit->setMenuRole(QAction::QuitRole);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  QAction* copy = edit->addAction(tr("&Copy figure"), this, &MainWindow::copyFigure);
+  copy->setShortcut(QKeySequence::Copy);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  for (QDockWidget* dock : findChildren<QDockWidget*>()) view->addAction(dock->toggleViewAction());
+  view->addSeparator();
+  QAction* follow = view->addAction(tr("&Follow live runs"));
+  follow->setCheckable(true);
+  follow->setChecked(document_->followLive());
+  follow->setToolTip(tr("Re-read traces still being written when they grow"));
+  connect(follow, &QAction::toggled, document_, &ExplorerDocument::setFollowLive);
+  for (int i = 0; i < tabs_->count(); ++i) {
+    QAction* tab = view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
+    tab->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
+  }
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About accordion-gui"), this, &MainWindow::about)->setMenuRole(QAction::AboutRole);
+  help->addAction(tr("About &Qt"), qApp, &QApplication::aboutQt)->setMenuRole(QAction::AboutQtRole);
+}
+
+void MainWindow::rebuildRecentMenu() {
+  recent_menu_->clear();
+  const QStringList files = RecentFiles::load();
+  for (int i = 0; i < files.size(); ++i) {
+    const QString& path = files[i];
+    // &1..&9, 1&0: keyboard access without clashing with file names.
+    const QString label = i < 9 ? QStringLiteral("&%1  %2").arg(i + 1).arg(QFileInfo(path).fileName())
+                                : QStringLiteral("1&0  %1").arg(QFileInfo(path).fileName());
+    QAction* action = recent_menu_->addAction(label, this, [this, path] { openFiles({path}); });
+    action->setToolTip(path);
+    action->setStatusTip(path);
+  }
+  if (!files.isEmpty()) {
+    recent_menu_->addSeparator();
+    recent_menu_->addAction(tr("Clear list"), this, [this] {
+      RecentFiles::clear();
+      rebuildRecentMenu();
+    });
+  }
+  recent_menu_->setEnabled(!files.isEmpty());
+}
+
+void MainWindow::openFiles(const QStringList& paths) {
+  if (paths.isEmpty()) return;
+  QStringList absolute;
+  for (const QString& path : paths) {
+    absolute << QFileInfo(path).absoluteFilePath();
+    if (QFileInfo(path).isFile()) RecentFiles::add(path);
+  }
+  rebuildRecentMenu();
+  document_->open(absolute);
+}
+
+void MainWindow::openWithDialog() {
+  QSettings settings;
+  const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open traces"),
+                                                          settings.value(kOpenDirKey).toString(), tr(kTraceFilter));
+  if (paths.isEmpty()) return;
+  settings.setValue(kOpenDirKey, QFileInfo(paths.first()).absolutePath());
+  openFiles(paths);
+}
+
+void MainWindow::closeCurrentRun() {
+  if (document_->currentIndex() >= 0) document_->closeRun(document_->currentIndex());
+}
+
+PlotWidget* MainWindow::currentFigure() const {
+  QWidget* tab = tabs_->currentWidget();
+  if (!tab) return nullptr;
+  if (last_figure_ && tab->isAncestorOf(last_figure_)) return last_figure_;
+  const auto plots = tab->findChildren<PlotWidget*>();
+  return plots.isEmpty() ? nullptr : plots.first();
+}
+
+bool MainWindow::exportCurrentFigure(const QString& path, QString* error) {
+  PlotWidget* plot = currentFigure();
+  if (!plot) {
+    *error = tr("no figure in this tab");
+    return false;
+  }
+  return plot->exportTo(path, error);
+}
+
+void MainWindow::copyFigure() {
+  if (PlotWidget* plot = currentFigure()) {
+    plot->copyToClipboard();
+    statusBar()->showMessage(tr("Copied %1 to the clipboard").arg(plot->figureName()), 3000);
+  }
+}
+
+void MainWindow::exportFigureWithDialog(const QString& suffix) {
+  if (PlotWidget* plot = currentFigure()) plot->exportWithDialog(suffix);
+}
+
+void MainWindow::about() {
+  QMessageBox::about(
+      this, tr("About accordion-gui"),
+      tr("<h3>accordion-gui %1</h3>"
+         "<p>Explore data-parallel training traces recorded by the Accordion Toolkit: the critical "
+         "regimes Accordion finds from the change of each layer's gradient norm, the schedule it "
+         "derives under any setting, the communication it saves and what that is worth on another "
+         "cluster (α–β estimate or SimGrid replay).</p>"
+         "<p>Accordion: Agarwal, Wang, Lee, Venkataraman, Papailiopoulos, <i>Adaptive Gradient "
+         "Communication via Critical Learning Regime Identification</i>, MLSys 2021.</p>")
+          .arg(kVersion));
+}
+
+void MainWindow::reportError(const QString& title, const QString& text) {
+  last_error_ = text;
+  ++error_count_;
+  statusBar()->showMessage(text.section('\n', 0, 0), 10000);
+  if (!error_dialogs_) return;
+  // Several bad files at once: one dialog listing them, not a stack.
+  if (error_box_ && error_box_->isVisible()) {
+    error_box_->setText(error_box_->text() + "\n\n" + text);
+    return;
+  }
+  auto* box = new QMessageBox(QMessageBox::Warning, title, text, QMessageBox::Ok, this);
+  box->setObjectName("errorDialog");
+  box->setAttribute(Qt::WA_DeleteOnClose);
+  box->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  error_box_ = box;
+  // open(), not exec(): no nested event loop, the document keeps working.
+  box->open();
+}
+
+void MainWindow::updateTitle() {
+  const auto run = document_->currentRun();
+  setWindowTitle(run ? tr("%1 — Accordion explorer").arg(QString::fromStdString(run->summary.name))
+                     : tr("Accordion explorer"));
+}
+
+void MainWindow::updateStatus() {
+  QStringList parts;
+  if (loading_) parts << tr("Loading traces…");
+  if (document_->simulationRunning()) parts << tr("SimGrid replay running…");
+  if (parts.isEmpty()) {
+    int live = 0;
+    for (int i = 0; i < document_->runCount(); ++i) live += document_->run(i) && document_->run(i)->live();
+    parts << tr("%n run(s) open", "", document_->runCount());
+    if (live > 0) parts << tr("%n live", "", live);
+  }
+  state_label_->setText(parts.join(QStringLiteral(" · ")));
+}
+
+bool MainWindow::saveTabScreenshots(const QString& dir, QString* error) {
+  if (!QDir().mkpath(dir)) {
+    *error = tr("cannot create %1").arg(dir);
+    return false;
+  }
+  const QStringList keys = tabKeys();
+  for (int i = 0; i < tabs_->count() && i < keys.size(); ++i) {
+    tabs_->setCurrentIndex(i);
+    // Let layouts settle and queued replots paint before grabbing.
+    for (int round = 0; round < 5; ++round) QApplication::processEvents();
+    const QString path = dir + "/" + keys[i] + ".png";
+    if (!grab().save(path)) {
+      *error = tr("cannot write %1").arg(path);
+      return false;
+    }
+  }
+  tabs_->setCurrentIndex(0);
+  return true;
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  saveSettings();
+  QMainWindow::closeEvent(event);
+}
+
+void MainWindow::dragEnterEvent(QDragEnterEvent* event) {
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) {
+      event->acceptProposedAction();
+      return;
+    }
+  }
+}
+
+void MainWindow::dropEvent(QDropEvent* event) {
+  QStringList paths;
+  for (const QUrl& url : event->mimeData()->urls()) {
+    if (url.isLocalFile()) paths << url.toLocalFile();
+  }
+  if (paths.isEmpty()) return;
+  event->acceptProposedAction();
+  openFiles(paths);
+}
+
+void MainWindow::restoreSettings() {
+  QSettings settings;
+  restoreGeometry(settings.value(kGeometryKey).toByteArray());
+  restoreState(settings.value(kStateKey).toByteArray());
+}
+
+void MainWindow::saveSettings() const {
+  QSettings settings;
+  settings.setValue(kGeometryKey, saveGeometry());
+  settings.setValue(kStateKey, saveState());
+}
+
+}  // namespace accordion::gui

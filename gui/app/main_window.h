@@ -1,0 +1,106 @@
+// MainWindow: accordion-gui's window - the run list, the schedule controls
+// and the five tabs around one ExplorerDocument, with the menus, drag and
+// drop, recent files and the status bar a desktop app is expected to have.
+#ifndef ACCORDION_GUI_APP_MAIN_WINDOW_H_
+#define ACCORDION_GUI_APP_MAIN_WINDOW_H_
+
+#include <QMainWindow>
+#include <QPointer>
+#include <QStringList>
+
+class QLabel;
+class QMenu;
+class QMessageBox;
+class QTabWidget;
+
+namespace accordion::gui {
+
+class CompareView;
+class ExplorerDocument;
+class LevelMapView;
+class PlotWidget;
+class RegimesView;
+class RunListView;
+class ScheduleControls;
+class TimelineView;
+class WhatIfView;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+
+ public:
+  explicit MainWindow(QWidget* parent = nullptr);
+  ~MainWindow() override;
+
+  ExplorerDocument* document() const { return document_; }
+  RunListView* runList() const { return run_list_; }
+  ScheduleControls* controls() const { return controls_; }
+  RegimesView* regimesView() const { return regimes_; }
+  LevelMapView* levelMapView() const { return level_map_; }
+  WhatIfView* whatIfView() const { return what_if_; }
+  CompareView* compareView() const { return compare_; }
+  TimelineView* timelineView() const { return timeline_; }
+  QTabWidget* tabs() const { return tabs_; }
+
+  // The figure File > Export and Edit > Copy act on: the plot last pointed
+  // at in the shown tab, else the tab's first.
+  PlotWidget* currentFigure() const;
+  bool exportCurrentFigure(const QString& path, QString* error);
+
+  // The last error shown to the user and how many there were (tests); the
+  // dialog itself is a QMessageBox named "errorDialog".
+  QString lastError() const { return last_error_; }
+  int errorCount() const { return error_count_; }
+  // Off: errors go to the status bar only (the --screenshot mode).
+  void setErrorDialogsEnabled(bool on) { error_dialogs_ = on; }
+
+  // Each tab's window grabbed to `dir`/<tab>.png; false with `error` set.
+  bool saveTabScreenshots(const QString& dir, QString* error);
+  // Tab names as the screenshots use them: regimes, level-map, what-if, ...
+  static QStringList tabKeys();
+
+ public slots:
+  void openFiles(const QStringList& paths);
+  void openWithDialog();
+  void closeCurrentRun();
+  void copyFigure();
+  void exportFigureWithDialog(const QString& suffix);
+  void about();
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+  void dragEnterEvent(QDragEnterEvent* event) override;
+  void dropEvent(QDropEvent* event) override;
+
+ private:
+  void createMenus();
+  void createDocks();
+  void rebuildRecentMenu();
+  void reportError(const QString& title, const QString& text);
+  void updateTitle();
+  void updateStatus();
+  void restoreSettings();
+  void saveSettings() const;
+
+  ExplorerDocument* document_;
+  RunListView* run_list_;
+  ScheduleControls* controls_;
+  QTabWidget* tabs_;
+  RegimesView* regimes_;
+  LevelMapView* level_map_;
+  WhatIfView* what_if_;
+  CompareView* compare_;
+  TimelineView* timeline_;
+  QMenu* recent_menu_ = nullptr;
+  QLabel* state_label_ = nullptr;
+  QPointer<PlotWidget> last_figure_;
+  QPointer<QMessageBox> error_box_;
+  QString last_error_;
+  int error_count_ = 0;
+  bool error_dialogs_ = true;
+  bool loading_ = false;
+};
+
+}  // namespace accordion::gui
+
+#endif  // ACCORDION_GUI_APP_MAIN_WINDOW_H_

@@ -1,0 +1,216 @@
+#include "gui/app/regimes_view.h"
+
+#include <QCheckBox>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListWidget>
+#include <QPushButton>
+#include <QSplitter>
+#include <QVBoxLayout>
+
+#include "gui/app/plot_widget.h"
+#include "gui/figures/figures.h"
+#include "gui/model/explorer_document.h"
+
+namespace accordion::gui {
+
+namespace {
+
+QString BandsText(const std::vector<Band>& bands) {
+  if (bands.empty()) return QObject::tr("none");
+  QStringList parts;
+  for (const Band& b : bands) {
+    parts << (b.first == b.last ? QString::number(b.first) : QStringLiteral("%1–%2").arg(b.first).arg(b.last));
+  }
+  return parts.join(", ");
+}
+
+}  // namespace
+
+RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      filter_(new QLineEdit(this)),
+      layers_(new QListWidget(this)),
+      group_(new QCheckBox(tr("Group by block"), this)),
+      caption_(new QLabel(this)),
+      norms_(new PlotWidget("gradient-norms", this)),
+      ratios_(new PlotWidget("check-ratios", this)) {
+  filter_->setObjectName("layerFilter");
+  filter_->setPlaceholderText(tr("Filter layers…"));
+  filter_->setClearButtonEnabled(true);
+  layers_->setObjectName("layerList");
+  layers_->setUniformItemSizes(true);
+  group_->setObjectName("groupByBlock");
+  group_->setToolTip(tr("One line per block (the layer name up to its first '.'), "
+                        "the root-sum-square of its layers' norms"));
+  caption_->setObjectName("regimesCaption");
+  caption_->setWordWrap(true);
+  caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* all = new QPushButton(tr("All"), this);
+  auto* none = new QPushButton(tr("None"), this);
+  all->setObjectName("layersAll");
+  none->setObjectName("layersNone");
+  all->setToolTip(tr("Check every layer the filter shows"));
+  none->setToolTip(tr("Uncheck every layer the filter shows"));
+
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(all);
+  buttons->addWidget(none);
+  auto* side = new QWidget(this);
+  auto* side_layout = new QVBoxLayout(side);
+  side_layout->setContentsMargins(0, 0, 0, 0);
+  side_layout->addWidget(new QLabel(tr("Layers"), side));
+  side_layout->addWidget(filter_);
+  side_layout->addLayout(buttons);
+  side_layout->addWidget(group_);
+  side_layout->addWidget(layers_, 1);
+
+  auto* plots = new QSplitter(Qt::Vertical, this);
+  plots->addWidget(norms_);
+  plots->addWidget(ratios_);
+  plots->setStretchFactor(0, 3);
+  plots->setStretchFactor(1, 2);
+  plots->setChildrenCollapsible(false);
+  auto* right = new QWidget(this);
+  auto* right_layout = new QVBoxLayout(right);
+  right_layout->setContentsMargins(0, 0, 0, 0);
+  right_layout->addWidget(caption_);
+  right_layout->addWidget(plots, 1);
+
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(side);
+  split->addWidget(right);
+  split->setStretchFactor(0, 0);
+  split->setStretchFactor(1, 1);
+  split->setSizes({190, 1100});
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(filter_, &QLineEdit::textChanged, this, [this] {
+    applyFilter();
+    redraw();
+  });
+  connect(all, &QPushButton::clicked, this, [this] { setVisibleChecked(true); });
+  connect(none, &QPushButton::clicked, this, [this] { setVisibleChecked(false); });
+  connect(group_, &QCheckBox::toggled, this, &RegimesView::redraw);
+  connect(layers_, &QListWidget::itemChanged, this, [this] {
+    if (!updating_) redraw();
+  });
+  // regimesChanged also follows a change of the current run.
+  connect(document_, &ExplorerDocument::regimesChanged, this, &RegimesView::redraw);
+  redraw();
+}
+
+void RegimesView::rebuildLayerList() {
+  const auto run = document_->currentRun();
+  const std::string path = run ? run->path : std::string();
+  const int count = run ? run->view().num_layers() : 0;
+  // A live run re-read keeps its layers and the person's choice of them.
+  if (path == layers_of_ && layers_->count() == count) return;
+  updating_ = true;
+  layers_->clear();
+  if (run) {
+    for (const LayerInfo& layer : run->view().layers) {
+      auto* item = new QListWidgetItem(QString::fromStdString(layer.name), layers_);
+      item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+      item->setCheckState(Qt::Checked);
+      item->setToolTip(tr("%1 entries, %2").arg(layer.numel).arg(layer.compressible ? tr("compressible")
+                                                                                   : tr("sent dense")));
+    }
+  }
+  layers_of_ = path;
+  updating_ = false;
+  applyFilter();
+}
+
+void RegimesView::applyFilter() {
+  const auto run = document_->currentRun();
+  if (!run) return;
+  std::vector<bool> match(static_cast<size_t>(layers_->count()), false);
+  for (int i : LayersMatching(*run, filter_->text().toStdString())) {
+    if (i >= 0 && i < layers_->count()) match[static_cast<size_t>(i)] = true;
+  }
+  for (int i = 0; i < layers_->count(); ++i) layers_->item(i)->setHidden(!match[static_cast<size_t>(i)]);
+}
+
+void RegimesView::setVisibleChecked(bool checked) {
+  updating_ = true;
+  for (int i = 0; i < layers_->count(); ++i) {
+    QListWidgetItem* item = layers_->item(i);
+    if (!item->isHidden()) item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+  }
+  updating_ = false;
+  redraw();
+}
+
+std::vector<int> RegimesView::shownLayers() const {
+  std::vector<int> shown;
+  for (int i = 0; i < layers_->count(); ++i) {
+    const QListWidgetItem* item = layers_->item(i);
+    if (!item->isHidden() && item->checkState() == Qt::Checked) shown.push_back(i);
+  }
+  return shown;
+}
+
+void RegimesView::redraw() {
+  rebuildLayerList();
+  ++draw_count_;
+  const auto run = document_->currentRun();
+  const auto analysis = document_->regimes();
+  if (!run || !analysis) {
+    caption_->setText(tr("Open a trace (File > Open, or drop it on the window) to see its regimes."));
+    norms_->showMessage(tr("No run open"));
+    ratios_->showMessage(QString());
+    return;
+  }
+  const std::vector<int> shown = shownLayers();
+  if (shown.empty()) {
+    norms_->showMessage(tr("No layer selected: check some in the list on the left"));
+    ratios_->showMessage(QString());
+  } else {
+    // Every layer shown is the figure's "empty = all" case; passing the
+    // full list would draw the same.
+    const bool all = static_cast<int>(shown.size()) == layers_->count();
+    const std::vector<int> layers = all ? std::vector<int>() : shown;
+    DrawGradientNorms(norms_, *run, *analysis, layers, group_->isChecked());
+    DrawCheckRatios(ratios_, *run, *analysis, layers);
+    norms_->markDrawn();
+    ratios_->markDrawn();
+    linkXAxes();
+  }
+  QString text;
+  if (analysis->schedulable) {
+    text = tr("<b>Critical regimes</b> (epochs, re-derived at η %1, every %2 epochs): %3 &nbsp;·&nbsp; "
+              "<span style='color:#666'>as recorded: %4</span>")
+               .arg(document_->scheduleSettings().eta)
+               .arg(document_->scheduleSettings().interval)
+               .arg(BandsText(analysis->model_bands), BandsText(analysis->recorded_model_bands));
+  } else {
+    text = tr("<b>No schedule:</b> %1").arg(QString::fromStdString(analysis->problem).toHtmlEscaped());
+  }
+  caption_->setText(text);
+}
+
+void RegimesView::linkXAxes() {
+  disconnect(link_a_);
+  disconnect(link_b_);
+  QCPAxis* a = norms_->xAxis;
+  QCPAxis* b = ratios_->xAxis;
+  if (!a || !b) return;
+  // Both plots show epochs: zooming one zooms the other. setRange is a no-op
+  // for an equal range, which ends the ping-pong.
+  link_a_ = connect(a, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), b, [this, b](const QCPRange& r) {
+    b->setRange(r);
+    ratios_->replot(QCustomPlot::rpQueuedReplot);
+  });
+  link_b_ = connect(b, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), a, [this, a](const QCPRange& r) {
+    a->setRange(r);
+    norms_->replot(QCustomPlot::rpQueuedReplot);
+  });
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,417 @@
+#include "gui/app/what_if_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QHBoxLayout>
+#include <QHeaderView>
+#include <QLabel>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSpinBox>
+#include <QSplitter>
+#include <QTableWidget>
+#include <QVBoxLayout>
+#include <algorithm>
+
+#include "gui/app/plot_widget.h"
+#include "gui/app/run_list_view.h"
+#include "gui/figures/figures.h"
+#include "gui/model/explorer_document.h"
+
+namespace accordion::gui {
+
+namespace {
+
+QTableWidgetItem* Cell(const QString& text, bool number) {
+  auto* item = new QTableWidgetItem(text);
+  item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
+  if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
+  return item;
+}
+
+QString Speedup(double base_s, double s) {
+  if (!(s > 0) || !(base_s > 0)) return QStringLiteral("–");
+  return QStringLiteral("%1×").arg(base_s / s, 0, 'f', 2);
+}
+
+}  // namespace
+
+WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
+    : QWidget(parent),
+      document_(document),
+      workers_(new QSpinBox(this)),
+      bandwidth_(new QDoubleSpinBox(this)),
+      latency_(new QDoubleSpinBox(this)),
+      topology_(new QComboBox(this)),
+      platform_file_(new QLabel(this)),
+      gpus_per_node_(new QSpinBox(this)),
+      hosts_per_leaf_(new QSpinBox(this)),
+      network_model_(new QComboBox(this)),
+      allreduce_(new QComboBox(this)),
+      simulate_(new QPushButton(tr("Simulate with SimGrid"), this)),
+      cancel_(new QPushButton(tr("Cancel"), this)),
+      auto_(new QCheckBox(tr("auto"), this)),
+      progress_(new QProgressBar(this)),
+      sim_status_(new QLabel(this)),
+      source_(new QLabel(this)),
+      results_(new QTableWidget(4, 4, this)),
+      problem_(new QLabel(this)),
+      cli_(new QLabel(this)),
+      projection_plot_(new PlotWidget("projection", this)),
+      sweep_plot_(new PlotWidget("bandwidth-sweep", this)),
+      breakdown_plot_(new PlotWidget("epoch-breakdown", this)) {
+  workers_->setObjectName("workersSpin");
+  workers_->setRange(1, 1 << 20);
+  workers_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+  workers_->setKeyboardTracking(false);
+  bandwidth_->setObjectName("bandwidthSpin");
+  bandwidth_->setRange(0.01, 10000);
+  bandwidth_->setDecimals(2);
+  // Steps of a tenth of the current decade: 1 → 1.1, 10 → 11, 100 → 110.
+  bandwidth_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+  bandwidth_->setSuffix(tr(" Gb/s"));
+  bandwidth_->setKeyboardTracking(false);
+  bandwidth_->setToolTip(tr("Per link (the inter-node links of the hierarchical topology)"));
+  latency_->setObjectName("latencySpin");
+  latency_->setRange(0, 1e6);
+  latency_->setDecimals(1);
+  latency_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+  latency_->setSuffix(tr(" µs"));
+  latency_->setKeyboardTracking(false);
+  latency_->setToolTip(tr("Per link"));
+  topology_->setObjectName("topologyCombo");
+  topology_->addItem(tr("star"), static_cast<int>(sim::Topology::kStar));
+  topology_->addItem(tr("fat-tree"), static_cast<int>(sim::Topology::kFatTree));
+  topology_->addItem(tr("hierarchical"), static_cast<int>(sim::Topology::kHierarchical));
+  topology_->addItem(tr("ring"), static_cast<int>(sim::Topology::kRing));
+  topology_->addItem(tr("platform file…"), static_cast<int>(sim::Topology::kXml));
+  platform_file_->setObjectName("platformFileLabel");
+  platform_file_->setWordWrap(true);
+  gpus_per_node_->setObjectName("gpusPerNodeSpin");
+  gpus_per_node_->setRange(1, 1024);
+  gpus_per_node_->setKeyboardTracking(false);
+  hosts_per_leaf_->setObjectName("hostsPerLeafSpin");
+  hosts_per_leaf_->setRange(1, 4096);
+  hosts_per_leaf_->setKeyboardTracking(false);
+  network_model_->setObjectName("networkModelCombo");
+  network_model_->addItem("LV08");
+  network_model_->addItem("CM02");
+  network_model_->setToolTip(tr("SimGrid's network model: LV08 (its default) or CM02"));
+  allreduce_->setObjectName("allreduceCombo");
+  for (auto a : {sim::AllReduceAlgorithm::kRing, sim::AllReduceAlgorithm::kHalvingDoubling,
+                 sim::AllReduceAlgorithm::kTree}) {
+    allreduce_->addItem(QString::fromUtf8(sim::ToString(a)), static_cast<int>(a));
+  }
+  simulate_->setObjectName("simulateButton");
+  simulate_->setToolTip(tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
+                           "the α–β estimate is shown until it lands"));
+  cancel_->setObjectName("cancelSimulationButton");
+  cancel_->setEnabled(false);
+  auto_->setObjectName("autoSimulateCheck");
+  auto_->setToolTip(tr("Run the SimGrid replay by itself once the settings have been still for a moment"));
+  progress_->setObjectName("simulationProgress");
+  progress_->setVisible(false);
+  progress_->setTextVisible(true);
+  sim_status_->setWordWrap(true);
+  source_->setObjectName("projectionSource");
+  source_->setWordWrap(true);
+  source_->setTextFormat(Qt::RichText);
+  results_->setObjectName("projectionTable");
+  results_->setHorizontalHeaderLabels({tr("Schedule"), tr("Time to train"), tr("Per step"), tr("vs dense")});
+  results_->horizontalHeaderItem(3)->setToolTip(tr("Speed-up over sending every gradient dense"));
+  results_->verticalHeader()->setVisible(false);
+  results_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  results_->setSelectionMode(QAbstractItemView::NoSelection);
+  results_->setFocusPolicy(Qt::NoFocus);
+  results_->horizontalHeader()->setSectionResizeMode(0, QHeaderView::Stretch);
+  for (int c = 1; c < 4; ++c) results_->horizontalHeader()->setSectionResizeMode(c, QHeaderView::ResizeToContents);
+  results_->verticalHeader()->setDefaultSectionSize(results_->fontMetrics().height() + 8);
+  results_->setFixedHeight(results_->horizontalHeader()->sizeHint().height() +
+                           4 * results_->verticalHeader()->defaultSectionSize() + 4);
+  problem_->setObjectName("projectionProblem");
+  problem_->setWordWrap(true);
+  problem_->setStyleSheet("color: #a33;");
+  problem_->setVisible(false);
+  cli_->setObjectName("cliFlags");
+  cli_->setWordWrap(true);
+  cli_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  QFont mono("monospace");
+  mono.setStyleHint(QFont::Monospace);
+  mono.setPointSizeF(font().pointSizeF() * 0.9);
+  cli_->setFont(mono);
+
+  auto* form = new QFormLayout;
+  form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->addRow(tr("Workers"), workers_);
+  form->addRow(tr("Bandwidth"), bandwidth_);
+  form->addRow(tr("Latency"), latency_);
+  form->addRow(tr("Topology"), topology_);
+  form->addRow(QString(), platform_file_);
+  form->addRow(tr("GPUs per node"), gpus_per_node_);
+  form->addRow(tr("Hosts per leaf"), hosts_per_leaf_);
+  form->addRow(tr("Network model"), network_model_);
+  form->addRow(tr("All-reduce"), allreduce_);
+  auto* cluster = new QGroupBox(tr("Cluster"), this);
+  cluster->setLayout(form);
+
+  auto* sim_row = new QHBoxLayout;
+  sim_row->addWidget(simulate_, 1);
+  sim_row->addWidget(cancel_);
+  sim_row->addWidget(auto_);
+  auto* results_box = new QGroupBox(tr("Projected time to train"), this);
+  auto* results_layout = new QVBoxLayout(results_box);
+  results_layout->addWidget(source_);
+  results_layout->addWidget(results_);
+  results_layout->addWidget(problem_);
+  results_layout->addLayout(sim_row);
+  results_layout->addWidget(progress_);
+  results_layout->addWidget(sim_status_);
+  auto* cli_box = new QGroupBox(tr("Same projection from the command line"), this);
+  auto* cli_layout = new QVBoxLayout(cli_box);
+  cli_layout->addWidget(cli_);
+
+  auto* side = new QWidget(this);
+  // The form needs little width; the figures need all they can get.
+  side->setMaximumWidth(350);
+  auto* side_layout = new QVBoxLayout(side);
+  side_layout->setContentsMargins(0, 0, 0, 0);
+  side_layout->addWidget(cluster);
+  side_layout->addWidget(results_box);
+  side_layout->addWidget(cli_box);
+  side_layout->addStretch(1);
+
+  auto* top = new QSplitter(Qt::Horizontal, this);
+  top->addWidget(projection_plot_);
+  top->addWidget(sweep_plot_);
+  top->setChildrenCollapsible(false);
+  top->setSizes({500, 500});
+  auto* plots = new QSplitter(Qt::Vertical, this);
+  plots->addWidget(top);
+  plots->addWidget(breakdown_plot_);
+  plots->setChildrenCollapsible(false);
+  plots->setSizes({550, 450});
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(side);
+  split->addWidget(plots);
+  split->setStretchFactor(1, 1);
+  split->setSizes({350, 1100});
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+
+  connect(workers_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(bandwidth_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(latency_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(gpus_per_node_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(hosts_per_leaf_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(network_model_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
+  connect(allreduce_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
+  connect(topology_, &QComboBox::activated, this, &WhatIfView::chooseTopology);
+  connect(simulate_, &QPushButton::clicked, document_, &ExplorerDocument::startSimulation);
+  connect(cancel_, &QPushButton::clicked, document_, &ExplorerDocument::cancelSimulation);
+  connect(auto_, &QCheckBox::toggled, document_, &ExplorerDocument::setAutoSimulate);
+
+  connect(document_, &ExplorerDocument::whatIfSettingsChanged, this, &WhatIfView::showSettings);
+  connect(document_, &ExplorerDocument::whatIfSettingsChanged, this, &WhatIfView::showCli);
+  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &WhatIfView::showCli);
+  connect(document_, &ExplorerDocument::currentRunChanged, this, [this] {
+    showCli();
+    showProjection();
+    showSweep();
+  });
+  connect(document_, &ExplorerDocument::estimateChanged, this, &WhatIfView::showProjection);
+  connect(document_, &ExplorerDocument::sweepChanged, this, &WhatIfView::showSweep);
+  connect(document_, &ExplorerDocument::simulationStarted, this, [this] {
+    simulate_->setEnabled(false);
+    cancel_->setEnabled(true);
+    progress_->setRange(0, 0);  // busy until the first progress report
+    progress_->setVisible(true);
+    sim_status_->setText(tr("SimGrid is replaying the run…"));
+  });
+  connect(document_, &ExplorerDocument::simulationProgress, this, [this](int done, int total) {
+    progress_->setRange(0, std::max(total, 1));
+    progress_->setValue(done);
+    progress_->setFormat(tr("%1 of %2 patterns").arg(done).arg(total));
+  });
+  connect(document_, &ExplorerDocument::simulationFinished, this, [this] {
+    simulate_->setEnabled(document_->currentRun() != nullptr);
+    cancel_->setEnabled(false);
+    progress_->setVisible(false);
+    if (sim_status_->text() == tr("SimGrid is replaying the run…")) sim_status_->clear();
+    showProjection();
+  });
+  connect(document_, &ExplorerDocument::simulationFailed, this, [this](const QString& message) {
+    sim_status_->setText(tr("SimGrid replay failed: %1").arg(message));
+  });
+
+  showSettings();
+  showCli();
+  showProjection();
+  showSweep();
+}
+
+void WhatIfView::chooseTopology(int index) {
+  if (topology_->itemData(index).toInt() == static_cast<int>(sim::Topology::kXml)) {
+    const QString path = QFileDialog::getOpenFileName(
+        this, tr("Platform file"), QString(),
+        tr("Platform files (*.json *.xml);;SimGrid XML (*.xml);;Accordion JSON (*.json);;All files (*)"));
+    if (path.isEmpty()) {
+      updating_ = true;
+      topology_->setCurrentIndex(topology_index_);
+      updating_ = false;
+      return;
+    }
+    platform_path_ = path.toStdString();
+  }
+  topology_index_ = index;
+  apply();
+}
+
+void WhatIfView::updateTopologyFields() {
+  const auto t = static_cast<sim::Topology>(topology_->currentData().toInt());
+  gpus_per_node_->setEnabled(t == sim::Topology::kHierarchical);
+  hosts_per_leaf_->setEnabled(t == sim::Topology::kFatTree);
+  const bool file = t == sim::Topology::kXml;
+  platform_file_->setVisible(file);
+  platform_file_->setText(file ? QFileInfo(QString::fromStdString(platform_path_)).fileName() : QString());
+  platform_file_->setToolTip(QString::fromStdString(platform_path_));
+  // A platform file brings its own links.
+  bandwidth_->setEnabled(!file);
+  latency_->setEnabled(!file);
+}
+
+void WhatIfView::apply() {
+  if (updating_) return;
+  WhatIfSettings w = document_->whatIfSettings();
+  w.workers = workers_->value();
+  w.bandwidth_gbps = bandwidth_->value();
+  w.latency_us = latency_->value();
+  w.topology = static_cast<sim::Topology>(topology_->currentData().toInt());
+  w.platform_file = w.topology == sim::Topology::kXml ? platform_path_ : std::string();
+  w.gpus_per_node = gpus_per_node_->value();
+  w.hosts_per_leaf = hosts_per_leaf_->value();
+  w.network_model = network_model_->currentText().toStdString();
+  w.allreduce = static_cast<sim::AllReduceAlgorithm>(allreduce_->currentData().toInt());
+  updateTopologyFields();
+  if (w != document_->whatIfSettings()) document_->setWhatIfSettings(w);
+}
+
+void WhatIfView::showSettings() {
+  const WhatIfSettings& w = document_->whatIfSettings();
+  updating_ = true;
+  workers_->setValue(w.workers);
+  bandwidth_->setValue(w.bandwidth_gbps);
+  latency_->setValue(w.latency_us);
+  const int t = topology_->findData(static_cast<int>(w.topology));
+  topology_->setCurrentIndex(t >= 0 ? t : 0);
+  topology_index_ = topology_->currentIndex();
+  if (w.topology == sim::Topology::kXml) platform_path_ = w.platform_file;
+  gpus_per_node_->setValue(w.gpus_per_node);
+  hosts_per_leaf_->setValue(w.hosts_per_leaf);
+  const int m = network_model_->findText(QString::fromStdString(w.network_model));
+  network_model_->setCurrentIndex(m >= 0 ? m : 0);
+  allreduce_->setCurrentIndex(allreduce_->findData(static_cast<int>(w.allreduce)));
+  auto_->setChecked(document_->autoSimulate());
+  updateTopologyFields();
+  updating_ = false;
+}
+
+void WhatIfView::showCli() {
+  const auto run = document_->currentRun();
+  if (!run) {
+    cli_->setText(tr("Open a trace first."));
+    return;
+  }
+  const auto projection = document_->projection();
+  const sim::ModelKind model = projection ? projection->model : sim::ModelKind::kAnalytic;
+  cli_->setText(QStringLiteral("accordion-sim replay %1 %2")
+                    .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
+                         QString::fromStdString(
+                             CliFlagsOf(document_->scheduleSettings(), document_->whatIfSettings(), model))));
+  cli_->setToolTip(tr("Trace: %1").arg(QString::fromStdString(run->path)));
+}
+
+void WhatIfView::showProjection() {
+  const auto run = document_->currentRun();
+  const auto projection = document_->projection();
+  const QString problem = document_->projectionProblem();
+  simulate_->setEnabled(run && problem.isEmpty() && !document_->simulationRunning());
+  problem_->setVisible(!problem.isEmpty());
+  problem_->setText(tr("This run cannot be projected: %1").arg(problem));
+  showCli();
+  const std::string run_path = run ? run->path : std::string();
+  if (!projection) {
+    if (!run) {
+      source_->setText(tr("No run open."));
+    } else if (!problem.isEmpty()) {
+      source_->setText(tr("No projection."));
+    } else {
+      source_->setText(tr("<i>Estimating…</i>"));
+    }
+    // Keep the last figures while the next estimate is on its way (it takes
+    // milliseconds); blank them only when they belong to another run.
+    if (run_path != drawn_run_ || !problem.isEmpty() || !run) {
+      const QString text = !run ? tr("No run open") : !problem.isEmpty() ? problem : tr("Estimating…");
+      projection_plot_->showMessage(text);
+      breakdown_plot_->showMessage(QString());
+      results_->clearContents();
+      drawn_run_.clear();
+    }
+    return;
+  }
+  drawn_run_ = run_path;
+  const bool simulated = projection->model == sim::ModelKind::kSimulate;
+  source_->setText(simulated
+                       ? tr("<b>SimGrid replay</b> &nbsp;%1").arg(QString::fromStdString(projection->result.platform).toHtmlEscaped())
+                       : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "
+                            "packet-level answer.</span>")
+                             .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped()));
+  const sim::ReplayResult& r = projection->result;
+  const double dense_s = projection->dense.total.time_s;
+  const sim::ScheduleProjection* rows[4] = {&r.accordion, &r.static_low, &r.static_high, &projection->dense};
+  const QString names[4] = {tr("Accordion"), tr("static low"), tr("static high"), tr("dense")};
+  for (int i = 0; i < 4; ++i) {
+    const sim::ScheduleProjection& p = *rows[i];
+    // "Accordion rank 2 / rank 1" does not fit the column; the tooltip has it.
+    auto* name = Cell(i == 0 || p.label.empty() ? names[i] : QString::fromStdString(p.label), false);
+    name->setToolTip(QString::fromStdString(p.label));
+    if (i == 0) {
+      QFont bold = name->font();
+      bold.setBold(true);
+      name->setFont(bold);
+    }
+    results_->setItem(i, 0, name);
+    results_->setItem(i, 1, Cell(FormatSeconds(p.total.time_s), true));
+    results_->setItem(i, 2, Cell(FormatSeconds(p.total.iteration_s), true));
+    results_->setItem(i, 3, Cell(Speedup(dense_s, p.total.time_s), true));
+  }
+  results_->setToolTip(tr("Accordion: %1× over static low, %2× over static high")
+                           .arg(r.speedup_vs_low(), 0, 'f', 2)
+                           .arg(r.speedup_vs_high(), 0, 'f', 2));
+  DrawProjection(projection_plot_, *projection);
+  projection_plot_->markDrawn();
+  DrawEpochBreakdown(breakdown_plot_, *projection);
+  breakdown_plot_->markDrawn();
+}
+
+void WhatIfView::showSweep() {
+  const auto sweep = document_->sweep();
+  if (!document_->currentRun()) {
+    sweep_plot_->showMessage(tr("No run open"));
+    return;
+  }
+  if (!sweep) {
+    if (!document_->projectionProblem().isEmpty()) sweep_plot_->showMessage(QString());
+    return;
+  }
+  DrawBandwidthSweep(sweep_plot_, *sweep, document_->whatIfSettings().bandwidth_gbps);
+  sweep_plot_->markDrawn();
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,107 @@
+// The figures' shared look: a colour-blind-safe palette (Okabe & Ito), the
+// colours that carry a meaning in every figure (critical regimes, low and
+// high levels), fonts, and the layout helpers each builder starts from.
+// Tests read the colours from here to probe rendered pixels.
+#ifndef ACCORDION_GUI_FIGURES_FIGURE_STYLE_H_
+#define ACCORDION_GUI_FIGURES_FIGURE_STYLE_H_
+
+#include <QColor>
+#include <QFont>
+#include <QImage>
+#include <QString>
+#include <vector>
+
+class QCustomPlot;
+class QCPAbstractPlottable;
+class QCPAxis;
+class QCPAxisRect;
+class QCPItemRect;
+class QCPItemText;
+class QCPLayoutGrid;
+
+namespace accordion::gui::style {
+
+// Line colours for runs and layers, in order (Okabe-Ito without orange,
+// which the regimes own).
+const std::vector<QColor>& Palette();
+QColor PaletteColor(int index);
+
+// A critical regime re-derived under the current settings: translucent
+// band over the plot.
+QColor BandColor();
+// A critical regime as the run recorded it: the opaque strip along the
+// bottom of the plot.
+QColor RecordedStripColor();
+// The level map's cells.
+QColor LevelLowColor();      // low level: critical, gradients nearly intact
+QColor LevelHighColor();     // high level: compressed hard
+QColor LevelNeutralColor();  // the level makes no difference to this layer
+QColor BackgroundColor();    // the plot's background (white)
+QColor GuideColor();         // LR decays, the eta line, 1x, check ticks
+
+// `c` drawn (with its alpha) over `background`: what a pixel probe sees.
+QColor BlendOver(const QColor& c, const QColor& background);
+
+QFont TitleFont();
+QFont LabelFont();
+QFont TickFont();
+QFont LegendFont();
+
+// Default export size of the report's figures.
+inline constexpr int kExportWidth = 1200;
+inline constexpr int kExportHeight = 700;
+
+// Clears the plot and rebuilds its layout: a title row above one axis rect
+// (plot->xAxis etc. point at the new axes; read them after drawing, never
+// cache them across draws), fonts and background set, legend visible in the
+// axis rect's top-right corner with a translucent brush.
+QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& subtitle = QString());
+
+// The grid below the titles that holds the axis rect at (0, 0).
+QCPLayoutGrid* Body(QCustomPlot* plot);
+
+// Moves the legend out of the axis rect into a column on its right
+// (many entries) or a row above it (a few entries, laid out in columns).
+void PlaceLegendRight(QCustomPlot* plot);
+void PlaceLegendTop(QCustomPlot* plot, int columns);
+// Keeps the legend inside the axis rect at `corner` (Qt::Alignment flags).
+void PlaceLegendInside(QCustomPlot* plot, Qt::Alignment corner);
+
+// Axis labels and fonts.
+void StyleAxis(QCPAxis* axis, const QString& label);
+// Logarithmic axis with decade ticks (10^n labels).
+void MakeLogAxis(QCPAxis* axis);
+
+// A translucent band spanning the whole value range of `rect`'s axes from
+// key `x0` to `x1` (plot coordinates), on the "bands" layer beneath the grid.
+QCPItemRect* AddBand(QCustomPlot* plot, double x0, double x1, const QColor& fill, double y0_ratio = 0,
+                     double y1_ratio = 1);
+// A vertical line at key `x` across the axis rect (dashed by default).
+void AddVerticalLine(QCustomPlot* plot, double x, const QColor& color, Qt::PenStyle style = Qt::DashLine,
+                     double width = 1.2);
+// A horizontal line at value `y`.
+void AddHorizontalLine(QCustomPlot* plot, double y, const QColor& color, Qt::PenStyle style = Qt::DashLine,
+                       double width = 1.2);
+// Centered grey message when a figure has nothing to show.
+QCPItemText* AddMessage(QCustomPlot* plot, const QString& text);
+
+// A legend entry without data (a swatch or a line): marked so that
+// FigureCsv leaves it out.
+QCPAbstractPlottable* AddLegendSwatch(QCustomPlot* plot, const QString& name, const QColor& fill);
+QCPAbstractPlottable* AddLegendLine(QCustomPlot* plot, const QString& name, const QColor& color,
+                                    Qt::PenStyle style = Qt::SolidLine, double width = 1.5);
+// A legend entry with no icon, e.g. "+54 more layers".
+QCPAbstractPlottable* AddLegendNote(QCustomPlot* plot, const QString& text);
+bool IsLegendOnly(const QCPAbstractPlottable* plottable);
+
+// Renders at `width` x `height` (the plot keeps that layout afterwards, so
+// coordToPixel maps into the returned image). For tests and previews.
+QImage RenderFigure(QCustomPlot* plot, int width = kExportWidth, int height = kExportHeight);
+
+// Compact numbers: 3.44e7, 1.2 s, 45 ms.
+QString Sci(double v);
+QString Seconds(double s);
+
+}  // namespace accordion::gui::style
+
+#endif  // ACCORDION_GUI_FIGURES_FIGURE_STYLE_H_

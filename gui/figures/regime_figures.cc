@@ -1,0 +1,423 @@
+// Regime views: gradient norms, check ratios and the level map.
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+#include "analysis/communication_accounting.h"
+#include "analysis/schedule_report.h"
+#include "gui/figures/figure_style.h"
+#include "gui/figures/figures.h"
+
+namespace accordion::gui {
+
+namespace {
+
+// Layers in the legend before "+N more".
+constexpr int kLegendLayers = 8;
+
+std::vector<int> ShownLayers(const RunData& run, const std::vector<int>& layers) {
+  std::vector<int> shown;
+  for (int l : layers) {
+    if (l >= 0 && l < run.view().num_layers()) shown.push_back(l);
+  }
+  if (shown.empty()) {
+    for (int l = 0; l < run.view().num_layers(); ++l) shown.push_back(l);
+  }
+  return shown;
+}
+
+QString RunName(const RunData& run) { return QString::fromStdString(run.summary.name); }
+
+QString SettingsLine(const RegimeAnalysis& analysis) {
+  return QString("η = %1, a check every %2 epoch%3")
+      .arg(analysis.options.eta())
+      .arg(analysis.options.interval())
+      .arg(analysis.options.interval() == 1 ? "" : "s");
+}
+
+// Bands, recorded strip, LR decays and check ticks shared by the norm and
+// ratio figures. Returns nothing; adds the legend entries.
+void DrawRegimeDecorations(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& bands,
+                           const std::vector<Band>& recorded) {
+  using namespace style;
+  for (const Band& b : bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
+  for (const Band& b : recorded) AddBand(plot, b.first - 0.5, b.last + 0.5, RecordedStripColor(), 0.975, 1.0);
+  for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.2);
+  for (int e : analysis.check_epochs) {
+    auto* tick = new QCPItemLine(plot);
+    tick->setClipAxisRect(plot->axisRect());
+    for (QCPItemPosition* p : {tick->start, tick->end}) {
+      p->setAxes(plot->xAxis, plot->yAxis);
+      p->setAxisRect(plot->axisRect());
+      p->setTypeX(QCPItemPosition::ptPlotCoords);
+      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    }
+    tick->start->setCoords(e, 0);
+    tick->end->setCoords(e, 0.025);
+    tick->setPen(QPen(GuideColor(), 1.5));
+    tick->setSelectable(false);
+  }
+  if (analysis.schedulable) {
+    AddLegendSwatch(plot, "critical regime, re-derived", BandColor());
+  }
+  if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
+  if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
+  if (!analysis.check_epochs.empty()) AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
+}
+
+void StyleSeries(QCPGraph* graph, int index, int count) {
+  QColor color = style::PaletteColor(index);
+  double width = 1.6;
+  if (count > kLegendLayers && index >= kLegendLayers) {
+    color.setAlpha(150);
+    width = 1.0;
+  }
+  graph->setPen(QPen(color, width));
+}
+
+// Log range around positive values with headroom for the ticks at the top
+// and the strip at the bottom.
+void SetLogRange(QCPAxis* axis, double lo, double hi) {
+  if (!(lo > 0) || !(hi > 0) || !std::isfinite(lo) || !std::isfinite(hi)) {
+    axis->setRange(1e-3, 1);
+    return;
+  }
+  if (hi <= lo) hi = lo * 10;
+  const double span = std::log10(hi / lo);
+  const double pad = std::max(0.12, span * 0.08);
+  axis->setRange(lo / std::pow(10, pad), hi * std::pow(10, pad * 1.3));
+}
+
+void TrimLegend(const std::vector<QCPGraph*>& series) {
+  const int n = static_cast<int>(series.size());
+  if (n <= kLegendLayers) return;
+  for (int i = kLegendLayers; i < n; ++i) series[static_cast<size_t>(i)]->removeFromLegend();
+}
+
+}  // namespace
+
+void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
+                       const std::vector<int>& layers, bool grouped) {
+  using namespace style;
+  const TraceView& view = run.view();
+  const std::vector<int> shown = ShownLayers(run, layers);
+  const QString subtitle =
+      analysis.schedulable
+          ? QString("%1 — critical regimes re-derived at %2 (shaded) and as the run recorded them (strip)")
+                .arg(RunName(run), SettingsLine(analysis))
+          : QString("%1 — no regimes re-derived: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
+  ResetPlot(plot, grouped ? "Accumulated gradient norm per layer group" : "Accumulated gradient norm per layer",
+            subtitle);
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
+  MakeLogAxis(plot->yAxis);
+
+  // The series: one per layer, or one per group (root-sum-square).
+  std::vector<std::pair<QString, std::vector<int>>> series_layers;
+  if (grouped) {
+    std::map<std::string, size_t> index;
+    for (int l : shown) {
+      const std::string g = LayerGroup(view.layers[static_cast<size_t>(l)].name);
+      auto it = index.find(g);
+      if (it == index.end()) {
+        index[g] = series_layers.size();
+        series_layers.push_back({QString::fromStdString(g), {l}});
+      } else {
+        series_layers[it->second].second.push_back(l);
+      }
+    }
+  } else {
+    for (int l : shown) {
+      series_layers.push_back({QString::fromStdString(view.layers[static_cast<size_t>(l)].name), {l}});
+    }
+  }
+
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = 0;
+  std::vector<QCPGraph*> graphs;
+  const int count = static_cast<int>(series_layers.size());
+  for (int s = 0; s < count; ++s) {
+    const auto& [name, members] = series_layers[static_cast<size_t>(s)];
+    QCPGraph* graph = plot->addGraph(plot->xAxis, plot->yAxis);
+    graph->setName(name);
+    StyleSeries(graph, s, count);
+    QVector<double> x, y;
+    for (int e = 0; e < view.num_epochs(); ++e) {
+      double sq = 0;
+      for (int l : members) {
+        const double n = view.grad_norms[static_cast<size_t>(e)][static_cast<size_t>(l)];
+        sq += n * n;
+      }
+      const double v = members.size() == 1 ? view.grad_norms[static_cast<size_t>(e)][static_cast<size_t>(members[0])]
+                                           : std::sqrt(sq);
+      if (!(v > 0) || !std::isfinite(v)) continue;
+      x.push_back(e);
+      y.push_back(v);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+    }
+    graph->setData(x, y, true);
+    graphs.push_back(graph);
+  }
+  TrimLegend(graphs);
+  if (count > kLegendLayers) {
+    AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
+  }
+
+  DrawRegimeDecorations(plot, analysis, analysis.schedulable ? analysis.BandsFor(shown) : std::vector<Band>{},
+                        analysis.RecordedBandsFor(shown));
+
+  // The Hessian's top eigenvalue, whole model, on the right axis.
+  QVector<double> hx, hy;
+  for (const HessianRecord& h : run.hessian) {
+    if (!h.block.empty() || !std::isfinite(h.eigenvalue)) continue;
+    hx.push_back(h.epoch);
+    hy.push_back(h.eigenvalue);
+  }
+  if (!hx.isEmpty()) {
+    QCPGraph* hessian = plot->addGraph(plot->xAxis, plot->yAxis2);
+    hessian->setName("Hessian λmax (right axis)");
+    hessian->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.4, Qt::DashDotLine));
+    hessian->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+    hessian->setData(hx, hy, false);
+    StyleAxis(plot->yAxis2, "top Hessian eigenvalue λmax");
+    plot->yAxis2->setTickLabels(true);
+    bool found = false;
+    QCPRange r = hessian->getValueRange(found);
+    if (found) {
+      const double pad = std::max(1e-9, (r.upper - r.lower) * 0.1);
+      plot->yAxis2->setRange(std::max(0.0, r.lower - pad), r.upper + pad * 2);
+    }
+  }
+
+  plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
+  SetLogRange(plot->yAxis, lo, hi);
+  if (graphs.empty()) AddMessage(plot, "No gradient norms in this trace");
+  PlaceLegendRight(plot);
+}
+
+void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
+                     const std::vector<int>& layers) {
+  using namespace style;
+  const TraceView& view = run.view();
+  const std::vector<int> shown = ShownLayers(run, layers);
+  const bool derived = analysis.schedulable;
+  const QString subtitle =
+      derived ? QString("%1 — ratios of the re-derived schedule at %2; a layer is critical while its ratio ≥ η")
+                    .arg(RunName(run), SettingsLine(analysis))
+              : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
+                    .arg(RunName(run), QString::fromStdString(analysis.problem));
+  ResetPlot(plot, "Relative change of the gradient norm at each check", subtitle);
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "|‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖");
+  MakeLogAxis(plot->yAxis);
+
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = 0;
+  std::vector<QCPGraph*> graphs;
+  const int count = static_cast<int>(shown.size());
+  for (int s = 0; s < count; ++s) {
+    const int l = shown[static_cast<size_t>(s)];
+    QCPGraph* graph = plot->addGraph(plot->xAxis, plot->yAxis);
+    graph->setName(QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
+    StyleSeries(graph, s, count);
+    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, count > kLegendLayers ? 3 : 5));
+    QVector<double> x, y;
+    for (int e = 0; e < view.num_epochs(); ++e) {
+      std::optional<double> r;
+      if (derived) {
+        r = analysis.comparison.accordion.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+      } else if (static_cast<size_t>(e) < view.ratios.size() &&
+                 static_cast<size_t>(l) < view.ratios[static_cast<size_t>(e)].size()) {
+        r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+      }
+      if (!r || !(*r > 0) || !std::isfinite(*r)) continue;
+      x.push_back(e);
+      y.push_back(*r);
+      lo = std::min(lo, *r);
+      hi = std::max(hi, *r);
+    }
+    graph->setData(x, y, true);
+    graphs.push_back(graph);
+  }
+  TrimLegend(graphs);
+  if (count > kLegendLayers) AddLegendNote(plot, QString("+%1 more layers").arg(count - kLegendLayers));
+
+  const double eta = derived ? analysis.options.eta() : run.view().run.eta;
+  AddHorizontalLine(plot, eta, QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
+  AddLegendLine(plot, QString("η = %1 (threshold)").arg(eta), QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
+  DrawRegimeDecorations(plot, analysis, derived ? analysis.BandsFor(shown) : std::vector<Band>{},
+                        analysis.RecordedBandsFor(shown));
+
+  plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
+  SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));
+  if (std::all_of(graphs.begin(), graphs.end(), [](QCPGraph* g) { return g->dataCount() == 0; })) AddMessage(plot, "No checks ran in this trace's epochs");
+  PlaceLegendRight(plot);
+}
+
+namespace {
+
+// 0: low level, 1: high level, 0.5: the level makes no difference.
+double CellValue(const TraceView& view, const Schedule& s, int epoch, int layer) {
+  const auto& shape = view.layers[static_cast<size_t>(layer)].shape;
+  if (s.scheme != Scheme::kBatch &&
+      FloatsPerStep(s.scheme, shape, s.level_low) == FloatsPerStep(s.scheme, shape, s.level_high)) {
+    return 0.5;
+  }
+  return s.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)] == s.level_low ? 0.0 : 1.0;
+}
+
+}  // namespace
+
+void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis) {
+  using namespace style;
+  const TraceView& view = run.view();
+  const int epochs = view.num_epochs();
+  const int layers = view.num_layers();
+  ResetPlot(plot, "Levels Accordion chooses per layer and epoch",
+            analysis.schedulable
+                ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
+                : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem)));
+  plot->legend->setVisible(false);
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "layer");
+  plot->xAxis->grid()->setVisible(false);
+  plot->yAxis->grid()->setVisible(false);
+  plot->xAxis->setRange(-0.5, std::max(0.5, epochs - 0.5));
+  plot->yAxis->setRange(-0.5, std::max(0.5, layers - 0.5));
+  plot->yAxis->setRangeReversed(true);
+
+  // Layer names as ticks, thinned to what fits (about 14 px per label).
+  QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
+  const int stride = std::max(1, (layers + 39) / 40);
+  for (int l = 0; l < layers; l += stride) {
+    names->addTick(l, QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
+  }
+  plot->yAxis->setTicker(names);
+  plot->yAxis->setSubTicks(false);
+  QFont small = TickFont();
+  if (layers > 24) small.setPointSizeF(8);
+  plot->yAxis->setTickLabelFont(small);
+
+  if (!analysis.schedulable || epochs == 0 || layers == 0) {
+    AddMessage(plot, "No levels to show: " + QString::fromStdString(analysis.problem.empty()
+                                                                        ? std::string("the run has no epochs")
+                                                                        : analysis.problem));
+    return;
+  }
+  const Schedule& s = analysis.comparison.accordion;
+  bool any_neutral = false;
+  for (int e = 0; e < epochs && !any_neutral; ++e) {
+    for (int l = 0; l < layers; ++l) any_neutral = any_neutral || CellValue(view, s, e, l) == 0.5;
+  }
+  // Equal blocks of flat colour: each kind of cell sits in the middle of its
+  // block, so the colour scale reads as a legend.
+  const int kinds = any_neutral ? 3 : 2;
+  auto centre = [kinds](int k) { return (k + 0.5) / kinds; };
+  const double z_low = centre(0);
+  const double z_neutral = any_neutral ? centre(1) : 0.5;
+  const double z_high = centre(kinds - 1);
+  QCPColorGradient gradient;
+  gradient.clearColorStops();
+  const std::vector<QColor> colors = any_neutral
+                                         ? std::vector<QColor>{LevelLowColor(), LevelNeutralColor(), LevelHighColor()}
+                                         : std::vector<QColor>{LevelLowColor(), LevelHighColor()};
+  for (int k = 0; k < kinds; ++k) {
+    gradient.setColorStopAt(static_cast<double>(k) / kinds + (k == 0 ? 0 : 1e-4), colors[static_cast<size_t>(k)]);
+    gradient.setColorStopAt(static_cast<double>(k + 1) / kinds, colors[static_cast<size_t>(k)]);
+  }
+  gradient.setLevelCount(600);
+
+  auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
+  map->setName(QString("level (%1 low, %2 high%3)")
+                   .arg(z_low, 0, 'g', 3)
+                   .arg(z_high, 0, 'g', 3)
+                   .arg(any_neutral ? QString(", %1 no difference").arg(z_neutral, 0, 'g', 3) : QString()));
+  map->data()->setSize(epochs, layers);
+  map->data()->setRange(QCPRange(0, epochs - 1), QCPRange(0, layers - 1));
+  for (int e = 0; e < epochs; ++e) {
+    for (int l = 0; l < layers; ++l) {
+      const double v = CellValue(view, s, e, l);
+      map->data()->setCell(e, l, v == 0.5 ? z_neutral : (v == 0 ? z_low : z_high));
+    }
+  }
+  map->setInterpolate(false);
+  map->setTightBoundary(false);
+
+  auto* scale = new QCPColorScale(plot);
+  Body(plot)->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->setBarWidth(18);
+  map->setColorScale(scale);
+  scale->setGradient(gradient);
+  scale->setDataRange(QCPRange(0, 1));
+  map->setGradient(gradient);
+  map->setDataRange(QCPRange(0, 1));
+  QSharedPointer<QCPAxisTickerText> meaning(new QCPAxisTickerText);
+  meaning->addTick(z_low, QString("low level: %1\n(critical regime)")
+                              .arg(QString::fromStdString(LevelName(s.scheme, s.level_low))));
+  if (any_neutral) meaning->addTick(z_neutral, "no difference\n(same floats at\neither level)");
+  meaning->addTick(z_high, QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme, s.level_high))));
+  scale->axis()->setTicker(meaning);
+  scale->axis()->setSubTicks(false);
+  scale->axis()->setTickLength(0, 0);
+  scale->axis()->setSubTickLength(0, 0);
+  scale->axis()->setTickLabelFont(TickFont());
+  auto* group = new QCPMarginGroup(plot);
+  plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  Body(plot)->setColumnStretchFactor(1, 0.001);
+
+  for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.5);
+}
+
+bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* layer) {
+  if (!std::isfinite(x) || !std::isfinite(y)) return false;
+  const int e = static_cast<int>(std::lround(x));
+  const int l = static_cast<int>(std::lround(y));
+  if (e < 0 || e >= run.view().num_epochs() || l < 0 || l >= run.view().num_layers()) return false;
+  if (epoch) *epoch = e;
+  if (layer) *layer = l;
+  return true;
+}
+
+QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int layer) {
+  const TraceView& view = run.view();
+  if (epoch < 0 || epoch >= view.num_epochs() || layer < 0 || layer >= view.num_layers()) return {};
+  const LayerInfo& info = view.layers[static_cast<size_t>(layer)];
+  QStringList dims;
+  for (int64_t d : info.shape) dims << QString::number(d);
+  QStringList lines;
+  lines << QString("layer %1: %2 (%3)").arg(layer).arg(QString::fromStdString(info.name), dims.join("×"));
+  lines << QString("epoch %1").arg(view.epochs[static_cast<size_t>(epoch)].epoch);
+  lines << QString("‖Δ‖ = %1").arg(style::Sci(view.grad_norms[static_cast<size_t>(epoch)][static_cast<size_t>(layer)]));
+  std::optional<double> ratio;
+  if (analysis.schedulable) {
+    ratio = analysis.comparison.accordion.ratios[static_cast<size_t>(epoch)][static_cast<size_t>(layer)];
+  }
+  if (ratio) {
+    lines << QString("ratio at this check: %1 (η = %2) → %3")
+                 .arg(*ratio, 0, 'g', 3)
+                 .arg(analysis.options.eta())
+                 .arg(*ratio >= analysis.options.eta() ? "critical" : "not critical");
+  } else {
+    lines << "no check at the end of this epoch";
+  }
+  if (analysis.schedulable) {
+    const Schedule& s = analysis.comparison.accordion;
+    const double level = s.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)];
+    const double v = CellValue(view, s, epoch, layer);
+    QString which = v == 0.5 ? "same floats at either level" : (level == s.level_low ? "low, critical" : "high");
+    lines << QString("level: %1 (%2)").arg(QString::fromStdString(LevelName(s.scheme, level)), which);
+  } else {
+    lines << QString("level as recorded: %1")
+                 .arg(QString::fromStdString(LevelName(
+                     view.run.scheme, view.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)])));
+  }
+  return lines.join("\n");
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,241 @@
+// What-if views: projected time to train, the bandwidth sweep and the
+// per-epoch breakdown.
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "gui/figures/figure_style.h"
+#include "gui/figures/figures.h"
+
+namespace accordion::gui {
+
+namespace {
+
+struct Component {
+  const char* name;
+  QColor color;
+  double sim::EpochProjection::*field;
+};
+
+const std::vector<Component>& Components() {
+  static const std::vector<Component> components = {
+      {"compute (forward + backward)", QColor(0x56, 0xB4, 0xE9), &sim::EpochProjection::compute_s},
+      {"compression", QColor(0x00, 0x9E, 0x73), &sim::EpochProjection::compress_s},
+      {"exposed communication", QColor(0xD5, 0x5E, 0x00), &sim::EpochProjection::exposed_comm_s},
+      {"other (optimizer, bookkeeping)", QColor(0xAA, 0xAA, 0xAA), &sim::EpochProjection::other_s},
+  };
+  return components;
+}
+
+QString ModelWords(sim::ModelKind kind) {
+  return kind == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate";
+}
+
+QString ClusterLine(const sim::ReplayResult& r) {
+  return QString("%1 workers on %2").arg(r.workers).arg(QString::fromStdString(r.platform));
+}
+
+// Stacked bars, one QCPBars per component, bottom to top; returns the bars.
+std::vector<QCPBars*> StackedBars(QCustomPlot* plot, const QVector<double>& keys,
+                                  const std::vector<QVector<double>>& values, double width) {
+  std::vector<QCPBars*> bars;
+  const auto& components = Components();
+  for (size_t c = 0; c < components.size(); ++c) {
+    auto* b = new QCPBars(plot->xAxis, plot->yAxis);
+    b->setName(components[c].name);
+    b->setWidth(width);
+    b->setStackingGap(0);
+    b->setBrush(QBrush(components[c].color));
+    b->setPen(QPen(components[c].color.darker(125), 0.8));
+    b->setData(keys, values[c], true);
+    if (!bars.empty()) b->moveAbove(bars.back());
+    bars.push_back(b);
+  }
+  return bars;
+}
+
+void AddLabel(QCustomPlot* plot, double key, double value, const QString& text, bool bold) {
+  auto* label = new QCPItemText(plot);
+  label->position->setAxes(plot->xAxis, plot->yAxis);
+  label->position->setType(QCPItemPosition::ptPlotCoords);
+  label->position->setCoords(key, value);
+  label->setPositionAlignment(Qt::AlignHCenter | Qt::AlignBottom);
+  label->setTextAlignment(Qt::AlignCenter);
+  label->setPadding(QMargins(2, 2, 2, 4));
+  QFont f = style::LabelFont();
+  f.setPointSizeF(10);
+  f.setBold(bold);
+  label->setFont(f);
+  label->setText(text);
+  label->setClipToAxisRect(false);
+}
+
+}  // namespace
+
+void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
+  using namespace style;
+  const sim::ReplayResult& r = projection.result;
+  ResetPlot(plot, "Projected time to train — " + ModelWords(projection.model),
+            ClusterLine(r) + " — " + QString::fromStdString(r.communication));
+  StyleAxis(plot->xAxis, "schedule");
+  StyleAxis(plot->yAxis, "time to train (s)");
+  plot->xAxis->grid()->setVisible(false);
+
+  const std::vector<const sim::ScheduleProjection*> schedules = {&projection.dense, &r.static_low, &r.static_high,
+                                                                 &r.accordion};
+  QVector<double> keys;
+  std::vector<QVector<double>> values(Components().size());
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  double top = 0;
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const sim::ScheduleProjection& s = *schedules[i];
+    const double key = static_cast<double>(i + 1);
+    keys.push_back(key);
+    for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(s.total.*(Components()[c].field));
+    QString label = QString::fromStdString(s.label.empty() ? s.name : s.label);
+    if (label.isEmpty()) label = i == 0 ? "dense" : "";
+    ticker->addTick(key, label);
+    top = std::max(top, s.total.time_s);
+  }
+  StackedBars(plot, keys, values, 0.6);
+  plot->xAxis->setTicker(ticker);
+  plot->xAxis->setSubTicks(false);
+  plot->xAxis->setTickLength(0, 0);
+  plot->xAxis->setRange(0.4, schedules.size() + 0.6);
+  plot->yAxis->setRange(0, top > 0 ? top * 1.3 : 1);
+
+  for (size_t i = 0; i < schedules.size(); ++i) {
+    const double t = schedules[i]->total.time_s;
+    QString text = Seconds(t);
+    const bool accordion = i + 1 == schedules.size();
+    if (accordion && t > 0) {
+      text += QString("\n%1× vs dense\n%2× vs static low")
+                  .arg(projection.speedup_vs_dense(), 0, 'f', 2)
+                  .arg(r.speedup_vs_low(), 0, 'f', 2);
+    }
+    AddLabel(plot, static_cast<double>(i + 1), t, text, accordion);
+  }
+  PlaceLegendTop(plot, 4);
+}
+
+void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& sweep, double current_gbps) {
+  using namespace style;
+  const std::optional<double> stops = CompressionStopsPayingAt(sweep);
+  ResetPlot(plot, "Speedup against bandwidth (α–β estimate)",
+            stops ? QString("Accordion saves less than 5 % of dense's time from %1 Gb/s on").arg(*stops, 0, 'g', 3)
+                  : QString("Accordion saves at least 5 % of dense's time at every bandwidth swept"));
+  StyleAxis(plot->xAxis, "bandwidth (Gb/s)");
+  StyleAxis(plot->yAxis, "speedup (×)");
+  MakeLogAxis(plot->xAxis);
+  plot->xAxis->setNumberFormat("g");
+  plot->xAxis->setNumberPrecision(3);
+
+  struct Line {
+    QString name;
+    QColor color;
+    Qt::PenStyle pen;
+    double (*value)(const SweepPointResult&);
+  };
+  const std::vector<Line> lines = {
+      // Static high first, underneath: it often lies on Accordion's curve.
+      {"static high vs dense", PaletteColor(2), Qt::DashLine,
+       [](const SweepPointResult& p) { return p.dense_s / p.static_high_s; }},
+      {"Accordion vs dense", PaletteColor(0), Qt::SolidLine,
+       [](const SweepPointResult& p) { return p.dense_s / p.accordion_s; }},
+      {"Accordion vs static low", PaletteColor(1), Qt::SolidLine,
+       [](const SweepPointResult& p) { return p.static_low_s / p.accordion_s; }},
+  };
+  double lo = 1, hi = 1;
+  double xlo = std::numeric_limits<double>::infinity(), xhi = 0;
+  for (const Line& line : lines) {
+    QCPGraph* g = plot->addGraph(plot->xAxis, plot->yAxis);
+    g->setName(line.name);
+    const bool under = line.pen != Qt::SolidLine;
+    g->setPen(QPen(line.color, under ? 2.6 : 1.8, line.pen));
+    g->setScatterStyle(QCPScatterStyle(under ? QCPScatterStyle::ssNone : QCPScatterStyle::ssDisc, 4));
+    QVector<double> x, y;
+    for (const SweepPointResult& p : sweep) {
+      const double v = line.value(p);
+      if (!(p.bandwidth_gbps > 0) || !std::isfinite(v) || !(v > 0)) continue;
+      x.push_back(p.bandwidth_gbps);
+      y.push_back(v);
+      lo = std::min(lo, v);
+      hi = std::max(hi, v);
+      xlo = std::min(xlo, p.bandwidth_gbps);
+      xhi = std::max(xhi, p.bandwidth_gbps);
+    }
+    g->setData(x, y, true);
+  }
+  if (current_gbps > 0) {
+    xlo = std::min(xlo, current_gbps);
+    xhi = std::max(xhi, current_gbps);
+  }
+  if (!(xhi > 0)) {
+    xlo = 0.1;
+    xhi = 100;
+    AddMessage(plot, "No sweep yet");
+  }
+  plot->xAxis->setRange(xlo / 1.3, xhi * 1.3);
+  if (hi / lo > 8) {
+    // Log scale with 1-2-5 labels: decades alone leave too few.
+    plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
+    QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
+    for (double decade = 1e-3; decade < 1e4; decade *= 10) {
+      for (double m : {1.0, 2.0, 5.0}) ticks->addTick(decade * m, QString::number(decade * m, 'g', 3) + "×");
+    }
+    plot->yAxis->setTicker(ticks);
+    plot->yAxis->setSubTicks(false);
+    plot->yAxis->setRange(lo / 1.3, hi * 1.6);
+  } else {
+    const double pad = std::max(0.05, (hi - lo) * 0.1);
+    plot->yAxis->setRange(std::max(0.0, lo - pad), hi + pad * 2.5);
+  }
+  AddHorizontalLine(plot, 1, GuideColor(), Qt::DashLine, 1.2);
+  AddLegendLine(plot, "1× (no gain)", GuideColor(), Qt::DashLine, 1.2);
+  if (current_gbps > 0) {
+    AddVerticalLine(plot, current_gbps, QColor(0xCC, 0x79, 0xA7), Qt::DotLine, 2);
+    AddLegendLine(plot, QString("current: %1 Gb/s").arg(current_gbps, 0, 'g', 4), QColor(0xCC, 0x79, 0xA7),
+                  Qt::DotLine, 2);
+  }
+  PlaceLegendInside(plot, Qt::AlignRight | Qt::AlignTop);
+}
+
+void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
+  using namespace style;
+  const sim::ReplayResult& r = projection.result;
+  ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.model),
+            ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
+                "; shaded: epochs with layers at the low level");
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "time per epoch (s)");
+  plot->xAxis->grid()->setVisible(false);
+
+  QVector<double> keys;
+  std::vector<QVector<double>> values(Components().size());
+  double top = 0;
+  std::vector<bool> critical;
+  for (const sim::EpochProjection& e : r.accordion.epochs) {
+    keys.push_back(e.epoch);
+    for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(e.*(Components()[c].field));
+    top = std::max(top, e.time_s);
+    critical.push_back(e.low_layers > 0);
+  }
+  StackedBars(plot, keys, values, 0.8);
+  bool any_critical = false;
+  for (const Band& b : BandsOf(critical)) {
+    const double first = r.accordion.epochs[static_cast<size_t>(b.first)].epoch;
+    const double last = r.accordion.epochs[static_cast<size_t>(b.last)].epoch;
+    AddBand(plot, first - 0.5, last + 0.5, BandColor());
+    any_critical = true;
+  }
+  if (any_critical) AddLegendSwatch(plot, "low level (critical)", BandColor());
+  const double n = keys.isEmpty() ? 1 : keys.back() + 1;
+  plot->xAxis->setRange(keys.isEmpty() ? -0.5 : keys.front() - 0.6, n - 0.4);
+  plot->yAxis->setRange(0, top > 0 ? top * 1.08 : 1);
+  if (keys.isEmpty()) AddMessage(plot, "No epochs projected");
+  PlaceLegendTop(plot, 5);
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,298 @@
+// accordion-report: the explorer's figures and tables for one or more
+// traces, written without a display into a directory with an index.html.
+//
+//   accordion-report run.trace other.trace --out report/ [--overwrite]
+//       [--eta X --interval N --scheme S --low L --high H]
+//       [--workers N --bandwidth-gbps B --latency-us U --topology T | --platform FILE]
+//       [--allreduce A --network-model M] [--simulate]
+//
+// The report is written into a hidden sibling directory and renamed into
+// place at the end, so an interrupted run never leaves a partial report
+// that looks complete. An existing non-empty --out is replaced only with
+// --overwrite, and only when it holds the marker file of an earlier report.
+#include <QApplication>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QTemporaryDir>
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <iostream>
+#include <memory>
+
+#include "common/cli.h"
+#include "common/errors.h"
+#include "common/version.h"
+#include "gui/model/explorer_settings.h"
+#include "gui/model/regime_analysis.h"
+#include "gui/model/run_data.h"
+#include "gui/model/what_if.h"
+#include "gui/report/report_writer.h"
+#include "simulator/child_process.h"
+
+namespace accordion::gui::report {
+namespace {
+
+constexpr const char* kTool = "accordion-report";
+
+struct Args {
+  std::vector<std::string> traces;
+  std::string out;
+  bool overwrite = false;
+  double eta = 0.5;
+  int interval = 10;
+  std::string scheme;
+  std::optional<double> low, high;
+  int workers = 0;
+  std::optional<double> bandwidth_gbps, latency_us;
+  std::string topology, platform, allreduce = "ring", network_model;
+  bool simulate = false;
+};
+
+QString Abs(const std::string& path) { return QDir::cleanPath(QFileInfo(QString::fromStdString(path)).absoluteFilePath()); }
+
+// The same file or directory: by canonical path where both exist, else by
+// absolute path.
+bool SamePath(const QString& a, const QString& b) {
+  const QString ca = QFileInfo(a).canonicalFilePath();
+  const QString cb = QFileInfo(b).canonicalFilePath();
+  if (!ca.isEmpty() && !cb.isEmpty()) return ca == cb;
+  return QDir::cleanPath(a) == QDir::cleanPath(b);
+}
+
+bool Inside(const QString& path, const QString& dir) {
+  QString p = QFileInfo(path).canonicalFilePath();
+  QString d = QFileInfo(dir).canonicalFilePath();
+  if (p.isEmpty()) p = QDir::cleanPath(path);
+  if (d.isEmpty()) d = QDir::cleanPath(dir);
+  return p.startsWith(d + "/");
+}
+
+// Checks --out against the inputs and what is there now; returns whether a
+// directory will have to be replaced.
+bool CheckOut(const Args& a, const QString& out) {
+  for (const std::string& t : a.traces) {
+    if (SamePath(Abs(t), out)) {
+      throw InputError("--out " + a.out + " is one of the input traces; choose a directory for the report");
+    }
+  }
+  const QFileInfo info(out);
+  if (!info.exists()) return false;
+  if (!info.isDir()) throw InputError("--out " + a.out + " exists and is not a directory");
+  const QDir dir(out);
+  const bool empty = dir.entryList(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot).isEmpty();
+  if (empty) return true;
+  if (!a.overwrite) {
+    throw InputError("--out " + a.out + " exists and is not empty (--overwrite replaces an earlier report)");
+  }
+  if (!QFileInfo(dir.filePath(kMarkerFile)).isFile()) {
+    throw InputError("--out " + a.out + " was not written by accordion-report (no " + kMarkerFile +
+                     " in it); refusing to replace it");
+  }
+  for (const std::string& t : a.traces) {
+    if (Inside(Abs(t), out)) {
+      throw InputError("input trace " + t + " is inside --out " + a.out + ", which --overwrite would delete");
+    }
+  }
+  return true;
+}
+
+ScheduleSettings ScheduleOf(const Args& a) {
+  ScheduleSettings s;
+  if (!a.scheme.empty()) s.scheme = ParseScheme(a.scheme);
+  s.eta = a.eta;
+  s.interval = a.interval;
+  s.level_low = a.low;
+  s.level_high = a.high;
+  return s;
+}
+
+WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
+  WhatIfSettings w;
+  w.workers = a.workers > 0 ? a.workers : WhatIfSettings().workers;
+  (void)current;
+  if (!a.platform.empty()) {
+    if (!a.topology.empty()) throw InputError("give --platform or --topology, not both");
+    if (a.bandwidth_gbps || a.latency_us) {
+      throw InputError("a platform file has its own links: drop --bandwidth-gbps and --latency-us");
+    }
+    if (!QFileInfo(QString::fromStdString(a.platform)).isFile()) {
+      throw InputError("--platform " + a.platform + ": no such file");
+    }
+    w.topology = sim::Topology::kXml;
+    w.platform_file = a.platform;
+  } else if (!a.topology.empty()) {
+    const std::optional<sim::Topology> t = sim::ParseTopology(a.topology);
+    if (!t || *t == sim::Topology::kXml) {
+      throw InputError("unknown topology '" + a.topology + "' (star, fat-tree, hierarchical, ring)");
+    }
+    w.topology = *t;
+  }
+  if (a.bandwidth_gbps) w.bandwidth_gbps = *a.bandwidth_gbps;
+  if (a.latency_us) w.latency_us = *a.latency_us;
+  if (!a.network_model.empty()) w.network_model = a.network_model;
+  w.allreduce = *sim::ParseAllReduceAlgorithm(a.allreduce);
+  return w;
+}
+
+std::string CommandLine(int argc, char** argv) {
+  std::string line;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg.find_first_of(" '\"") != std::string::npos) arg = "'" + arg + "'";
+    line += (i ? " " : "") + arg;
+  }
+  return line;
+}
+
+int Run(const Args& a, const std::string& command_line) {
+  const QString out = Abs(a.out);
+  if (a.out.empty()) throw InputError("--out is empty");
+  const bool replace = CheckOut(a, out);
+
+  // Every trace read before anything is written.
+  std::vector<std::shared_ptr<const RunData>> runs;
+  for (const std::string& t : a.traces) {
+    try {
+      runs.push_back(std::make_shared<const RunData>(LoadRunData(t)));
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      throw InputError(what.find(t) == std::string::npos ? t + ": " + what : what);
+    }
+  }
+  const RunData& current = *runs.front();
+
+  ReportInput in;
+  in.runs = runs;
+  in.schedule = ScheduleOf(a);
+  in.what_if = WhatIfOf(a, current);
+  in.command_line = command_line;
+  in.analysis = AnalyseRegimes(current, in.schedule);
+  const bool asked = !a.scheme.empty() || a.low || a.high;
+  if (!in.analysis.schedulable && asked) throw InputError(in.analysis.problem);
+  if (!in.analysis.schedulable) in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " +
+                                                   in.analysis.problem);
+  if (current.replayable) {
+    in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kAnalytic);
+    if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kSimulate);
+    std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
+    if (in.what_if.topology != sim::Topology::kXml) {
+      const double bw = in.what_if.bandwidth_gbps;
+      if (bw < bandwidths.front() || bw > bandwidths.back()) {
+        bandwidths = LogSpaced(std::min(0.1, bw / 4), std::max(400.0, bw * 4), 25);
+      }
+      in.sweep = SweepBandwidth(current, in.schedule, in.what_if, bandwidths);
+    } else {
+      in.notes.push_back("No bandwidth sweep: the platform file fixes its links.");
+    }
+  } else {
+    in.projection_problem = current.summary.name + " cannot be replayed: " + current.replay_problem;
+    in.notes.push_back(in.projection_problem);
+  }
+
+  // Written beside --out, renamed into place when complete.
+  const QFileInfo out_info(out);
+  const QString parent = out_info.absolutePath();
+  if (!QDir().mkpath(parent)) throw InputError("cannot create " + parent.toStdString());
+  QTemporaryDir staging(parent + "/." + out_info.fileName() + ".partial-XXXXXX");
+  if (!staging.isValid()) throw InputError("cannot create a directory in " + parent.toStdString());
+  WriteReport(in, staging.path());
+  {
+    QFile marker(staging.path() + "/" + kMarkerFile);
+    if (!marker.open(QIODevice::WriteOnly) ||
+        marker.write(QByteArray("accordion-report ") + kVersion + "\n") < 0) {
+      throw InputError("cannot write the report's marker file");
+    }
+  }
+
+  // QTemporaryDir makes it private (0700); a report is as readable as any
+  // directory the user creates.
+  {
+    const mode_t mask = ::umask(0);
+    ::umask(mask);
+    ::chmod(QFile::encodeName(staging.path()).constData(), 0777 & ~mask);
+  }
+
+  QString old;
+  if (replace) {
+    if (QDir(out).isEmpty(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot)) {
+      if (!QDir().rmdir(out)) throw InputError("cannot replace the empty directory " + a.out);
+    } else {
+      // Checked again right before replacing: only an earlier report goes.
+      if (!QFileInfo(out + "/" + kMarkerFile).isFile()) {
+        throw InputError("--out " + a.out + " changed while the report was written; not replaced");
+      }
+      QTemporaryDir slot(parent + "/." + out_info.fileName() + ".old-XXXXXX");
+      if (!slot.isValid()) throw InputError("cannot make room to replace " + a.out);
+      old = slot.path();
+      slot.remove();
+      if (!QDir().rename(out, old)) throw InputError("cannot move the earlier report " + a.out + " aside");
+    }
+  }
+  if (!QDir().rename(staging.path(), out)) {
+    if (!old.isEmpty()) QDir().rename(old, out);
+    throw InputError("cannot move the report into " + a.out);
+  }
+  staging.setAutoRemove(false);
+  if (!old.isEmpty()) QDir(old).removeRecursively();
+  std::cout << QDir(out).filePath("index.html").toStdString() << std::endl;
+  return kExitOk;
+}
+
+}  // namespace
+}  // namespace accordion::gui::report
+
+int main(int argc, char** argv) {
+  using namespace accordion;
+  using namespace accordion::gui::report;
+  // Headless unless the caller chose a platform.
+  if (qEnvironmentVariableIsEmpty("QT_QPA_PLATFORM")) qputenv("QT_QPA_PLATFORM", "offscreen");
+  // Qt's own chatter (XDG_RUNTIME_DIR, fonts) would break the one-line error
+  // contract; ACCORDION_REPORT_QT_MESSAGES=1 lets it through for debugging.
+  if (qEnvironmentVariableIsEmpty("ACCORDION_REPORT_QT_MESSAGES")) {
+    qInstallMessageHandler([](QtMsgType type, const QMessageLogContext&, const QString& message) {
+      if (type == QtFatalMsg) std::cerr << "accordion-report: internal error: " << message.toStdString() << "\n";
+    });
+  }
+  int qt_argc = 1;
+  char qt_name[] = "accordion-report";
+  char* qt_argv[] = {qt_name, nullptr};
+  QApplication qt(qt_argc, qt_argv);
+
+  Args a;
+  CLI::App app{"Write the explorer's figures and tables for traces into a directory (index.html, PNG, PDF, CSV)",
+               kTool};
+  app.add_option("traces", a.traces, "Trace files; the first is the run the figures describe")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--out", a.out, "Directory to write the report into")->required();
+  app.add_flag("--overwrite", a.overwrite, "Replace an earlier report in --out");
+  app.add_option("--eta", a.eta, "Accordion threshold on the norm's relative change")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--interval", a.interval, "Epochs between regime checks")
+      ->check(CLI::Range(1, 1000000))
+      ->capture_default_str();
+  app.add_option("--scheme", a.scheme, "powersgd, topk, batch or dense (default: the trace's)")
+      ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
+  app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
+  app.add_option("--high", a.high, "Level outside critical regimes");
+  app.add_option("--workers", a.workers, "Workers to project to (default 64)")->check(CLI::Range(1, 1000000));
+  app.add_option("--bandwidth-gbps", a.bandwidth_gbps, "Link bandwidth, Gb/s (default 25)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--latency-us", a.latency_us, "Latency per link, microseconds (default 5)")
+      ->check(CLI::NonNegativeNumber);
+  app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
+      ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));
+  app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
+  app.add_option("--allreduce", a.allreduce, "All-reduce algorithm: ring, halving-doubling or tree")
+      ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+      ->capture_default_str();
+  app.add_option("--network-model", a.network_model, "SimGrid network model: LV08 (default) or CM02")
+      ->check(CLI::IsMember({"LV08", "CM02"}));
+  app.add_flag("--simulate", a.simulate, "Also replay with SimGrid (slower) and show that projection");
+  AddVersionFlags(app, kTool);
+  const std::string command_line = CommandLine(argc, argv);
+  return RunCli(app, kTool, argc, argv, [&]() { return Run(a, command_line); });
+}

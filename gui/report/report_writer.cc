@@ -1,0 +1,365 @@
+#include "gui/report/report_writer.h"
+
+#include <qcustomplot.h>
+
+#include <QBuffer>
+#include <QDateTime>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QSaveFile>
+#include <functional>
+#include <sstream>
+
+#include "analysis/results_table.h"
+#include "analysis/schedule_report.h"
+#include "common/errors.h"
+#include "common/version.h"
+#include "gui/figures/figure_style.h"
+#include "gui/figures/figures.h"
+
+namespace accordion::gui::report {
+
+namespace {
+
+QString Html(const QString& text) { return text.toHtmlEscaped(); }
+QString Html(const std::string& text) { return QString::fromStdString(text).toHtmlEscaped(); }
+
+void WriteFile(const QString& path, const QByteArray& bytes) {
+  QSaveFile file(path);
+  if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
+    throw InputError(path.toStdString() + ": cannot write");
+  }
+}
+
+QByteArray StreamBytes(const std::function<void(std::ostream&)>& write) {
+  std::ostringstream out;
+  write(out);
+  return QByteArray::fromStdString(out.str());
+}
+
+QString Percent(double fraction) { return QString::number(fraction * 100, 'f', 2) + " %"; }
+QString Ratio(double v) { return QString::number(v, 'f', 2) + "×"; }
+
+struct FigureEntry {
+  QString stem;
+  QString title;
+  QString question;  // what it answers
+  QString caption;
+  QByteArray png;
+};
+
+class FigureWriter {
+ public:
+  explicit FigureWriter(const QString& dir) : dir_(dir) {
+    plot_.setViewport(QRect(0, 0, style::kExportWidth, style::kExportHeight));
+  }
+  QCustomPlot* plot() { return &plot_; }
+
+  // Saves what the plot shows now as stem.png, stem.pdf and stem.csv.
+  void Save(const QString& stem, const QString& title, const QString& question, const QString& caption) {
+    QString error;
+    for (const char* suffix : {".png", ".pdf"}) {
+      if (!SaveFigure(&plot_, dir_ + "/" + stem + suffix, &error, style::kExportWidth, style::kExportHeight)) {
+        throw InputError(error.toStdString());
+      }
+    }
+    WriteFile(dir_ + "/" + stem + ".csv", FigureCsv(&plot_).toUtf8());
+    QFile png(dir_ + "/" + stem + ".png");
+    if (!png.open(QIODevice::ReadOnly)) throw InputError(png.fileName().toStdString() + ": cannot read back");
+    figures_.push_back({stem, title, question, caption, png.readAll()});
+  }
+  const std::vector<FigureEntry>& figures() const { return figures_; }
+
+ private:
+  QString dir_;
+  QCustomPlot plot_;
+  std::vector<FigureEntry> figures_;
+};
+
+QString Css() {
+  return R"(
+body { font-family: "DejaVu Sans", "Helvetica Neue", Arial, sans-serif; color: #222; background: #fafafa;
+       margin: 0; line-height: 1.45; }
+main { max-width: 1240px; margin: 0 auto; padding: 24px 32px 64px; background: #fff; }
+h1 { font-size: 1.7em; margin: 0.2em 0; }
+h2 { font-size: 1.3em; margin-top: 2em; border-bottom: 2px solid #e69f00; padding-bottom: 4px; }
+.sub { color: #666; margin-top: 0; }
+table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
+th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
+th { background: #f2f2f2; }
+td.num { text-align: right; font-variant-numeric: tabular-nums; }
+tr.current td { background: #fff6e0; }
+figure { margin: 1.6em 0; }
+figure img { width: 100%; max-width: 1200px; border: 1px solid #e4e4e4; }
+figcaption { margin-top: 6px; color: #333; }
+figcaption .q { font-weight: bold; }
+figcaption a { color: #0072b2; margin-right: 10px; }
+code { background: #f2f2f2; padding: 1px 4px; border-radius: 3px; font-size: 0.9em; word-break: break-all; }
+.note { background: #fff6e0; border-left: 4px solid #e69f00; padding: 6px 12px; margin: 0.6em 0; }
+nav a { margin-right: 14px; color: #0072b2; }
+)";
+}
+
+QString Row(const QStringList& cells, const QString& cls = QString()) {
+  QString row = cls.isEmpty() ? "<tr>" : "<tr class=\"" + cls + "\">";
+  for (const QString& c : cells) {
+    // Cells that start with a digit, sign or '×' read as numbers.
+    const bool number = !c.isEmpty() && (c[0].isDigit() || c[0] == '-' || c[0] == '+');
+    row += QString(number ? "<td class=\"num\">%1</td>" : "<td>%1</td>").arg(c);
+  }
+  return row + "</tr>\n";
+}
+
+QString Header(const QStringList& cells) {
+  QString row = "<tr>";
+  for (const QString& c : cells) row += "<th>" + c + "</th>";
+  return row + "</tr>\n";
+}
+
+QString ProjectionTable(const WhatIfProjection& p) {
+  const sim::ReplayResult& r = p.result;
+  QString t = "<table>\n" + Header({"schedule", "time to train", "compute", "compression", "exposed communication",
+                                    "Accordion's speedup over it"});
+  for (const sim::ScheduleProjection* s : {&p.dense, &r.static_low, &r.static_high, &r.accordion}) {
+    const double speedup = r.accordion.total.time_s > 0 ? s->total.time_s / r.accordion.total.time_s : 0;
+    t += Row({Html(s->label.empty() ? s->name : s->label), style::Seconds(s->total.time_s),
+              style::Seconds(s->total.compute_s), style::Seconds(s->total.compress_s),
+              style::Seconds(s->total.exposed_comm_s), s == &r.accordion ? QString("—") : Ratio(speedup)});
+  }
+  return t + "</table>\n";
+}
+
+QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
+  const ScheduleSettings& s = in.schedule;
+  const WhatIfSettings& w = in.what_if;
+  const ResolvedSchedule& r = in.analysis.resolved;
+  QString t = "<table>\n" + Header({"setting", "value"});
+  t += Row({"scheme", Html(std::string(ToString(r.scheme))) + (s.scheme ? "" : " (the trace's)")});
+  t += Row({"η (threshold)", QString::number(s.eta)});
+  t += Row({"check interval", QString::number(s.interval) + " epochs"});
+  if (r.scheme != Scheme::kDense) {
+    t += Row({"low level (critical)", Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (resolved)")});
+    t += Row({"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (resolved)")});
+  }
+  t += Row({"workers", QString::number(w.workers)});
+  if (w.topology == sim::Topology::kXml) {
+    t += Row({"platform file", Html(w.platform_file)});
+  } else {
+    t += Row({"topology", Html(std::string(sim::ToString(w.topology)))});
+    t += Row({"bandwidth", QString::number(w.bandwidth_gbps) + " Gb/s"});
+    t += Row({"latency", QString::number(w.latency_us) + " µs"});
+    t += Row({"network model", Html(w.network_model)});
+  }
+  t += Row({"all-reduce", Html(std::string(sim::ToString(w.allreduce)))});
+  t += Row({"the same projection with accordion-sim",
+            "<code>accordion-sim replay " + Html(in.runs.front()->path) + " " + Html(CliFlagsOf(s, w, shown)) +
+                "</code>"});
+  return t + "</table>\n";
+}
+
+}  // namespace
+
+void WriteReport(const ReportInput& in, const QString& dir) {
+  if (in.runs.empty()) throw InputError("no traces");
+  const RunData& run = *in.runs.front();
+  const RegimeAnalysis& analysis = in.analysis;
+  const std::optional<WhatIfProjection>& best = in.simulation ? in.simulation : in.estimate;
+  FigureWriter fw(dir);
+  QCustomPlot* plot = fw.plot();
+  const QString name = QString::fromStdString(run.summary.name);
+
+  DrawGradientNorms(plot, run, analysis, {}, false);
+  fw.Save("regimes", "Gradient norms and critical regimes", "When is training in a critical regime?",
+          "Each layer's accumulated gradient norm per epoch (log scale). Shaded: the critical regimes Accordion "
+          "derives under the settings below; the strip along the bottom: the regimes the run recorded; dashed "
+          "lines: LR decays; top ticks: the epochs at whose end a check ran" +
+              QString(run.hessian.empty() ? "." : "; right axis: the Hessian's top eigenvalue."));
+  DrawCheckRatios(plot, run, analysis, {});
+  fw.Save("ratios", "Check ratios against η", "Why does a layer count as critical?",
+          "The relative change of each layer's norm at every check. A layer whose ratio reaches η uses the low "
+          "level (little compression) until the next check.");
+  DrawLevelMap(plot, run, analysis);
+  fw.Save("level-map", "Level map", "Which level does each layer use in each epoch?",
+          "Layer × epoch: the low level (critical) in orange, the high level in blue, grey where the level makes "
+          "no difference to the layer (e.g. 1-D tensors PowerSGD sends uncompressed) — the paper's Figures 18–20.");
+  if (best) {
+    DrawProjection(plot, *best);
+    fw.Save("projection", "Projected time to train", "How long would training take on the target cluster?",
+            QString("Dense, static low, static high and Accordion on the cluster in the settings, split into "
+                    "compute, compression, exposed communication and the rest (%1).")
+                .arg(best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate"));
+  }
+  if (!in.sweep.empty()) {
+    DrawBandwidthSweep(plot, in.sweep, in.what_if.bandwidth_gbps);
+    fw.Save("sweep", "Bandwidth sweep", "At which bandwidths does compressing pay off?",
+            "Accordion's speedup over dense and over static low (and static high's over dense) as the link "
+            "bandwidth changes, everything else as in the settings; the dotted line marks the bandwidth chosen.");
+  }
+  if (best) {
+    DrawEpochBreakdown(plot, *best);
+    fw.Save("epoch-breakdown", "Epoch breakdown", "Where does Accordion's time go, epoch by epoch?",
+            "Projected time of each epoch under Accordion, stacked by component; shaded epochs use the low "
+            "level on some layers.");
+  }
+  if (run.measured_iteration || best) {
+    int epoch = run.measured_iteration ? run.measured_iteration->record.epoch : run.view().num_epochs() - 1;
+    if (best) {
+      epoch = std::clamp(epoch, 0, std::max(0, static_cast<int>(best->result.accordion.epochs.size()) - 1));
+    }
+    DrawIterationTimeline(plot, run, best ? &*best : nullptr, epoch);
+    fw.Save("timeline", "One iteration", "What does one training step look like, measured and projected?",
+            "Compute phases and collectives of one iteration: as the trace measured it on rank 0, and as the "
+            "projection times it on the target cluster under Accordion's schedule.");
+  }
+  DrawAccuracyComparison(plot, in.runs, CompareAxis::kEpoch);
+  fw.Save("accuracy-epoch", "Accuracy by epoch", "Does any schedule cost accuracy?",
+          "Test accuracy of every trace in the report per epoch; Accordion runs solid, static runs dashed.");
+  DrawAccuracyComparison(plot, in.runs, CompareAxis::kFloats);
+  fw.Save("accuracy-floats", "Accuracy against data sent", "How much communication does the accuracy cost?",
+          "Test accuracy against the floats each worker had sent so far (the paper's Figure 1, right): a "
+          "curve further left reaches the same accuracy sending less.");
+
+  // Tables as CSV.
+  const std::vector<std::string> paths = [&] {
+    std::vector<std::string> p;
+    for (const auto& r : in.runs) p.push_back(r->path);
+    return p;
+  }();
+  const std::vector<ResultsRow> results = BuildResultsTable(paths);
+  WriteFile(dir + "/results.csv", StreamBytes([&](std::ostream& o) { WriteResultsCsv(results, o); }));
+  if (analysis.schedulable) {
+    WriteFile(dir + "/schedule.csv",
+              StreamBytes([&](std::ostream& o) { WriteScheduleCsv(run.view(), analysis.comparison, o); }));
+  }
+  {
+    QString csv = "name,path,model,dataset,scheme,policy,levels,workers,epochs,epochs_planned,status,"
+                  "final_test_acc,floats_sent,seconds,synthetic\n";
+    for (const auto& r : in.runs) {
+      const RunSummary& s = r->summary;
+      QStringList f = {QString::fromStdString(s.name),    QString::fromStdString(r->path),
+                       QString::fromStdString(s.model),   QString::fromStdString(s.dataset),
+                       QString::fromStdString(s.scheme),  QString::fromStdString(s.policy),
+                       QString::fromStdString(s.levels),  QString::number(s.workers),
+                       QString::number(s.epochs),         QString::number(s.epochs_planned),
+                       QString::fromStdString(s.status),  QString::number(s.final_test_acc, 'g', 6),
+                       QString::number(s.floats_sent, 'g', 10), QString::number(s.seconds, 'g', 8),
+                       s.synthetic ? "true" : "false"};
+      for (QString& v : f) {
+        if (v.contains(',') || v.contains('"')) v = "\"" + v.replace("\"", "\"\"") + "\"";
+      }
+      csv += f.join(",") + "\n";
+    }
+    WriteFile(dir + "/runs.csv", csv.toUtf8());
+  }
+
+  // index.html
+  QString h;
+  h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
+  h += "<title>Accordion report — " + Html(name) + "</title>\n<style>" + Css() + "</style>\n</head>\n<body>\n<main>\n";
+  h += "<h1>Accordion report — " + Html(name) + "</h1>\n";
+  h += "<p class=\"sub\">Written by accordion-report " + Html(std::string(kVersion)) + " on " +
+       QDateTime::currentDateTimeUtc().toString("yyyy-MM-dd HH:mm 'UTC'") + " from " +
+       QString::number(in.runs.size()) + " trace" + (in.runs.size() == 1 ? "" : "s") +
+       ". The figures describe the first trace; the comparison figures and tables cover all.</p>\n";
+  h += "<nav><a href=\"#runs\">Runs</a><a href=\"#settings\">Settings</a><a href=\"#floats\">Data sent</a>"
+       "<a href=\"#projection\">Projection</a><a href=\"#figures\">Figures</a><a href=\"#results\">Results "
+       "table</a></nav>\n";
+  for (const auto& r : in.runs) {
+    if (r->summary.synthetic) {
+      h += "<p class=\"note\">" + Html(r->summary.name) +
+           " is a SYNTHETIC trace: no training produced it.</p>\n";
+    }
+  }
+  for (const std::string& note : in.notes) h += "<p class=\"note\">" + Html(note) + "</p>\n";
+
+  h += "<h2 id=\"runs\">Runs</h2>\n<table>\n" +
+       Header({"name", "model", "dataset", "scheme", "policy", "levels", "workers", "epochs", "final test accuracy",
+               "floats sent / worker", "wall time"});
+  for (size_t i = 0; i < in.runs.size(); ++i) {
+    const RunSummary& s = in.runs[i]->summary;
+    QString epochs = QString::number(s.epochs);
+    if (s.epochs_planned > 0 && s.epochs_planned != s.epochs) epochs += " of " + QString::number(s.epochs_planned);
+    if (s.status != "complete") epochs += " (" + Html(s.status) + ")";
+    h += Row({Html(s.name) + (i == 0 ? " <b>(current)</b>" : ""), Html(s.model), Html(s.dataset), Html(s.scheme),
+              Html(s.policy), Html(s.levels), QString::number(s.workers), epochs, Percent(s.final_test_acc),
+              style::Sci(s.floats_sent), style::Seconds(s.seconds)},
+             i == 0 ? "current" : "");
+  }
+  h += "</table>\n<p>Data: <a href=\"runs.csv\">runs.csv</a></p>\n";
+
+  h += "<h2 id=\"settings\">Settings</h2>\n" + SettingsHtml(in, best ? best->model : sim::ModelKind::kAnalytic);
+
+  h += "<h2 id=\"floats\">Data sent: Accordion against the static schedules</h2>\n";
+  if (analysis.schedulable) {
+    const double low = analysis.low_floats();
+    const ResolvedSchedule& r = analysis.resolved;
+    h += "<p>Floats each worker sends over the run's " + QString::number(run.view().num_epochs()) +
+         " epochs, re-derived from its gradient norms.</p>\n<table>\n" +
+         Header({"schedule", "floats sent / worker", "against static low"});
+    h += Row({"static low (" + Html(LevelName(r.scheme, r.level_low)) + ")", style::Sci(low), "1.00×"});
+    h += Row({"static high (" + Html(LevelName(r.scheme, r.level_high)) + ")", style::Sci(analysis.high_floats()),
+              analysis.high_floats() > 0 ? Ratio(low / analysis.high_floats()) + " less" : "—"});
+    h += Row({"<b>Accordion</b>", style::Sci(analysis.accordion_floats()),
+              analysis.accordion_floats() > 0 ? Ratio(low / analysis.accordion_floats()) + " less" : "—"});
+    h += "</table>\n<p>Per epoch and layer: <a href=\"schedule.csv\">schedule.csv</a></p>\n";
+  } else {
+    h += "<p class=\"note\">No schedule: " + Html(analysis.problem) + "</p>\n";
+  }
+
+  h += "<h2 id=\"projection\">Projected time to train</h2>\n";
+  if (in.estimate) {
+    h += "<h3>α–β estimate</h3>\n" + ProjectionTable(*in.estimate);
+  }
+  if (in.simulation) {
+    h += "<h3>SimGrid replay</h3>\n" + ProjectionTable(*in.simulation);
+  }
+  if (best) {
+    h += QString("<p>Accordion: <b>%1</b> faster than dense, <b>%2</b> than static low, %3 than static high (%4).</p>\n")
+             .arg(Ratio(best->speedup_vs_dense()), Ratio(best->result.speedup_vs_low()),
+                  Ratio(best->result.speedup_vs_high()),
+                  best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate");
+    const std::optional<double> stops = CompressionStopsPayingAt(in.sweep);
+    if (!in.sweep.empty()) {
+      h += stops ? QString("<p>From about %1 Gb/s on, Accordion saves less than 5 % of dense's time.</p>\n")
+                       .arg(*stops, 0, 'g', 3)
+                 : QString("<p>Accordion saves at least 5 % of dense's time at every bandwidth swept (%1–%2 Gb/s).</p>\n")
+                       .arg(in.sweep.front().bandwidth_gbps, 0, 'g', 3)
+                       .arg(in.sweep.back().bandwidth_gbps, 0, 'g', 3);
+    }
+  } else {
+    h += "<p class=\"note\">No projection: " + Html(in.projection_problem) + "</p>\n";
+  }
+
+  h += "<h2 id=\"figures\">Figures</h2>\n";
+  for (const FigureEntry& f : fw.figures()) {
+    h += "<figure id=\"" + f.stem + "\">\n<img alt=\"" + Html(f.title) + "\" src=\"data:image/png;base64," +
+         QString::fromLatin1(f.png.toBase64()) + "\">\n<figcaption><span class=\"q\">" + Html(f.question) +
+         "</span> " + Html(f.caption) + "<br><a href=\"" + f.stem + ".pdf\">PDF</a><a href=\"" + f.stem +
+         ".png\">PNG</a><a href=\"" + f.stem + ".csv\">data (CSV)</a></figcaption>\n</figure>\n";
+  }
+
+  h += "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: mean ± 95 % "
+       "confidence interval over the runs of each setting; ratios against the setting that sends the most.</p>\n";
+  h += "<table>\n" + Header({"model", "dataset", "setting", "runs", "test accuracy", "floats sent / worker",
+                             "floats ratio", "time", "time ratio"});
+  auto ci = [](const MeanCi& m, const std::function<QString(double)>& fmt) {
+    return m.n > 1 ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
+  };
+  for (const ResultsRow& r : results) {
+    QString runs = QString::number(r.traces.size());
+    if (r.incomplete > 0) runs += " (" + QString::number(r.incomplete) + " incomplete)";
+    h += Row({Html(r.model), Html(r.dataset), Html(r.setting), runs,
+              ci(r.accuracy, [](double v) { return QString::number(v * 100, 'f', 2) + " %"; }),
+              ci(r.floats, [](double v) { return style::Sci(v); }), Ratio(r.floats_ratio),
+              ci(r.seconds, [](double v) { return style::Seconds(v); }), Ratio(r.seconds_ratio)});
+  }
+  h += "</table>\n<p>Data: <a href=\"results.csv\">results.csv</a></p>\n";
+  if (!in.command_line.empty()) {
+    h += "<h2>Command</h2>\n<p><code>" + Html(in.command_line) + "</code></p>\n";
+  }
+  h += "</main>\n</body>\n</html>\n";
+  WriteFile(dir + "/index.html", h.toUtf8());
+}
+
+}  // namespace accordion::gui::report

@@ -1,0 +1,529 @@
+// The desktop window driven through its widgets, offscreen: the run list,
+// the schedule controls redrawing the regimes, bad traces answered with a
+// dialog, live traces followed, figures exported, the what-if, compare and
+// timeline tabs, and the accordion-gui command line.
+#include <QApplication>
+#include <QCheckBox>
+#include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFile>
+#include <QFileInfo>
+#include <QHeaderView>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QLabel>
+#include <QListWidget>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QProcess>
+#include <QPushButton>
+#include <QSettings>
+#include <QSlider>
+#include <QSpinBox>
+#include <QStandardPaths>
+#include <QStatusBar>
+#include <QTabWidget>
+#include <QTableWidget>
+#include <QTest>
+#include <QUrl>
+#include <qcustomplot.h>
+
+#include "analysis/results_table.h"
+#include "gui/app/compare_view.h"
+#include "gui/app/level_map_view.h"
+#include "gui/app/main_window.h"
+#include "gui/app/plot_widget.h"
+#include "gui/app/recent_files.h"
+#include "gui/app/regimes_view.h"
+#include "gui/app/run_list_view.h"
+#include "gui/app/schedule_controls.h"
+#include "gui/app/timeline_view.h"
+#include "gui/app/what_if_view.h"
+#include "gui/model/explorer_document.h"
+#include "tests/gui/gui_test_support.h"
+
+using namespace accordion;
+using namespace accordion::gui;
+using accordion::gui::testing::SampleTrace;
+using accordion::gui::testing::ScratchDir;
+
+namespace {
+
+const char kPowerSgd[] = "fmnist-mlp-powersgd-accordion.trace";
+const char kTopK[] = "fmnist-mlp-topk-accordion.trace";
+const char kDense[] = "fmnist-mlp-dense.trace";
+
+// Full-height shaded bands of a regime plot: the re-derived critical
+// regimes (the recorded ones are a thin strip along the top edge).
+int FullHeightBands(QCustomPlot* plot) {
+  int n = 0;
+  for (int i = 0; i < plot->itemCount(); ++i) {
+    auto* rect = qobject_cast<QCPItemRect*>(plot->item(i));
+    if (!rect) continue;
+    if (rect->topLeft->coords().y() == 0 && rect->bottomRight->coords().y() == 1) ++n;
+  }
+  return n;
+}
+
+QString CellText(QTableWidget* table, int row, int column) {
+  const QTableWidgetItem* item = table->item(row, column);
+  return item ? item->text() : QString();
+}
+
+QMessageBox* VisibleErrorDialog() {
+  for (QWidget* w : QApplication::topLevelWidgets()) {
+    if (auto* box = qobject_cast<QMessageBox*>(w); box && box->isVisible() && box->objectName() == "errorDialog") {
+      return box;
+    }
+  }
+  return nullptr;
+}
+
+void OpenAndSettle(MainWindow& window, const QStringList& paths) {
+  window.openFiles(paths);
+  window.document()->waitForLoads();
+  window.document()->waitForIdle();
+  QApplication::processEvents();
+}
+
+}  // namespace
+
+class MainWindowTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void initTestCase() {
+    // Never read or write the user's own settings (recent files, geometry).
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName("Accordion Toolkit");
+    QCoreApplication::setApplicationName("accordion-gui-test");
+    QSettings().clear();
+  }
+
+  void cleanupTestCase() { QSettings().clear(); }
+
+  void runListShowsEachTrace() {
+    MainWindow window;
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace(kTopK), SampleTrace(kDense)});
+    QTableWidget* table = window.runList()->table();
+    QCOMPARE(window.document()->runCount(), 3);
+    QCOMPARE(table->rowCount(), 3);
+    QCOMPARE(table->columnCount(), static_cast<int>(RunListView::kColumnCount));
+    QCOMPARE(table->horizontalHeaderItem(RunListView::kAccuracy)->text(), QString("Accuracy"));
+    for (int row = 0; row < 3; ++row) {
+      const RunSummary& s = window.document()->run(row)->summary;
+      QVERIFY(CellText(table, row, RunListView::kName).startsWith(QString::fromStdString(s.name)));
+      QCOMPARE(CellText(table, row, RunListView::kModel), QString::fromStdString(s.model));
+      QCOMPARE(CellText(table, row, RunListView::kScheme), QString::fromStdString(s.scheme));
+      QCOMPARE(CellText(table, row, RunListView::kWorkers), QString::number(s.workers));
+      QCOMPARE(CellText(table, row, RunListView::kEpochs), QString("30/30"));
+      QCOMPARE(CellText(table, row, RunListView::kAccuracy),
+               QString::number(s.final_test_acc * 100, 'f', 2) + " %");
+      QCOMPARE(table->item(row, RunListView::kName)->checkState(), Qt::Checked);
+    }
+    // Rows come in the order the loads finish.
+    const int psgd = window.document()->indexOfPath(QFileInfo(SampleTrace(kPowerSgd)).absoluteFilePath());
+    const int dense = window.document()->indexOfPath(QFileInfo(SampleTrace(kDense)).absoluteFilePath());
+    QVERIFY(psgd >= 0 && dense >= 0);
+    QCOMPARE(CellText(table, psgd, RunListView::kName), QString(kPowerSgd));
+    QCOMPARE(CellText(table, psgd, RunListView::kModel), QString("mlp"));
+    QCOMPARE(CellText(table, psgd, RunListView::kScheme), QString("powersgd"));
+    QCOMPARE(CellText(table, psgd, RunListView::kPolicy), QString("accordion"));
+    QVERIFY(CellText(table, psgd, RunListView::kFloats).endsWith(" M") ||
+            CellText(table, psgd, RunListView::kFloats).endsWith(" G"));
+
+    // A run is current, and its row is selected.
+    QVERIFY(window.document()->currentIndex() >= 0);
+    QCOMPARE(table->currentRow(), window.document()->currentIndex());
+    // Selecting a row makes it the current run.
+    table->selectRow(dense);
+    QCOMPARE(window.document()->currentIndex(), dense);
+    QVERIFY(window.windowTitle().contains(kDense));
+    // The checkbox decides what Compare draws.
+    table->item(psgd, RunListView::kName)->setCheckState(Qt::Unchecked);
+    QVERIFY(!window.document()->isCompared(psgd));
+    QCOMPARE(window.document()->comparedRuns().size(), size_t{2});
+    // Recent files remember what was opened.
+    QVERIFY(RecentFiles::load().contains(QFileInfo(SampleTrace(kTopK)).absoluteFilePath()));
+    // Close run drops it from the list.
+    window.closeCurrentRun();
+    QCOMPARE(table->rowCount(), 2);
+  }
+
+  void scheduleControlsDriveTheDocumentAndRedraw() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    ScheduleControls* controls = window.controls();
+    RegimesView* regimes = window.regimesView();
+    ExplorerDocument* doc = window.document();
+    QVERIFY(doc->regimes() != nullptr);
+    QCOMPARE(FullHeightBands(regimes->normsPlot()), static_cast<int>(doc->regimes()->model_bands.size()));
+
+    // η through its spin box: the document follows and the slider with it.
+    const int draws = regimes->drawCount();
+    controls->etaSpin()->setValue(0.3);
+    QCOMPARE(doc->scheduleSettings().eta, 0.3);
+    QCOMPARE(controls->etaSlider()->value(), 6);
+    QVERIFY(regimes->drawCount() > draws);
+    QCOMPARE(doc->regimes()->options.eta(), 0.3);
+    QCOMPARE(FullHeightBands(regimes->normsPlot()), static_cast<int>(doc->regimes()->model_bands.size()));
+
+    // η through the slider, then the interval.
+    controls->etaSlider()->setValue(18);
+    QCOMPARE(controls->etaSpin()->value(), 0.9);
+    QCOMPARE(doc->scheduleSettings().eta, 0.9);
+    controls->intervalSpin()->setValue(3);
+    QCOMPARE(doc->scheduleSettings().interval, 3);
+    QCOMPARE(doc->regimes()->options.interval(), 3);
+    QCOMPARE(FullHeightBands(regimes->normsPlot()), static_cast<int>(doc->regimes()->model_bands.size()));
+    QCOMPARE(FullHeightBands(regimes->ratiosPlot()), static_cast<int>(doc->regimes()->model_bands.size()));
+
+    // A small η finds more critical epochs than a large one: the plot shows
+    // the document's answer, not a fixed picture.
+    controls->etaSpin()->setValue(0.05);
+    controls->intervalSpin()->setValue(1);
+    const int bands_small_eta = FullHeightBands(regimes->normsPlot());
+    QCOMPARE(bands_small_eta, static_cast<int>(doc->regimes()->model_bands.size()));
+
+    // Levels: "auto" is the minimum; a value sets the pair explicitly.
+    QVERIFY(!doc->scheduleSettings().level_low.has_value());
+    QVERIFY(controls->lowSpin()->specialValueText().startsWith("auto"));
+    controls->lowSpin()->setValue(4);
+    QCOMPARE(doc->scheduleSettings().level_low, std::optional<double>(4));
+    QCOMPARE(doc->regimes()->resolved.level_low, 4.0);
+    controls->lowSpin()->setValue(0);
+    QVERIFY(!doc->scheduleSettings().level_low.has_value());
+
+    // Scheme: a dense trace explored as TopK.
+    controls->schemeCombo()->setCurrentIndex(controls->schemeCombo()->findText("TopK"));
+    QCOMPARE(doc->scheduleSettings().scheme, std::optional<Scheme>(Scheme::kTopK));
+    controls->schemeCombo()->setCurrentIndex(0);
+    QVERIFY(!doc->scheduleSettings().scheme.has_value());
+
+    // The read-out shows the document's floats and the ratio.
+    const auto analysis = doc->regimes();
+    QVERIFY(analysis->schedulable);
+    QVERIFY(controls->readout()->text().contains("Accordion"));
+    QVERIFY(controls->readout()->text().contains(
+        QString::number(analysis->low_floats() / analysis->accordion_floats(), 'f', 2) + "×"));
+
+    // Settings changed elsewhere show in the controls.
+    ScheduleSettings s = doc->scheduleSettings();
+    s.eta = 0.55;
+    s.interval = 7;
+    doc->setScheduleSettings(s);
+    QCOMPARE(controls->etaSpin()->value(), 0.55);
+    QCOMPARE(controls->intervalSpin()->value(), 7);
+    QCOMPARE(controls->etaSlider()->value(), 11);
+  }
+
+  void layerListFiltersTheRegimePlots() {
+    MainWindow window;
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    RegimesView* regimes = window.regimesView();
+    const int layers = window.document()->currentRun()->view().num_layers();
+    QCOMPARE(regimes->layerList()->count(), layers);
+    QCOMPARE(static_cast<int>(regimes->shownLayers().size()), layers);
+    regimes->filterEdit()->setText("weight");
+    const auto matching = LayersMatching(*window.document()->currentRun(), "weight");
+    QCOMPARE(regimes->shownLayers(), matching);
+    QVERIFY(static_cast<int>(matching.size()) < layers);
+    regimes->findChild<QPushButton*>("layersNone")->click();
+    QVERIFY(regimes->shownLayers().empty());
+    regimes->filterEdit()->clear();
+    // The bias layers the filter hid are still checked.
+    QCOMPARE(static_cast<int>(regimes->shownLayers().size()), layers - static_cast<int>(matching.size()));
+    regimes->findChild<QPushButton*>("layersAll")->click();
+    QCOMPARE(static_cast<int>(regimes->shownLayers().size()), layers);
+    const int draws = regimes->drawCount();
+    regimes->groupCheck()->setChecked(true);
+    QVERIFY(regimes->drawCount() > draws);
+  }
+
+  void corruptTraceOpensADialogAndTheWindowStaysUsable() {
+    const QString dir = ScratchDir("corrupt");
+    const QString bad = testing::WriteTruncatedTrace(dir, "cut.trace");
+    QVERIFY(!bad.isEmpty());
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {bad});
+    QCOMPARE(window.errorCount(), 1);
+    QVERIFY(window.lastError().contains("cut.trace"));
+    QCOMPARE(window.document()->runCount(), 0);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY((box = VisibleErrorDialog()) != nullptr);
+    QVERIFY(box->text().contains("cut.trace"));
+    // The reader's one-line reason, not just "failed".
+    QVERIFY(box->text().section('\n', 1).trimmed().size() > 5);
+    box->accept();
+    QTRY_VERIFY(VisibleErrorDialog() == nullptr);
+
+    // A missing file: another dialog, and a good trace still opens after.
+    OpenAndSettle(window, {dir + "/no-such.trace"});
+    QCOMPARE(window.errorCount(), 2);
+    QTRY_VERIFY((box = VisibleErrorDialog()) != nullptr);
+    box->accept();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    QCOMPARE(window.document()->runCount(), 1);
+    QCOMPARE(window.runList()->table()->rowCount(), 1);
+    QVERIFY(window.document()->regimes() != nullptr);
+    // Files that failed are not offered as recent.
+    QVERIFY(!RecentFiles::load().contains(QFileInfo(dir + "/no-such.trace").absoluteFilePath()));
+  }
+
+  void liveTraceGrowsWhileOpen() {
+    const QString dir = ScratchDir("live");
+    synthetic::SyntheticTraceOptions options;
+    options.model = "mlp";
+    options.world_size = 2;
+    options.epochs = 6;
+    options.decay_epochs = {};
+    options.final_status = RunStatus::kRunning;
+    const QString path = testing::WriteSynthetic(dir, "live.trace", options);
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {path});
+    QCOMPARE(window.document()->runCount(), 1);
+    QVERIFY(window.document()->currentRun()->live());
+    QTableWidget* table = window.runList()->table();
+    QVERIFY(CellText(table, 0, RunListView::kEpochs).startsWith("6/"));
+    QVERIFY(CellText(table, 0, RunListView::kEpochs).contains("live"));
+
+    // The trainer writes five more epochs: a new file renamed over the old
+    // one, as an atomic writer would.
+    options.epochs = 11;
+    const QString grown = testing::WriteSynthetic(dir, "grown.tmp", options);
+    QVERIFY(std::rename(grown.toLocal8Bit().constData(), path.toLocal8Bit().constData()) == 0);
+    window.document()->pollLiveRuns();
+    QTRY_COMPARE(window.document()->run(0)->summary.epochs, 11);
+    QTRY_VERIFY(CellText(table, 0, RunListView::kEpochs).startsWith("11/"));
+    QVERIFY(window.statusBar()->currentMessage().contains("live.trace"));
+    QVERIFY(window.statusBar()->currentMessage().contains("11"));
+    // The views show the new epochs: the regimes are derived from 11 of them.
+    QCOMPARE(window.document()->regimes()->comparison.accordion.critical.size(), size_t{11});
+  }
+
+  void exportsTheCurrentFigure() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    const QString dir = ScratchDir("export");
+    for (int tab = 0; tab < window.tabs()->count(); ++tab) {
+      window.tabs()->setCurrentIndex(tab);
+      QApplication::processEvents();
+      PlotWidget* figure = window.currentFigure();
+      QVERIFY(figure != nullptr);
+      QVERIFY(window.tabs()->currentWidget()->isAncestorOf(figure));
+      for (const char* suffix : {"png", "pdf", "csv"}) {
+        const QString path = QString("%1/%2.%3").arg(dir, MainWindow::tabKeys()[tab], suffix);
+        QString error;
+        QVERIFY2(window.exportCurrentFigure(path, &error), qPrintable(error));
+        QVERIFY2(QFileInfo(path).size() > 0, qPrintable(path));
+      }
+      QFile csv(QString("%1/%2.csv").arg(dir, MainWindow::tabKeys()[tab]));
+      QVERIFY(csv.open(QIODevice::ReadOnly));
+      QVERIFY2(csv.readAll().count('\n') > 1, qPrintable(MainWindow::tabKeys()[tab]));
+    }
+    QFile png(dir + "/regimes.png");
+    QVERIFY(png.open(QIODevice::ReadOnly));
+    QVERIFY(png.read(8).startsWith("\x89PNG"));
+    QFile pdf(dir + "/regimes.pdf");
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QVERIFY(pdf.read(5) == "%PDF-");
+    // An unknown suffix is refused with a reason.
+    QString error;
+    QVERIFY(!window.exportCurrentFigure(dir + "/figure.bmpx", &error));
+    QVERIFY(!error.isEmpty());
+    // The figure last pointed at is the one exported.
+    window.tabs()->setCurrentIndex(0);
+    emit window.regimesView()->ratiosPlot()->activated(window.regimesView()->ratiosPlot());
+    QCOMPARE(window.currentFigure(), window.regimesView()->ratiosPlot());
+  }
+
+  void whatIfFormProjectsTheRun() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    WhatIfView* what_if = window.whatIfView();
+    ExplorerDocument* doc = window.document();
+    what_if->findChild<QSpinBox*>("workersSpin")->setValue(16);
+    what_if->findChild<QDoubleSpinBox*>("bandwidthSpin")->setValue(10);
+    what_if->findChild<QDoubleSpinBox*>("latencySpin")->setValue(20);
+    auto* topology = what_if->findChild<QComboBox*>("topologyCombo");
+    topology->setCurrentIndex(topology->findText("fat-tree"));
+    emit topology->activated(topology->currentIndex());
+    auto* allreduce = what_if->findChild<QComboBox*>("allreduceCombo");
+    allreduce->setCurrentIndex(allreduce->findText("tree"));
+    QCOMPARE(doc->whatIfSettings().workers, 16);
+    QCOMPARE(doc->whatIfSettings().bandwidth_gbps, 10.0);
+    QCOMPARE(doc->whatIfSettings().latency_us, 20.0);
+    QCOMPARE(doc->whatIfSettings().topology, sim::Topology::kFatTree);
+    QCOMPARE(doc->whatIfSettings().allreduce, sim::AllReduceAlgorithm::kTree);
+    doc->waitForIdle();
+    QApplication::processEvents();
+    const auto projection = doc->projection();
+    QVERIFY(projection != nullptr);
+    QCOMPARE(projection->model, sim::ModelKind::kAnalytic);
+    QVERIFY(what_if->sourceLabel()->text().contains("α–β estimate"));
+    QTableWidget* results = what_if->resultsTable();
+    QCOMPARE(results->rowCount(), 4);
+    QCOMPARE(CellText(results, 3, 0), QString::fromStdString(projection->dense.label).isEmpty()
+                                          ? QString("dense")
+                                          : QString::fromStdString(projection->dense.label));
+    QCOMPARE(CellText(results, 3, 3), QString("1.00×"));
+    QCOMPARE(CellText(results, 0, 3), QString("%1×").arg(projection->speedup_vs_dense(), 0, 'f', 2));
+    QVERIFY(what_if->cliLabel()->text().startsWith("accordion-sim replay " + QString(kPowerSgd)));
+    QVERIFY(what_if->cliLabel()->text().contains("--workers 16"));
+    QVERIFY(what_if->cliLabel()->text().contains("--topology fat-tree"));
+    QVERIFY(what_if->projectionPlot()->plottableCount() > 0);
+    QVERIFY(what_if->sweepPlot()->plottableCount() > 0);
+    QVERIFY(what_if->breakdownPlot()->plottableCount() > 0);
+
+    // The SimGrid replay, with progress, lands and relabels the table.
+    what_if->simulateButton()->click();
+    QVERIFY(doc->simulationRunning() || doc->simulation() != nullptr);
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QVERIFY(doc->simulation() != nullptr);
+    QVERIFY(what_if->sourceLabel()->text().contains("SimGrid replay"));
+    QVERIFY(what_if->cliLabel()->text().contains("--model simulate"));
+    QVERIFY(!what_if->progressBar()->isVisible());
+    QVERIFY(what_if->simulateButton()->isEnabled());
+
+    // A new setting drops the replay and goes back to the estimate.
+    what_if->findChild<QSpinBox*>("workersSpin")->setValue(32);
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QVERIFY(what_if->sourceLabel()->text().contains("α–β estimate"));
+  }
+
+  void compareTabTabulatesCheckedRuns() {
+    MainWindow window;
+    OpenAndSettle(window, {SampleTrace("fmnist-mlp-powersgd-static-2.trace"),
+                           SampleTrace("fmnist-mlp-powersgd-static-1.trace"), SampleTrace(kPowerSgd)});
+    CompareView* compare = window.compareView();
+    QTRY_VERIFY(!compare->tableLoading());
+    QTRY_COMPARE(compare->table()->rowCount(), 3);
+    QStringList settings;
+    for (int r = 0; r < 3; ++r) settings << CellText(compare->table(), r, 2);
+    QVERIFY(settings.filter("Accordion").size() == 1);
+    // The 1x row: the setting that sends the most.
+    QVERIFY(settings.contains(QString::fromStdString(
+        BuildResultsTable({SampleTrace(kPowerSgd).toStdString()}).front().setting)));
+    QCOMPARE(compare->epochPlot()->graphCount(), 3);
+    QCOMPARE(compare->floatsPlot()->graphCount(), 3);
+    // Unchecking a run takes it out of both plots and the table.
+    window.runList()->table()->item(0, RunListView::kName)->setCheckState(Qt::Unchecked);
+    QTRY_COMPARE(compare->epochPlot()->graphCount(), 2);
+    QTRY_COMPARE(compare->table()->rowCount(), 2);
+  }
+
+  void levelMapTooltipAndTimelineExport() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    window.tabs()->setCurrentWidget(window.levelMapView());
+    QApplication::processEvents();
+    PlotWidget* map = window.levelMapView()->plot();
+    map->replot();
+    // The middle of the first layer's row at epoch 0.
+    const QPoint cell(static_cast<int>(map->xAxis->coordToPixel(0)), static_cast<int>(map->yAxis->coordToPixel(0)));
+    const QString tip = window.levelMapView()->tooltipAt(cell);
+    QVERIFY2(tip.contains(QString::fromStdString(window.document()->currentRun()->view().layers[0].name)),
+             qPrintable(tip));
+    QVERIFY(window.levelMapView()->tooltipAt(QPoint(1, 1)).isEmpty());
+
+    window.tabs()->setCurrentWidget(window.timelineView());
+    TimelineView* timeline = window.timelineView();
+    QCOMPARE(timeline->epochSpin()->maximum(), 29);
+    timeline->epochSpin()->setValue(12);
+    const QString path = ScratchDir("timeline") + "/epoch12.json";
+    QString error;
+    QVERIFY2(timeline->exportPerfetto(path, &error), qPrintable(error));
+    QFile file(path);
+    QVERIFY(file.open(QIODevice::ReadOnly));
+    const QJsonDocument json = QJsonDocument::fromJson(file.readAll());
+    QVERIFY(json.isObject());
+    QVERIFY(json.object().value("traceEvents").isArray());
+    QVERIFY(!json.object().value("traceEvents").toArray().isEmpty());
+  }
+
+  void droppedFilesOpen() {
+    MainWindow window;
+    window.show();
+    QVERIFY(window.acceptDrops());
+    QMimeData mime;
+    mime.setUrls({QUrl::fromLocalFile(SampleTrace(kTopK)), QUrl::fromLocalFile(SampleTrace(kDense))});
+    QDragEnterEvent enter(QPoint(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    enter.setAccepted(false);
+    QApplication::sendEvent(&window, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(10, 10), Qt::CopyAction, &mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(&window, &drop);
+    window.document()->waitForLoads();
+    QCOMPARE(window.document()->runCount(), 2);
+    QCOMPARE(window.runList()->table()->rowCount(), 2);
+    // Text without files is not taken.
+    QMimeData text;
+    text.setText("hello");
+    QDragEnterEvent enter_text(QPoint(10, 10), Qt::CopyAction, &text, Qt::LeftButton, Qt::NoModifier);
+    enter_text.setAccepted(false);
+    QApplication::sendEvent(&window, &enter_text);
+    QVERIFY(!enter_text.isAccepted());
+  }
+
+  void recentFilesDropMissingOnesAndKeepTen() {
+    RecentFiles::clear();
+    const QString dir = ScratchDir("recent");
+    QStringList made;
+    for (int i = 0; i < 12; ++i) {
+      const QString path = QString("%1/run-%2.trace").arg(dir).arg(i);
+      QFile f(path);
+      QVERIFY(f.open(QIODevice::WriteOnly));
+      made << path;
+      RecentFiles::add(path);
+    }
+    QStringList recent = RecentFiles::load();
+    QCOMPARE(recent.size(), RecentFiles::kMax);
+    QCOMPARE(recent.first(), made.last());
+    QFile::remove(made.last());
+    recent = RecentFiles::load();
+    QVERIFY(!recent.contains(made.last()));
+    QCOMPARE(recent.first(), made[10]);
+    RecentFiles::add(made[5]);
+    QCOMPARE(RecentFiles::load().first(), made[5]);
+    QCOMPARE(RecentFiles::load().count(made[5]), 1);
+    RecentFiles::clear();
+  }
+
+  void commandLineFollowsTheToolkitContract() {
+    const QString binary = QString(ACCORDION_BIN_DIR) + "/accordion-gui";
+    if (!QFileInfo::exists(binary)) QSKIP("accordion-gui is not built");
+    QProcess p;
+    p.start(binary, {"--version"});
+    QVERIFY(p.waitForFinished(20000));
+    QCOMPARE(p.exitCode(), 0);
+    QVERIFY(QString(p.readAllStandardOutput()).startsWith("accordion-gui "));
+    p.start(binary, {"--help"});
+    QVERIFY(p.waitForFinished(20000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString help = p.readAllStandardOutput();
+    QVERIFY(help.startsWith("Usage: accordion-gui [options] [TRACE...]"));
+    QVERIFY(!help.contains("--screenshot"));
+    p.start(binary, {"--no-such-flag"});
+    QVERIFY(p.waitForFinished(20000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString err = QString(p.readAllStandardError()).trimmed();
+    QVERIFY(err.startsWith("accordion-gui: error:"));
+    QVERIFY(!err.contains('\n'));
+  }
+};
+
+QTEST_MAIN(MainWindowTest)
+#include "main_window_test.moc"

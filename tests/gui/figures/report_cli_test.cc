@@ -1,0 +1,192 @@
+// accordion-report end to end: what a report holds, and that a user's
+// files are never damaged - earlier reports, traces, other directories.
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QProcess>
+#include <QtTest>
+
+#include "tests/gui/gui_test_support.h"
+
+using namespace accordion::gui;
+
+namespace {
+
+struct Result {
+  int code = -1;
+  QString out;
+  QString err;
+};
+
+Result RunReport(const QStringList& args) {
+  QProcess p;
+  p.start(QString(ACCORDION_BIN_DIR) + "/accordion-report", args);
+  Result r;
+  if (!p.waitForFinished(120000)) {
+    p.kill();
+    p.waitForFinished();
+    r.err = "timed out";
+    return r;
+  }
+  r.code = p.exitStatus() == QProcess::NormalExit ? p.exitCode() : -1;
+  r.out = QString::fromUtf8(p.readAllStandardOutput());
+  r.err = QString::fromUtf8(p.readAllStandardError());
+  return r;
+}
+
+QByteArray Hash(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  return QCryptographicHash::hash(f.readAll(), QCryptographicHash::Sha256);
+}
+
+bool OneErrorLine(const Result& r) {
+  const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
+  return lines.size() == 1 && lines[0].startsWith("accordion-report: error: ");
+}
+
+QString Accordion() { return testing::SampleTrace("fmnist-mlp-powersgd-accordion.trace"); }
+QString Static1() { return testing::SampleTrace("fmnist-mlp-powersgd-static-1.trace"); }
+
+// Small and quick: a 4-worker cluster, the analytic model.
+const QStringList kQuick = {"--workers", "4", "--bandwidth-gbps", "1", "--interval", "2"};
+
+// Nothing but `names` in `dir` (no staging directories left behind).
+bool OnlyEntries(const QString& dir, QStringList names) {
+  QStringList got = QDir(dir).entryList(QDir::AllEntries | QDir::Hidden | QDir::NoDotAndDotDot);
+  got.sort();
+  names.sort();
+  return got == names;
+}
+
+}  // namespace
+
+class ReportCliTest : public QObject {
+  Q_OBJECT
+
+ private slots:
+  void writesACompleteReport() {
+    const QString parent = testing::ScratchDir("report");
+    const QString out = parent + "/report";
+    const Result r = RunReport(QStringList{Accordion(), Static1(), "--out", out} + kQuick);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QCOMPARE(r.out.trimmed(), QDir(out).filePath("index.html"));
+    for (const char* stem : {"regimes", "ratios", "level-map", "projection", "sweep", "epoch-breakdown", "timeline",
+                             "accuracy-epoch", "accuracy-floats"}) {
+      for (const char* suffix : {".png", ".pdf", ".csv"}) {
+        const QString file = out + "/" + stem + suffix;
+        QVERIFY2(QFileInfo(file).size() > 100, qPrintable(file));
+      }
+    }
+    for (const char* file : {"index.html", ".accordion-report", "results.csv", "schedule.csv", "runs.csv"}) {
+      QVERIFY2(QFileInfo::exists(out + "/" + file), file);
+    }
+    QFile pdf(out + "/regimes.pdf");
+    QVERIFY(pdf.open(QIODevice::ReadOnly));
+    QCOMPARE(pdf.read(4), QByteArray("%PDF"));
+    QFile index(out + "/index.html");
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(index.readAll());
+    QCOMPARE(html.count("<img "), 9);
+    QVERIFY(html.contains("src=\"data:image/png;base64,"));
+    QVERIFY(!html.contains("http://") && !html.contains("https://"));
+    QVERIFY(html.contains("fmnist-mlp-powersgd-static-1.trace"));
+    QVERIFY(html.contains("α–β estimate"));
+    QVERIFY(html.contains("Accordion (rank 2 / rank 1)"));  // a results table row
+    QVERIFY(OnlyEntries(parent, {"report"}));
+  }
+
+  void refusesToReplaceWithoutOverwrite() {
+    const QString parent = testing::ScratchDir("report-twice");
+    const QString out = parent + "/report";
+    QCOMPARE(RunReport(QStringList{Accordion(), "--out", out} + kQuick).code, 0);
+    const QByteArray before = Hash(out + "/index.html");
+    const Result again = RunReport(QStringList{Static1(), "--out", out} + kQuick);
+    QCOMPARE(again.code, 2);
+    QVERIFY2(OneErrorLine(again), qPrintable(again.err));
+    QVERIFY(again.err.contains("--overwrite"));
+    QCOMPARE(Hash(out + "/index.html"), before);
+    QVERIFY(OnlyEntries(parent, {"report"}));
+
+    const Result replaced = RunReport(QStringList{Static1(), "--out", out, "--overwrite"} + kQuick);
+    QVERIFY2(replaced.code == 0, qPrintable(replaced.err));
+    QVERIFY(Hash(out + "/index.html") != before);
+    QVERIFY(OnlyEntries(parent, {"report"}));
+  }
+
+  void overwriteLeavesOtherDirectoriesAlone() {
+    const QString parent = testing::ScratchDir("report-mine");
+    const QString out = parent + "/thesis";
+    QVERIFY(QDir().mkpath(out));
+    QFile mine(out + "/chapter1.tex");
+    QVERIFY(mine.open(QIODevice::WriteOnly));
+    mine.write("my work\n");
+    mine.close();
+    const Result r = RunReport(QStringList{Accordion(), "--out", out, "--overwrite"} + kQuick);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(OneErrorLine(r), qPrintable(r.err));
+    QVERIFY(OnlyEntries(out, {"chapter1.tex"}));
+    QVERIFY(OnlyEntries(parent, {"thesis"}));
+  }
+
+  void badTraceWritesNothing() {
+    const QString parent = testing::ScratchDir("report-bad");
+    const QString bad = testing::WriteTruncatedTrace(parent, "cut.trace");
+    const QString out = parent + "/report";
+    // A good trace first: every trace is checked before anything is written.
+    const Result r = RunReport(QStringList{Accordion(), bad, "--out", out} + kQuick);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(OneErrorLine(r), qPrintable(r.err));
+    QVERIFY(r.err.contains("cut.trace"));
+    QVERIFY(!QFileInfo::exists(out));
+    QVERIFY(OnlyEntries(parent, {"cut.trace"}));
+  }
+
+  void outMustNotBeATrace() {
+    const QString parent = testing::ScratchDir("report-self");
+    const QString trace = parent + "/run.trace";
+    QVERIFY(QFile::copy(Accordion(), trace));
+    const QByteArray before = Hash(trace);
+    for (bool overwrite : {false, true}) {
+      QStringList args{trace, "--out", trace};
+      if (overwrite) args << "--overwrite";
+      const Result r = RunReport(args + kQuick);
+      QCOMPARE(r.code, 2);
+      QVERIFY2(OneErrorLine(r), qPrintable(r.err));
+      QCOMPARE(Hash(trace), before);
+    }
+    QVERIFY(OnlyEntries(parent, {"run.trace"}));
+  }
+
+  void badInputIsOneLine() {
+    const QString parent = testing::ScratchDir("report-input");
+    const QString out = parent + "/report";
+    const std::vector<QStringList> cases = {
+        {parent + "/missing.trace", "--out", out},
+        {Accordion()},  // no --out
+        {Accordion(), "--out", out, "--eta", "-1"},
+        {Accordion(), "--out", out, "--topology", "moebius"},
+        {Accordion(), "--out", out, "--low", "0.5"},  // not a PowerSGD rank
+        {Accordion(), "--out", out, "--bogus"},
+    };
+    for (const QStringList& args : cases) {
+      const Result r = RunReport(args);
+      QVERIFY2(r.code == 2, qPrintable(args.join(' ') + ": " + QString::number(r.code) + " " + r.err));
+      QVERIFY2(OneErrorLine(r), qPrintable(args.join(' ') + ": " + r.err));
+      QVERIFY(!QFileInfo::exists(out));
+    }
+    QVERIFY(OnlyEntries(parent, {}));
+  }
+
+  void helpAndVersion() {
+    const Result help = RunReport({"--help"});
+    QCOMPARE(help.code, 0);
+    QVERIFY(help.out.contains("--overwrite"));
+    const Result version = RunReport({"--version"});
+    QCOMPARE(version.code, 0);
+    QVERIFY(version.out.startsWith("accordion-report "));
+  }
+};
+
+QTEST_MAIN(ReportCliTest)
+#include "report_cli_test.moc"
