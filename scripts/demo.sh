@@ -54,7 +54,7 @@ if [ -x "$bin/accordion-report" ]; then
   echo
   echo "== 4. report: figures and an index.html, no display needed"
   report="$out/report"
-  "$bin/accordion-report" "$trace" --out "$report" --overwrite --interval "$interval" \
+  "$bin/accordion-report" "$trace" --out "$report" --overwrite \
     --workers 8 --topology star --bandwidth-gbps 0.1 --latency-us 5 >/dev/null
   echo "report:  $report/index.html"
   echo "explore: $bin/accordion-gui $trace"

@@ -20,6 +20,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 #include "common/cli.h"
 #include "common/errors.h"
@@ -40,8 +41,8 @@ struct Args {
   std::vector<std::string> traces;
   std::string out;
   bool overwrite = false;
-  double eta = 0.5;
-  int interval = 10;
+  std::optional<double> eta;  // default: the first run's own
+  std::optional<int> interval;
   std::string scheme;
   std::optional<double> low, high;
   int workers = 0;
@@ -98,11 +99,12 @@ bool CheckOut(const Args& a, const QString& out) {
   return true;
 }
 
-ScheduleSettings ScheduleOf(const Args& a) {
+// eta and interval default to the run's own, as the app opens a run.
+ScheduleSettings ScheduleOf(const Args& a, const RunData& current) {
   ScheduleSettings s;
   if (!a.scheme.empty()) s.scheme = ParseScheme(a.scheme);
-  s.eta = a.eta;
-  s.interval = a.interval;
+  s.eta = a.eta.value_or(current.view().run.eta);
+  s.interval = a.interval.value_or(current.view().run.interval);
   s.level_low = a.low;
   s.level_high = a.high;
   return s;
@@ -165,7 +167,7 @@ int Run(const Args& a, const std::string& command_line) {
 
   ReportInput in;
   in.runs = runs;
-  in.schedule = ScheduleOf(a);
+  in.schedule = ScheduleOf(a, current);
   in.what_if = WhatIfOf(a, current);
   in.command_line = command_line;
   in.analysis = AnalyseRegimes(current, in.schedule);
@@ -268,12 +270,10 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--out", a.out, "Directory to write the report into")->required();
   app.add_flag("--overwrite", a.overwrite, "Replace an earlier report in --out");
-  app.add_option("--eta", a.eta, "Accordion threshold on the norm's relative change")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  app.add_option("--interval", a.interval, "Epochs between regime checks")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
+  app.add_option("--eta", a.eta, "Accordion threshold on the norm's relative change (default: the run's)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--interval", a.interval, "Epochs between regime checks (default: the run's)")
+      ->check(CLI::Range(1, 1000000));
   app.add_option("--scheme", a.scheme, "powersgd, topk, batch or dense (default: the trace's)")
       ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
   app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
