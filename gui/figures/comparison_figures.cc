@@ -67,7 +67,8 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   }
   const double pad = std::max(0.5, (yhi - ylo) * 0.08);
   plot->yAxis->setRange(std::max(0.0, ylo - pad * 3), std::min(100.0, yhi + pad));
-  PlaceLegendInside(plot, Qt::AlignRight | Qt::AlignBottom);
+  // Above the plot: inside, it sat on the curves.
+  PlaceLegendTop(plot, 3);
 }
 
 }  // namespace accordion::gui

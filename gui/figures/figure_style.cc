@@ -2,6 +2,7 @@
 
 #include <qcustomplot.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace accordion::gui::style {
@@ -10,8 +11,122 @@ namespace {
 
 constexpr const char* kLegendOnly = "accordion_legend_only";
 constexpr const char* kBandsLayer = "bands";
+constexpr const char* kBackSeriesLayer = "back_series";
 
 QCPAxisRect* MainRect(QCustomPlot* plot) { return plot->axisRect(0); }
+
+// A title that wraps to the plot's width instead of running off both sides:
+// QCPTextElement asks for its one-line width as its minimum, which the
+// layout cannot give in a narrow window, and it never breaks lines. At most
+// `max_lines` lines; the last one elided ("…") when the text needs more.
+class WrappingText : public QCPTextElement {
+ public:
+  WrappingText(QCustomPlot* plot, const QString& text, const QFont& font, int max_lines)
+      : QCPTextElement(plot, text, font), max_lines_(std::max(1, max_lines)) {
+    setTextFlags(Qt::AlignCenter);
+  }
+
+ protected:
+  QSize minimumOuterSizeHint() const override {
+    const QSize text = TextSize();
+    return QSize(std::min(text.width(), 40) + mMargins.left() + mMargins.right(),
+                 text.height() + mMargins.top() + mMargins.bottom());
+  }
+  QSize maximumOuterSizeHint() const override {
+    return QSize(QWIDGETSIZE_MAX, TextSize().height() + mMargins.top() + mMargins.bottom());
+  }
+  void draw(QCPPainter* painter) override {
+    Wrap();
+    painter->setFont(mFont);
+    painter->setPen(QPen(mTextColor));
+    painter->drawText(mRect, mTextFlags, shown_, &mTextBoundingRect);
+  }
+
+ private:
+  // The titles span the whole plot: the viewport's width is theirs.
+  int Width() const {
+    return std::max(40, (mParentPlot ? mParentPlot->viewport().width() : 400) - mMargins.left() -
+                            mMargins.right() - 8);
+  }
+  void Wrap() const {
+    const int width = Width();
+    if (width == wrapped_width_ && mText == wrapped_text_) return;
+    wrapped_width_ = width;
+    wrapped_text_ = mText;
+    const QFontMetrics metrics(mFont);
+    QStringList lines;
+    QString line;
+    const QStringList words = mText.split(' ', Qt::SkipEmptyParts);
+    int i = 0;
+    for (; i < words.size(); ++i) {
+      const QString candidate = line.isEmpty() ? words[i] : line + ' ' + words[i];
+      if (line.isEmpty() || metrics.horizontalAdvance(candidate) <= width) {
+        line = candidate;
+        continue;
+      }
+      if (lines.size() + 1 == max_lines_) break;
+      lines << line;
+      line = words[i];
+    }
+    if (i < words.size()) line += ' ' + QStringList(words.mid(i)).join(' ');
+    lines << metrics.elidedText(line, Qt::ElideRight, width);
+    shown_ = lines.join('\n');
+    size_ = metrics.boundingRect(QRect(0, 0, width, 100000), mTextFlags, shown_).size();
+  }
+  QSize TextSize() const {
+    Wrap();
+    return size_;
+  }
+
+  int max_lines_;
+  mutable int wrapped_width_ = -1;
+  mutable QString wrapped_text_;
+  mutable QString shown_;
+  mutable QSize size_;
+};
+
+// A legend laid out in rows above the plot that takes as many columns as
+// fit the plot's width (up to `max_columns`), so that no entry is cut.
+class FittingLegend : public QCPLegend {
+ public:
+  void setMaxColumns(int columns) { max_columns_ = columns; }
+
+  void update(UpdatePhase phase) override {
+    if (phase == upPreparation && max_columns_ > 0 && mParentPlot != nullptr) Fit();
+    QCPLegend::update(phase);
+  }
+
+ private:
+  void Fit() {
+    std::vector<int> widths;
+    for (int i = 0; i < itemCount(); ++i) {
+      const QCPLayoutElement* it = item(i);
+      if (it != nullptr && it->visible()) widths.push_back(it->minimumOuterSizeHint().width());
+    }
+    if (widths.empty()) return;
+    const int available = mParentPlot->viewport().width() - 24;
+    const int spacing = columnSpacing();
+    // The most columns (filled row by row) whose widest entries fit.
+    int columns = std::min<int>(max_columns_, static_cast<int>(widths.size()));
+    for (; columns > 1; --columns) {
+      int total = (columns - 1) * spacing;
+      for (int c = 0; c < columns; ++c) {
+        int widest = 0;
+        for (size_t i = static_cast<size_t>(c); i < widths.size(); i += static_cast<size_t>(columns)) {
+          widest = std::max(widest, widths[i]);
+        }
+        total += widest;
+      }
+      if (total <= available) break;
+    }
+    if (columns != wrap()) {
+      setWrap(columns);
+      setFillOrder(fillOrder(), true);
+    }
+  }
+
+  int max_columns_ = 0;
+};
 
 }  // namespace
 
@@ -99,13 +214,15 @@ QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& s
   // it, the legend or the colour scale. Titles outside the body so their
   // width never squeezes the body's columns.
   auto* rect = new QCPAxisRect(plot, true);
-  auto* heading = new QCPTextElement(plot, title, TitleFont());
+  plot->setNotAntialiasedElements(QCP::aeNone);
+  plot->setPlottingHint(QCP::phFastPolylines, true);
+  auto* heading = new WrappingText(plot, title, TitleFont(), 3);
   heading->setTextColor(QColor(0x22, 0x22, 0x22));
   heading->setMargins(QMargins(8, 8, 8, 0));
   plot->plotLayout()->addElement(0, 0, heading);
   QFont sub_font = LabelFont();
   sub_font.setPointSizeF(10);
-  auto* sub = new QCPTextElement(plot, subtitle, sub_font);
+  auto* sub = new WrappingText(plot, subtitle, sub_font, 2);
   sub->setTextColor(QColor(0x55, 0x55, 0x55));
   sub->setMargins(QMargins(8, 2, 8, subtitle.isEmpty() ? 0 : 4));
   sub->setVisible(!subtitle.isEmpty());
@@ -131,7 +248,7 @@ QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& s
     axis->grid()->setSubGridVisible(false);
   }
 
-  auto* legend = new QCPLegend;
+  auto* legend = new FittingLegend;
   rect->insetLayout()->addElement(legend, Qt::AlignRight | Qt::AlignTop);
   rect->insetLayout()->setMargins(QMargins(10, 10, 10, 10));
   legend->setLayer("legend");
@@ -178,6 +295,8 @@ void PlaceLegendTop(QCustomPlot* plot, int columns) {
   legend->setWrap(std::max(1, columns));
   legend->setFillOrder(QCPLegend::foColumnsFirst, true);
   legend->setColumnSpacing(14);
+  // Fewer columns where the plot is too narrow for all of them.
+  if (auto* fitting = dynamic_cast<FittingLegend*>(legend)) fitting->setMaxColumns(std::max(1, columns));
   legend->setBrush(QBrush(Qt::NoBrush));
   legend->setBorderPen(Qt::NoPen);
 }
@@ -186,6 +305,50 @@ void PlaceLegendInside(QCustomPlot* plot, Qt::Alignment corner) {
   QCPAxisRect* rect = MainRect(plot);
   if (rect == nullptr || plot->legend == nullptr) return;
   rect->insetLayout()->setInsetAlignment(0, corner);
+}
+
+void SendBehindSeries(QCPAbstractPlottable* plottable) {
+  QCustomPlot* plot = plottable->parentPlot();
+  if (plot->layer(kBackSeriesLayer) == nullptr) {
+    plot->addLayer(kBackSeriesLayer, plot->layer("main"), QCustomPlot::limBelow);
+  }
+  plottable->setLayer(kBackSeriesLayer);
+}
+
+namespace {
+
+constexpr const char* kDiscDiameter = "accordion_disc_diameter";
+
+QPixmap DiscPixmap(const QColor& color, double diameter) {
+  const int side = static_cast<int>(std::ceil(diameter)) + 2;
+  QPixmap pixmap(side, side);
+  pixmap.fill(Qt::transparent);
+  QPainter painter(&pixmap);
+  painter.setRenderHint(QPainter::Antialiasing);
+  painter.setPen(Qt::NoPen);
+  painter.setBrush(color);
+  painter.drawEllipse(QPointF(side / 2.0, side / 2.0), diameter / 2, diameter / 2);
+  return pixmap;
+}
+
+}  // namespace
+
+void SetDiscScatter(QCPGraph* graph, const QColor& color, double diameter) {
+  graph->setProperty(kDiscDiameter, diameter);
+  graph->setScatterStyle(QCPScatterStyle(DiscPixmap(color, diameter)));
+}
+
+void UseVectorDiscs(QCustomPlot* plot, bool vector) {
+  for (int i = 0; i < plot->graphCount(); ++i) {
+    QCPGraph* graph = plot->graph(i);
+    const QVariant diameter = graph->property(kDiscDiameter);
+    if (!diameter.isValid()) continue;
+    const QColor color = graph->pen().color();
+    // QCustomPlot's discs draw their outline with the graph's pen too.
+    graph->setScatterStyle(vector ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color,
+                                                    diameter.toDouble() - graph->pen().widthF())
+                                  : QCPScatterStyle(DiscPixmap(color, diameter.toDouble())));
+  }
 }
 
 void StyleAxis(QCPAxis* axis, const QString& label) {

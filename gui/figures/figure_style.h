@@ -15,6 +15,7 @@ class QCustomPlot;
 class QCPAbstractPlottable;
 class QCPAxis;
 class QCPAxisRect;
+class QCPGraph;
 class QCPItemRect;
 class QCPItemText;
 class QCPLayoutGrid;
@@ -66,6 +67,19 @@ void PlaceLegendRight(QCustomPlot* plot);
 void PlaceLegendTop(QCustomPlot* plot, int columns);
 // Keeps the legend inside the axis rect at `corner` (Qt::Alignment flags).
 void PlaceLegendInside(QCustomPlot* plot, Qt::Alignment corner);
+
+// Puts a plottable on a layer beneath the other series (above the grid):
+// for the many thin background curves under the few named ones.
+void SendBehindSeries(QCPAbstractPlottable* plottable);
+
+// Filled discs of `diameter` px in `color` as a scatter style: on screen a
+// cached antialiased pixmap (an antialiased ellipse per point made the
+// ratio figure's redraw slow), in vector exports (SaveFigure to PDF) real
+// discs again. For markers on many points.
+void SetDiscScatter(QCPGraph* graph, const QColor& color, double diameter);
+// Swaps the pixmap discs of SetDiscScatter for vector ones (`vector`) or
+// back; SaveFigure does this around a PDF.
+void UseVectorDiscs(QCustomPlot* plot, bool vector);
 
 // Axis labels and fonts.
 void StyleAxis(QCPAxis* axis, const QString& label);

@@ -41,7 +41,7 @@ QString SettingsLine(const RegimeAnalysis& analysis) {
 // Bands, recorded strip, LR decays and check ticks shared by the norm and
 // ratio figures. Returns nothing; adds the legend entries.
 void DrawRegimeDecorations(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& bands,
-                           const std::vector<Band>& recorded) {
+                           const std::vector<Band>& recorded, bool check_legend = true) {
   using namespace style;
   for (const Band& b : bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
   for (const Band& b : recorded) AddBand(plot, b.first - 0.5, b.last + 0.5, RecordedStripColor(), 0.975, 1.0);
@@ -65,17 +65,25 @@ void DrawRegimeDecorations(QCustomPlot* plot, const RegimeAnalysis& analysis, co
   }
   if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
   if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
-  if (!analysis.check_epochs.empty()) AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
+  if (check_legend && !analysis.check_epochs.empty()) AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
 }
 
+// The first kLegendLayers series in colour and antialiased; with more, the
+// rest as thin aliased background lines (drawn first, so the named ones lie
+// on top): antialiasing dozens of curves is what made a redraw slow.
 void StyleSeries(QCPGraph* graph, int index, int count) {
   QColor color = style::PaletteColor(index);
   double width = 1.6;
   if (count > kLegendLayers && index >= kLegendLayers) {
     color.setAlpha(150);
     width = 1.0;
+    graph->setAntialiased(false);
+    graph->setAntialiasedScatters(false);
+    style::SendBehindSeries(graph);
   }
   graph->setPen(QPen(color, width));
+  // A few hundred points per curve: sampling costs more than it saves.
+  graph->setAdaptiveSampling(false);
 }
 
 // Log range around positive values with headroom for the ticks at the top
@@ -210,9 +218,10 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
                     .arg(RunName(run), SettingsLine(analysis))
               : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
                     .arg(RunName(run), QString::fromStdString(analysis.problem));
-  ResetPlot(plot, "Relative change of the gradient norm at each check", subtitle);
+  // The formula in the title: as the y label it was taller than the plot.
+  ResetPlot(plot, "Relative change of the gradient norm at each check, |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖", subtitle);
   StyleAxis(plot->xAxis, "epoch");
-  StyleAxis(plot->yAxis, "|‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖");
+  StyleAxis(plot->yAxis, "relative change");
   MakeLogAxis(plot->yAxis);
 
   double lo = std::numeric_limits<double>::infinity();
@@ -224,7 +233,14 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
     QCPGraph* graph = plot->addGraph(plot->xAxis, plot->yAxis);
     graph->setName(QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
     StyleSeries(graph, s, count);
-    graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, count > kLegendLayers ? 3 : 5));
+    // Discs on the named layers' checks; the background ones as lines only
+    // (hundreds of antialiased discs cost more than the rest of the figure).
+    const bool background = count > kLegendLayers && s >= kLegendLayers;
+    if (background) {
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+    } else {
+      SetDiscScatter(graph, graph->pen().color(), 5 + graph->pen().widthF());
+    }
     QVector<double> x, y;
     for (int e = 0; e < view.num_epochs(); ++e) {
       std::optional<double> r;
@@ -249,8 +265,10 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   const double eta = derived ? analysis.options.eta() : run.view().run.eta;
   AddHorizontalLine(plot, eta, QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
   AddLegendLine(plot, QString("η = %1 (threshold)").arg(eta), QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
+  // No legend entry for the check ticks here: the discs are the checks, and
+  // the legend must fit beside a short plot.
   DrawRegimeDecorations(plot, analysis, derived ? analysis.BandsFor(shown) : std::vector<Band>{},
-                        analysis.RecordedBandsFor(shown));
+                        analysis.RecordedBandsFor(shown), false);
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
   SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));

@@ -21,10 +21,10 @@ struct Component {
 
 const std::vector<Component>& Components() {
   static const std::vector<Component> components = {
-      {"compute (forward + backward)", QColor(0x56, 0xB4, 0xE9), &sim::EpochProjection::compute_s},
+      {"compute", QColor(0x56, 0xB4, 0xE9), &sim::EpochProjection::compute_s},
       {"compression", QColor(0x00, 0x9E, 0x73), &sim::EpochProjection::compress_s},
       {"exposed communication", QColor(0xD5, 0x5E, 0x00), &sim::EpochProjection::exposed_comm_s},
-      {"other (optimizer, bookkeeping)", QColor(0xAA, 0xAA, 0xAA), &sim::EpochProjection::other_s},
+      {"other", QColor(0xAA, 0xAA, 0xAA), &sim::EpochProjection::other_s},
   };
   return components;
 }
@@ -48,7 +48,14 @@ std::vector<QCPBars*> StackedBars(QCustomPlot* plot, const QVector<double>& keys
     b->setWidth(width);
     b->setStackingGap(0);
     b->setBrush(QBrush(components[c].color));
-    b->setPen(QPen(components[c].color.darker(125), 0.8));
+    if (keys.size() > 60) {
+      // Hundreds of thin bars: outlines would be all one sees of them, and
+      // antialiasing them is most of the redraw.
+      b->setPen(Qt::NoPen);
+      b->setAntialiased(false);
+    } else {
+      b->setPen(QPen(components[c].color.darker(125), 0.8));
+    }
     b->setData(keys, values[c], true);
     if (!bars.empty()) b->moveAbove(bars.back());
     bars.push_back(b);
@@ -77,8 +84,15 @@ void AddLabel(QCustomPlot* plot, double key, double value, const QString& text, 
 void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   using namespace style;
   const sim::ReplayResult& r = projection.result;
+  // The speedups head the subtitle: as labels over the Accordion bar they ran
+  // into the neighbouring bars' labels at the app's widths.
+  const double accordion_s = r.accordion.total.time_s;
+  const QString speedups = accordion_s > 0 ? QString("Accordion: %1× vs dense, %2× vs static low — ")
+                                                 .arg(projection.speedup_vs_dense(), 0, 'f', 2)
+                                                 .arg(r.speedup_vs_low(), 0, 'f', 2)
+                                           : QString();
   ResetPlot(plot, "Projected time to train — " + ModelWords(projection.model),
-            ClusterLine(r) + " — " + QString::fromStdString(r.communication));
+            speedups + ClusterLine(r) + " — " + QString::fromStdString(r.communication));
   StyleAxis(plot->xAxis, "schedule");
   StyleAxis(plot->yAxis, "time to train (s)");
   plot->xAxis->grid()->setVisible(false);
@@ -96,6 +110,11 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
     for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(s.total.*(Components()[c].field));
     QString label = QString::fromStdString(s.label.empty() ? s.name : s.label);
     if (label.isEmpty()) label = i == 0 ? "dense" : "";
+    // "static rank 2" over two lines ("static" / "rank 2"): one line runs
+    // into the next bar's label in a narrow plot, and a last label wider
+    // than its slot is not drawn at all.
+    const int space = label.indexOf(' ');
+    if (space > 0) label[space] = '\n';
     ticker->addTick(key, label);
     top = std::max(top, s.total.time_s);
   }
@@ -104,18 +123,12 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   plot->xAxis->setSubTicks(false);
   plot->xAxis->setTickLength(0, 0);
   plot->xAxis->setRange(0.4, schedules.size() + 0.6);
-  plot->yAxis->setRange(0, top > 0 ? top * 1.3 : 1);
+  plot->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
 
   for (size_t i = 0; i < schedules.size(); ++i) {
     const double t = schedules[i]->total.time_s;
-    QString text = Seconds(t);
     const bool accordion = i + 1 == schedules.size();
-    if (accordion && t > 0) {
-      text += QString("\n%1× vs dense\n%2× vs static low")
-                  .arg(projection.speedup_vs_dense(), 0, 'f', 2)
-                  .arg(r.speedup_vs_low(), 0, 'f', 2);
-    }
-    AddLabel(plot, static_cast<double>(i + 1), t, text, accordion);
+    AddLabel(plot, static_cast<double>(i + 1), t, Seconds(t), accordion);
   }
   PlaceLegendTop(plot, 4);
 }
@@ -154,7 +167,7 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
     g->setName(line.name);
     const bool under = line.pen != Qt::SolidLine;
     g->setPen(QPen(line.color, under ? 2.6 : 1.8, line.pen));
-    g->setScatterStyle(QCPScatterStyle(under ? QCPScatterStyle::ssNone : QCPScatterStyle::ssDisc, 4));
+    if (!under) SetDiscScatter(g, line.color, 4 + 1.8);
     QVector<double> x, y;
     for (const SweepPointResult& p : sweep) {
       const double v = line.value(p);
@@ -192,14 +205,28 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
     const double pad = std::max(0.05, (hi - lo) * 0.1);
     plot->yAxis->setRange(std::max(0.0, lo - pad), hi + pad * 2.5);
   }
+  // The 1× line and the current bandwidth labelled on the plot rather than
+  // in the legend, which sits above the plot and costs its height.
   AddHorizontalLine(plot, 1, GuideColor(), Qt::DashLine, 1.2);
-  AddLegendLine(plot, "1× (no gain)", GuideColor(), Qt::DashLine, 1.2);
   if (current_gbps > 0) {
-    AddVerticalLine(plot, current_gbps, QColor(0xCC, 0x79, 0xA7), Qt::DotLine, 2);
-    AddLegendLine(plot, QString("current: %1 Gb/s").arg(current_gbps, 0, 'g', 4), QColor(0xCC, 0x79, 0xA7),
-                  Qt::DotLine, 2);
+    const QColor current(0xCC, 0x79, 0xA7);
+    AddVerticalLine(plot, current_gbps, current, Qt::DotLine, 2);
+    auto* label = new QCPItemText(plot);
+    label->setClipToAxisRect(true);
+    label->position->setAxes(plot->xAxis, plot->yAxis);
+    label->position->setAxisRect(plot->axisRect());
+    label->position->setTypeX(QCPItemPosition::ptPlotCoords);
+    label->position->setTypeY(QCPItemPosition::ptAxisRectRatio);
+    label->position->setCoords(current_gbps, 0.0);
+    const bool right_half = std::log(current_gbps / (xlo / 1.3)) > 0.5 * std::log((xhi * 1.3) / (xlo / 1.3));
+    label->setPositionAlignment(Qt::AlignTop | (right_half ? Qt::AlignRight : Qt::AlignLeft));
+    label->setPadding(QMargins(4, 3, 4, 1));
+    label->setFont(LegendFont());
+    label->setColor(current.darker(130));
+    label->setText(QString("current: %1 Gb/s").arg(current_gbps, 0, 'g', 4));
   }
-  PlaceLegendInside(plot, Qt::AlignRight | Qt::AlignTop);
+  // Above the plot: inside, it sat on the curves.
+  PlaceLegendTop(plot, 3);
 }
 
 void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {

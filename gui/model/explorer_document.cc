@@ -18,6 +18,7 @@ namespace {
 // Settings must be still this long before a replay starts by itself.
 constexpr int kAutoSimulateDelayMs = 600;
 constexpr int kLivePollMs = 1000;
+constexpr int kSweepDelayMs = 200;
 
 // The bandwidths of the sweep plot: 0.1 to 400 Gb/s, 25 points.
 std::vector<double> SweepBandwidths() { return LogSpaced(0.1, 400, 25); }
@@ -31,7 +32,11 @@ ExplorerDocument::ExplorerDocument(QObject* parent)
       pool_(new QThreadPool(this)),
       simulation_pool_(new QThreadPool(this)),
       auto_simulation_timer_(new QTimer(this)),
+      sweep_timer_(new QTimer(this)),
       live_timer_(new QTimer(this)) {
+  sweep_timer_->setSingleShot(true);
+  sweep_timer_->setInterval(kSweepDelayMs);
+  connect(sweep_timer_, &QTimer::timeout, this, &ExplorerDocument::startSweep);
   pool_->setMaxThreadCount(2);
   simulation_pool_->setMaxThreadCount(1);
   auto_simulation_timer_->setSingleShot(true);
@@ -259,7 +264,7 @@ void ExplorerDocument::settingsOrRunChanged(bool rederive_regimes) {
   }
   if (sweep_job_.cancel) sweep_job_.cancel->store(true);
   startEstimate();
-  startSweep();
+  sweep_timer_->start();
   scheduleAutoSimulation();
 }
 
@@ -339,7 +344,7 @@ void ExplorerDocument::startSweep() {
           sweep_job_.running = false;
           if (sweep_job_.again || generation != generation_) {
             sweep_job_.again = false;
-            startSweep();
+            if (!sweep_timer_->isActive()) startSweep();  // else the timer starts it
             return;
           }
           sweep_ = result;
@@ -434,7 +439,7 @@ void ExplorerDocument::cancelSimulation() {
 
 bool ExplorerDocument::busy() const {
   return pending_loads_ > 0 || estimate_job_.running || sweep_job_.running || simulations_in_flight_ > 0 ||
-         auto_simulation_timer_->isActive();
+         auto_simulation_timer_->isActive() || sweep_timer_->isActive();
 }
 
 void ExplorerDocument::waitForIdle() {

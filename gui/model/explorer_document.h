@@ -5,10 +5,11 @@
 // logic is tested without pixels.
 //
 // Every settings change re-derives the current run's regimes at once (on
-// the calling thread: microseconds to milliseconds) and starts the analytic
-// estimate and the bandwidth sweep in the background; with auto-simulation
-// on, the SimGrid replay follows once the settings have been still for a
-// moment. A background result that arrives after the settings or the run
+// the calling thread: milliseconds) and starts the analytic estimate in the
+// background; the bandwidth sweep (fifty replays) follows once the settings
+// have been still for a fifth of a second, so dragging a slider does not
+// load the machine with sweeps nobody sees; with auto-simulation on, the
+// SimGrid replay follows once they have been still a little longer. A background result that arrives after the settings or the run
 // changed again is dropped, not shown.
 #ifndef ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
 #define ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
@@ -165,6 +166,7 @@ class ExplorerDocument : public QObject {
   QThreadPool* pool_ = nullptr;
   QThreadPool* simulation_pool_ = nullptr;
   QTimer* auto_simulation_timer_ = nullptr;
+  QTimer* sweep_timer_ = nullptr;
   QTimer* live_timer_ = nullptr;
 };
 
