@@ -94,10 +94,10 @@ int main(int argc, char** argv) {
   window.openFiles(parser.positionalArguments());
   if (parser.isSet(simulate)) {
     auto* document = window.document();
-    // The replay needs the run loaded: start it once the first run is current.
-    QObject::connect(document, &accordion::gui::ExplorerDocument::currentRunChanged, &window, [document] {
+    // The replay is of the first run: start it once every run named is loaded.
+    QObject::connect(document, &accordion::gui::ExplorerDocument::loadingChanged, &window, [document](bool loading) {
       static bool started = false;
-      if (!started && document->currentRun() && document->projectionProblem().isEmpty()) {
+      if (!started && !loading && document->currentRun() && document->projectionProblem().isEmpty()) {
         started = true;
         document->startSimulation();
       }

@@ -63,7 +63,9 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
-  table_->horizontalHeader()->setStretchLastSection(true);
+  // The run's name takes the spare width; the numbers keep theirs.
+  table_->horizontalHeader()->setStretchLastSection(false);
+  table_->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::Stretch);
   table_->horizontalHeader()->setHighlightSections(false);
   table_->setAlternatingRowColors(true);
   table_->setWordWrap(false);

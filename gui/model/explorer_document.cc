@@ -7,6 +7,8 @@
 #include <QThreadPool>
 #include <QTimer>
 #include <exception>
+#include <filesystem>
+#include <map>
 
 #include "common/errors.h"
 #include "simulator/child_process.h"
@@ -24,6 +26,22 @@ constexpr int kSweepDelayMs = 200;
 std::vector<double> SweepBandwidths() { return LogSpaced(0.1, 400, 25); }
 
 QString Text(const std::exception& e) { return QString::fromStdString(e.what()); }
+
+// Runs from different folders may share a file name (one folder per seed):
+// those are named with their folder too, in the list and in legends.
+void DisambiguateNames(std::vector<std::shared_ptr<const RunData>>& runs) {
+  std::map<std::string, int> uses;
+  for (const auto& r : runs) ++uses[std::filesystem::path(r->path).filename().string()];
+  for (auto& r : runs) {
+    const std::filesystem::path path(r->path);
+    const std::string file = path.filename().string();
+    const std::string wanted = uses[file] > 1 ? (path.parent_path().filename() / file).string() : file;
+    if (r->summary.name == wanted) continue;
+    auto renamed = std::make_shared<RunData>(*r);
+    renamed->summary.name = wanted;
+    r = std::move(renamed);
+  }
+}
 
 }  // namespace
 
@@ -134,11 +152,12 @@ void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const Ru
       order_.insert(order_.begin() + index, order);
       if (current_ >= index) ++current_;
     }
+    DisambiguateNames(runs_);
     emit runsChanged();
-    if (make_current || current_ < 0) {
+    if (index == current_) {
+      settingsOrRunChanged(true);  // the current run was read again
+    } else if (make_current || current_ < 0) {
       setCurrentRun(index);
-    } else if (index == current_) {
-      settingsOrRunChanged(true);
     }
     if (reload) emit liveRunUpdated(index);
     updateLiveTimer();
@@ -158,6 +177,7 @@ void ExplorerDocument::closeRun(int index) {
   runs_.erase(runs_.begin() + index);
   compared_.erase(compared_.begin() + index);
   order_.erase(order_.begin() + index);
+  DisambiguateNames(runs_);
   if (index < current_ || current_ >= runCount()) --current_;
   emit runsChanged();
   updateLiveTimer();
@@ -166,7 +186,7 @@ void ExplorerDocument::closeRun(int index) {
 }
 
 void ExplorerDocument::setCurrentRun(int index) {
-  if (index < -1 || index >= runCount()) return;
+  if (index < -1 || index >= runCount() || index == current_) return;
   current_ = index;
   if (!schedule_settings_edited_ && index >= 0) {
     const RunInfo& info = runs_[index]->view().run;

@@ -94,6 +94,17 @@ class ExplorerDocumentTest : public QObject {
     }
   }
 
+  void runsWithTheSameFileNameShowTheirFolder() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd), SampleTrace(QString("seeds/seed-2/") + kPowerSgd)});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 2);
+    QCOMPARE(QString::fromStdString(doc.run(0)->summary.name), QString("samples/") + kPowerSgd);
+    QCOMPARE(QString::fromStdString(doc.run(1)->summary.name), QString("seed-2/") + kPowerSgd);
+    doc.closeRun(1);
+    QCOMPARE(QString::fromStdString(doc.run(0)->summary.name), QString(kPowerSgd));
+  }
+
   void bandsFollowTheControllerAtEverySetting() {
     ExplorerDocument doc;
     doc.open({SampleTrace(kPowerSgd)});
