@@ -121,6 +121,21 @@ int main(int argc, char** argv) {
   });
   Row("eta: re-derive + redraw 9 views", slider, "read + derive (analyze schedule)", cli_route, 50);
   doc.waitForIdle();
+  // What the app itself does on an eta step with the Regimes tab shown:
+  // regimesChanged redraws the two regime plots (the level map waits until
+  // its tab is shown; the what-if views redraw on estimateChanged, later).
+  const Stats app_step = Measure(repetitions, [&](int i) {
+    ScheduleSettings s = doc.scheduleSettings();
+    s.eta = 0.1 + 0.8 * ((i + 5) % 17) / 16.0;
+    doc.setScheduleSettings(s);
+    const RegimeAnalysis& a = *doc.regimes();
+    DrawGradientNorms(plots[0], run, a, {}, false);
+    DrawCheckRatios(plots[1], run, a, {});
+    plots[0]->replot(QCustomPlot::rpImmediateRefresh);
+    plots[1]->replot(QCustomPlot::rpImmediateRefresh);
+  });
+  Row("eta: app, Regimes tab shown", app_step, "read + derive (analyze schedule)", cli_route, 50);
+  doc.waitForIdle();
 
   // Where the redraw goes: each view drawn and painted on its own.
   const char* names[] = {"gradient norms", "check ratios", "level map", "projection", "bandwidth sweep",

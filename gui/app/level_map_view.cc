@@ -27,7 +27,7 @@ LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
     if (tip.isEmpty()) QToolTip::hideText();
     else QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
   });
-  connect(document_, &ExplorerDocument::regimesChanged, this, &LevelMapView::redraw);
+  connect(document_, &ExplorerDocument::regimesChanged, this, &LevelMapView::redrawWhenSeen);
   redraw();
 }
 
@@ -45,7 +45,23 @@ QString LevelMapView::tooltipAt(const QPoint& pos) const {
   return LevelMapTooltip(*run, *analysis, epoch, layer);
 }
 
+void LevelMapView::redrawWhenSeen() {
+  // Only a tab hidden in a shown window waits; without a window on screen
+  // (tests, exports) the map stays current.
+  if (!isVisible() && window()->isVisible()) {
+    stale_ = true;
+    return;
+  }
+  redraw();
+}
+
+void LevelMapView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (stale_) redraw();
+}
+
 void LevelMapView::redraw() {
+  stale_ = false;
   const auto run = document_->currentRun();
   const auto analysis = document_->regimes();
   if (!run || !analysis) {

@@ -26,7 +26,16 @@ class LevelMapView : public QWidget {
  public slots:
   void redraw();
 
+ protected:
+  void showEvent(QShowEvent* event) override;
+
  private:
+  // On a settings change while the window shows another tab: redraws when
+  // this tab is shown again instead of now (moving the eta slider on the
+  // Regimes tab need not draw a map nobody sees).
+  void redrawWhenSeen();
+
+  bool stale_ = false;
   ExplorerDocument* document_;
   QLabel* caption_;
   PlotWidget* plot_;

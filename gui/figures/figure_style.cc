@@ -53,25 +53,47 @@ class WrappingText : public QCPTextElement {
     if (width == wrapped_width_ && mText == wrapped_text_) return;
     wrapped_width_ = width;
     wrapped_text_ = mText;
-    const QFontMetrics metrics(mFont);
-    QStringList lines;
-    QString line;
-    const QStringList words = mText.split(' ', Qt::SkipEmptyParts);
-    int i = 0;
-    for (; i < words.size(); ++i) {
-      const QString candidate = line.isEmpty() ? words[i] : line + ' ' + words[i];
-      if (line.isEmpty() || metrics.horizontalAdvance(candidate) <= width) {
-        line = candidate;
-        continue;
-      }
-      if (lines.size() + 1 == max_lines_) break;
-      lines << line;
-      line = words[i];
+    // Every builder makes its titles anew, and most are the same text at
+    // the same width as last time: laying them out (text shaping) again
+    // was a good part of a redraw.
+    struct Wrapped {
+      QString shown;
+      QSize size;
+    };
+    static QHash<QString, Wrapped> cache;
+    const QString key = mFont.key() + QChar(1) + QString::number(width) + QChar(1) + QString::number(max_lines_) +
+                        QChar(1) + QString::number(static_cast<int>(mTextFlags)) + QChar(1) + mText;
+    if (auto it = cache.constFind(key); it != cache.constEnd()) {
+      shown_ = it->shown;
+      size_ = it->size;
+      return;
     }
-    if (i < words.size()) line += ' ' + QStringList(words.mid(i)).join(' ');
-    lines << metrics.elidedText(line, Qt::ElideRight, width);
-    shown_ = lines.join('\n');
+    const QFontMetrics metrics(mFont);
+    if (metrics.horizontalAdvance(mText) <= width && !mText.contains('\n')) {
+      // One line: what the word-by-word loop below ends with, measured once.
+      shown_ = mText.split(' ', Qt::SkipEmptyParts).join(' ');
+    } else {
+      QStringList lines;
+      QString line;
+      const QStringList words = mText.split(' ', Qt::SkipEmptyParts);
+      int i = 0;
+      for (; i < words.size(); ++i) {
+        const QString candidate = line.isEmpty() ? words[i] : line + ' ' + words[i];
+        if (line.isEmpty() || metrics.horizontalAdvance(candidate) <= width) {
+          line = candidate;
+          continue;
+        }
+        if (lines.size() + 1 == max_lines_) break;
+        lines << line;
+        line = words[i];
+      }
+      if (i < words.size()) line += ' ' + QStringList(words.mid(i)).join(' ');
+      lines << metrics.elidedText(line, Qt::ElideRight, width);
+      shown_ = lines.join('\n');
+    }
     size_ = metrics.boundingRect(QRect(0, 0, width, 100000), mTextFlags, shown_).size();
+    if (cache.size() > 256) cache.clear();
+    cache.insert(key, Wrapped{shown_, size_});
   }
   QSize TextSize() const {
     Wrap();
@@ -128,7 +150,124 @@ class FittingLegend : public QCPLegend {
   int max_columns_ = 0;
 };
 
+// QCPGraph whose fast-polyline path batches its segments (see AddSeries).
+class BatchedGraph : public QCPGraph {
+ public:
+  using QCPGraph::QCPGraph;
+
+ protected:
+  void drawLinePlot(QCPPainter* painter, const QVector<QPointF>& lines) const override {
+    if (painter->pen().style() != Qt::SolidLine || painter->brush().color().alpha() == 0 ||
+        !mParentPlot->plottingHints().testFlag(QCP::phFastPolylines) ||
+        painter->modes().testFlag(QCPPainter::pmVectorized) || painter->modes().testFlag(QCPPainter::pmNoCaching)) {
+      QCPGraph::drawLinePlot(painter, lines);
+      return;
+    }
+    applyDefaultAntialiasingHint(painter);
+    // As QCPAbstractPlottable1D::drawPolyline: 1 px pens cosmetic on screen.
+    if (qFuzzyCompare(painter->pen().widthF(), 1.0)) {
+      QPen pen = painter->pen();
+      pen.setWidth(0);
+      painter->setPen(pen);
+    }
+    // The segments QCPAbstractPlottable1D::drawPolyline draws one by one
+    // (QCPPainter::drawLine: rounded to whole pixels when not
+    // antialiased), in the same order; a NaN point leaves a gap.
+    const bool aa = painter->antialiasing();
+    const int n = lines.size();
+    int i = 0;
+    while (i < n && (qIsNaN(lines.at(i).y()) || qIsNaN(lines.at(i).x()))) ++i;
+    ++i;
+    bool last_is_nan = false;
+    if (aa) {
+      segments_f_.clear();
+    } else {
+      segments_.clear();
+    }
+    for (; i < n; ++i) {
+      if (!qIsNaN(lines.at(i).y()) && !qIsNaN(lines.at(i).x())) {
+        if (!last_is_nan) {
+          const QLineF segment(lines.at(i - 1), lines.at(i));
+          if (aa) {
+            segments_f_.push_back(segment);
+          } else {
+            segments_.push_back(segment.toLine());
+          }
+        } else {
+          last_is_nan = false;
+        }
+      } else {
+        last_is_nan = true;
+      }
+    }
+    if (aa) {
+      if (!segments_f_.empty()) painter->QPainter::drawLines(segments_f_.data(), static_cast<int>(segments_f_.size()));
+    } else if (!segments_.empty()) {
+      painter->QPainter::drawLines(segments_.data(), static_cast<int>(segments_.size()));
+    }
+  }
+
+ private:
+  mutable std::vector<QLineF> segments_f_;
+  mutable std::vector<QLine> segments_;
+};
+
+// Vertical ticks at a row of keys (see AddKeyTicks): draws each as
+// QCPItemLine::draw draws a line from (x, 0) to (x, length) in axis-rect
+// ratios.
+class KeyTicks : public QCPAbstractItem {
+ public:
+  KeyTicks(QCustomPlot* plot, std::vector<double> xs, double length_ratio, const QPen& pen)
+      : QCPAbstractItem(plot), xs_(std::move(xs)), length_(length_ratio), pen_(pen) {}
+
+  double selectTest(const QPointF&, bool, QVariant* = nullptr) const override { return -1; }
+
+ protected:
+  void draw(QCPPainter* painter) override {
+    QCPAxisRect* rect = clipAxisRect();
+    if (rect == nullptr) return;
+    QCPAxis* x_axis = rect->axis(QCPAxis::atBottom);
+    if (x_axis == nullptr) return;
+    const QRect r = rect->rect();
+    const double y0 = r.top() + 0 * r.height();
+    const double y1 = r.top() + length_ * r.height();
+    if (qFuzzyIsNull((y1 - y0) * (y1 - y0))) return;
+    const int pad = qCeil(pen_.widthF());
+    const QRect clip = clipRect().adjusted(-pad, -pad, pad, pad);
+    painter->setPen(pen_);
+    for (double x : xs_) {
+      const double px = x_axis->coordToPixel(x);
+      // QCPItemLine clips its line to the clip rect (+ pen width) and skips
+      // it when nothing is left: a vertical line inside the rect's x span is
+      // cut to its y span.
+      if (px < clip.left() || px > clip.right()) continue;
+      const double top = std::max<double>(std::min(y0, y1), clip.top());
+      const double bottom = std::min<double>(std::max(y0, y1), clip.bottom());
+      if (top > bottom) continue;
+      painter->drawLine(QLineF(px, y0 < y1 ? top : bottom, px, y0 < y1 ? bottom : top));
+    }
+  }
+
+ private:
+  std::vector<double> xs_;
+  double length_;
+  QPen pen_;
+};
+
 }  // namespace
+
+QCPGraph* AddSeries(QCPAxis* key_axis, QCPAxis* value_axis) {
+  auto* graph = new BatchedGraph(key_axis, value_axis);
+  graph->setName(QString("Graph %1").arg(key_axis->parentPlot()->graphCount()));
+  return graph;
+}
+
+void AddKeyTicks(QCustomPlot* plot, const std::vector<double>& xs, double length_ratio, const QPen& pen) {
+  if (xs.empty()) return;
+  auto* ticks = new KeyTicks(plot, xs, length_ratio, pen);
+  ticks->setClipAxisRect(MainRect(plot));
+  ticks->setSelectable(false);
+}
 
 QCPLayoutGrid* Body(QCustomPlot* plot) {
   return qobject_cast<QCPLayoutGrid*>(plot->plotLayout()->elementCount() > 2 ? plot->plotLayout()->element(2, 0)

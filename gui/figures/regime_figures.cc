@@ -46,20 +46,9 @@ void DrawRegimeDecorations(QCustomPlot* plot, const RegimeAnalysis& analysis, co
   for (const Band& b : bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
   for (const Band& b : recorded) AddBand(plot, b.first - 0.5, b.last + 0.5, RecordedStripColor(), 0.975, 1.0);
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.2);
-  for (int e : analysis.check_epochs) {
-    auto* tick = new QCPItemLine(plot);
-    tick->setClipAxisRect(plot->axisRect());
-    for (QCPItemPosition* p : {tick->start, tick->end}) {
-      p->setAxes(plot->xAxis, plot->yAxis);
-      p->setAxisRect(plot->axisRect());
-      p->setTypeX(QCPItemPosition::ptPlotCoords);
-      p->setTypeY(QCPItemPosition::ptAxisRectRatio);
-    }
-    tick->start->setCoords(e, 0);
-    tick->end->setCoords(e, 0.025);
-    tick->setPen(QPen(GuideColor(), 1.5));
-    tick->setSelectable(false);
-  }
+  // Check ticks along the top edge: one item for all of them.
+  std::vector<double> checks(analysis.check_epochs.begin(), analysis.check_epochs.end());
+  AddKeyTicks(plot, checks, 0.025, QPen(GuideColor(), 1.5));
   if (analysis.schedulable) {
     AddLegendSwatch(plot, "critical regime, re-derived", BandColor());
   }
@@ -99,10 +88,15 @@ void SetLogRange(QCPAxis* axis, double lo, double hi) {
   axis->setRange(lo / std::pow(10, pad), hi * std::pow(10, pad * 1.3));
 }
 
-void TrimLegend(const std::vector<QCPGraph*>& series) {
-  const int n = static_cast<int>(series.size());
-  if (n <= kLegendLayers) return;
-  for (int i = kLegendLayers; i < n; ++i) series[static_cast<size_t>(i)]->removeFromLegend();
+// The graph of series `index` of `count`: in the legend only among the
+// first kLegendLayers (taking the rest out afterwards re-laid the legend
+// out once per entry removed).
+QCPGraph* AddLayerSeries(QCustomPlot* plot, int index, int count) {
+  const bool in_legend = count <= kLegendLayers || index < kLegendLayers;
+  plot->setAutoAddPlottableToLegend(in_legend);
+  QCPGraph* graph = style::AddSeries(plot->xAxis, plot->yAxis);
+  plot->setAutoAddPlottableToLegend(true);
+  return graph;
 }
 
 }  // namespace
@@ -149,7 +143,7 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   const int count = static_cast<int>(series_layers.size());
   for (int s = 0; s < count; ++s) {
     const auto& [name, members] = series_layers[static_cast<size_t>(s)];
-    QCPGraph* graph = plot->addGraph(plot->xAxis, plot->yAxis);
+    QCPGraph* graph = AddLayerSeries(plot, s, count);
     graph->setName(name);
     StyleSeries(graph, s, count);
     QVector<double> x, y;
@@ -170,7 +164,6 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
     graph->setData(x, y, true);
     graphs.push_back(graph);
   }
-  TrimLegend(graphs);
   if (count > kLegendLayers) {
     AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
   }
@@ -230,7 +223,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   const int count = static_cast<int>(shown.size());
   for (int s = 0; s < count; ++s) {
     const int l = shown[static_cast<size_t>(s)];
-    QCPGraph* graph = plot->addGraph(plot->xAxis, plot->yAxis);
+    QCPGraph* graph = AddLayerSeries(plot, s, count);
     graph->setName(QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
     StyleSeries(graph, s, count);
     // Discs on the named layers' checks; the background ones as lines only
@@ -259,7 +252,6 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
     graph->setData(x, y, true);
     graphs.push_back(graph);
   }
-  TrimLegend(graphs);
   if (count > kLegendLayers) AddLegendNote(plot, QString("+%1 more layers").arg(count - kLegendLayers));
 
   const double eta = derived ? analysis.options.eta() : run.view().run.eta;
