@@ -19,7 +19,7 @@
 # SYNTHETIC ResNet-18-shaped trace instead of recording one.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
-bin="${1:-$root/build/release}/bin"
+bin="$(realpath "${1:-$root/build/release}")/bin"
 out="$root/runs/demo"
 mkdir -p "$out"
 

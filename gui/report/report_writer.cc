@@ -89,6 +89,7 @@ table { border-collapse: collapse; margin: 0.8em 0; font-size: 0.92em; }
 th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; vertical-align: top; }
 th { background: #f2f2f2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
+table.settings td.num { text-align: left; }
 tr.current td { background: #fff6e0; }
 figure { margin: 1.6em 0; }
 figure img { width: 100%; max-width: 1200px; border: 1px solid #e4e4e4; }
@@ -134,13 +135,14 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
   const ScheduleSettings& s = in.schedule;
   const WhatIfSettings& w = in.what_if;
   const ResolvedSchedule& r = in.analysis.resolved;
-  QString t = "<table>\n" + Header({"setting", "value"});
+  // A key-value list: values read left to right, numbers or not.
+  QString t = "<table class=\"settings\">\n" + Header({"setting", "value"});
   t += Row({"scheme", Html(std::string(ToString(r.scheme))) + (s.scheme ? "" : " (the trace's)")});
   t += Row({"η (threshold)", QString::number(s.eta)});
   t += Row({"check interval", QString::number(s.interval) + " epochs"});
   if (r.scheme != Scheme::kDense) {
-    t += Row({"low level (critical)", Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (resolved)")});
-    t += Row({"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (resolved)")});
+    t += Row({"low level (critical)", Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
+    t += Row({"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (the run's, or the default)")});
   }
   t += Row({"workers", QString::number(w.workers)});
   if (w.topology == sim::Topology::kXml) {
