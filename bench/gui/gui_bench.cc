@@ -106,7 +106,7 @@ int main(int argc, char** argv) {
     DrawAccuracyComparison(plots[6], runs, CompareAxis::kEpoch);
     DrawAccuracyComparison(plots[7], runs, CompareAxis::kFloats);
     DrawIterationTimeline(plots[8], run, doc.projection().get(), 0);
-    for (QCustomPlot* p : plots) p->replot(QCustomPlot::rpImmediateRefresh);
+    for (QCustomPlot* p : plots) RefreshFigure(p, true);
   };
   const Stats slider = Measure(repetitions, [&](int i) {
     ScheduleSettings s = doc.scheduleSettings();
@@ -131,8 +131,8 @@ int main(int argc, char** argv) {
     const RegimeAnalysis& a = *doc.regimes();
     DrawGradientNorms(plots[0], run, a, {}, false);
     DrawCheckRatios(plots[1], run, a, {});
-    plots[0]->replot(QCustomPlot::rpImmediateRefresh);
-    plots[1]->replot(QCustomPlot::rpImmediateRefresh);
+    RefreshFigure(plots[0], true);
+    RefreshFigure(plots[1], true);
   });
   Row("eta: app, Regimes tab shown", app_step, "read + derive (analyze schedule)", cli_route, 50);
   doc.waitForIdle();
@@ -161,7 +161,7 @@ int main(int argc, char** argv) {
         case 7: DrawAccuracyComparison(plots[7], runs, CompareAxis::kFloats); break;
         default: DrawIterationTimeline(plots[8], run, doc.projection().get(), 0); break;
       }
-      plots[v]->replot(QCustomPlot::rpImmediateRefresh);
+      RefreshFigure(plots[v], true);
     });
     std::printf("%-34s %9.2f %9.2f\n", names[v], one.median_ms, one.p95_ms);
   }

@@ -38,7 +38,8 @@ void PlotWidget::markDrawn() {
   for (QCPAxisRect* rect : axisRects()) {
     for (QCPAxis* axis : rect->axes()) drawn_ranges_.emplace_back(axis, axis->range());
   }
-  replot(QCustomPlot::rpQueuedReplot);
+  // A full replot, queued, or just the layers an incremental draw changed.
+  RefreshFigure(this);
 }
 
 void PlotWidget::showMessage(const QString& message) {

@@ -8,7 +8,9 @@
 #include <QColor>
 #include <QFont>
 #include <QImage>
+#include <QRect>
 #include <QString>
+#include <QStringList>
 #include <vector>
 
 class QCustomPlot;
@@ -119,6 +121,38 @@ QCPAbstractPlottable* AddLegendLine(QCustomPlot* plot, const QString& name, cons
 // A legend entry with no icon, e.g. "+54 more layers".
 QCPAbstractPlottable* AddLegendNote(QCustomPlot* plot, const QString& text);
 bool IsLegendOnly(const QCPAbstractPlottable* plottable);
+
+// Incremental redraws. A figure that changes only some overlays between
+// draws (the regime figures on an eta step) keeps its layout and curves and
+// re-renders only its buffered overlay layers; RefreshFigure (figures.h)
+// puts that on screen.
+//
+// The layers of the regime figures: "bands" (beneath the grid) and
+// "regimes" (above the curves: guide lines, check ticks, the titles), both
+// buffered (QCPLayer::lmBuffered), so the curves' buffer survives a redraw
+// of either.
+inline constexpr const char* kRegimesLayer = "regimes";
+void EnsureRegimeLayers(QCustomPlot* plot);
+// Deletes the items on the "bands" and "regimes" layers.
+void RemoveRegimeItems(QCustomPlot* plot);
+// True when the plot's paint buffers hold its last replot as it is now: no
+// replot queued, no buffer invalidated, buffers the viewport's size.
+bool BuffersCurrent(QCustomPlot* plot);
+// Every layout element's rects, as the last layout left them.
+std::vector<QRect> LayoutRects(QCustomPlot* plot);
+// Lays the plot out as QCustomPlot::replot does first (no drawing).
+void UpdateLayout(QCustomPlot* plot);
+// Records on the plot's axis rect that its last draw changed only
+// `layers`; TakePartialLayers returns (and forgets) that list: empty when
+// the last draw was a full one.
+void MarkPartialRedraw(QCustomPlot* plot, const QStringList& layers);
+QStringList TakePartialLayers(QCustomPlot* plot);
+// Re-renders the paint buffers that hold `layers` (each buffer whole, its
+// layers in order, as QCustomPlot::replot renders them) and nothing else.
+// False, with nothing drawn, when that would not leave every buffer
+// current (another buffer invalidated, a replot queued, a size changed):
+// the caller replots in full.
+bool RerenderLayers(QCustomPlot* plot, const QStringList& layers);
 
 // Renders at `width` x `height` (the plot keeps that layout afterwards, so
 // coordToPixel maps into the returned image). For tests and previews.

@@ -45,6 +45,20 @@ bool HasTextTicks(const QCPAxis* axis) {
 
 }  // namespace
 
+void RefreshFigure(QCustomPlot* plot, bool immediate) {
+  if (plot == nullptr) return;
+  const QStringList layers = style::TakePartialLayers(plot);
+  if (!layers.isEmpty() && style::RerenderLayers(plot, layers)) {
+    if (immediate) {
+      plot->repaint();
+    } else {
+      plot->update();
+    }
+    return;
+  }
+  plot->replot(immediate ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
+}
+
 bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
   auto fail = [error](const QString& why) {
     if (error) *error = why;

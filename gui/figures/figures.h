@@ -62,6 +62,14 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
 void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfProjection* projection,
                            int epoch);
 
+// Puts what the last Draw* call drew on `plot` on screen: a full replot,
+// or, where that call only swapped overlays of a figure it had drawn
+// before (DrawGradientNorms / DrawCheckRatios when only eta, the levels or
+// the regimes changed), a re-render of just the layers it changed. Call it
+// after drawing instead of plot->replot(). `immediate`: repaint now
+// (QCustomPlot::rpImmediateRefresh) rather than queue it.
+void RefreshFigure(QCustomPlot* plot, bool immediate = false);
+
 // Writes the plot as PNG or PDF (by the path's suffix) at its current size
 // (or width x height when given). False with `error` set on failure.
 bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int width = 0, int height = 0);

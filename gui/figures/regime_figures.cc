@@ -38,23 +38,128 @@ QString SettingsLine(const RegimeAnalysis& analysis) {
       .arg(analysis.options.interval() == 1 ? "" : "s");
 }
 
-// Bands, recorded strip, LR decays and check ticks shared by the norm and
-// ratio figures. Returns nothing; adds the legend entries.
-void DrawRegimeDecorations(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& bands,
-                           const std::vector<Band>& recorded, bool check_legend = true) {
+// Bands and recorded strip (on the "bands" layer), LR decays and check
+// ticks (on the "regimes" layer) shared by the norm and ratio figures: what
+// an incremental redraw swaps.
+void DrawRegimeItems(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& bands,
+                     const std::vector<Band>& recorded) {
   using namespace style;
+  // Made on the layer they go to: made on another and moved, they would
+  // mark that layer's paint buffer for a redraw too.
+  QCPLayer* previous = plot->currentLayer();
+  plot->setCurrentLayer("bands");
   for (const Band& b : bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
   for (const Band& b : recorded) AddBand(plot, b.first - 0.5, b.last + 0.5, RecordedStripColor(), 0.975, 1.0);
+  plot->setCurrentLayer(kRegimesLayer);
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.2);
   // Check ticks along the top edge: one item for all of them.
   std::vector<double> checks(analysis.check_epochs.begin(), analysis.check_epochs.end());
   AddKeyTicks(plot, checks, 0.025, QPen(GuideColor(), 1.5));
+  plot->setCurrentLayer(previous);
+}
+
+// The legend entries of DrawRegimeItems' items.
+void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& recorded,
+                     bool check_legend) {
+  using namespace style;
   if (analysis.schedulable) {
     AddLegendSwatch(plot, "critical regime, re-derived", BandColor());
   }
   if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
   if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
   if (check_legend && !analysis.check_epochs.empty()) AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
+}
+
+// --- Incremental redraws (see RefreshFigure) ---
+//
+// A regime figure drawn again for the same run, layers, grouping, check
+// interval and ratio source differs only in what eta (and the levels and
+// bands it gives) moves: the bands, the regime items, the subtitle and, in
+// the ratio figure, the eta line and its legend entry. Such a draw keeps the
+// axis rect, legend and curves and swaps only those; the figure is then the
+// one a fresh draw makes, item for item and in the same order.
+
+constexpr const char* kSignature = "accordion_regime_signature";
+constexpr const char* kEtaLegend = "accordion_eta_legend";
+
+struct SeriesData {
+  QString name;
+  QVector<double> x, y;
+};
+
+// What a figure's layout, legend and curves depend on besides the series
+// data (compared separately).
+QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& analysis,
+                  const std::vector<int>& shown, bool grouped, const std::vector<Band>& recorded) {
+  QStringList parts;
+  parts << figure << QString::fromStdString(run.path) << QString::number(run.view().num_epochs())
+        << QString::number(run.view().num_layers()) << QString::number(grouped)
+        << QString::number(analysis.schedulable) << QString::number(analysis.options.interval())
+        << QString::number(recorded.empty()) << QString::number(analysis.lr_decay_epochs.empty())
+        << QString::number(analysis.check_epochs.empty()) << QString::number(run.hessian.size())
+        << RunName(run);
+  QStringList layers;
+  for (int l : shown) layers << QString::number(l);
+  parts << layers.join(',');
+  return parts.join('|');
+}
+
+// True when `plot` shows the figure of `signature` with `series` as its
+// first graphs, and its paint buffers hold it as it is.
+bool CanUpdateInPlace(QCustomPlot* plot, const QString& signature, const std::vector<SeriesData>& series) {
+  if (plot->axisRectCount() == 0 || plot->axisRect(0)->property(kSignature).toString() != signature) return false;
+  if (plot->layer(style::kRegimesLayer) == nullptr || style::Body(plot) == nullptr) return false;
+  if (!style::BuffersCurrent(plot)) return false;
+  if (plot->plottableCount() < static_cast<int>(series.size())) return false;
+  for (size_t i = 0; i < series.size(); ++i) {
+    auto* graph = qobject_cast<QCPGraph*>(plot->plottable(static_cast<int>(i)));
+    const SeriesData& s = series[i];
+    if (graph == nullptr || graph->name() != s.name || graph->dataCount() != s.x.size()) return false;
+    auto it = graph->data()->constBegin();
+    for (int k = 0; k < s.x.size(); ++k, ++it) {
+      if (it->key != s.x[k] || it->value != s.y[k]) return false;
+    }
+  }
+  return true;
+}
+
+struct InPlaceState {
+  std::vector<QRect> rects;
+  std::vector<QCPRange> ranges;
+};
+
+std::vector<QCPRange> Ranges(QCustomPlot* plot) {
+  std::vector<QCPRange> ranges;
+  for (QCPAxis* axis : plot->axisRect(0)->axes()) ranges.push_back(axis->range());
+  return ranges;
+}
+
+InPlaceState BeginInPlace(QCustomPlot* plot, const QString& subtitle) {
+  InPlaceState state{style::LayoutRects(plot), Ranges(plot)};
+  style::RemoveRegimeItems(plot);
+  if (auto* sub = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0))) sub->setText(subtitle);
+  return state;
+}
+
+// After the overlays were swapped and the ranges set: when the layout and
+// ranges are those the buffers were drawn with, RefreshFigure needs to
+// re-render only `layers`; otherwise it replots in full.
+void EndInPlace(QCustomPlot* plot, const InPlaceState& before, const QStringList& layers) {
+  bool partial = Ranges(plot) == before.ranges;
+  if (partial) {
+    style::UpdateLayout(plot);
+    partial = style::LayoutRects(plot) == before.rects;
+  }
+  style::MarkPartialRedraw(plot, partial ? layers : QStringList());
+}
+
+// A full draw, after ResetPlot: the regime layers, the titles on the
+// "regimes" layer.
+void StartFullDraw(QCustomPlot* plot) {
+  style::EnsureRegimeLayers(plot);
+  for (int row = 0; row < 2; ++row) {
+    if (QCPLayoutElement* e = plot->plotLayout()->element(row, 0)) e->setLayer(style::kRegimesLayer);
+  }
 }
 
 // The first kLegendLayers series in colour and antialiased; with more, the
@@ -111,11 +216,6 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
           ? QString("%1 — critical regimes re-derived at %2 (shaded) and as the run recorded them (strip)")
                 .arg(RunName(run), SettingsLine(analysis))
           : QString("%1 — no regimes re-derived: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
-  ResetPlot(plot, grouped ? "Accumulated gradient norm per layer group" : "Accumulated gradient norm per layer",
-            subtitle);
-  StyleAxis(plot->xAxis, "epoch");
-  StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
-  MakeLogAxis(plot->yAxis);
 
   // The series: one per layer, or one per group (root-sum-square).
   std::vector<std::pair<QString, std::vector<int>>> series_layers;
@@ -136,17 +236,14 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
       series_layers.push_back({QString::fromStdString(view.layers[static_cast<size_t>(l)].name), {l}});
     }
   }
-
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
-  std::vector<QCPGraph*> graphs;
   const int count = static_cast<int>(series_layers.size());
+  std::vector<SeriesData> series(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s) {
     const auto& [name, members] = series_layers[static_cast<size_t>(s)];
-    QCPGraph* graph = AddLayerSeries(plot, s, count);
-    graph->setName(name);
-    StyleSeries(graph, s, count);
-    QVector<double> x, y;
+    SeriesData& d = series[static_cast<size_t>(s)];
+    d.name = name;
     for (int e = 0; e < view.num_epochs(); ++e) {
       double sq = 0;
       for (int l : members) {
@@ -156,20 +253,44 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
       const double v = members.size() == 1 ? view.grad_norms[static_cast<size_t>(e)][static_cast<size_t>(members[0])]
                                            : std::sqrt(sq);
       if (!(v > 0) || !std::isfinite(v)) continue;
-      x.push_back(e);
-      y.push_back(v);
+      d.x.push_back(e);
+      d.y.push_back(v);
       lo = std::min(lo, v);
       hi = std::max(hi, v);
     }
-    graph->setData(x, y, true);
-    graphs.push_back(graph);
+  }
+  const std::vector<Band> bands = analysis.schedulable ? analysis.BandsFor(shown) : std::vector<Band>{};
+  const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
+  const QString signature = Signature("norms", run, analysis, shown, grouped, recorded);
+
+  if (CanUpdateInPlace(plot, signature, series)) {
+    const InPlaceState before = BeginInPlace(plot, subtitle);
+    DrawRegimeItems(plot, analysis, bands, recorded);
+    plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
+    SetLogRange(plot->yAxis, lo, hi);
+    EndInPlace(plot, before, {"bands", kRegimesLayer});
+    return;
+  }
+
+  ResetPlot(plot, grouped ? "Accumulated gradient norm per layer group" : "Accumulated gradient norm per layer",
+            subtitle);
+  StartFullDraw(plot);
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
+  MakeLogAxis(plot->yAxis);
+
+  for (int s = 0; s < count; ++s) {
+    QCPGraph* graph = AddLayerSeries(plot, s, count);
+    graph->setName(series[static_cast<size_t>(s)].name);
+    StyleSeries(graph, s, count);
+    graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
   }
   if (count > kLegendLayers) {
     AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
   }
 
-  DrawRegimeDecorations(plot, analysis, analysis.schedulable ? analysis.BandsFor(shown) : std::vector<Band>{},
-                        analysis.RecordedBandsFor(shown));
+  DrawRegimeItems(plot, analysis, bands, recorded);
+  AddRegimeLegend(plot, analysis, recorded, true);
 
   // The Hessian's top eigenvalue, whole model, on the right axis.
   QVector<double> hx, hy;
@@ -196,8 +317,9 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
   SetLogRange(plot->yAxis, lo, hi);
-  if (graphs.empty()) AddMessage(plot, "No gradient norms in this trace");
+  if (count == 0) AddMessage(plot, "No gradient norms in this trace");
   PlaceLegendRight(plot);
+  plot->axisRect(0)->setProperty(kSignature, signature);
 }
 
 void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
@@ -211,30 +333,15 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
                     .arg(RunName(run), SettingsLine(analysis))
               : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
                     .arg(RunName(run), QString::fromStdString(analysis.problem));
-  // The formula in the title: as the y label it was taller than the plot.
-  ResetPlot(plot, "Relative change of the gradient norm at each check, |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖", subtitle);
-  StyleAxis(plot->xAxis, "epoch");
-  StyleAxis(plot->yAxis, "relative change");
-  MakeLogAxis(plot->yAxis);
 
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
-  std::vector<QCPGraph*> graphs;
   const int count = static_cast<int>(shown.size());
+  std::vector<SeriesData> series(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s) {
     const int l = shown[static_cast<size_t>(s)];
-    QCPGraph* graph = AddLayerSeries(plot, s, count);
-    graph->setName(QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
-    StyleSeries(graph, s, count);
-    // Discs on the named layers' checks; the background ones as lines only
-    // (hundreds of antialiased discs cost more than the rest of the figure).
-    const bool background = count > kLegendLayers && s >= kLegendLayers;
-    if (background) {
-      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
-    } else {
-      SetDiscScatter(graph, graph->pen().color(), 5 + graph->pen().widthF());
-    }
-    QVector<double> x, y;
+    SeriesData& d = series[static_cast<size_t>(s)];
+    d.name = QString::fromStdString(view.layers[static_cast<size_t>(l)].name);
     for (int e = 0; e < view.num_epochs(); ++e) {
       std::optional<double> r;
       if (derived) {
@@ -244,28 +351,80 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
         r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
       }
       if (!r || !(*r > 0) || !std::isfinite(*r)) continue;
-      x.push_back(e);
-      y.push_back(*r);
+      d.x.push_back(e);
+      d.y.push_back(*r);
       lo = std::min(lo, *r);
       hi = std::max(hi, *r);
     }
-    graph->setData(x, y, true);
-    graphs.push_back(graph);
+  }
+  const double eta = derived ? analysis.options.eta() : run.view().run.eta;
+  const QString eta_name = QString("η = %1 (threshold)").arg(eta);
+  const std::vector<Band> bands = derived ? analysis.BandsFor(shown) : std::vector<Band>{};
+  const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
+  const QString signature = Signature("ratios", run, analysis, shown, false, recorded);
+  const QColor eta_color(0x11, 0x11, 0x11);
+
+  if (CanUpdateInPlace(plot, signature, series)) {
+    const InPlaceState before = BeginInPlace(plot, subtitle);
+    QStringList changed = {"bands", kRegimesLayer};
+    QCPLayer* previous = plot->currentLayer();
+    plot->setCurrentLayer(kRegimesLayer);
+    AddHorizontalLine(plot, eta, eta_color, Qt::DashDotLine, 2);
+    plot->setCurrentLayer(previous);
+    for (int i = 0; i < plot->plottableCount(); ++i) {
+      QCPAbstractPlottable* p = plot->plottable(i);
+      if (p->property(kEtaLegend).toBool() && p->name() != eta_name) {
+        p->setName(eta_name);
+        if (plot->legend != nullptr) changed << plot->legend->layer()->name();
+      }
+    }
+    DrawRegimeItems(plot, analysis, bands, recorded);
+    plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
+    SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));
+    EndInPlace(plot, before, changed);
+    return;
+  }
+
+  // The formula in the title: as the y label it was taller than the plot.
+  ResetPlot(plot, "Relative change of the gradient norm at each check, |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖", subtitle);
+  StartFullDraw(plot);
+  StyleAxis(plot->xAxis, "epoch");
+  StyleAxis(plot->yAxis, "relative change");
+  MakeLogAxis(plot->yAxis);
+
+  bool any_data = false;
+  for (int s = 0; s < count; ++s) {
+    QCPGraph* graph = AddLayerSeries(plot, s, count);
+    graph->setName(series[static_cast<size_t>(s)].name);
+    StyleSeries(graph, s, count);
+    // Discs on the named layers' checks; the background ones as lines only
+    // (hundreds of antialiased discs cost more than the rest of the figure).
+    const bool background = count > kLegendLayers && s >= kLegendLayers;
+    if (background) {
+      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+    } else {
+      SetDiscScatter(graph, graph->pen().color(), 5 + graph->pen().widthF());
+    }
+    graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
+    any_data = any_data || !series[static_cast<size_t>(s)].x.isEmpty();
   }
   if (count > kLegendLayers) AddLegendNote(plot, QString("+%1 more layers").arg(count - kLegendLayers));
 
-  const double eta = derived ? analysis.options.eta() : run.view().run.eta;
-  AddHorizontalLine(plot, eta, QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
-  AddLegendLine(plot, QString("η = %1 (threshold)").arg(eta), QColor(0x11, 0x11, 0x11), Qt::DashDotLine, 2);
+  QCPLayer* previous = plot->currentLayer();
+  plot->setCurrentLayer(kRegimesLayer);
+  AddHorizontalLine(plot, eta, eta_color, Qt::DashDotLine, 2);
+  plot->setCurrentLayer(previous);
+  AddLegendLine(plot, eta_name, eta_color, Qt::DashDotLine, 2)->setProperty(kEtaLegend, true);
   // No legend entry for the check ticks here: the discs are the checks, and
   // the legend must fit beside a short plot.
-  DrawRegimeDecorations(plot, analysis, derived ? analysis.BandsFor(shown) : std::vector<Band>{},
-                        analysis.RecordedBandsFor(shown), false);
+  DrawRegimeItems(plot, analysis, bands, recorded);
+  AddRegimeLegend(plot, analysis, recorded, false);
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
   SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));
-  if (std::all_of(graphs.begin(), graphs.end(), [](QCPGraph* g) { return g->dataCount() == 0; })) AddMessage(plot, "No checks ran in this trace's epochs");
+  if (!any_data) AddMessage(plot, "No checks ran in this trace's epochs");
   PlaceLegendRight(plot);
+  plot->axisRect(0)->setProperty(kSignature, signature);
 }
 
 namespace {
@@ -287,10 +446,57 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   const TraceView& view = run.view();
   const int epochs = view.num_epochs();
   const int layers = view.num_layers();
-  ResetPlot(plot, "Levels Accordion chooses per layer and epoch",
-            analysis.schedulable
-                ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
-                : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem)));
+  const QString subtitle = analysis.schedulable
+                               ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
+                               : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
+  const bool cells = analysis.schedulable && epochs > 0 && layers > 0;
+  bool any_neutral = false;
+  if (cells) {
+    const Schedule& s = analysis.comparison.accordion;
+    for (int e = 0; e < epochs && !any_neutral; ++e) {
+      for (int l = 0; l < layers; ++l) any_neutral = any_neutral || CellValue(view, s, e, l) == 0.5;
+    }
+  }
+  // Equal blocks of flat colour: each kind of cell sits in the middle of its
+  // block, so the colour scale reads as a legend.
+  const int kinds = any_neutral ? 3 : 2;
+  auto centre = [kinds](int k) { return (k + 0.5) / kinds; };
+  const double z_low = centre(0);
+  const double z_neutral = any_neutral ? centre(1) : 0.5;
+  const double z_high = centre(kinds - 1);
+  auto set_cells = [&](QCPColorMapData* data) {
+    const Schedule& s = analysis.comparison.accordion;
+    for (int e = 0; e < epochs; ++e) {
+      for (int l = 0; l < layers; ++l) {
+        const double v = CellValue(view, s, e, l);
+        data->setCell(e, l, v == 0.5 ? z_neutral : (v == 0 ? z_low : z_high));
+      }
+    }
+  };
+  // Between eta steps only the cells and the subtitle change: everything
+  // else is a function of these.
+  QString signature;
+  if (cells) {
+    const Schedule& s = analysis.comparison.accordion;
+    QStringList decays;
+    for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
+    signature = QStringList{"levels", QString::fromStdString(run.path), QString::number(epochs), QString::number(layers),
+                            RunName(run), QString::number(any_neutral), QString::number(static_cast<int>(s.scheme)),
+                            QString::fromStdString(LevelName(s.scheme, s.level_low)),
+                            QString::fromStdString(LevelName(s.scheme, s.level_high)), decays.join(',')}
+                    .join('|');
+    QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
+    if (map != nullptr && plot->axisRect(0)->property(kSignature).toString() == signature &&
+        plot->layer(kRegimesLayer) != nullptr && map->layer() == plot->layer("bands") && BuffersCurrent(plot) &&
+        map->data()->keySize() == epochs && map->data()->valueSize() == layers) {
+      const InPlaceState before = BeginInPlace(plot, subtitle);
+      set_cells(map->data());
+      EndInPlace(plot, before, {"bands", kRegimesLayer});
+      return;
+    }
+  }
+  ResetPlot(plot, "Levels Accordion chooses per layer and epoch", subtitle);
+  StartFullDraw(plot);
   plot->legend->setVisible(false);
   StyleAxis(plot->xAxis, "epoch");
   StyleAxis(plot->yAxis, "layer");
@@ -312,24 +518,13 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   if (layers > 24) small.setPointSizeF(8);
   plot->yAxis->setTickLabelFont(small);
 
-  if (!analysis.schedulable || epochs == 0 || layers == 0) {
+  if (!cells) {
     AddMessage(plot, "No levels to show: " + QString::fromStdString(analysis.problem.empty()
                                                                         ? std::string("the run has no epochs")
                                                                         : analysis.problem));
     return;
   }
   const Schedule& s = analysis.comparison.accordion;
-  bool any_neutral = false;
-  for (int e = 0; e < epochs && !any_neutral; ++e) {
-    for (int l = 0; l < layers; ++l) any_neutral = any_neutral || CellValue(view, s, e, l) == 0.5;
-  }
-  // Equal blocks of flat colour: each kind of cell sits in the middle of its
-  // block, so the colour scale reads as a legend.
-  const int kinds = any_neutral ? 3 : 2;
-  auto centre = [kinds](int k) { return (k + 0.5) / kinds; };
-  const double z_low = centre(0);
-  const double z_neutral = any_neutral ? centre(1) : 0.5;
-  const double z_high = centre(kinds - 1);
   QCPColorGradient gradient;
   gradient.clearColorStops();
   const std::vector<QColor> colors = any_neutral
@@ -346,14 +541,12 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
                    .arg(z_low, 0, 'g', 3)
                    .arg(z_high, 0, 'g', 3)
                    .arg(any_neutral ? QString(", %1 no difference").arg(z_neutral, 0, 'g', 3) : QString()));
+  // Beneath the grid and the guide lines, on the buffered "bands" layer (it
+  // holds nothing else here): a redraw for new cells re-renders just it.
+  map->setLayer("bands");
   map->data()->setSize(epochs, layers);
   map->data()->setRange(QCPRange(0, epochs - 1), QCPRange(0, layers - 1));
-  for (int e = 0; e < epochs; ++e) {
-    for (int l = 0; l < layers; ++l) {
-      const double v = CellValue(view, s, e, l);
-      map->data()->setCell(e, l, v == 0.5 ? z_neutral : (v == 0 ? z_low : z_high));
-    }
-  }
+  set_cells(map->data());
   map->setInterpolate(false);
   map->setTightBoundary(false);
 
@@ -382,6 +575,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   Body(plot)->setColumnStretchFactor(1, 0.001);
 
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.5);
+  plot->axisRect(0)->setProperty(kSignature, signature);
 }
 
 bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* layer) {

@@ -3,7 +3,9 @@
 #include <qcustomplot.h>
 
 #include <QFile>
+#include <QPointer>
 #include <QtTest>
+#include <functional>
 #include <map>
 
 #include "gui/figures/figure_style.h"
@@ -146,6 +148,90 @@ class FiguresTest : public QObject {
     // A subset of layers.
     DrawGradientNorms(&plot, *run_, analysis_, {0, 2}, false);
     QCOMPARE(Sections(FigureCsv(&plot), "graph"), 3);
+  }
+
+  // An eta step redraws the regime figures in place (axis rect, legend and
+  // curves kept; only the regime overlays swapped) and re-renders only the
+  // layers that changed: the figure must be, pixel for pixel, the one a
+  // fresh plot draws at the new eta, in exports and on screen.
+  void etaStepRedrawsInPlace() {
+    ScheduleSettings at5 = settings_;
+    at5.eta = 0.5;
+    ScheduleSettings at3 = settings_;
+    at3.eta = 0.3;
+    const RegimeAnalysis a5 = AnalyseRegimes(*run_, at5);
+    const RegimeAnalysis a3 = AnalyseRegimes(*run_, at3);
+    QVERIFY(a5.schedulable && a3.schedulable);
+    const std::vector<std::function<void(QCustomPlot*, const RegimeAnalysis&)>> figures = {
+        [this](QCustomPlot* p, const RegimeAnalysis& a) { DrawGradientNorms(p, *run_, a, {}, false); },
+        [this](QCustomPlot* p, const RegimeAnalysis& a) { DrawCheckRatios(p, *run_, a, {}); },
+        [this](QCustomPlot* p, const RegimeAnalysis& a) { DrawLevelMap(p, *run_, a); },
+    };
+    for (size_t f = 0; f < figures.size(); ++f) {
+      QCustomPlot plot;
+      plot.resize(st::kExportWidth, st::kExportHeight);
+      figures[f](&plot, a5);
+      plot.grab();  // delivers the pending resize (a replot at that size)
+      const QImage old_image = st::RenderFigure(&plot);
+      const QPointer<QCPAxisRect> rect = plot.axisRect(0);
+      const QPointer<QCPAbstractPlottable> curve = plot.plottable(0);
+      figures[f](&plot, a3);
+      QVERIFY2(rect && plot.axisRect(0) == rect && plot.plottable(0) == curve, "not redrawn in place");
+      // On screen: the re-rendered layers composite to what a full replot shows.
+      RefreshFigure(&plot, true);
+      const QImage partial = plot.grab().toImage();
+      plot.replot(QCustomPlot::rpImmediateRefresh);
+      const QImage full = plot.grab().toImage();
+      QCOMPARE(partial.size(), QSize(st::kExportWidth, st::kExportHeight));
+      QVERIFY2(partial == full, qPrintable(QString("figure %1: partial refresh differs on screen").arg(f)));
+      // Exports: identical to a fresh plot drawn at the new eta.
+      QCustomPlot fresh;
+      figures[f](&fresh, a3);
+      const QImage expected = st::RenderFigure(&fresh);
+      const QImage image = st::RenderFigure(&plot);
+      QVERIFY2(image == expected, qPrintable(QString("figure %1: differs from a fresh draw").arg(f)));
+      QVERIFY2(image != old_image, qPrintable(QString("figure %1: eta 0.3 looks like eta 0.5").arg(f)));
+      QCOMPARE(FigureCsv(&plot), FigureCsv(&fresh));
+      const QString png = scratch_ + QString("/in-place-%1.png").arg(f);
+      const QString png_fresh = scratch_ + QString("/fresh-%1.png").arg(f);
+      QVERIFY(SaveFigure(&plot, png, nullptr, 1200, 700));
+      QVERIFY(SaveFigure(&fresh, png_fresh, nullptr, 1200, 700));
+      QVERIFY(QImage(png) == QImage(png_fresh));
+    }
+  }
+
+  // Anything but eta (the layers shown, the grouping, the check interval,
+  // another figure on the plot) takes the full path: a new layout.
+  void otherChangesRedrawInFull() {
+    ScheduleSettings at3 = settings_;
+    at3.eta = 0.3;
+    const RegimeAnalysis a3 = AnalyseRegimes(*run_, at3);
+    QCustomPlot plot;
+    plot.resize(st::kExportWidth, st::kExportHeight);
+    auto drawn_in_full = [&plot](const std::function<void()>& draw) {
+      st::RenderFigure(&plot);
+      const QPointer<QCPAxisRect> rect = plot.axisRect(0);
+      draw();
+      return rect.isNull();
+    };
+    DrawGradientNorms(&plot, *run_, analysis_, {}, false);
+    QVERIFY(!drawn_in_full([&] { DrawGradientNorms(&plot, *run_, a3, {}, false); }));
+    QVERIFY(drawn_in_full([&] { DrawGradientNorms(&plot, *run_, a3, {0, 2}, false); }));
+    QVERIFY(drawn_in_full([&] { DrawGradientNorms(&plot, *run_, a3, {0, 2}, true); }));
+    QVERIFY(drawn_in_full([&] { DrawGradientNorms(&plot, *run_, a3, {}, true); }));
+    QVERIFY(!drawn_in_full([&] { DrawGradientNorms(&plot, *run_, analysis_, {}, true); }));
+    QVERIFY(drawn_in_full([&] { DrawCheckRatios(&plot, *run_, a3, {}); }));
+    QVERIFY(!drawn_in_full([&] { DrawCheckRatios(&plot, *run_, analysis_, {}); }));
+    QVERIFY(drawn_in_full([&] { DrawCheckRatios(&plot, *run_, analysis_, {1}); }));
+    ScheduleSettings every3 = settings_;
+    every3.interval = 3;
+    const RegimeAnalysis a_every3 = AnalyseRegimes(*run_, every3);
+    QVERIFY(drawn_in_full([&] { DrawCheckRatios(&plot, *run_, a_every3, {1}); }));
+    // Without a replot since the last draw, nothing is kept either.
+    DrawGradientNorms(&plot, *run_, a3, {}, false);
+    const QPointer<QCPAxisRect> rect = plot.axisRect(0);
+    DrawGradientNorms(&plot, *run_, analysis_, {}, false);
+    QVERIFY(rect.isNull());
   }
 
   void ratiosAgainstEta() {
