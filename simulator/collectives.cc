@@ -118,11 +118,15 @@ std::vector<Round> CollectiveRounds(CollectiveOp op, AllReduceAlgorithm algorith
       if (extra > 0) rounds.push_back({RoundKind::kFoldIn, core, bytes});
       int log_core = 0;
       while ((1 << log_core) < core) ++log_core;
+      // As MPICH (and SMPI's rab-rdb): recursive halving from distance 1,
+      // pairs (2i, 2i+1) first, so the largest halves travel between
+      // neighbouring ranks - on a node, where ranks are placed in order -
+      // and only the small ones cross the slower links; doubling mirrors it.
       for (int k = 0; k < log_core; ++k) {
-        rounds.push_back({RoundKind::kExchange, core >> (k + 1), CeilDiv(bytes, int64_t{2} << k)});
+        rounds.push_back({RoundKind::kExchange, 1 << k, CeilDiv(bytes, int64_t{2} << k)});
       }
       for (int k = log_core - 1; k >= 0; --k) {
-        rounds.push_back({RoundKind::kExchange, core >> (k + 1), CeilDiv(bytes, int64_t{2} << k)});
+        rounds.push_back({RoundKind::kExchange, 1 << k, CeilDiv(bytes, int64_t{2} << k)});
       }
       if (extra > 0) rounds.push_back({RoundKind::kFoldOut, core, bytes});
       break;

@@ -104,6 +104,32 @@ TEST(CollectiveRounds, HalvingDoublingFoldsTheRanksBeyondAPowerOfTwo) {
   EXPECT_EQ(PeersOf(odd[1], 9, 11).send_to, -1);  // idle while the core exchanges
 }
 
+// Bytes rank `rank` sends to ranks on other nodes of `per_node` ranks.
+double BytesLeavingTheNode(const std::vector<Round>& rounds, int rank, int world, int per_node) {
+  double bytes = 0;
+  for (const Round& r : rounds) {
+    const int to = PeersOf(r, rank, world).send_to;
+    if (to >= 0 && to / per_node != rank / per_node) bytes += static_cast<double>(r.bytes);
+  }
+  return bytes;
+}
+
+TEST(CollectiveRounds, HalvingDoublingKeepsTheLargeHalvesOnTheNode) {
+  // MPICH's order: distance 1 first, pairs (2i, 2i+1). With 8 ranks a node,
+  // 64 ranks send 7/64 of the buffer off the node per phase (the exchanges
+  // at distance 8, 16, 32 carry S/16, S/32, S/64), not 7/8 of it.
+  const int64_t s = int64_t{1} << 26;
+  const auto rounds = CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, s, 64);
+  EXPECT_EQ(rounds.front().distance, 1);
+  EXPECT_EQ(rounds.front().bytes, s / 2);
+  EXPECT_EQ(PeersOf(rounds.front(), 6, 64).send_to, 7);
+  EXPECT_EQ(rounds.back().distance, 1);
+  EXPECT_EQ(rounds.back().bytes, s / 2);
+  for (int rank : {0, 13, 63}) {
+    EXPECT_DOUBLE_EQ(BytesLeavingTheNode(rounds, rank, 64, 8), 2.0 * 7.0 / 64.0 * static_cast<double>(s)) << rank;
+  }
+}
+
 TEST(WireBytesPerRank, MatchesTheTextbookVolumes) {
   const double s = 8 * 3 * 5 * 7;  // divides evenly among these worlds
   for (int n : {2, 3, 5, 7, 8}) {

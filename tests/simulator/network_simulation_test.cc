@@ -91,6 +91,25 @@ TEST(Fidelity, RoundsEqualFullOnUncontendedPlatforms) {
   }
 }
 
+// Halving-doubling on nodes of 8 ranks behind one NIC each: the large halves
+// stay on the node (MPICH's order), so the NICs carry 2 x 3S/4 per node in
+// all, about 1.5 S/B; pairing across nodes first would push 8x that through them.
+TEST(HalvingDoubling, LargeHalvesStayOnTheNode) {
+  const int n = 32;
+  const int64_t bytes = int64_t{1} << 24;
+  const double nic_Bps = 10e9 / 8;
+  const PlatformSpec nodes = HierarchicalPlatformOptions()
+                                 .gpus_per_node(8)
+                                 .intra_bandwidth_gbps(600)
+                                 .bandwidth_gbps(10)
+                                 .network(NetworkOptions::Exact());
+  const double t = SimulateCollective(nodes, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling,
+                                      bytes, Fidelity::kFull);
+  const double through_nic = 2.0 * 0.75 * static_cast<double>(bytes) / nic_Bps;
+  EXPECT_GT(t, through_nic);
+  EXPECT_LT(t, 1.5 * through_nic);
+}
+
 // With contention (an oversubscribed fat-tree, a physical ring carrying
 // multi-hop exchanges) ranks drift in full fidelity; rounds stay close.
 TEST(Fidelity, RoundsStayCloseToFullUnderContention) {
