@@ -68,7 +68,9 @@ std::vector<ReplayOptions> PlanSweep(const ReplayInput& input, const ReplayOptio
                                      const std::vector<SweepPoint>& points) {
   std::vector<ReplayOptions> options;
   for (const SweepPoint& p : points) {
-    options.push_back(OptionsAt(base, p));
+    // The sweep runs points side by side (--jobs); each point times its
+    // patterns one after another, or J points would start J x J processes.
+    options.push_back(OptionsAt(base, p).jobs(1));
     const ReplayOptions& o = options.back();
     o.platform().Validate();
     o.platform().HostCount(o.workers() > 0 ? o.workers() : input.view.run.world_size);

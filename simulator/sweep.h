@@ -55,7 +55,9 @@ struct SweepRow {
 };
 
 // The options of every point, checked (platform, hosts for the workers)
-// before anything runs: a bad point stops the sweep before it starts.
+// before anything runs: a bad point stops the sweep before it starts. Each
+// point runs its own patterns one at a time (jobs 1): the parallelism is
+// RunSweep's, across points.
 std::vector<ReplayOptions> PlanSweep(const ReplayInput& input, const ReplayOptions& base,
                                      const std::vector<SweepPoint>& points);
 

@@ -82,6 +82,14 @@ TEST(SweepGrid, ExpandsEveryCombinationInOrder) {
   EXPECT_EQ(ExpandGrid(SweepGrid()).size(), 1u);
 }
 
+TEST_F(TimelineAndSweep, PointsRunTheirPatternsOneAtATime) {
+  // --jobs 4 runs four points at once, not four points of four processes each.
+  SweepGrid g;
+  g.bandwidth_gbps = {1, 10};
+  const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).jobs(4);
+  for (const ReplayOptions& o : PlanSweep(*input_, base, ExpandGrid(g))) EXPECT_EQ(o.jobs(), 1);
+}
+
 TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
   const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).interval(5);
   SweepGrid g;
