@@ -107,6 +107,12 @@ MainWindow::MainWindow(QWidget* parent)
   connect(document_, &ExplorerDocument::simulationFailed, this, [this](const QString& message) {
     statusBar()->showMessage(tr("SimGrid replay failed: %1").arg(message), 10000);
   });
+  connect(document_, &ExplorerDocument::waitingForFirstEpoch, this, [this](const QString& path) {
+    statusBar()->showMessage(
+        tr("%1 is being written and has no finished epoch yet: it opens when the first one lands")
+            .arg(QFileInfo(path).fileName()),
+        15000);
+  });
   connect(document_, &ExplorerDocument::liveRunUpdated, this, [this](int index) {
     const auto run = document_->run(index);
     if (!run) return;

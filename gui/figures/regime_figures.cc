@@ -193,6 +193,16 @@ void SetLogRange(QCPAxis* axis, double lo, double hi) {
   axis->setRange(lo / std::pow(10, pad), hi * std::pow(10, pad * 1.3));
 }
 
+// The ratio axis: the ratios and the eta line; a decade either side of eta
+// before any check has run (a range inside one decade crowds the log ticks).
+void SetRatioRange(QCPAxis* axis, double lo, double hi, double eta) {
+  if (!(hi > 0)) {
+    SetLogRange(axis, eta / 10, eta * 10);
+    return;
+  }
+  SetLogRange(axis, std::min(lo, eta), std::max(hi, eta));
+}
+
 // The graph of series `index` of `count`: in the legend only among the
 // first kLegendLayers (taking the rest out afterwards re-laid the legend
 // out once per entry removed).
@@ -380,7 +390,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
     }
     DrawRegimeItems(plot, analysis, bands, recorded);
     plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
-    SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));
+    SetRatioRange(plot->yAxis, lo, hi, eta);
     EndInPlace(plot, before, changed);
     return;
   }
@@ -421,7 +431,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   AddRegimeLegend(plot, analysis, recorded, false);
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
-  SetLogRange(plot->yAxis, std::min(lo, eta), std::max(hi, eta));
+  SetRatioRange(plot->yAxis, lo, hi, eta);
   if (!any_data) AddMessage(plot, "No checks ran in this trace's epochs");
   PlaceLegendRight(plot);
   plot->axisRect(0)->setProperty(kSignature, signature);

@@ -122,24 +122,50 @@ void ExplorerDocument::startLoad(const QString& path, bool reload, uint64_t orde
   pool_->start([this, path, reload, order] {
     std::shared_ptr<const RunData> data;
     QString error;
+    bool not_started = false;
     try {
       data = std::make_shared<const RunData>(LoadRunData(path.toStdString()));
     } catch (const std::exception& e) {
       error = Text(e);
+      try {
+        const TraceProgress progress = ReadTraceProgress(path.toStdString());
+        not_started = progress.epochs == 0 && progress.status == RunStatus::kRunning;
+      } catch (const std::exception&) {
+        // Not a readable trace at all: the load's own reason stands.
+      }
     }
     QMetaObject::invokeMethod(
-        this, [this, path, data, error, reload, order] { deliverLoad(path, data, error, reload, order); },
+        this,
+        [this, path, data, error, reload, order, not_started] {
+          deliverLoad(path, data, error, reload, order, not_started);
+        },
         Qt::QueuedConnection);
   });
 }
 
 void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const RunData> data,
-                                   const QString& error, bool reload, uint64_t order) {
+                                   const QString& error, bool reload, uint64_t order, bool not_started) {
   if (reload) live_checks_.removeAll(path);
-  const bool make_current = make_current_.removeOne(path);
+  const int waiting = static_cast<int>(waiting_.indexOf(path));
+  if (waiting >= 0 && !data) {
+    // Still no finished epoch: keep waiting, quietly.
+  } else if (!data && not_started) {
+    waiting_.append(path);
+    waiting_order_.push_back(order);
+    emit waitingForFirstEpoch(path);
+    updateLiveTimer();
+  }
+  if (waiting >= 0 && data) {
+    waiting_.removeAt(waiting);
+    order = waiting_order_[static_cast<size_t>(waiting)];
+    waiting_order_.erase(waiting_order_.begin() + waiting);
+  }
+  // A trace waited for keeps its wish to become current until it loads.
+  const bool make_current = data ? make_current_.removeOne(path) : false;
+  if (!data && !not_started && waiting < 0) make_current_.removeOne(path);
   if (!data) {
     // A live trace caught mid-write is read again at the next poll.
-    if (!reload) emit openFailed(path, error);
+    if (!reload && !not_started && waiting < 0) emit openFailed(path, error);
   } else {
     int index = indexOfPath(path);
     if (index >= 0) {
@@ -206,7 +232,7 @@ void ExplorerDocument::setFollowLive(bool on) {
 }
 
 void ExplorerDocument::updateLiveTimer() {
-  bool any_live = false;
+  bool any_live = !waiting_.isEmpty();
   for (const auto& r : runs_) any_live = any_live || r->live();
   if (follow_live_ && any_live) {
     if (!live_timer_->isActive()) live_timer_->start();
@@ -216,6 +242,11 @@ void ExplorerDocument::updateLiveTimer() {
 }
 
 void ExplorerDocument::pollLiveRuns() {
+  for (const QString& path : waiting_) {
+    if (live_checks_.contains(path)) continue;
+    live_checks_.append(path);
+    startLoad(path, true, 0);
+  }
   for (const auto& r : runs_) {
     if (!r->live()) continue;
     const QString path = QString::fromStdString(r->path);
@@ -239,7 +270,7 @@ void ExplorerDocument::pollLiveRuns() {
           this,
           [this, path, data] {
             if (data) {
-              deliverLoad(path, data, QString(), true, 0);
+              deliverLoad(path, data, QString(), true, 0, false);
               return;
             }
             live_checks_.removeAll(path);

@@ -40,6 +40,8 @@ class ExplorerDocument : public QObject {
 
   // --- runs
   int runCount() const { return static_cast<int>(runs_.size()); }
+  // Running traces opened before their first epoch, waited for.
+  QStringList waitingPaths() const { return waiting_; }
   std::shared_ptr<const RunData> run(int index) const;
   int currentIndex() const { return current_; }  // -1 when no run is open
   std::shared_ptr<const RunData> currentRun() const;
@@ -89,7 +91,9 @@ class ExplorerDocument : public QObject {
   void setAutoSimulate(bool on);
   bool autoSimulate() const { return auto_simulate_; }
 
-  // --- live runs: traces still being written are re-read when they grow.
+  // --- live runs: traces still being written are re-read when they grow. A
+  // running trace opened before its first epoch is waited for (signal
+  // waitingForFirstEpoch) and added when that epoch lands.
   void setFollowLive(bool on);
   bool followLive() const { return follow_live_; }
   // Checks every live run now (a timer does it every second).
@@ -114,6 +118,7 @@ class ExplorerDocument : public QObject {
   void simulationFailed(const QString& message);
   void sweepChanged();
   void liveRunUpdated(int index);
+  void waitingForFirstEpoch(const QString& path);
   void comparedChanged();
 
  private:
@@ -132,7 +137,7 @@ class ExplorerDocument : public QObject {
   void scheduleAutoSimulation();
   void startLoad(const QString& path, bool reload, uint64_t order);
   void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error,
-                   bool reload, uint64_t order);
+                   bool reload, uint64_t order, bool not_started);
   void updateLiveTimer();
   bool busy() const;
 
@@ -163,6 +168,8 @@ class ExplorerDocument : public QObject {
   int pending_loads_ = 0;
   QStringList make_current_;  // first path of each open(): current once loaded
   QStringList live_checks_;   // live traces being checked or re-read
+  QStringList waiting_;       // running traces with no finished epoch yet
+  std::vector<uint64_t> waiting_order_;
   QThreadPool* pool_ = nullptr;
   QThreadPool* simulation_pool_ = nullptr;
   QTimer* auto_simulation_timer_ = nullptr;

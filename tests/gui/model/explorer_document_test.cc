@@ -7,7 +7,9 @@
 #include <chrono>
 #include <nlohmann/json.hpp>
 
+#include "analysis/communication_accounting.h"
 #include "analysis/schedule.h"
+#include "traces/trace_writer.h"
 #include "gui/model/explorer_document.h"
 #include "tests/gui/gui_test_support.h"
 #include "tests/support/run_command.h"
@@ -319,6 +321,57 @@ class ExplorerDocumentTest : public QObject {
     QTRY_COMPARE(doc.currentRun()->view().num_epochs(), 11);
     QCOMPARE(updated.count(), 1);
     QCOMPARE(int(doc.regimes()->comparison.accordion.levels.size()), 11);
+  }
+
+  void waitsForTheFirstEpochOfARunJustStarted() {
+    const QString dir = accordion::gui::testing::ScratchDir("first-epoch");
+    // What the trainer has written before its first epoch ends: the run and
+    // its layers, status running.
+    const QString path = dir + "/starting.trace";
+    RunInfo info;
+    info.model = "mlp";
+    info.dataset = "synthetic";
+    info.synthetic = true;
+    info.train_samples = 1000;
+    info.world_size = 2;
+    info.backend = "synthetic";
+    info.device = "none";
+    info.batch_size = 64;
+    info.epochs_planned = 5;
+    info.scheme = Scheme::kPowerSgd;
+    info.policy = Policy::kAccordion;
+    info.level_low = 2;
+    info.level_high = 1;
+    std::vector<LayerInfo> layers = synthetic::MlpLayers();
+    AnnotateLayers(info.scheme, info.level_low, info.level_high, layers);
+    auto writer = TraceWriter::Create(path.toStdString(), info, layers, /*overwrite=*/false);
+    synthetic::SyntheticTraceOptions o;
+    o.model = "mlp";
+    o.final_status = RunStatus::kRunning;
+    ExplorerDocument doc;
+    QSignalSpy failed(&doc, &ExplorerDocument::openFailed);
+    QSignalSpy waiting(&doc, &ExplorerDocument::waitingForFirstEpoch);
+    doc.open({path});
+    doc.waitForLoads();
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(waiting.count(), 1);
+    QCOMPARE(doc.runCount(), 0);
+    QCOMPARE(doc.waitingPaths().size(), 1);
+    doc.pollLiveRuns();  // still nothing: no dialog, no run
+    doc.waitForLoads();
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(doc.runCount(), 0);
+    // The first epochs land (a longer trace takes the file's place).
+    writer.reset();
+    o.epochs = 2;
+    accordion::gui::testing::WriteSynthetic(dir, "next.trace", o);
+    QVERIFY(std::rename((dir + "/next.trace").toLocal8Bit().data(), path.toLocal8Bit().data()) == 0);
+    doc.pollLiveRuns();
+    QTRY_COMPARE(doc.runCount(), 1);
+    QCOMPARE(doc.currentIndex(), 0);
+    QCOMPARE(doc.currentRun()->view().num_epochs(), 2);
+    QVERIFY(doc.waitingPaths().isEmpty());
+    QCOMPARE(failed.count(), 0);
   }
 
   void sweepFindsWhereCompressionStopsPaying() {
