@@ -11,7 +11,9 @@
 #include <QVBoxLayout>
 #include <cmath>
 
+#include "analysis/schedule_report.h"
 #include "gui/app/run_list_view.h"
+#include "gui/figures/figure_style.h"
 #include "gui/model/explorer_document.h"
 
 namespace accordion::gui {
@@ -21,20 +23,7 @@ namespace {
 // The slider moves in the η spin box's steps.
 constexpr double kEtaStep = 0.05;
 
-QString LevelText(Scheme scheme, double level) {
-  switch (scheme) {
-    case Scheme::kPowerSgd: return QStringLiteral("rank %1").arg(level);
-    case Scheme::kTopK: return QStringLiteral("TopK %1 %").arg(level * 100, 0, 'g', 3);
-    case Scheme::kBatch: return QStringLiteral("batch %1").arg(level, 0, 'f', 0);
-    case Scheme::kDense: break;
-  }
-  return QStringLiteral("dense");
-}
-
-QString Ratio(double base, double accordion) {
-  if (!(accordion > 0) || !(base > 0)) return QStringLiteral("–");
-  return QStringLiteral("%1×").arg(base / accordion, 0, 'f', 2);
-}
+QString LevelText(Scheme scheme, double level) { return QString::fromStdString(LevelName(scheme, level)); }
 
 // "1.44× fewer floats than", "as many floats as".
 QString Comparison(double base, double accordion) {
@@ -243,8 +232,8 @@ void ScheduleControls::showAnalysis() {
          "<tr><td>static high (%5)</td><td align='right'>%6</td><td align='right'>%7</td></tr>"
          "</table>"
          "<p>Accordion sends <b>%8</b> static low and %9 static high.</p>")
-          .arg(FormatFloats(acc), LevelText(r.scheme, r.level_low), FormatFloats(low), Ratio(low, acc),
-               LevelText(r.scheme, r.level_high), FormatFloats(high), Ratio(high, acc), Comparison(low, acc),
+          .arg(FormatFloats(acc), LevelText(r.scheme, r.level_low), FormatFloats(low), style::Times(low / acc),
+               LevelText(r.scheme, r.level_high), FormatFloats(high), style::Times(high / acc), Comparison(low, acc),
                Comparison(high, acc)));
 }
 

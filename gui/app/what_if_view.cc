@@ -20,6 +20,7 @@
 
 #include "gui/app/plot_widget.h"
 #include "gui/app/run_list_view.h"
+#include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
 
@@ -34,10 +35,6 @@ QTableWidgetItem* Cell(const QString& text, bool number) {
   return item;
 }
 
-QString Speedup(double base_s, double s) {
-  if (!(s > 0) || !(base_s > 0)) return QStringLiteral("–");
-  return QStringLiteral("%1×").arg(base_s / s, 0, 'f', 2);
-}
 
 }  // namespace
 
@@ -389,7 +386,7 @@ void WhatIfView::showProjection() {
     results_->setItem(i, 0, name);
     results_->setItem(i, 1, Cell(FormatSeconds(p.total.time_s), true));
     results_->setItem(i, 2, Cell(FormatSeconds(p.total.iteration_s), true));
-    results_->setItem(i, 3, Cell(Speedup(dense_s, p.total.time_s), true));
+    results_->setItem(i, 3, Cell(style::Times(dense_s / p.total.time_s), true));
   }
   results_->setToolTip(tr("Accordion: %1× over static low, %2× over static high")
                            .arg(r.speedup_vs_low(), 0, 'f', 2)

@@ -731,6 +731,11 @@ QString Sci(double v) {
   return QString::number(v, 'e', 2).replace("e+0", "e").replace("e+", "e").replace("e-0", "e-");
 }
 
+QString Times(double ratio) {
+  if (!(ratio > 0) || !std::isfinite(ratio)) return QStringLiteral("–");
+  return QString::number(ratio, 'f', 2) + QStringLiteral("×");
+}
+
 QString Seconds(double s) {
   const double a = std::fabs(s);
   if (a >= 3600) return QString::number(s / 3600, 'f', 2) + " h";

@@ -161,6 +161,8 @@ QImage RenderFigure(QCustomPlot* plot, int width = kExportWidth, int height = kE
 // Compact numbers: 3.44e7, 1.2 s, 45 ms.
 QString Sci(double v);
 QString Seconds(double s);
+// A ratio as "1.44×"; "–" when it is not a positive finite number.
+QString Times(double ratio);
 
 }  // namespace accordion::gui::style
 

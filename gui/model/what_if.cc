@@ -25,9 +25,13 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
   WhatIfProjection p;
   p.model = options.model();
   p.result = sim::ReplayEngine(options).Run(run.input, progress);
-  p.dense = p.result.scheme == Scheme::kDense ? p.result.static_low : DenseBaseline(run, options);
-  p.dense.name = "dense";
-  p.dense.label = "dense";
+  if (p.result.scheme == Scheme::kDense) {
+    p.dense = p.result.static_low;  // all three schedules are dense already
+    p.dense.name = "dense";
+    p.dense.label = "dense";
+  } else {
+    p.dense = DenseBaseline(run, options);
+  }
   return p;
 }
 

@@ -39,7 +39,6 @@ QByteArray StreamBytes(const std::function<void(std::ostream&)>& write) {
 }
 
 QString Percent(double fraction) { return QString::number(fraction * 100, 'f', 2) + " %"; }
-QString Ratio(double v) { return QString::number(v, 'f', 2) + "×"; }
 
 struct FigureEntry {
   QString stem;
@@ -126,7 +125,7 @@ QString ProjectionTable(const WhatIfProjection& p) {
     const double speedup = r.accordion.total.time_s > 0 ? s->total.time_s / r.accordion.total.time_s : 0;
     t += Row({Html(s->label.empty() ? s->name : s->label), style::Seconds(s->total.time_s),
               style::Seconds(s->total.compute_s), style::Seconds(s->total.compress_s),
-              style::Seconds(s->total.exposed_comm_s), s == &r.accordion ? QString("—") : Ratio(speedup)});
+              style::Seconds(s->total.exposed_comm_s), s == &r.accordion ? QString("—") : style::Times(speedup)});
   }
   return t + "</table>\n";
 }
@@ -301,9 +300,9 @@ void WriteReport(const ReportInput& in, const QString& dir) {
          Header({"schedule", "floats sent / worker", "against static low"});
     h += Row({"static low (" + Html(LevelName(r.scheme, r.level_low)) + ")", style::Sci(low), "1.00×"});
     h += Row({"static high (" + Html(LevelName(r.scheme, r.level_high)) + ")", style::Sci(analysis.high_floats()),
-              analysis.high_floats() > 0 ? Ratio(low / analysis.high_floats()) + " less" : "—"});
+              analysis.high_floats() > 0 ? style::Times(low / analysis.high_floats()) + " less" : "—"});
     h += Row({"<b>Accordion</b>", style::Sci(analysis.accordion_floats()),
-              analysis.accordion_floats() > 0 ? Ratio(low / analysis.accordion_floats()) + " less" : "—"});
+              analysis.accordion_floats() > 0 ? style::Times(low / analysis.accordion_floats()) + " less" : "—"});
     h += "</table>\n<p>Per epoch and layer: <a href=\"schedule.csv\">schedule.csv</a></p>\n";
   } else {
     h += "<p class=\"note\">No schedule: " + Html(analysis.problem) + "</p>\n";
@@ -318,8 +317,8 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   }
   if (best) {
     h += QString("<p>Accordion: <b>%1</b> faster than dense, <b>%2</b> than static low, %3 than static high (%4).</p>\n")
-             .arg(Ratio(best->speedup_vs_dense()), Ratio(best->result.speedup_vs_low()),
-                  Ratio(best->result.speedup_vs_high()),
+             .arg(style::Times(best->speedup_vs_dense()), style::Times(best->result.speedup_vs_low()),
+                  style::Times(best->result.speedup_vs_high()),
                   best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate");
     const std::optional<double> stops = CompressionStopsPayingAt(in.sweep);
     if (!in.sweep.empty()) {
@@ -353,8 +352,8 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     if (r.incomplete > 0) runs += " (" + QString::number(r.incomplete) + " incomplete)";
     h += Row({Html(r.model), Html(r.dataset), Html(r.setting), runs,
               ci(r.accuracy, [](double v) { return QString::number(v * 100, 'f', 2) + " %"; }),
-              ci(r.floats, [](double v) { return style::Sci(v); }), Ratio(r.floats_ratio),
-              ci(r.seconds, [](double v) { return style::Seconds(v); }), Ratio(r.seconds_ratio)});
+              ci(r.floats, [](double v) { return style::Sci(v); }), style::Times(r.floats_ratio),
+              ci(r.seconds, [](double v) { return style::Seconds(v); }), style::Times(r.seconds_ratio)});
   }
   h += "</table>\n<p>Data: <a href=\"results.csv\">results.csv</a></p>\n";
   if (!in.command_line.empty()) {
