@@ -13,6 +13,7 @@
 #include "analysis/results_table.h"
 #include "gui/app/plot_widget.h"
 #include "gui/app/run_list_view.h"
+#include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
 
@@ -36,7 +37,6 @@ QString WithCi(const MeanCi& m, const QString& text, const QString& half) {
   return m.n > 1 ? QStringLiteral("%1 ± %2").arg(text, half) : text;
 }
 
-QString Ratio(double r) { return QStringLiteral("%1×").arg(r, 0, 'f', 2); }
 
 }  // namespace
 
@@ -82,6 +82,10 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
   split->setChildrenCollapsible(false);
+  // The table's size hint grows with its columns, not its rows: without a
+  // floor, a few runs left the plots squashed under a mostly empty table.
+  plots->setMinimumHeight(320);
+  split->setSizes({600, 300});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(split);
@@ -167,10 +171,10 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
                                       QString::number(r.accuracy.half_width * 100, 'f', 2)),
                                true));
     table_->setItem(i, 5, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
-    table_->setItem(i, 6, Cell(Ratio(r.floats_ratio), true));
+    table_->setItem(i, 6, Cell(style::Times(r.floats_ratio), true));
     table_->setItem(i, 7,
                     Cell(WithCi(r.seconds, FormatSeconds(r.seconds.mean), FormatSeconds(r.seconds.half_width)), true));
-    table_->setItem(i, 8, Cell(Ratio(r.seconds_ratio), true));
+    table_->setItem(i, 8, Cell(style::Times(r.seconds_ratio), true));
   }
   table_->resizeColumnsToContents();
   // The setting names the row: it gets the spare width, not the last column.
