@@ -33,6 +33,8 @@ std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerIn
                       std::vector<int> carried) {
     if (bytes > 0) plan.push_back({op, tag, bucket, bytes, std::move(carried)});
   };
+  // PowerSGD's Q all-reduces, held back until after backward.
+  std::vector<PlannedCollective> after_backward;
   for (int b = 0; b < static_cast<int>(buckets.size()); ++b) {
     const GradientBucket& bucket = buckets[b];
     switch (scheme) {
@@ -57,7 +59,12 @@ std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerIn
         }
         emit(CollectiveOp::kAllReduce, "dense", b, dense, dense_layers);
         emit(CollectiveOp::kAllReduce, "powersgd-p", b, p, low_rank_layers);
-        emit(CollectiveOp::kAllReduce, "powersgd-q", b, q, low_rank_layers);
+        if (q > 0) {
+          PlannedCollective c{CollectiveOp::kAllReduce, "powersgd-q", b, q, low_rank_layers};
+          c.after = static_cast<int>(plan.size()) - 1;  // this bucket's P
+          c.after_backward = true;
+          after_backward.push_back(std::move(c));
+        }
         break;
       }
       case Scheme::kTopK: {
@@ -68,6 +75,7 @@ std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerIn
       }
     }
   }
+  for (PlannedCollective& c : after_backward) plan.push_back(std::move(c));
   return plan;
 }
 

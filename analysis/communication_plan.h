@@ -13,6 +13,16 @@
 //   TopK:         one all-gather of values and int32 indices (2k words
 //                 per tensor)                                         "topk"
 // Collectives with no payload are omitted. Bytes are 4 per float or index.
+//
+// Issue order and dependencies are part of the description, because they
+// decide what hides behind backward: every bucket's dense and P (or TopK)
+// collectives are issued during backward, as the bucket becomes ready, in
+// bucket order; the Q all-reduces come last, after backward has ended, one
+// per bucket in bucket order, each once its bucket's P all-reduce has
+// completed (Q = G^T P needs the summed P) and its Q factors are computed.
+// The trainer (trainer/gradient_exchange.cc) issues exactly this sequence -
+// its tests compare the recorded order with this plan - and the simulator
+// replays it.
 #ifndef ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
 #define ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
 
@@ -41,6 +51,8 @@ struct PlannedCollective {
   int bucket = 0;
   int64_t bytes = 0;        // payload one rank contributes
   std::vector<int> layers;  // the tensors it carries
+  int after = -1;               // index in the plan of a collective whose result it needs
+  bool after_backward = false;  // issued only once backward has ended
 };
 
 // The step's collectives in issue order. `levels` has one level per layer.

@@ -1,18 +1,34 @@
-// Calibrator fits a latency and an effective bandwidth per message-size
-// segment to measured collectives, and turns the fit into a platform.
+// Calibrator fits what one collective costs to measured collectives and
+// turns the fit into a platform.
 //
 // Each sample is one collective: its op, the world size, its bytes and how
 // long it took. Under the chosen all-reduce algorithm a collective is a known
 // number of rounds k of messages of m bytes, so it should take
-// k * alpha + k * m / B (rounds of unequal size: the sum of their bytes): a
-// linear model in (alpha, 1/B), fitted by least squares (Eigen) on the
-// samples whose message size falls in the segment, weighted by 1/duration so
-// that small and large collectives count alike. Different ops
-// share one fit: they are different (k, m) of the same links.
+//
+//   o + k * alpha + along_bytes / B        (along_bytes: k * m for a ring)
+//
+// o is the software cost of one collective (issuing it, Gloo's or NCCL's
+// bookkeeping, waking the waiter), paid once whatever the world size; alpha
+// is the cost of one round (a message through the stack and the wire); B is
+// the effective bandwidth. They are kept apart because they scale apart: a
+// fit that folds o into alpha multiplies a per-call cost by the rounds, so a
+// 2-rank calibration's alpha of 488 us became a second per all-reduce at 1024
+// ranks. The model is linear in (o, alpha, 1/B): one weighted least-squares
+// fit (Eigen), o shared by all samples, alpha and B per message-size segment,
+// weighted by 1/duration so that small and large collectives count alike.
+// Different ops share the fit: they are different (k, m) of the same links.
+//
+// What tells o from alpha is samples with different round counts: several
+// world sizes (or ops whose round counts differ). Where every segment's
+// samples take the same number of rounds (one world size, one op), o and
+// k * alpha are the same column; the constant then goes to o and alpha is 0,
+// and a note says so. No coefficient may be negative: one that comes out
+// negative is pinned at 0 and the others refitted, with a note.
 #ifndef ACCORDION_SIMULATOR_CALIBRATOR_H_
 #define ACCORDION_SIMULATOR_CALIBRATOR_H_
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -27,19 +43,30 @@ namespace accordion::sim {
 struct CalibrationSegment {
   double min_message_bytes = 0;
   double max_message_bytes = 0;  // exclusive; infinity for the last
-  double latency_s = 0;          // alpha, end to end
+  double latency_s = 0;          // alpha, per round, end to end
   double bandwidth_Bps = 0;      // effective bandwidth B
   int samples = 0;
   double rms_relative_error = 0;  // of the fit on its own samples
 };
 
 struct Calibration {
-  int world_size = 0;
-  std::vector<CalibrationSegment> segments;  // fitted ones, by size
-  std::vector<std::string> notes;            // segments merged, samples skipped
+  int world_size = 0;                          // the largest measured
+  std::map<int, int> samples_per_world_size;   // world size -> collectives
+  double collective_overhead_s = 0;            // o
+  std::vector<CalibrationSegment> segments;    // fitted ones, by size
+  // The links' nominal rate (CalibratorOptions::link_gbps; 0: not given) and
+  // the hosts' per-byte cost h it reveals: 1/B = 1/rate + h for the
+  // largest-message segment's B.
+  double link_bandwidth_Bps = 0;
+  double host_s_per_byte = 0;
+  std::vector<std::string> notes;  // segments merged, samples skipped, coefficients pinned
   int samples = 0;
-  // A star of world_size hosts whose links reproduce the fit (CM02, no TCP
-  // window, no cross-traffic: the measurements already contain those).
+  double rms_relative_error = 0;  // of the whole fit
+  // A star with one host per rank of whatever replays on it (CM02, no TCP
+  // window, no cross-traffic: the measurements already contain those) whose
+  // links reproduce the fit, with o as its collective overhead. With a link
+  // rate, the links carry that rate and h (PlatformSpec::host_s_per_byte),
+  // so a replay that changes the bandwidth keeps the hosts' cost.
   PlatformSpec Platform() const;
   nlohmann::json PlatformJson(const std::string& source) const;
 };
@@ -49,38 +76,56 @@ class CalibratorOptions {
   // Upper bounds of the segments but the last, in message bytes.
   CalibratorOptions& boundaries(std::vector<double> v) { boundaries_ = std::move(v); return *this; }
   CalibratorOptions& allreduce(AllReduceAlgorithm v) { allreduce_ = v; return *this; }
+  // The nominal rate of the links the samples crossed (a NIC's speed, a tc
+  // rate), Gb/s; 0: unknown. Only with it can the fitted bandwidth be split
+  // into the links' rate and the hosts' per-byte cost.
+  CalibratorOptions& link_gbps(double v) { link_gbps_ = v; return *this; }
   const std::vector<double>& boundaries() const { return boundaries_; }
   AllReduceAlgorithm allreduce() const { return allreduce_; }
+  double link_gbps() const { return link_gbps_; }
 
  private:
   std::vector<double> boundaries_ = {65536, 4194304};
   AllReduceAlgorithm allreduce_ = AllReduceAlgorithm::kRing;
+  double link_gbps_ = 0;
 };
 
 class Calibrator {
  public:
   explicit Calibrator(CalibratorOptions options = CalibratorOptions());
 
+  // One measured collective; samples may come from any number of world
+  // sizes. `bytes` as the trace counts them: the buffer for all-reduce and
+  // broadcast, one rank's payload for all-gather.
   void Add(CollectiveOp op, int world_size, int64_t bytes, double duration_s);
   // The collectives a trace recorded. Ranks see the same collective with
   // different waits for the others; per collective the shortest duration
-  // (the rank that arrived last) is the network's time.
+  // (the rank that arrived last) is the network's time. A collective issued
+  // on some rank before that rank's earlier collectives of the step had all
+  // ended waited in Gloo's queue for part of its duration: it is left out.
   void AddTrace(const std::string& path);
+  // The samples of an accordion-bench-collectives --out file (its median
+  // time per size and op). `origin` names it in errors.
+  void AddBenchmark(const nlohmann::json& j, const std::string& origin);
+  // A trace or a benchmark file, told apart by content (SQLite's header or
+  // JSON). Throws InputError for anything else.
+  void AddFile(const std::string& path);
 
   // Throws InputError when nothing can be fitted.
   Calibration Fit() const;
 
  private:
   struct Sample {
+    int world_size = 0;
     double rounds = 0;         // k
     double along_bytes = 0;    // bytes along the rounds: k * m for a ring
     double message_bytes = 0;  // the largest message, which picks the segment
     double duration_s = 0;
   };
   CalibratorOptions options_;
-  int world_size_ = 0;
   std::vector<Sample> samples_;
   int skipped_ = 0;
+  int queued_ = 0;
 };
 
 }  // namespace accordion::sim

@@ -1,11 +1,15 @@
 #include "simulator/child_process.h"
 
 #include <poll.h>
+#include <sys/prctl.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
+#include <cmath>
 #include <cstring>
 #include <iostream>
 #include <stdexcept>
@@ -51,14 +55,18 @@ void WriteAll(int fd, const std::string& data) {
   ::_exit(0);
 }
 
+using Clock = std::chrono::steady_clock;
+
 struct Running {
   int index = -1;
   pid_t pid = -1;
   int fd = -1;
   std::string data;
+  Clock::time_point started;
 };
 
 Running Start(const ChildWork& work, int index) {
+  const pid_t parent = ::getpid();
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();  // or the child would print the parent's buffered output again
@@ -70,11 +78,16 @@ Running Start(const ChildWork& work, int index) {
     throw std::runtime_error(std::string("fork: ") + std::strerror(errno));
   }
   if (pid == 0) {
+    // Dies with the forking thread, which waits for its children before it
+    // can end: a parent killed outright takes its simulations with it. The
+    // parent may have died before the request took effect.
+    ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);
     ChildMain(fds[1], work);
   }
   ::close(fds[1]);
-  return Running{index, pid, fds[0], {}};
+  return Running{index, pid, fds[0], {}, Clock::now()};
 }
 
 // Reaps the child and turns its answer into a result or an exception.
@@ -119,8 +132,9 @@ std::string RunInChildProcess(const ChildWork& work) {
 
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
                                              const std::function<void(int)>& progress,
-                                             const std::atomic<bool>* cancel) {
+                                             const std::atomic<bool>* cancel, double timeout_s) {
   if (jobs < 1) throw InputError("--jobs must be at least 1");
+  if (!(timeout_s >= 0) || !std::isfinite(timeout_s)) throw InputError("a simulation timeout must be >= 0 seconds");
   std::vector<std::string> results(work.size());
   std::vector<Running> running;
   size_t next = 0;
@@ -134,8 +148,22 @@ std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work,
       if (cancel != nullptr && cancel->load()) throw Cancelled();
       std::vector<pollfd> fds;
       for (const Running& r : running) fds.push_back({r.fd, POLLIN, 0});
-      // With a cancel flag, wake up now and then to look at it.
-      const int timeout_ms = cancel != nullptr ? 50 : -1;
+      // With a cancel flag, wake up now and then to look at it; with a
+      // timeout, when the oldest child runs out of time.
+      int timeout_ms = cancel != nullptr ? 50 : -1;
+      if (timeout_s > 0) {
+        const Clock::time_point now = Clock::now();
+        for (const Running& r : running) {
+          const double left = timeout_s - std::chrono::duration<double>(now - r.started).count();
+          if (left <= 0) {
+            throw std::runtime_error("a simulation process ran longer than its limit of " +
+                                     std::to_string(static_cast<long long>(std::ceil(timeout_s))) +
+                                     " s and was stopped");
+          }
+          const int ms = static_cast<int>(std::min(left * 1000 + 1, 3.6e6));
+          timeout_ms = timeout_ms < 0 ? ms : std::min(timeout_ms, ms);
+        }
+      }
       if (::poll(fds.data(), fds.size(), timeout_ms) < 0) {
         if (errno == EINTR) continue;
         throw std::runtime_error(std::string("poll: ") + std::strerror(errno));

@@ -27,10 +27,17 @@ std::string RunInChildProcess(const ChildWork& work);
 // `progress(done)` is called after each finishes. On the first failure the
 // other children are stopped and the failure is rethrown. When `cancel` is
 // given and becomes true, the children are killed within about 50 ms and
-// Cancelled is thrown.
+// Cancelled is thrown. A child still running `timeout_s` seconds after it
+// started (0: no limit) is killed and reported as a failure.
+//
+// Children never outlive what started them: each asks the kernel to kill it
+// when the thread that forked it ends (the parent killed by SIGTERM or
+// SIGKILL included), and their own children do the same, so stopping a
+// child stops everything below it. They stay in the parent's process group,
+// so Ctrl-C in a terminal reaches them too.
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
                                              const std::function<void(int)>& progress = {},
-                                             const std::atomic<bool>* cancel = nullptr);
+                                             const std::atomic<bool>* cancel = nullptr, double timeout_s = 0);
 
 // Thrown when a caller's cancel flag stopped the work.
 class Cancelled : public std::exception {

@@ -6,17 +6,27 @@
 #include <mutex>
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "simulator/child_process.h"
 
 namespace accordion::sim {
 
 const char* ToString(ModelKind kind) {
-  return kind == ModelKind::kSimulate ? "simulate" : "analytic";
+  switch (kind) {
+    case ModelKind::kSimulate:
+      return "simulate";
+    case ModelKind::kAnalytic:
+      return "analytic";
+    case ModelKind::kRecorded:
+      return "recorded";
+  }
+  return "?";
 }
 
 std::optional<ModelKind> ParseModelKind(const std::string& name) {
-  if (name == "simulate") return ModelKind::kSimulate;
-  if (name == "analytic") return ModelKind::kAnalytic;
+  for (ModelKind k : {ModelKind::kSimulate, ModelKind::kAnalytic, ModelKind::kRecorded}) {
+    if (name == ToString(k)) return k;
+  }
   return std::nullopt;
 }
 
@@ -72,11 +82,23 @@ AlphaBetaModel AlphaBetaModelFor(const PlatformSpec& spec, const PlatformProbe& 
     s.latency_s = route.latency_s * spec.LatencyFactor(s.min_message_bytes);
     s.bandwidth_Bps = bandwidth * spec.BandwidthFactor(s.min_message_bytes);
   }
-  return AlphaBetaModel(segments);
+  AlphaBetaModel model(segments);
+  // Inside a node, messages take the device links: two of them, no NIC.
+  if (spec.topology == Topology::kHierarchical) {
+    model.nodes(spec.gpus_per_node, 2 * spec.intra_latency_s, spec.intra_bandwidth_Bps);
+  }
+  return model;
 }
 
-AnalyticCommunication::AnalyticCommunication(AlphaBetaModel model, AllReduceAlgorithm algorithm, int ranks)
-    : model_(std::move(model)), algorithm_(algorithm), ranks_(ranks) {}
+AnalyticCommunication::AnalyticCommunication(AlphaBetaModel model, AllReduceAlgorithm algorithm, int ranks,
+                                             double overhead_s, CollectiveOptions collective)
+    : model_(std::move(model)),
+      algorithm_(algorithm),
+      ranks_(ranks),
+      overhead_s_(overhead_s),
+      collective_(std::move(collective)) {
+  collective_.Validate();
+}
 
 std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<IterationPattern>& patterns,
                                                          const std::function<void(int)>& progress) {
@@ -84,9 +106,9 @@ std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<Itera
   for (const IterationPattern& p : patterns) {
     std::vector<double> durations;
     for (const CollectiveCall& c : p.calls) {
-      durations.push_back(model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_)));
+      durations.push_back(overhead_s_ + model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_, collective_), ranks_));
     }
-    out.push_back(ComposeInIssueOrder(p, durations));
+    out.push_back(ComposeIteration(p, durations));
     if (progress) progress(static_cast<int>(out.size()));
   }
   return out;
@@ -96,26 +118,84 @@ std::string AnalyticCommunication::Describe() const {
   return std::string("analytic alpha-beta model, ") + ToString(algorithm_) + " all-reduce";
 }
 
+RecordedCommunication::RecordedCommunication(std::map<RecordedCollectiveKey, double> recorded)
+    : recorded_(std::move(recorded)) {
+  // Least squares of seconds on bytes per op; a negative slope or intercept
+  // (too few or too alike sizes) falls back to the mean.
+  std::map<CollectiveOp, std::vector<std::pair<double, double>>> points;
+  for (const auto& [key, seconds] : recorded_) points[key.op].emplace_back(static_cast<double>(key.bytes), seconds);
+  for (const auto& [op, xy] : points) {
+    const auto n = static_cast<double>(xy.size());
+    double sx = 0, sy = 0, sxx = 0, sxy = 0;
+    for (const auto& [x, y] : xy) {
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+    }
+    const double denominator = n * sxx - sx * sx;
+    double b = denominator > 0 ? (n * sxy - sx * sy) / denominator : 0;
+    double a = (sy - b * sx) / n;
+    if (b < 0 || a < 0) {
+      a = sy / n;
+      b = 0;
+    }
+    line_[op] = {a, b};
+  }
+}
+
+double RecordedCommunication::Seconds(const CollectiveCall& call) const {
+  auto it = recorded_.find({call.op, call.tag, call.bucket, call.bytes});
+  if (it != recorded_.end()) return it->second;
+  auto line = line_.find(call.op);
+  if (line == line_.end()) {
+    throw InputError(std::string("the trace recorded no ") + ToString(call.op) +
+                     " to time this step's collectives with (--model recorded)");
+  }
+  return line->second.first + line->second.second * static_cast<double>(call.bytes);
+}
+
+std::vector<IterationTiming> RecordedCommunication::Time(const std::vector<IterationPattern>& patterns,
+                                                         const std::function<void(int)>& progress) {
+  std::vector<IterationTiming> out;
+  for (const IterationPattern& p : patterns) {
+    std::vector<double> durations;
+    for (const CollectiveCall& c : p.calls) durations.push_back(Seconds(c));
+    out.push_back(ComposeIteration(p, durations));
+    if (progress) progress(static_cast<int>(out.size()));
+  }
+  return out;
+}
+
+std::string RecordedCommunication::Describe() const {
+  return "collectives as the trace recorded them (" + std::to_string(recorded_.size()) + " measured)";
+}
+
 SimulatedCommunication::SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm,
-                                               Fidelity fidelity, int jobs, const std::atomic<bool>* cancel)
+                                               Fidelity fidelity, int jobs, const std::atomic<bool>* cancel,
+                                               double timeout_s, CollectiveOptions collective)
     : spec_(std::move(spec)),
       ranks_(ranks),
       algorithm_(algorithm),
       fidelity_(ResolveFidelity(fidelity, ranks)),
       jobs_(jobs),
-      cancel_(cancel) {}
+      cancel_(cancel),
+      timeout_s_(timeout_s),
+      collective_(std::move(collective)) {
+  collective_.Validate();
+}
 
 std::vector<IterationTiming> SimulatedCommunication::Time(const std::vector<IterationPattern>& patterns,
                                                           const std::function<void(int)>& progress) {
   std::vector<ChildWork> work;
   for (const IterationPattern& p : patterns) {
     work.push_back([this, &p] {
-      NetworkSimulation sim(spec_, ranks_);
+      NetworkSimulation sim(spec_, ranks_, collective_);
       return ToJson(sim.RunIteration(p, algorithm_, fidelity_)).dump();
     });
   }
   std::vector<IterationTiming> out;
-  for (const std::string& text : RunInChildProcesses(work, jobs_, progress, cancel_)) {
+  for (const std::string& text : RunInChildProcesses(work, jobs_, progress, cancel_, timeout_s_)) {
     out.push_back(TimingFromJson(nlohmann::json::parse(text)));
   }
   return out;

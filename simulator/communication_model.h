@@ -3,12 +3,14 @@
 // SimulatedCommunication runs each pattern through SimGrid, every pattern in
 // a fresh child process (child_process.h says why); AnalyticCommunication
 // prices it with the alpha-beta formulas. Both put collectives one after
-// another in issue order, each starting when its bucket is ready.
+// another in issue order, each starting when its bucket is ready and what it
+// waits for is done (ComposeIteration).
 #ifndef ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 #define ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 
 #include <atomic>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,10 +20,11 @@
 #include "simulator/iteration_pattern.h"
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
+#include "simulator/replay_input.h"
 
 namespace accordion::sim {
 
-enum class ModelKind { kSimulate, kAnalytic };
+enum class ModelKind { kSimulate, kAnalytic, kRecorded };
 const char* ToString(ModelKind kind);
 std::optional<ModelKind> ParseModelKind(const std::string& name);
 
@@ -46,12 +49,15 @@ struct PlatformProbe {
 PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks);
 
 // The analytic model for a probed platform: alpha and B of its ring
-// routes, shaped per message size by the spec's calibrated segments.
+// routes, shaped per message size by the spec's calibrated segments; on the
+// hierarchical platform messages inside a node take the device links.
 AlphaBetaModel AlphaBetaModelFor(const PlatformSpec& spec, const PlatformProbe& probe);
 
 class AnalyticCommunication : public CommunicationModel {
  public:
-  AnalyticCommunication(AlphaBetaModel model, AllReduceAlgorithm algorithm, int ranks);
+  // `overhead_s`: added to every collective (PlatformSpec::collective_overhead_s).
+  AnalyticCommunication(AlphaBetaModel model, AllReduceAlgorithm algorithm, int ranks, double overhead_s = 0,
+                        CollectiveOptions collective = CollectiveOptions());
   std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
                                     const std::function<void(int)>& progress) override;
   std::string Describe() const override;
@@ -60,12 +66,34 @@ class AnalyticCommunication : public CommunicationModel {
   AlphaBetaModel model_;
   AllReduceAlgorithm algorithm_;
   int ranks_;
+  double overhead_s_;
+  CollectiveOptions collective_;
+};
+
+// Each collective takes what the trace measured for it (ReplayInput's
+// collective_s): the replay of a trace on its own setting, which checks the
+// step model apart from the network's. A collective the trace did not run
+// (other levels) gets a line a + b * bytes fitted to the recorded ones of its
+// op. Only meaningful at the trace's own worker count and network.
+class RecordedCommunication : public CommunicationModel {
+ public:
+  explicit RecordedCommunication(std::map<RecordedCollectiveKey, double> recorded);
+  std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
+                                    const std::function<void(int)>& progress) override;
+  std::string Describe() const override;
+  double Seconds(const CollectiveCall& call) const;
+
+ private:
+  std::map<RecordedCollectiveKey, double> recorded_;
+  std::map<CollectiveOp, std::pair<double, double>> line_;  // a, b per op
 };
 
 class SimulatedCommunication : public CommunicationModel {
  public:
+  // `timeout_s`: the most one pattern's simulation may take (0: no limit).
   SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm, Fidelity fidelity,
-                         int jobs = 1, const std::atomic<bool>* cancel = nullptr);
+                         int jobs = 1, const std::atomic<bool>* cancel = nullptr, double timeout_s = 0,
+                         CollectiveOptions collective = CollectiveOptions());
   std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
                                     const std::function<void(int)>& progress) override;
   std::string Describe() const override;
@@ -77,6 +105,8 @@ class SimulatedCommunication : public CommunicationModel {
   Fidelity fidelity_;
   int jobs_;
   const std::atomic<bool>* cancel_;
+  double timeout_s_;
+  CollectiveOptions collective_;
 };
 
 }  // namespace accordion::sim

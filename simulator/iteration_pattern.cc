@@ -9,12 +9,18 @@ namespace accordion::sim {
 std::string IterationPattern::Key() const {
   // Raw bytes of the doubles: two ready times that print alike but differ
   // must not share a timing.
-  std::string key;
-  for (const CollectiveCall& c : calls) {
-    key += std::to_string(static_cast<int>(c.op)) + ':' + std::to_string(c.bytes) + ':';
+  auto append = [](std::string& key, double v) {
     char raw[sizeof(double)];
-    std::memcpy(raw, &c.ready_s, sizeof raw);
+    std::memcpy(raw, &v, sizeof raw);
     key.append(raw, sizeof raw);
+  };
+  std::string key;
+  append(key, backward_s);
+  for (const CollectiveCall& c : calls) {
+    key += std::to_string(static_cast<int>(c.op)) + ':' + std::to_string(c.bytes) + ':' + std::to_string(c.after) +
+           (c.after_backward ? "b" : "") + ':';
+    append(key, c.ready_s);
+    append(key, c.gap_s);
     key += ';';
   }
   return key;
@@ -27,17 +33,24 @@ nlohmann::json ToJson(const IterationPattern& pattern) {
                      {"bytes", c.bytes},
                      {"ready_s", c.ready_s},
                      {"tag", c.tag},
-                     {"bucket", c.bucket}});
+                     {"bucket", c.bucket},
+                     {"after", c.after},
+                     {"after_backward", c.after_backward},
+                     {"gap_s", c.gap_s}});
   }
-  return calls;
+  return {{"backward_s", pattern.backward_s}, {"calls", calls}};
 }
 
 IterationPattern PatternFromJson(const nlohmann::json& j) {
   IterationPattern p;
-  for (const nlohmann::json& c : j) {
-    p.calls.push_back({*ParseCollectiveOp(c.at("op").get<std::string>()), c.at("bytes").get<int64_t>(),
-                       c.at("ready_s").get<double>(), c.at("tag").get<std::string>(),
-                       c.at("bucket").get<int>()});
+  p.backward_s = j.at("backward_s").get<double>();
+  for (const nlohmann::json& c : j.at("calls")) {
+    CollectiveCall call{*ParseCollectiveOp(c.at("op").get<std::string>()), c.at("bytes").get<int64_t>(),
+                        c.at("ready_s").get<double>(), c.at("tag").get<std::string>(), c.at("bucket").get<int>()};
+    call.after = c.at("after").get<int>();
+    call.after_backward = c.at("after_backward").get<bool>();
+    call.gap_s = c.at("gap_s").get<double>();
+    p.calls.push_back(std::move(call));
   }
   return p;
 }
@@ -56,12 +69,23 @@ IterationTiming TimingFromJson(const nlohmann::json& j) {
   return t;
 }
 
-IterationTiming ComposeInIssueOrder(const IterationPattern& pattern, const std::vector<double>& durations) {
+double IssueTime(const IterationPattern& pattern, size_t i, const std::vector<double>& end, double& host_s) {
+  const CollectiveCall& c = pattern.calls[i];
+  double t = c.ready_s;
+  if (c.after >= 0) t = std::max(t, end.at(static_cast<size_t>(c.after)));
+  if (!c.after_backward) return t + c.gap_s;
+  t = std::max({t, pattern.backward_s, host_s}) + c.gap_s;
+  host_s = t;
+  return t;
+}
+
+IterationTiming ComposeIteration(const IterationPattern& pattern, const std::vector<double>& durations) {
   IterationTiming t;
-  double previous_end = 0;
+  std::vector<double> end(pattern.calls.size(), 0.0);
+  double previous_end = 0, host = 0;
   for (size_t i = 0; i < pattern.calls.size(); ++i) {
-    const double start = std::max(pattern.calls[i].ready_s, previous_end);
-    previous_end = start + durations.at(i);
+    const double start = std::max(IssueTime(pattern, i, end, host), previous_end);
+    previous_end = end[i] = start + durations.at(i);
     t.spans.push_back({start, previous_end});
   }
   t.comm_end_s = previous_end;

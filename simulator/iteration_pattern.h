@@ -1,10 +1,13 @@
 // What one optimizer step asks of the network, and what the network answers.
 //
-// An IterationPattern is the step's collectives in issue order, each with the
-// earliest time it may start (its bucket's last gradient ready, measured from
-// the start of backward). Every step of an epoch has the same pattern, and it
-// changes only when the levels or the batch size do - the unit the replay
-// memoises.
+// An IterationPattern is the step's collectives in issue order (the step
+// plan's, analysis/communication_plan.h), each with the earliest time it may
+// start (its bucket's last gradient ready, measured from the start of
+// backward) and what else it waits for: the end of backward, a collective
+// whose result it needs and the computation in between (PowerSGD's Q waits
+// for backward and for its bucket's P, then for Q = G^T P to be computed).
+// Every step of an epoch has the same pattern, and it changes only when the
+// levels or the batch size do - the unit the replay memoises.
 #ifndef ACCORDION_SIMULATOR_ITERATION_PATTERN_H_
 #define ACCORDION_SIMULATOR_ITERATION_PATTERN_H_
 
@@ -23,11 +26,17 @@ struct CollectiveCall {
   double ready_s = 0;  // earliest start, from the start of backward
   std::string tag;     // dense, powersgd-p, ...
   int bucket = 0;
+  int after = -1;               // index of a call whose result it needs
+  bool after_backward = false;  // issued from the host only once backward has ended
+  // Host computation between what it waits for and its issue (compressing
+  // with the result of `after`). Issues after backward happen one at a time.
+  double gap_s = 0;
 };
 
 struct IterationPattern {
   std::vector<CollectiveCall> calls;
-  // Equal keys, equal timings: op, bytes and ready time of every call, exactly.
+  double backward_s = 0;  // when backward ends, from its start
+  // Equal keys, equal timings: every field that affects the timing, exactly.
   std::string Key() const;
 };
 
@@ -47,8 +56,15 @@ nlohmann::json ToJson(const IterationTiming& timing);
 IterationTiming TimingFromJson(const nlohmann::json& j);
 
 // Collectives run one after another in issue order, each as soon as it is
-// ready and the previous one is done; `durations` has one per call.
-IterationTiming ComposeInIssueOrder(const IterationPattern& pattern, const std::vector<double>& durations);
+// ready, what it waits for is done and the previous one is done; `durations`
+// has one per call, each collective on an otherwise idle network.
+IterationTiming ComposeIteration(const IterationPattern& pattern, const std::vector<double>& durations);
+
+// When call `i` may be issued given when the calls it waits for ended:
+// max(ready, end of backward, end[after]) plus its gap, and never before the
+// previous after-backward issue (`host_s`, updated) - the host issues those
+// one at a time. Shared by ComposeIteration and the SimGrid actors.
+double IssueTime(const IterationPattern& pattern, size_t i, const std::vector<double>& end, double& host_s);
 
 }  // namespace accordion::sim
 

@@ -4,6 +4,7 @@
 #include <limits>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
+#include <vector>
 
 #include "common/errors.h"
 
@@ -36,13 +37,33 @@ class Mailboxes {
   std::unordered_map<int64_t, sg4::Mailbox*> boxes_;
 };
 
+// Every message of the round at once - a round's flows to one peer (NCCL's
+// channels) and to several (the double tree's parent and children) share
+// the links as they would - then wait for all of them.
 void RunRound(const Round& round, int rank, int world, Mailboxes& boxes) {
   const Peers p = PeersOf(round, rank, world);
-  sg4::CommPtr send;
-  if (p.send_to >= 0)
-    send = boxes.Get(p.send_to, rank)->put_async(&g_token, static_cast<uint64_t>(round.bytes));
-  if (p.recv_from >= 0) boxes.Get(rank, p.recv_from)->get<int>();
-  if (send) send->wait();
+  if (round.flows == 1 && p.sends <= 1 && p.receives <= 1) {
+    // The common case (a ring, halving-doubling) without the vector.
+    sg4::CommPtr send;
+    if (p.sends == 1)
+      send = boxes.Get(p.send_to[0], rank)->put_async(&g_token, static_cast<uint64_t>(round.bytes));
+    if (p.receives == 1) boxes.Get(rank, p.recv_from[0])->get<int>();
+    if (send) send->wait();
+    return;
+  }
+  std::vector<sg4::CommPtr> comms;
+  comms.reserve(static_cast<size_t>((p.sends + p.receives) * round.flows));
+  for (int i = 0; i < p.sends; ++i) {
+    sg4::Mailbox* box = boxes.Get(p.send_to[i], rank);
+    for (int f = 0; f < round.flows; ++f)
+      comms.push_back(box->put_async(&g_token, static_cast<uint64_t>(round.bytes)));
+  }
+  int* received = nullptr;
+  for (int i = 0; i < p.receives; ++i) {
+    sg4::Mailbox* box = boxes.Get(rank, p.recv_from[i]);
+    for (int f = 0; f < round.flows; ++f) comms.push_back(box->get_async<int>(&received));
+  }
+  for (const sg4::CommPtr& c : comms) c->wait();
 }
 
 }  // namespace
@@ -71,7 +92,9 @@ Fidelity ResolveFidelity(Fidelity fidelity, int ranks) {
   return ranks <= kFullFidelityMaxRanks ? Fidelity::kFull : Fidelity::kRounds;
 }
 
-NetworkSimulation::NetworkSimulation(const PlatformSpec& spec, int ranks) {
+NetworkSimulation::NetworkSimulation(const PlatformSpec& spec, int ranks, CollectiveOptions collective)
+    : collective_(std::move(collective)) {
+  collective_.Validate();
   if (sg4::Engine::has_instance()) {
     throw std::logic_error("one SimGrid engine per process: run simulations in a child process");
   }
@@ -83,6 +106,7 @@ NetworkSimulation::NetworkSimulation(const PlatformSpec& spec, int ranks) {
   int argc = 3;
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   hosts_ = BuildPlatform(spec, ranks);
+  overhead_s_ = spec.collective_overhead_s;
 }
 
 NetworkSimulation::~NetworkSimulation() = default;
@@ -105,17 +129,19 @@ IterationTiming NetworkSimulation::RunFull(const IterationPattern& pattern, AllR
   const size_t calls = pattern.calls.size();
   std::vector<std::vector<Round>> rounds;
   for (const CollectiveCall& c : pattern.calls)
-    rounds.push_back(CollectiveRounds(c.op, algorithm, c.bytes, world));
+    rounds.push_back(CollectiveRounds(c.op, algorithm, c.bytes, world, collective_));
   std::vector<std::vector<double>> start(world, std::vector<double>(calls)), end = start;
   Mailboxes boxes(world);
   const double t0 = sg4::Engine::get_clock();
   for (int rank = 0; rank < world; ++rank) {
     sg4::Actor::create("rank-" + std::to_string(rank), hosts_[rank], [&, rank] {
+      double host = 0;
       for (size_t i = 0; i < calls; ++i) {
-        const double ready = t0 + pattern.calls[i].ready_s;
+        const double ready = t0 + IssueTime(pattern, i, end[rank], host);
         if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
         start[rank][i] = sg4::Engine::get_clock() - t0;
         for (const Round& r : rounds[i]) RunRound(r, rank, world, boxes);
+        if (overhead_s_ > 0) sg4::this_actor::sleep_for(overhead_s_);
         end[rank][i] = sg4::Engine::get_clock() - t0;
       }
     });
@@ -138,11 +164,11 @@ IterationTiming NetworkSimulation::RunByRounds(const IterationPattern& pattern,
                                                AllReduceAlgorithm algorithm) {
   std::vector<double> durations;
   for (const CollectiveCall& c : pattern.calls) {
-    double seconds = 0;
-    for (const Round& r : CollectiveRounds(c.op, algorithm, c.bytes, ranks())) seconds += RoundSeconds(r);
+    double seconds = overhead_s_;
+    for (const Round& r : CollectiveRounds(c.op, algorithm, c.bytes, ranks(), collective_)) seconds += RoundSeconds(r);
     durations.push_back(seconds);
   }
-  return ComposeInIssueOrder(pattern, durations);
+  return ComposeIteration(pattern, durations);
 }
 
 double NetworkSimulation::RoundSeconds(const Round& round) {
@@ -153,7 +179,7 @@ double NetworkSimulation::RoundSeconds(const Round& round) {
   const double t0 = sg4::Engine::get_clock();
   for (int rank = 0; rank < world; ++rank) {
     const Peers p = PeersOf(round, rank, world);
-    if (p.send_to < 0 && p.recv_from < 0) continue;
+    if (p.sends == 0 && p.receives == 0) continue;
     sg4::Actor::create("rank-" + std::to_string(rank), hosts_[rank],
                        [&boxes, round, rank, world] { RunRound(round, rank, world, boxes); });
   }

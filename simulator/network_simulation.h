@@ -47,7 +47,9 @@ class NetworkSimulation {
  public:
   // Creates the engine (quiet: SimGrid's log is set to critical only) and
   // builds `spec` for `ranks` ranks. Throws InputError for bad platforms.
-  NetworkSimulation(const PlatformSpec& spec, int ranks);
+  // `collective`: the settings of the algorithms that have some (NCCL's
+  // chunks and channels, ranks per node).
+  NetworkSimulation(const PlatformSpec& spec, int ranks, CollectiveOptions collective = CollectiveOptions());
   ~NetworkSimulation();
   NetworkSimulation(const NetworkSimulation&) = delete;
   NetworkSimulation& operator=(const NetworkSimulation&) = delete;
@@ -55,7 +57,8 @@ class NetworkSimulation {
   int ranks() const { return static_cast<int>(hosts_.size()); }
   const std::vector<simgrid::s4u::Host*>& hosts() const { return hosts_; }
 
-  // One iteration's collectives, every rank an actor.
+  // One iteration's collectives, every rank an actor, each collective
+  // followed by the platform's per-collective overhead.
   IterationTiming RunIteration(const IterationPattern& pattern, AllReduceAlgorithm algorithm,
                                Fidelity fidelity);
   // One collective on an idle network, from time 0; seconds until the last rank is done.
@@ -72,6 +75,8 @@ class NetworkSimulation {
   std::unique_ptr<simgrid::s4u::Engine> engine_;
   std::vector<simgrid::s4u::Host*> hosts_;
   std::map<Round, double> round_seconds_;
+  double overhead_s_ = 0;  // PlatformSpec::collective_overhead_s
+  CollectiveOptions collective_;
 };
 
 }  // namespace accordion::sim

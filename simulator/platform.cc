@@ -107,7 +107,7 @@ std::vector<sg4::Host*> BuildStar(const PlatformSpec& spec, int hosts) {
     const std::string name = "host-" + std::to_string(i);
     sg4::Host* host = zone->create_host(name, kHostSpeed);
     AttachToStar(zone, host->get_netpoint(), nullptr,
-                 DuplexLink(zone, name + "-link", spec.bandwidth_Bps, spec.latency_s));
+                 DuplexLink(zone, name + "-link", spec.LinkBandwidth(), spec.latency_s));
     out.push_back(host);
   }
   zone->seal();
@@ -134,7 +134,7 @@ std::vector<sg4::Host*> BuildHierarchical(const PlatformSpec& spec, int hosts) {
     }
     zone->seal();
     AttachToStar(cluster, zone->get_netpoint(), gateway,
-                 DuplexLink(cluster, node + "-nic", spec.bandwidth_Bps, spec.latency_s));
+                 DuplexLink(cluster, node + "-nic", spec.LinkBandwidth(), spec.latency_s));
   }
   cluster->seal();
   return out;
@@ -155,7 +155,7 @@ std::vector<sg4::Host*> BuildFatTree(const PlatformSpec& spec, int hosts) {
   try {
     sg4::NetZone* zone =
         sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(make_host),
-                                 spec.bandwidth_Bps, spec.latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
+                                 spec.LinkBandwidth(), spec.latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
     zone->seal();
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("fat-tree: ") + e.what());
@@ -170,7 +170,7 @@ std::vector<sg4::Host*> BuildRing(const PlatformSpec& spec, int hosts) {
   // Two hosts share one link rather than closing a double ring; one has none.
   const int links = hosts < 3 ? hosts - 1 : hosts;
   for (int i = 0; i < links; ++i) {
-    sg4::Link* link = DuplexLink(zone, "ring-link-" + std::to_string(i), spec.bandwidth_Bps, spec.latency_s);
+    sg4::Link* link = DuplexLink(zone, "ring-link-" + std::to_string(i), spec.LinkBandwidth(), spec.latency_s);
     zone->add_route(out[i]->get_netpoint(), out[(i + 1) % hosts]->get_netpoint(), nullptr, nullptr,
                     {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
   }
@@ -257,6 +257,18 @@ void PlatformSpec::Validate() const {
     if (hosts_per_leaf < 1) throw InputError("hosts per leaf must be at least 1");
     if (spines < 0) throw InputError("spines must be zero (as many as hosts per leaf) or positive");
   }
+  RequireNonNegative(collective_overhead_s, "collective overhead");
+  if (collective_overhead_s >= 10) {
+    throw InputError("collective overhead must be below 10 s, not " + Number(collective_overhead_s) + " s");
+  }
+  RequireNonNegative(host_s_per_byte, "host cost per byte");
+  if (host_s_per_byte >= 1e-6) {
+    throw InputError("host cost per byte must be below 1000 ns/B, not " + Number(host_s_per_byte * 1e9) +
+                     " ns/B");
+  }
+  if (topology == Topology::kXml && host_s_per_byte > 0) {
+    throw InputError("an XML platform has its own links: a host cost per byte cannot be applied to them");
+  }
   double previous = -1;
   for (const MessageSegment& s : segments) {
     RequireNonNegative(s.min_message_bytes, "segment min_message_bytes");
@@ -290,6 +302,10 @@ double PlatformSpec::LatencyFactor(double message_bytes) const {
 double PlatformSpec::BandwidthFactor(double message_bytes) const {
   if (segments.empty()) return 1;
   return SegmentOf(segments, message_bytes).bandwidth_Bps / segments.back().bandwidth_Bps;
+}
+
+double PlatformSpec::LinkBandwidth() const {
+  return host_s_per_byte > 0 ? 1.0 / (1.0 / bandwidth_Bps + host_s_per_byte) : bandwidth_Bps;
 }
 
 int PlatformSpec::HostCount(int ranks) const {
@@ -338,6 +354,10 @@ std::string PlatformSpec::Describe(int ranks) const {
   }
   text += ", " + network.Describe();
   if (!segments.empty()) text += ", " + std::to_string(segments.size()) + " calibrated message-size segments";
+  if (collective_overhead_s > 0) text += ", collective overhead " + Micros(collective_overhead_s);
+  if (host_s_per_byte > 0) {
+    text += ", host cost " + Number(host_s_per_byte * 1e9) + " ns/B (links deliver " + Gbps(LinkBandwidth()) + ")";
+  }
   return text;
 }
 
@@ -371,6 +391,9 @@ nlohmann::json PlatformSpec::ToJson() const {
                                {"bandwidth_gbps", s.bandwidth_Bps * 8 / 1e9}});
     }
   }
+  // Only when set, so platforms without them keep their cache keys.
+  if (collective_overhead_s > 0) j["collective_overhead_us"] = collective_overhead_s * 1e6;
+  if (host_s_per_byte > 0) j["host_ns_per_byte"] = host_s_per_byte * 1e9;
   return j;
 }
 
@@ -458,6 +481,8 @@ PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin
   if (auto v = f.Number("intra_latency_us")) spec.intra_latency_s = *v * 1e-6;
   if (auto v = f.Integer("hosts_per_leaf")) spec.hosts_per_leaf = *v;
   if (auto v = f.Integer("spines")) spec.spines = *v;
+  if (auto v = f.Number("collective_overhead_us")) spec.collective_overhead_s = *v * 1e-6;
+  if (auto v = f.Number("host_ns_per_byte")) spec.host_s_per_byte = *v * 1e-9;
   if (const nlohmann::json* n = f.Child("network")) {
     JsonFields nf(*n, origin + ": network");
     if (auto v = nf.String("model")) spec.network.model(*v);

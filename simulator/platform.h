@@ -81,8 +81,28 @@ struct PlatformSpec {
   std::string xml_path;     // kXml
   NetworkOptions network;
   std::vector<MessageSegment> segments;  // from calibration; empty: none
+  // Software cost of one collective on every rank (launching it, Gloo's or
+  // NCCL's bookkeeping), independent of its size and of the rounds it takes;
+  // both models add it once per collective. From calibration; 0: none.
+  double collective_overhead_s = 0;
+  // Per-byte cost at the hosts (copies, the kernel's network stack) that does
+  // not shrink when the links get faster: a link of rate R delivers
+  // 1 / (1/R + host_s_per_byte). From calibration; 0: none.
+  //
+  // Why not scale a calibrated effective bandwidth with the rate: a 1 Gb/s
+  // link that delivered 0.8 Gb/s does not deliver 4 Gb/s at 5 Gb/s, the
+  // hosts' share stays. Proportional scaling replayed a 100 Mb/s run 16 %
+  // long and a 5 Gb/s run 40 % short (docs/simulator.md, "Fidelity against
+  // reality"). So the links built from bandwidth_Bps get LinkBandwidth():
+  // a user's --bandwidth-gbps on a calibrated platform changes the rate and
+  // keeps h. Applies to the links bandwidth_Bps describes (not to the
+  // hierarchical platform's intra-node links, nor to XML platforms).
+  double host_s_per_byte = 0;
 
   void Validate() const;  // throws InputError naming the first problem
+  // What the links of rate bandwidth_Bps deliver: 1 / (1/bandwidth_Bps +
+  // host_s_per_byte), bandwidth_Bps itself without a host cost.
+  double LinkBandwidth() const;
   // What the segments make of the links for a message of this size (1 without segments).
   double LatencyFactor(double message_bytes) const;
   double BandwidthFactor(double message_bytes) const;

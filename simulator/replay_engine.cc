@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <map>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -45,6 +46,8 @@ struct EpochStep {
   int64_t global_batch = 0;
   int64_t steps = 0;
   double batch_scale = 1;  // per-worker batch over the profile's
+  const StepProfile* profile = nullptr;
+  bool exact_levels = false;  // the profile ran exactly this epoch's levels
 };
 
 struct Setting {
@@ -52,6 +55,13 @@ struct Setting {
   Scheme scheme = Scheme::kDense;
   int workers = 0;
   std::vector<GradientBucket> buckets;
+  double straggler = 1;  // expected slowest-rank slowdown of compute
+  // The steps of another scheme than the trace's: its most sampled steps,
+  // with none of its compression gaps.
+  std::optional<StepProfile> foreign;
+  int inexact_epochs = 0;  // epochs whose levels the trace did not sample
+  bool recorded_buckets = false;  // the buckets are the trainer's
+  double decompress_scale = 1;    // decompression at these workers over the trace's
 };
 
 int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
@@ -62,26 +72,43 @@ int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
   return std::max<int64_t>(1, std::llround(global_at_trace / trace_workers * s.workers));
 }
 
-IterationPattern PatternOf(const Setting& s, const std::vector<double>& levels, double batch_scale) {
+const StepProfile& ProfileOf(Setting& s, const std::vector<double>& levels) {
+  if (s.foreign) return *s.foreign;
+  const StepProfile& p = NearestStepProfile(*s.input, levels);
+  if (p.levels != levels) ++s.inexact_epochs;
+  return p;
+}
+
+IterationPattern PatternOf(const Setting& s, const std::vector<double>& levels, const StepProfile& profile,
+                           double scale) {
   const TraceView& view = s.input->view;
   IterationPattern pattern;
+  pattern.backward_s = profile.backward_s * scale;
   for (const PlannedCollective& c : PlanStep(s.scheme, view.layers, s.buckets, levels)) {
     double ready = 0;
-    for (int l : s.buckets[c.bucket].layers) ready = std::max(ready, s.input->profile.grad_ready_s[l]);
-    pattern.calls.push_back({c.op, c.bytes, ready * batch_scale, c.tag, c.bucket});
+    for (int l : s.buckets[c.bucket].layers) ready = std::max(ready, profile.grad_ready_s[l]);
+    CollectiveCall call{c.op, c.bytes, ready * scale, c.tag, c.bucket};
+    call.after = c.after;
+    call.after_backward = c.after_backward;
+    auto gap = profile.gap_s.find(c.tag + "/" + std::to_string(c.bucket));
+    if (gap != profile.gap_s.end()) call.gap_s = gap->second;
+    pattern.calls.push_back(std::move(call));
   }
   return pattern;
 }
 
-EpochStep StepOf(const Setting& s, const Schedule& schedule, int epoch, PatternBook& book) {
+EpochStep StepOf(Setting& s, const Schedule& schedule, int epoch, PatternBook& book) {
   EpochStep step;
   step.global_batch = GlobalBatch(s, schedule, epoch);
   step.steps = StepsPerEpoch(s.input->view.run.train_samples, step.global_batch, s.workers);
-  step.batch_scale = static_cast<double>(step.global_batch) / s.workers / s.input->profile.per_worker_batch;
+  step.profile = &ProfileOf(s, schedule.levels[epoch]);
+  step.exact_levels = step.profile->levels == schedule.levels[epoch];
+  step.batch_scale = static_cast<double>(step.global_batch) / s.workers / step.profile->per_worker_batch;
   if (schedule.level_low != schedule.level_high) {
     for (double level : schedule.levels[epoch]) step.low_layers += level == schedule.level_low ? 1 : 0;
   }
-  step.pattern = book.Add(PatternOf(s, schedule.levels[epoch], step.batch_scale));
+  step.pattern =
+      book.Add(PatternOf(s, schedule.levels[epoch], *step.profile, step.batch_scale * s.straggler));
   return step;
 }
 
@@ -123,19 +150,78 @@ Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, R
           StaticSchedule(view, r.scheme, r.level_high)};
 }
 
-// Compression costs what the trace measured for its own scheme; another
-// scheme's cost is unknown.
-double CompressionSeconds(const ReplayInput& input, Scheme scheme, std::vector<std::string>& notes) {
-  const Scheme recorded = input.view.run.scheme;
-  if (scheme == Scheme::kDense) return 0;
-  if (scheme == recorded) return input.profile.compress_s;
-  if (recorded == Scheme::kDense || recorded == Scheme::kBatch) {
-    notes.push_back(std::string("compression time unknown: the trace used ") + ToString(recorded) +
-                    "; counted as 0");
-    return 0;
+// One step's parts, averaged over the profile's sampled steps.
+struct StepParts {
+  double forward = 0, backward = 0, after_backward = 0, compress = 0, tail = 0;
+  double iteration() const { return forward + backward + after_backward + tail; }
+};
+
+// Every sampled step of `profile` composed with the collectives' times the
+// network model found for `pattern` (`timing`), then averaged: a step's time
+// is a maximum of readiness and communication, so it is composed per step.
+// `scale` multiplies compute (batch and stragglers).
+StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
+                       const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
+                       bool recorded_network, double decompress_scale) {
+  std::vector<double> modelled;
+  for (const CollectiveSpan& span : timing.spans) modelled.push_back(span.end_s - span.start_s);
+  StepParts mean;
+  // One view of a step: its readiness, host gaps and (for the trace's own
+  // network) its collectives' times, composed; `weight` of the mean.
+  auto add = [&](const StepSample& sample, bool own_network, double weight) {
+    IterationPattern step = pattern;
+    step.backward_s = sample.backward_s * scale;
+    std::vector<double> durations = modelled;
+    double gaps = 0;
+    for (size_t i = 0; i < step.calls.size(); ++i) {
+      CollectiveCall& c = step.calls[i];
+      double ready = 0;
+      for (int l : buckets[c.bucket].layers) ready = std::max(ready, sample.grad_ready_s[l]);
+      c.ready_s = ready * scale;
+      const std::string name = c.tag + "/" + std::to_string(c.bucket);
+      auto gap = sample.gap_s.find(name);
+      c.gap_s = own_gaps && gap != sample.gap_s.end() ? gap->second : 0.0;
+      gaps += c.after_backward ? c.gap_s : 0.0;
+      auto network = sample.network_s.find(name);
+      if (own_network && network != sample.network_s.end()) durations[i] = network->second;
+    }
+    const double after_backward = std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
+    mean.forward += weight * sample.forward_s * scale;
+    mean.backward += weight * step.backward_s;
+    mean.after_backward += weight * after_backward;
+    mean.compress += weight * std::min(after_backward, gaps);
+    mean.tail += weight * (sample.tail_s + (decompress_scale - 1) * sample.decompress_s);
+  };
+  const auto n = static_cast<double>(profile.samples.size());
+  for (const StepSample& sample : profile.samples) {
+    // On the trace's own network each rank's step as it measured it; on
+    // another, every rank waits for the slowest.
+    if (recorded_network && !sample.per_rank.empty()) {
+      for (const StepSample& rank : sample.per_rank) add(rank, true, 1 / n / static_cast<double>(sample.per_rank.size()));
+    } else {
+      add(sample, false, 1 / n);
+    }
   }
-  notes.push_back(std::string("compression time as measured with ") + ToString(recorded));
-  return input.profile.compress_s;
+  return mean;
+}
+
+// The expected slowdown of the slowest of `ranks` ranks when each rank's
+// compute is independently slowed by a log-normal factor of mean 1 and
+// coefficient of variation `cv`: the mean over a fixed set of draws.
+double ExpectedSlowestRank(double cv, int ranks) {
+  if (cv <= 0 || ranks <= 1) return 1;
+  const double sigma = std::sqrt(std::log1p(cv * cv));
+  std::mt19937_64 rng(20211);
+  std::normal_distribution<double> normal(-0.5 * sigma * sigma, sigma);
+  // About four million draws in all, at least 200 maxima.
+  const int draws = std::max(200, 4000000 / ranks);
+  double sum = 0;
+  for (int d = 0; d < draws; ++d) {
+    double slowest = 0;
+    for (int r = 0; r < ranks; ++r) slowest = std::max(slowest, std::exp(normal(rng)));
+    sum += slowest;
+  }
+  return sum / draws;
 }
 
 }  // namespace
@@ -164,18 +250,47 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   // and tells the analytic model what a ring's messages meet.
   const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
   std::unique_ptr<CommunicationModel> model;
-  if (options_.model() == ModelKind::kAnalytic) {
+  if (options_.model() == ModelKind::kRecorded) {
+    if (r.workers != view.run.world_size) {
+      throw InputError("--model recorded times collectives as the trace measured them: it replays the trace's own " +
+                       std::to_string(view.run.world_size) + " workers, not " + std::to_string(r.workers));
+    }
+    model = std::make_unique<RecordedCommunication>(input.collective_s);
+  } else if (options_.model() == ModelKind::kAnalytic) {
     model = std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(options_.platform(), probe),
-                                                    options_.allreduce(), r.workers);
+                                                    options_.allreduce(), r.workers,
+                                                    options_.platform().collective_overhead_s, options_.collective());
   } else {
     model = std::make_unique<SimulatedCommunication>(options_.platform(), r.workers, options_.allreduce(),
-                                                     options_.fidelity(), options_.jobs(), options_.cancel());
+                                                     options_.fidelity(), options_.jobs(), options_.cancel(),
+                                                     options_.timeout_s(), options_.collective());
   }
   r.platform = options_.platform().Describe(r.workers);
   r.communication = model->Describe();
 
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
-  Setting setting{&input, r.scheme, r.workers, AssignBuckets(view.layers, r.bucket_bytes)};
+  Setting setting;
+  setting.input = &input;
+  setting.scheme = r.scheme;
+  setting.workers = r.workers;
+  setting.buckets = AssignBuckets(view.layers, r.bucket_bytes);
+  setting.recorded_buckets = r.bucket_bytes == input.bucket_bytes.value_or(kDefaultBucketBytes);
+  if (options_.straggler_cv() < 0 || !std::isfinite(options_.straggler_cv()) || options_.straggler_cv() > 10) {
+    throw InputError("--straggler-cv must be between 0 and 10");
+  }
+  setting.straggler = ExpectedSlowestRank(options_.straggler_cv(), r.workers);
+  // TopK decompression adds every worker's k entries: it grows with them.
+  if (r.scheme == Scheme::kTopK && view.run.scheme == Scheme::kTopK) {
+    setting.decompress_scale = static_cast<double>(r.workers) / view.run.world_size;
+  }
+  if (r.scheme != view.run.scheme) {
+    const StepProfile* most = &input.steps.front();
+    for (const StepProfile& p : input.steps) most = p.steps > most->steps ? &p : most;
+    setting.foreign = *most;
+    setting.foreign->gap_s.clear();
+    r.notes.push_back(std::string("compute as measured with ") + ToString(view.run.scheme) + "; the cost of " +
+                      ToString(r.scheme) + "'s compression is not in the trace and is counted as 0");
+  }
   PatternBook book(options_.memoise());
   const int E = view.num_epochs();
   auto plan = [&](const Schedule& s) {
@@ -204,7 +319,11 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   r.timed_patterns = total;
   r.distinct_patterns = book.distinct();
 
-  const double compress_s = CompressionSeconds(input, r.scheme, r.notes);
+  if (setting.inexact_epochs > 0) {
+    r.notes.push_back(std::to_string(setting.inexact_epochs) +
+                      " schedule epochs use levels the trace did not sample: their compute is that of the "
+                      "nearest sampled levels");
+  }
   std::map<int, std::pair<double, double>> pattern_bytes;  // payload, wire per step
   auto bytes_of = [&](int p) {
     auto it = pattern_bytes.find(p);
@@ -212,7 +331,8 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     double payload = 0, wire = 0;
     for (const CollectiveCall& c : r.patterns[p].calls) {
       payload += static_cast<double>(c.bytes);
-      wire += WireBytesPerRank(CollectiveRounds(c.op, options_.allreduce(), c.bytes, r.workers), r.workers);
+      wire += WireBytesPerRank(CollectiveRounds(c.op, options_.allreduce(), c.bytes, r.workers, options_.collective()),
+                               r.workers);
     }
     return pattern_bytes[p] = {payload, wire};
   };
@@ -223,15 +343,19 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     e.low_layers = s.low_layers;
     e.global_batch = s.global_batch;
     e.steps = s.steps;
-    const double forward = input.profile.forward_s * s.batch_scale;
-    const double backward = input.profile.backward_s * s.batch_scale;
-    const double exposed = std::max(0.0, r.timings[s.pattern].comm_end_s - backward);
-    e.iteration_s = forward + backward + compress_s + exposed + input.profile.other_s;
+    const StepParts parts = ExpectedStep(r.patterns[s.pattern], r.timings[s.pattern], *s.profile, setting.buckets,
+                                         s.batch_scale * setting.straggler, !setting.foreign,
+                                         options_.model() == ModelKind::kRecorded && !setting.foreign &&
+                                             s.exact_levels && setting.recorded_buckets,
+                                         setting.decompress_scale);
+    e.step_forward_s = parts.forward;
+    e.step_backward_s = parts.backward;
+    e.iteration_s = parts.iteration();
     const auto n = static_cast<double>(s.steps);
-    e.compute_s = n * (forward + backward);
-    e.compress_s = n * compress_s;
-    e.exposed_comm_s = n * exposed;
-    e.other_s = n * input.profile.other_s;
+    e.compute_s = n * (parts.forward + parts.backward);
+    e.compress_s = n * parts.compress;
+    e.exposed_comm_s = n * (parts.after_backward - parts.compress);
+    e.other_s = n * parts.tail;
     e.time_s = n * e.iteration_s;
     const auto [payload, wire] = bytes_of(s.pattern);
     e.payload_bytes = n * payload;

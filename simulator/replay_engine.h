@@ -7,13 +7,19 @@
 //       .platform(FatTreePlatformOptions().bandwidth_gbps(25).latency_us(5))
 //       .workers(64).eta(0.3).interval(5)).Run(in);
 //
-// One step of epoch e: forward, then backward, during which each bucket's
-// collectives start once its last gradient is ready (in issue order, one at
-// a time); then compression, the communication still running after backward
-// ("exposed"), and the rest of the step as measured. Epoch e takes
-// steps(e) such steps. Scaling to W' workers keeps the per-worker batch:
-// steps(e) = StepsPerEpoch(train_samples, per_worker_batch * W', W'), and a
-// step's compute stays as measured.
+// One step of epoch e, as the trainer runs it (analysis/communication_plan.h):
+// forward, then backward, during which each bucket's collectives start once
+// its last gradient is ready on every rank (in issue order, one at a time);
+// after backward the held-back collectives (PowerSGD's Q, each after its
+// bucket's P and the host's compression), the communication still running
+// ("exposed"), and the rest of the step as measured (decompression, the
+// optimizer, loading the next batch). Compute is the slowest rank's per
+// sampled step, averaged, from the trace's steps that ran the same levels
+// (or the nearest it sampled). Epoch e takes steps(e) such steps. Scaling to
+// W' workers keeps the per-worker batch: steps(e) =
+// StepsPerEpoch(train_samples, per_worker_batch * W', W'), and a step's
+// compute stays as measured, slowed by the expected slowest of W' ranks
+// when straggler_cv is set.
 //
 // Every distinct pattern (levels and batch) is timed once (memoise, on by
 // default); without memoisation every epoch is timed afresh, for checking.
@@ -45,11 +51,20 @@ class ReplayOptions {
   ReplayOptions& level_high(std::optional<double> v) { level_high_ = v; return *this; }
   ReplayOptions& model(ModelKind v) { model_ = v; return *this; }
   ReplayOptions& allreduce(AllReduceAlgorithm v) { allreduce_ = v; return *this; }
+  // The all-reduce algorithm's settings (NCCL's chunks and channels, ranks per node).
+  ReplayOptions& collective(const CollectiveOptions& v) { collective_ = v; return *this; }
   ReplayOptions& fidelity(Fidelity v) { fidelity_ = v; return *this; }
   ReplayOptions& memoise(bool v) { memoise_ = v; return *this; }
   // Empty: the bucket size the trace's configuration names, else DDP's 25 MiB.
   ReplayOptions& bucket_bytes(std::optional<int64_t> v) { bucket_bytes_ = v; return *this; }
   ReplayOptions& jobs(int v) { jobs_ = v; return *this; }
+  // Stragglers: every rank's compute in every step slowed by an independent
+  // log-normal factor (mean 1, this coefficient of variation); a step waits
+  // for the slowest rank. 0: ranks as measured.
+  ReplayOptions& straggler_cv(double v) { straggler_cv_ = v; return *this; }
+  // The most one pattern's SimGrid simulation may take, in seconds (0: no
+  // limit); a simulation past it is stopped and the replay fails.
+  ReplayOptions& timeout_s(double v) { timeout_s_ = v; return *this; }
   // When set and it becomes true, a running simulation stops and Run()
   // throws Cancelled (child_process.h). The flag must outlive Run().
   ReplayOptions& cancel(const std::atomic<bool>* v) { cancel_ = v; return *this; }
@@ -63,10 +78,13 @@ class ReplayOptions {
   std::optional<double> level_high() const { return level_high_; }
   ModelKind model() const { return model_; }
   AllReduceAlgorithm allreduce() const { return allreduce_; }
+  const CollectiveOptions& collective() const { return collective_; }
   Fidelity fidelity() const { return fidelity_; }
   bool memoise() const { return memoise_; }
   std::optional<int64_t> bucket_bytes() const { return bucket_bytes_; }
   int jobs() const { return jobs_; }
+  double straggler_cv() const { return straggler_cv_; }
+  double timeout_s() const { return timeout_s_; }
   const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
@@ -79,10 +97,13 @@ class ReplayOptions {
   std::optional<double> level_high_;
   ModelKind model_ = ModelKind::kSimulate;
   AllReduceAlgorithm allreduce_ = AllReduceAlgorithm::kRing;
+  CollectiveOptions collective_;
   Fidelity fidelity_ = Fidelity::kAuto;
   bool memoise_ = true;
   std::optional<int64_t> bucket_bytes_;
   int jobs_ = 1;
+  double straggler_cv_ = 0;
+  double timeout_s_ = 3600;
   const std::atomic<bool>* cancel_ = nullptr;
 };
 
@@ -93,10 +114,12 @@ struct EpochProjection {
   int64_t global_batch = 0;
   int64_t steps = 0;
   double iteration_s = 0;
-  double compute_s = 0;       // forward + backward
-  double compress_s = 0;
+  double step_forward_s = 0;  // one step's
+  double step_backward_s = 0;
+  double compute_s = 0;       // forward + backward (compression during backward included)
+  double compress_s = 0;      // compression after backward, before the held-back collectives
   double exposed_comm_s = 0;  // communication still running after backward
-  double other_s = 0;
+  double other_s = 0;         // decompression, optimizer, data loading
   double time_s = 0;
   double payload_bytes = 0;  // one worker's payload, as the trace counts it
   double wire_bytes = 0;     // what one worker puts on the wire (algorithm factors included)

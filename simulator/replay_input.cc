@@ -4,7 +4,9 @@
 #include <cmath>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
 
+#include "analysis/communication_plan.h"
 #include "common/errors.h"
 #include "traces/trace_reader.h"
 
@@ -91,6 +93,191 @@ IterationProfile MeasureProfile(TraceReader& reader, const TraceView& view,
   return p;
 }
 
+double Mean(const std::vector<double>& v) {
+  double sum = 0;
+  for (double x : v) sum += x;
+  return sum / static_cast<double>(v.size());
+}
+
+std::string CallName(const std::string& tag, int bucket) { return tag + "/" + std::to_string(bucket); }
+
+// One sampled step, every rank's rows.
+struct SampledStep {
+  std::map<int, IterationRecord> iteration;                 // by rank
+  std::map<int, std::vector<double>> ready;                 // by rank, [layer]
+  std::map<int, std::map<int, CollectiveRecord>> issued;    // by rank, by seq
+};
+
+// The view of one step a synchronous replay needs, from every rank's rows.
+// Ranks' clocks start at their own step start; ranks leave the previous
+// step together (its last collective ends on all of them), so the clocks
+// are taken as aligned: a collective starts once the last rank issued it
+// and ends when the last rank has its result.
+StepSample SampleStep(const SampledStep& step, const std::vector<PlannedCollective>& plan, int layers,
+                      std::map<RecordedCollectiveKey, std::vector<double>>& durations, double& compress) {
+  std::vector<int> ranks;
+  for (const auto& [rank, it] : step.iteration) {
+    auto r = step.ready.find(rank);
+    if (r != step.ready.end() && static_cast<int>(r->second.size()) == layers) ranks.push_back(rank);
+  }
+  StepSample sample;
+  if (ranks.empty()) return sample;
+  double forward = 0, backward_end = 0;
+  std::vector<double> ready(layers, 0.0);
+  compress = 0;
+  for (int rank : ranks) {
+    const IterationRecord& it = step.iteration.at(rank);
+    forward = std::max(forward, it.forward_s);
+    backward_end = std::max(backward_end, it.forward_s + it.backward_s);
+    const std::vector<double>& offsets = step.ready.at(rank);
+    for (int l = 0; l < layers; ++l) ready[l] = std::max(ready[l], it.forward_s + offsets[l]);
+    compress += it.compress_s;
+  }
+  compress /= static_cast<double>(ranks.size());
+  sample.forward_s = forward;
+  sample.backward_s = backward_end - forward;
+  sample.grad_ready_s.resize(layers);
+  for (int l = 0; l < layers; ++l) sample.grad_ready_s[l] = ready[l] - forward;
+
+  // Per collective: the host time before its issue (from what it waited
+  // for on that rank), the last rank's start (after any queueing behind
+  // the collective issued before it) and the last rank's end.
+  std::map<std::string, size_t> planned;
+  for (size_t i = 0; i < plan.size(); ++i) planned[CallName(plan[i].tag, plan[i].bucket)] = i;
+  std::map<std::string, double> gap_sum, last_start, last_end;
+  double step_end = backward_end;
+  for (int rank : ranks) {
+    const IterationRecord& it = step.iteration.at(rank);
+    const std::vector<double>& offsets = step.ready.at(rank);
+    StepSample own;
+    own.forward_s = it.forward_s;
+    own.backward_s = it.backward_s;
+    own.grad_ready_s = offsets;
+    own.valid = true;
+    double previous_end = 0, host = 0, rank_end = it.forward_s + it.backward_s;
+    std::map<std::string, double> end;
+    auto issued = step.issued.find(rank);
+    if (issued != step.issued.end()) {
+      for (const auto& [seq, c] : issued->second) {
+        const std::string name = CallName(c.tag, c.bucket);
+        const double finish = c.start_s + c.duration_s;
+        auto pl = planned.find(name);
+        if (pl != planned.end()) {
+          const PlannedCollective& pc = plan[pl->second];
+          double waited = 0;
+          for (int l : pc.layers) waited = std::max(waited, it.forward_s + offsets[l]);
+          if (pc.after >= 0) {
+            const PlannedCollective& needed = plan[static_cast<size_t>(pc.after)];
+            auto e = end.find(CallName(needed.tag, needed.bucket));
+            if (e != end.end()) waited = std::max(waited, e->second);
+          }
+          if (pc.after_backward) waited = std::max({waited, it.forward_s + it.backward_s, host});
+          const double gap = std::max(0.0, c.start_s - waited);
+          gap_sum[name] += gap;
+          own.gap_s[name] = gap;
+          if (pc.after_backward) host = c.start_s;
+          const double started = std::max(c.start_s, previous_end);
+          own.network_s[name] = std::max(0.0, finish - started);
+          last_start[name] = std::max(last_start[name], started);
+          last_end[name] = std::max(last_end[name], finish);
+        }
+        end[name] = finish;
+        previous_end = std::max(previous_end, finish);
+        step_end = std::max(step_end, finish);
+        rank_end = std::max(rank_end, finish);
+      }
+    }
+    own.tail_s = std::max(0.0, it.total_s - rank_end);
+    double gaps = 0;
+    for (const auto& [name, gap] : own.gap_s) gaps += gap;
+    own.decompress_s = std::min(own.tail_s, std::max(0.0, it.compress_s - gaps));
+    sample.decompress_s += own.decompress_s / static_cast<double>(ranks.size());
+    sample.per_rank.push_back(std::move(own));
+  }
+  for (const auto& [name, sum] : gap_sum) sample.gap_s[name] = sum / static_cast<double>(ranks.size());
+  for (const auto& [name, started] : last_start) {
+    const PlannedCollective& pc = plan[planned.at(name)];
+    const double network = std::max(0.0, last_end.at(name) - started);
+    sample.network_s[name] = network;
+    durations[{pc.op, pc.tag, pc.bucket, pc.bytes}].push_back(network);
+  }
+  for (int rank : ranks) sample.tail_s += std::max(0.0, step.iteration.at(rank).total_s - step_end);
+  sample.tail_s /= static_cast<double>(ranks.size());
+  sample.valid = true;
+  return sample;
+}
+
+// Step profiles per distinct set of levels, and the recorded collectives'
+// network times, from every steady sampled step.
+void MeasureSteps(TraceReader& reader, const TraceView& view, int64_t bucket_bytes, ReplayInput& in) {
+  std::vector<IterationRecord> rows;
+  reader.ForEachIteration([&rows](const IterationRecord& r) { rows.push_back(r); });
+  const SteadySteps steady(rows);
+  std::map<std::pair<int, int64_t>, SampledStep> steps;
+  for (const IterationRecord& r : rows) {
+    if (steady(r.epoch, r.iteration)) steps[{r.epoch, r.iteration}].iteration[r.rank] = r;
+  }
+  const int L = view.num_layers();
+  reader.ForEachGradReady([&](const GradReadyRecord& g) {
+    auto it = steps.find({g.epoch, g.iteration});
+    if (it == steps.end() || g.layer_id < 0 || g.layer_id >= L) return;
+    std::vector<double>& ready = it->second.ready[g.rank];
+    ready.resize(L, 0.0);
+    ready[g.layer_id] = g.offset_s;
+  });
+  reader.ForEachCollective([&](const CollectiveRecord& c) {
+    auto it = steps.find({c.epoch, c.iteration});
+    if (it != steps.end()) it->second.issued[c.rank][c.seq] = c;
+  });
+
+  const std::vector<GradientBucket> buckets = AssignBuckets(view.layers, bucket_bytes);
+  std::map<std::vector<double>, StepProfile> by_levels;
+  std::map<std::vector<double>, std::vector<PlannedCollective>> plans;
+  std::map<RecordedCollectiveKey, std::vector<double>> durations;
+  for (const auto& [key, step] : steps) {
+    const int epoch = key.first;
+    if (epoch < 0 || epoch >= view.num_epochs()) continue;
+    const std::vector<double>& levels = view.levels[epoch];
+    auto plan = plans.find(levels);
+    if (plan == plans.end()) plan = plans.emplace(levels, PlanStep(view.run.scheme, view.layers, buckets, levels)).first;
+    double compress = 0;
+    StepSample sample = SampleStep(step, plan->second, L, durations, compress);
+    if (!sample.valid) continue;
+    StepProfile& p = by_levels[levels];
+    if (p.samples.empty()) {
+      p.levels = levels;
+      p.per_worker_batch = PerWorkerBatch(view, epoch);
+    }
+    p.compress_s += compress;
+    p.samples.push_back(std::move(sample));
+  }
+  for (auto& [levels, p] : by_levels) {
+    const auto n = static_cast<double>(p.samples.size());
+    p.steps = static_cast<int64_t>(p.samples.size());
+    p.compress_s /= n;
+    std::map<std::string, int> gap_n;
+    p.grad_ready_s.assign(L, 0.0);
+    for (const StepSample& x : p.samples) {
+      p.forward_s += x.forward_s / n;
+      p.backward_s += x.backward_s / n;
+      p.tail_s += x.tail_s / n;
+      for (int l = 0; l < L; ++l) p.grad_ready_s[l] += x.grad_ready_s[l] / n;
+      for (const auto& [name, gap] : x.gap_s) {
+        p.gap_s[name] += gap;
+        ++gap_n[name];
+      }
+    }
+    for (auto& [name, gap] : p.gap_s) gap /= gap_n[name];
+    in.steps.push_back(std::move(p));
+  }
+  if (in.steps.empty()) {
+    throw InputError(reader.path() +
+                     " has no sampled step with every layer's gradient-ready offset on some rank; "
+                     "the grad_ready table is needed to replay it");
+  }
+  for (auto& [key, seconds] : durations) in.collective_s[key] = Mean(seconds);
+}
+
 // The trainer's bucket size, if its configuration says; a configuration that
 // does not parse or does not say leaves the choice to the replay.
 std::optional<int64_t> RecordedBucketBytes(const RunInfo& run) {
@@ -117,7 +304,33 @@ ReplayInput LoadReplayInput(TraceReader& reader, TraceView view) {
   in.view = std::move(view);
   in.bucket_bytes = RecordedBucketBytes(in.view.run);
   in.profile = MeasureProfile(reader, in.view, in.measured_iteration_s);
+  MeasureSteps(reader, in.view, in.bucket_bytes.value_or(kDefaultBucketBytes), in);
   return in;
+}
+
+bool RecordedCollectiveKey::operator<(const RecordedCollectiveKey& o) const {
+  return std::tie(op, tag, bucket, bytes) < std::tie(o.op, o.tag, o.bucket, o.bytes);
+}
+
+const StepProfile& NearestStepProfile(const ReplayInput& input, const std::vector<double>& levels) {
+  if (input.steps.empty()) throw std::logic_error("a replay input without step profiles");
+  const StepProfile* best = nullptr;
+  std::pair<int, double> best_distance;
+  for (const StepProfile& p : input.steps) {
+    if (p.levels == levels) return p;
+    std::pair<int, double> d{0, 0.0};
+    for (size_t l = 0; l < levels.size() && l < p.levels.size(); ++l) {
+      if (p.levels[l] == levels[l]) continue;
+      ++d.first;
+      const double a = std::max(std::abs(p.levels[l]), 1e-12), b = std::max(std::abs(levels[l]), 1e-12);
+      d.second += std::abs(std::log(a / b));
+    }
+    if (!best || d < best_distance) {
+      best = &p;
+      best_distance = d;
+    }
+  }
+  return *best;
 }
 
 MeasuredIteration LoadMeasuredIteration(const std::string& path, int epoch) {

@@ -23,6 +23,7 @@ namespace accordion::sim {
 // where the epoch has later samples. Forward and backward (and the
 // gradient-ready offsets) were measured at per_worker_batch samples per rank;
 // the replay scales them linearly when a batch-size schedule changes the batch.
+// The whole trace's mean, for reports; the replay uses StepProfiles.
 struct IterationProfile {
   double per_worker_batch = 0;
   double forward_s = 0;
@@ -34,16 +35,82 @@ struct IterationProfile {
   int64_t grad_ready_samples = 0;
 };
 
+// One sampled step as a synchronous step sees it (StepProfile says how).
+struct StepSample {
+  double forward_s = 0;
+  double backward_s = 0;
+  std::vector<double> grad_ready_s;
+  std::map<std::string, double> gap_s;
+  std::map<std::string, double> network_s;  // each collective's, by "tag/bucket"
+  double tail_s = 0;
+  // Of the tail, the decompression: all compression time less what was
+  // spent before issuing collectives (the gaps). TopK's grows with the
+  // number of workers (it adds every worker's k entries).
+  double decompress_s = 0;
+  bool valid = false;  // some rank had every layer's gradient-ready offset
+  // Each rank's own view, in its own clock, its collectives' times as it
+  // was blocked on them (waiting for the other ranks included): composing
+  // these reproduces what each rank measured, which checks the step model
+  // on the trace's own setting (--model recorded). Ranks' clocks start at
+  // their own step start and are not aligned with each other.
+  std::vector<StepSample> per_rank;
+};
+
+// How the steps of one set of levels went, as a synchronous step sees them:
+// every collective waits for the last rank to reach it, so per sampled step
+// the slowest rank's times count, averaged over the steps. Times are from
+// the end of the slowest rank's forward pass (the start of backward).
+struct StepProfile {
+  std::vector<double> levels;  // the epochs' levels (one per layer)
+  double per_worker_batch = 0;
+  double forward_s = 0;              // slowest rank
+  double backward_s = 0;             // until the last rank's backward ended
+  std::vector<double> grad_ready_s;  // [layer]: when the last rank had it
+  // Host computation before each after-backward collective (PowerSGD's
+  // Q = G^T P), by "tag/bucket".
+  std::map<std::string, double> gap_s;
+  // From the end of backward or of the last collective, whichever is later,
+  // to the end of the step: decompression, the optimizer, loading the next
+  // batch. Mean over ranks.
+  double tail_s = 0;
+  double compress_s = 0;  // all compression and decompression, mean per rank (reported)
+  int64_t steps = 0;      // sampled steps averaged
+  // Each sampled step: the replay composes every one with the network's
+  // collective times and averages the steps, because a step's time is a
+  // maximum (of readiness and communication) and the mean of maxima is not
+  // the maximum of means.
+  std::vector<StepSample> samples;
+};
+
+// What one recorded collective took on the network, by its identity in the
+// step plan: per sampled step the shortest over ranks (the last rank to
+// arrive waited least), less any time it queued behind the collective
+// issued before it, then the mean over steps (a step's mean time is what an
+// epoch adds up; on a noisy host the median can be far from it).
+struct RecordedCollectiveKey {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  std::string tag;
+  int bucket = 0;
+  int64_t bytes = 0;
+  bool operator<(const RecordedCollectiveKey& o) const;
+};
+
 struct ReplayInput {
   std::string path;
   TraceView view;
   IterationProfile profile;
+  std::vector<StepProfile> steps;  // one per distinct set of levels sampled
+  std::map<RecordedCollectiveKey, double> collective_s;
   // The gradient bucket size the trainer used (run.config_json "bucket_mb").
   std::optional<int64_t> bucket_bytes;
   // Mean measured iteration time (total_s) per epoch that has samples, over
   // the same steps as the profile.
   std::map<int, double> measured_iteration_s;
 };
+
+// The measured steps closest to `levels`: the same levels if sampled, else
+// those differing in the fewest layers (then the smallest level ratios).
+const StepProfile& NearestStepProfile(const ReplayInput& input, const std::vector<double>& levels);
 
 // Throws InputError when the trace lacks what replay needs: sampled
 // iterations, and gradient-ready offsets for every layer.

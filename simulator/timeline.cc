@@ -91,9 +91,8 @@ nlohmann::json IterationTimeline(const ReplayResult& r, int epoch, const Measure
     }
   }
   const EpochProjection& e = r.accordion.epochs[epoch];
-  const double scale = static_cast<double>(e.global_batch) / r.workers / r.profile.per_worker_batch;
-  const double forward = r.profile.forward_s * scale;
-  const double backward = r.profile.backward_s * scale;
+  const double forward = e.step_forward_s;
+  const double backward = e.step_backward_s;
   const auto n = static_cast<double>(e.steps);
   ev.Name(kReplayedPid, "replayed: " + std::to_string(r.workers) + " workers on " + r.platform + ", epoch " +
                             std::to_string(epoch) + " (" + r.accordion.label + ")");

@@ -15,13 +15,12 @@
 #include "common/version.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
-#include "trainer/gloo_communicator.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/hessian.h"
 #include "trainer/models.h"
-#include "trainer/nccl_communicator.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trace_recorder.h"
+#include "trainer/worker_connection.h"
 
 namespace accordion {
 
@@ -71,26 +70,6 @@ AccordionState ReadState(torch::serialize::InputArchive& a, const std::string& p
   s.levels = Doubles(get(".levels"));
   s.check_norms = Doubles(get(".check_norms"));
   return s;
-}
-
-std::unique_ptr<Communicator> Connect(const TrainOptions& o, const WorkerEnvironment& env) {
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(o.timeout_s * 1000));
-  if (o.backend == "nccl") {
-    return ConnectNccl(NcclOptions()
-                           .rank(env.rank)
-                           .world_size(env.world_size)
-                           .master_addr(env.master_addr)
-                           .master_port(env.master_port)
-                           .device_index(env.local_rank)
-                           .timeout(timeout));
-  }
-  return std::make_unique<GlooCommunicator>(GlooOptions()
-                                                .rank(env.rank)
-                                                .world_size(env.world_size)
-                                                .master_addr(env.master_addr)
-                                                .master_port(env.master_port)
-                                                .bind_addr(o.bind_addr)
-                                                .timeout(timeout));
 }
 
 torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
@@ -191,7 +170,7 @@ void Trainer::State::Setup() {
   batch_scheme = levels.scheme == Scheme::kBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
-  comm = Connect(o, env);
+  comm = ConnectWorker(o.backend, env, o.bind_addr, o.timeout_s);
   // Checked again here: under torchrun nobody knew the world size before.
   const int64_t split = MicroBatchOf(o);
   if (split % comm->world_size() != 0) {

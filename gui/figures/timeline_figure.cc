@@ -162,9 +162,8 @@ void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfPr
   }
   if (simulated) {
     const sim::EpochProjection& e = r->accordion.epochs[static_cast<size_t>(epoch)];
-    const double scale = static_cast<double>(e.global_batch) / r->workers / r->profile.per_worker_batch;
-    const double forward = r->profile.forward_s * scale;
-    const double backward = r->profile.backward_s * scale;
+    const double forward = e.step_forward_s;
+    const double backward = e.step_backward_s;
     const double n = std::max<double>(1, static_cast<double>(e.steps));
     names->addTick(track, "simulated\ncompute");
     tracks.Phases(track, "simulated compute", forward * 1e3, backward * 1e3, e.exposed_comm_s / n * 1e3,

@@ -28,6 +28,7 @@ struct PlatformFlags {
   std::string file;
   std::string topology;
   std::optional<double> bandwidth_gbps, latency_us, intra_bandwidth_gbps, intra_latency_us, tcp_gamma;
+  std::optional<double> collective_overhead_us, host_ns_per_byte;
   std::optional<int> hosts, gpus_per_node, hosts_per_leaf, spines;
   std::optional<std::string> network_model, crosstraffic;
 
@@ -53,6 +54,11 @@ struct PlatformFlags {
                     "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)");
     cmd->add_option("--crosstraffic", crosstraffic, "SimGrid network/crosstraffic: on (default) or off")
         ->check(CLI::IsMember({"on", "off"}));
+    cmd->add_option("--collective-overhead-us", collective_overhead_us,
+                    "Software cost of one collective, microseconds (default 0; calibrate measures it)");
+    cmd->add_option("--host-ns-per-byte", host_ns_per_byte,
+                    "Hosts' cost per byte, ns: links of rate R deliver 1/(1/R + h) (default 0; calibrate "
+                    "measures it given --link-gbps)");
   }
 
   PlatformSpec Resolve() const {
@@ -80,6 +86,8 @@ struct PlatformFlags {
     if (network_model) spec.network.model(*network_model);
     if (tcp_gamma) spec.network.tcp_gamma(*tcp_gamma);
     if (crosstraffic) spec.network.crosstraffic(*crosstraffic == "on");
+    if (collective_overhead_us) spec.collective_overhead_s = *collective_overhead_us * 1e-6;
+    if (host_ns_per_byte) spec.host_s_per_byte = *host_ns_per_byte * 1e-9;
     spec.Validate();
     return spec;
   }
@@ -98,6 +106,8 @@ struct ReplayFlags {
   bool no_memo = false;
   std::optional<double> bucket_mb;
   int jobs = 1;
+  double straggler_cv = 0;
+  double timeout_s = 3600;
 
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
@@ -114,11 +124,25 @@ struct ReplayFlags {
     }
     cmd->add_option("--scheme", scheme, "powersgd, topk, batch or dense (default: the trace's)")
         ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
-    cmd->add_option("--model", model, "simulate (SimGrid) or analytic (alpha-beta formulas)")
-        ->check(CLI::IsMember({"simulate", "analytic"}))
+    cmd->add_option("--model", model,
+                    "simulate (SimGrid), analytic (alpha-beta formulas) or recorded (each collective as the "
+                    "trace measured it: the trace's own workers and network)")
+        ->check(CLI::IsMember({"simulate", "analytic", "recorded"}))
         ->capture_default_str();
-    cmd->add_option("--allreduce", allreduce, "All-reduce algorithm: ring, halving-doubling or tree")
-        ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+    cmd->add_option("--straggler-cv", straggler_cv,
+                    "Stragglers: each rank's compute per step slowed by a log-normal factor of mean 1 and this "
+                    "coefficient of variation; a step waits for the slowest (0-10)")
+        ->check(CLI::Range(0.0, 10.0))
+        ->capture_default_str();
+    cmd->add_option("--sim-timeout", timeout_s,
+                    "Seconds one SimGrid simulation (one distinct step pattern) may take before the replay "
+                    "stops it and fails (0: no limit)")
+        ->check(CLI::Range(0.0, 1e7))
+        ->capture_default_str();
+    cmd->add_option("--allreduce", allreduce,
+                    "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or "
+                    "hierarchical")
+        ->check(CLI::IsMember(AllReduceAlgorithmNames()))
         ->capture_default_str();
     cmd->add_option(
            "--fidelity", fidelity,
@@ -148,8 +172,54 @@ struct ReplayFlags {
         .memoise(!no_memo)
         .bucket_bytes(bucket_mb ? std::optional<int64_t>(std::llround(*bucket_mb * 1024 * 1024))
                                 : std::nullopt)
-        .jobs(jobs);
+        .jobs(jobs)
+        .straggler_cv(straggler_cv)
+        .timeout_s(timeout_s);
     if (!scheme.empty()) o.scheme(*ParseScheme(scheme));
+    return o;
+  }
+};
+
+// The settings of NCCL's algorithms and of the hierarchical all-reduce
+// (collectives.h). ReplayOptions carries only the algorithm, so they become
+// the process's default CollectiveOptions, which every CollectiveRounds
+// without options - and every child process - sees.
+struct CollectiveFlags {
+  std::optional<int64_t> chunk_kb;
+  std::optional<int> channels, ranks_per_node;
+
+  void Add(CLI::App* cmd) {
+    cmd->add_option("--nccl-chunk-kb", chunk_kb,
+                    "nccl-ring, nccl-tree: largest chunk a hop forwards, KiB (default " +
+                        std::to_string(CollectiveOptions::kDefaultChunkBytes / 1024) +
+                        ": NCCL's 4 MiB buffer in 8 slots)")
+        ->check(CLI::PositiveNumber);
+    cmd->add_option("--nccl-channels", channels,
+                    "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
+                        std::to_string(CollectiveOptions::kDefaultChannels) + ")");
+    cmd->add_option("--ranks-per-node", ranks_per_node,
+                    "hierarchical: consecutive ranks per node (default: --gpus-per-node on the hierarchical "
+                    "topology, else 1, a plain ring)");
+  }
+
+  CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
+    const AllReduceAlgorithm a = *ParseAllReduceAlgorithm(allreduce);
+    const bool nccl = a == AllReduceAlgorithm::kNcclRing || a == AllReduceAlgorithm::kNcclTree;
+    if ((chunk_kb || channels) && !nccl) {
+      throw InputError("--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
+                       "nccl-tree, not " + allreduce);
+    }
+    if (ranks_per_node && a != AllReduceAlgorithm::kHierarchical) {
+      throw InputError("--ranks-per-node is a setting of --allreduce hierarchical, not " + allreduce);
+    }
+    if (ranks_per_node && *ranks_per_node < 1) throw InputError("--ranks-per-node must be at least 1");
+    if (chunk_kb && *chunk_kb > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kb is too large");
+    CollectiveOptions o;
+    if (chunk_kb) o.chunk_bytes(*chunk_kb * 1024);
+    if (channels) o.channels(*channels);
+    o.ranks_per_node(ranks_per_node ? *ranks_per_node
+                                    : (spec.topology == Topology::kHierarchical ? spec.gpus_per_node : 1));
+    o.Validate();
     return o;
   }
 };
@@ -158,6 +228,7 @@ struct ReplayArgs {
   std::string trace;
   PlatformFlags platform;
   ReplayFlags replay;
+  CollectiveFlags collective;
   std::string format = "table";
   std::string out;
   std::string timeline;
@@ -165,7 +236,9 @@ struct ReplayArgs {
 };
 
 int RunReplay(const ReplayArgs& a) {
-  const ReplayOptions options = a.replay.Options(a.platform.Resolve());
+  const PlatformSpec spec = a.platform.Resolve();
+  ReplayOptions options = a.replay.Options(spec);
+  options.collective(a.collective.Apply(a.replay.allreduce, spec));
   const ReplayInput input = LoadReplayInput(a.trace);
   if (!a.timeline.empty() && (a.timeline_epoch < 0 || a.timeline_epoch >= input.view.num_epochs())) {
     throw InputError("--timeline-epoch " + std::to_string(a.timeline_epoch) + " is not in the trace (0.." +
@@ -195,24 +268,49 @@ int RunReplay(const ReplayArgs& a) {
 }
 
 struct CalibrateArgs {
-  std::string trace;
+  std::vector<std::string> inputs;
   std::string out;
   std::vector<double> segments = {65536, 4194304};
   std::string allreduce = "ring";
+  std::optional<double> link_gbps;
 };
 
+std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
+  std::string out;
+  for (const std::string& p : parts) out += (out.empty() ? "" : sep) + p;
+  return out;
+}
+
 int RunCalibrate(const CalibrateArgs& a) {
-  Calibrator calibrator(
-      CalibratorOptions().boundaries(a.segments).allreduce(*ParseAllReduceAlgorithm(a.allreduce)));
-  calibrator.AddTrace(a.trace);
+  if (a.link_gbps && !(*a.link_gbps > 0 && std::isfinite(*a.link_gbps))) {
+    throw InputError("--link-gbps must be a positive number of Gb/s");
+  }
+  Calibrator calibrator(CalibratorOptions()
+                            .boundaries(a.segments)
+                            .allreduce(*ParseAllReduceAlgorithm(a.allreduce))
+                            .link_gbps(a.link_gbps.value_or(0)));
+  for (const std::string& input : a.inputs) calibrator.AddFile(input);
   const Calibration cal = calibrator.Fit();
-  const nlohmann::json platform = cal.PlatformJson(a.trace);
+  const PlatformSpec spec = cal.Platform();
+  spec.Validate();  // a fit the platform cannot hold fails here, before anything is written
+  const nlohmann::json platform = cal.PlatformJson(Join(a.inputs, ", "));
   WriteOutput(a.out, [&](std::ostream& out) { out << platform.dump(1) << '\n'; });
   if (a.out == "-") return kExitOk;
-  std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives of " << cal.world_size
-            << " workers (" << a.allreduce << " all-reduce assumed)\n"
-            << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14) << "latency_us"
-            << std::setw(16) << "bandwidth_gbps" << std::setw(9) << "samples" << std::setw(12)
+  std::vector<std::string> per_world;
+  for (const auto& [world, n] : cal.samples_per_world_size) {
+    per_world.push_back(std::to_string(n) + " at " + std::to_string(world) + " ranks");
+  }
+  std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ")
+            << "; " << a.allreduce << " all-reduce assumed)\n"
+            << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error " << std::fixed
+            << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
+            << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
+  if (cal.link_bandwidth_Bps > 0) {
+    std::cout << "links " << std::setprecision(3) << cal.link_bandwidth_Bps * 8 / 1e9
+              << " Gb/s; host cost h = " << cal.host_s_per_byte * 1e9 << " ns/B (1/B = 1/rate + h)\n";
+  }
+  std::cout << std::defaultfloat << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14)
+            << "alpha_us" << std::setw(16) << "B_gbps" << std::setw(9) << "samples" << std::setw(12)
             << "rms_error\n";
   for (const CalibrationSegment& s : cal.segments) {
     std::ostringstream to;
@@ -235,6 +333,7 @@ struct SweepArgs {
   std::string trace;
   PlatformFlags platform;
   ReplayFlags replay;
+  CollectiveFlags collective;
   SweepGrid grid;
   std::vector<std::string> levels;
   std::string format = "csv";
@@ -257,7 +356,9 @@ std::pair<double, double> ParseLevelPair(const std::string& text) {
 
 int RunSweepCommand(SweepArgs a) {
   for (const std::string& pair : a.levels) a.grid.levels.push_back(ParseLevelPair(pair));
-  const ReplayOptions base = a.replay.Options(a.platform.Resolve());
+  const PlatformSpec spec = a.platform.Resolve();
+  ReplayOptions base = a.replay.Options(spec);
+  base.collective(a.collective.Apply(a.replay.allreduce, spec));
   const std::vector<SweepPoint> points = ExpandGrid(a.grid);
   const ReplayInput input = LoadReplayInput(a.trace);
   const std::vector<ReplayOptions> planned = PlanSweep(input, base, points);
@@ -282,26 +383,30 @@ struct CollectiveArgs {
   std::string op = "allreduce";
   std::string allreduce = "ring";
   std::string fidelity = "auto";
+  CollectiveFlags collective;
 };
 
 int RunCollectiveCommand(const CollectiveArgs& a) {
   const PlatformSpec spec = a.platform.Resolve();
   const CollectiveOp op = *ParseCollectiveOp(a.op);
   const AllReduceAlgorithm algorithm = *ParseAllReduceAlgorithm(a.allreduce);
+  const CollectiveOptions options = a.collective.Apply(a.allreduce, spec);
   const Fidelity fidelity = ResolveFidelity(*ParseFidelity(a.fidelity), a.workers);
   if (!(a.bytes >= 1) || a.bytes > 1e15) throw InputError("--bytes must be between 1 and 1e15");
   const auto bytes = static_cast<int64_t>(std::llround(a.bytes));
   const PlatformProbe probe = ProbePlatform(spec, a.workers);
   const double simulated = std::stod(RunInChildProcess([&] {
-    NetworkSimulation sim(spec, a.workers);
+    NetworkSimulation sim(spec, a.workers, options);
     std::ostringstream s;
     s << std::setprecision(17) << sim.RunCollective(op, algorithm, bytes, fidelity);
     return s.str();
   }));
-  const double analytic = AlphaBetaModelFor(spec, probe).Time(op, algorithm, a.bytes, a.workers);
+  const double analytic = spec.collective_overhead_s +
+                          AlphaBetaModelFor(spec, probe).Time(op, algorithm, a.bytes, a.workers, options);
+  const std::string settings = op == CollectiveOp::kAllReduce ? options.Describe(algorithm) : "";
   std::cout << std::setprecision(6) << (op == CollectiveOp::kAllReduce ? a.allreduce + " " : "") << a.op
-            << " of " << a.bytes << " bytes over " << a.workers << " ranks on " << spec.Describe(a.workers)
-            << "\n"
+            << " of " << a.bytes << " bytes over " << a.workers << " ranks"
+            << (settings.empty() ? "" : " (" + settings + ")") << " on " << spec.Describe(a.workers) << "\n"
             << "route between ring neighbours: " << probe.ring_route.latency_s * 1e6 << " us, "
             << probe.ring_route.bandwidth_Bps * 8 / 1e9 << " Gb/s\n"
             << std::fixed << std::setprecision(6) << "simulated (" << ToString(fidelity) << "): " << simulated
@@ -328,6 +433,7 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("trace", replay.trace, "Trace file")->required();
   replay.platform.Add(replay_cmd, true);
   replay.replay.Add(replay_cmd, true);
+  replay.collective.Add(replay_cmd);
   replay_cmd->add_option("--format", replay.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
@@ -340,9 +446,12 @@ int main(int argc, char** argv) {
   CalibrateArgs calibrate;
   CLI::App* calibrate_cmd =
       app.add_subcommand("calibrate",
-                         "Fit latency and bandwidth per message size to a trace's measured collectives and "
-                         "write a platform file");
-  calibrate_cmd->add_option("trace", calibrate.trace, "Trace file with measured collectives")->required();
+                         "Fit per-collective overhead, per-round latency and bandwidth to measured "
+                         "collectives (traces, accordion-bench-collectives files) and write a platform file");
+  calibrate_cmd
+      ->add_option("inputs", calibrate.inputs,
+                   "Traces and accordion-bench-collectives --out files, any mix and world sizes")
+      ->required();
   calibrate_cmd->add_option("--out", calibrate.out, "Platform file to write (JSON; - for stdout)")
       ->required();
   calibrate_cmd
@@ -352,6 +461,9 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--allreduce", calibrate.allreduce, "All-reduce algorithm the trainer used")
       ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
       ->capture_default_str();
+  calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
+                            "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
+                            "hosts' per-byte cost from the links (default: unknown)");
 
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand(
@@ -360,6 +472,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("trace", sweep.trace, "Trace file")->required();
   sweep.platform.Add(sweep_cmd, false);
   sweep.replay.Add(sweep_cmd, false);
+  sweep.collective.Add(sweep_cmd);
   sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")
       ->delimiter(',');
   sweep_cmd->add_option("--latency-us", sweep.grid.latency_us, "Link latencies, us")->delimiter(',');
@@ -383,9 +496,12 @@ int main(int argc, char** argv) {
   collective_cmd->add_option("--op", collective.op, "allreduce, allgather or broadcast")
       ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))
       ->capture_default_str();
-  collective_cmd->add_option("--allreduce", collective.allreduce, "ring, halving-doubling or tree")
-      ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+  collective_cmd
+      ->add_option("--allreduce", collective.allreduce,
+                   "ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
+      ->check(CLI::IsMember(AllReduceAlgorithmNames()))
       ->capture_default_str();
+  collective.collective.Add(collective_cmd);
   collective_cmd->add_option("--fidelity", collective.fidelity, "auto, full or rounds")
       ->check(CLI::IsMember({"auto", "full", "rounds"}))
       ->capture_default_str();

@@ -56,6 +56,32 @@ TEST(PlanStep, PowerSgdSendsDenseThenPThenQPerBucket) {
   EXPECT_EQ(plan[2].bytes, 4 * (128 + 256 + 784) * 2);
 }
 
+// The trainer sends every Q after backward and after its bucket's P: a Q
+// placed between buckets would let the plan's consumers (the simulator)
+// hide it behind the rest of backward.
+TEST(PlanStep, PowerSgdSendsEveryQAfterBackwardAndAfterItsBucketsP) {
+  const auto layers = synthetic::MlpLayers();
+  const auto buckets = AssignBuckets(layers, 4 * 34000);
+  ASSERT_EQ(buckets.size(), 2u);
+  const auto plan = PlanStep(Scheme::kPowerSgd, layers, buckets, std::vector<double>(6, 2));
+  std::vector<std::string> order;
+  for (const PlannedCollective& c : plan) order.push_back(c.tag + "/" + std::to_string(c.bucket));
+  EXPECT_EQ(order, (std::vector<std::string>{"dense/0", "powersgd-p/0", "dense/1", "powersgd-p/1",
+                                             "powersgd-q/0", "powersgd-q/1"}));
+  for (size_t i = 0; i < plan.size(); ++i) {
+    const bool q = plan[i].tag == "powersgd-q";
+    EXPECT_EQ(plan[i].after_backward, q) << order[i];
+    if (!q) {
+      EXPECT_EQ(plan[i].after, -1) << order[i];
+      continue;
+    }
+    ASSERT_GE(plan[i].after, 0);
+    ASSERT_LT(plan[i].after, static_cast<int>(i));
+    EXPECT_EQ(plan[plan[i].after].tag, "powersgd-p");
+    EXPECT_EQ(plan[plan[i].after].bucket, plan[i].bucket);
+  }
+}
+
 TEST(PlanStep, TopKIsOneAllGatherPerBucketAndDenseOneAllReduce) {
   const auto layers = synthetic::MlpLayers();
   const auto buckets = AssignBuckets(layers, 4 * 34000);

@@ -4,7 +4,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <chrono>
+#include <cstdio>
 #include <cstdlib>
+#include <fstream>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -53,6 +56,57 @@ TEST(ChildProcess, BringsBackInputErrorsAndFailures) {
     EXPECT_NE(std::string(e.what()).find("signal"), std::string::npos) << e.what();
   }
   EXPECT_THROW(RunInChildProcesses({}, 0), InputError);
+}
+
+TEST(ChildProcess, AChildPastItsTimeLimitIsStoppedAndReported) {
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    RunInChildProcesses({[]() -> std::string {
+                           ::sleep(20);
+                           return "late";
+                         }},
+                        1, {}, nullptr, 0.3);
+    FAIL() << "a child past its limit must not look like success";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("limit"), std::string::npos) << e.what();
+  }
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(), 5);
+  EXPECT_THROW(RunInChildProcesses({}, 1, {}, nullptr, -1), InputError);
+}
+
+// True while `pid` is a live process (a zombie waiting for its reaper is
+// dead: it runs nothing).
+bool Alive(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string line;
+  if (!std::getline(stat, line)) return false;
+  const size_t close = line.rfind(')');
+  return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+}
+
+// A simulation that itself runs simulations (a sweep point) is stopped with
+// everything it started: killing the middle process takes the grandchild.
+TEST(ChildProcess, StoppingAChildStopsItsChildrenToo) {
+  const std::string pid_file = ::testing::TempDir() + "grandchild-" + std::to_string(::getpid());
+  std::remove(pid_file.c_str());
+  try {
+    RunInChildProcesses({[pid_file]() -> std::string {
+                           return RunInChildProcess([pid_file]() -> std::string {
+                             std::ofstream(pid_file) << ::getpid();
+                             ::sleep(30);
+                             return "late";
+                           });
+                         }},
+                        1, {}, nullptr, 1.0);
+    FAIL() << "the middle process must have been stopped";
+  } catch (const std::runtime_error&) {
+  }
+  pid_t grandchild = 0;
+  std::ifstream(pid_file) >> grandchild;
+  ASSERT_GT(grandchild, 0) << "the grandchild never started";
+  for (int i = 0; i < 100 && Alive(grandchild); ++i) ::usleep(20000);
+  EXPECT_FALSE(Alive(grandchild)) << "grandchild " << grandchild << " outlived its parent";
+  std::remove(pid_file.c_str());
 }
 
 }  // namespace

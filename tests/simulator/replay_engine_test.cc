@@ -157,7 +157,13 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
   o.level_low = 512;
   o.level_high = 4096;
   o.decay_epochs = {};
-  const ReplayInput in = Load("batch", o);
+  // A batch the trace sampled keeps the compute measured at it; one it did
+  // not is scaled linearly from the nearest it did.
+  const std::string path = testing::SyntheticTrace(*dir_, "batch", o);
+  testing::ExecuteSql(path, "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
+                            "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
+  const ReplayInput in = LoadReplayInput(path);
+  ASSERT_EQ(in.steps.size(), 1u);
   const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
   const EpochProjection& small = r.static_low.epochs[0];
   const EpochProjection& large = r.static_high.epochs[0];
@@ -167,6 +173,25 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
   const double per_step_large = large.compute_s / static_cast<double>(large.steps);
   EXPECT_NEAR(per_step_large / per_step_small, 8.0, 1e-9);
   EXPECT_LT(large.exposed_comm_s, small.exposed_comm_s);  // 8x fewer rounds of communication
+  EXPECT_FALSE(r.notes.empty());  // says the large batch's compute was not measured
+}
+
+TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
+  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+  o.scheme = Scheme::kBatch;
+  o.level_low = 512;
+  o.level_high = 4096;
+  o.decay_epochs = {};
+  const std::string path = testing::SyntheticTrace(*dir_, "batch-measured", o);
+  // The large batch's steps took 3 ms longer forward than measured at the small one.
+  testing::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
+                            "(SELECT epoch FROM epochs WHERE batch_size = 4096);");
+  const ReplayInput in = LoadReplayInput(path);
+  ASSERT_EQ(in.steps.size(), 2u);
+  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  const EpochProjection& small = r.static_low.epochs[0];
+  const EpochProjection& large = r.static_high.epochs[0];
+  EXPECT_NEAR(large.step_forward_s - small.step_forward_s, 0.003, 1e-9);
 }
 
 TEST_F(Replay, TracesWithoutTheNeededTablesAreRefused) {

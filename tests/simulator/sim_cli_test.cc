@@ -172,6 +172,45 @@ TEST_F(SimCli, CalibratedPlatformsFeedReplays) {
   EXPECT_NE(bigger.out.find("star of 32 hosts"), std::string::npos) << bigger.out;
 }
 
+// Traces and accordion-bench-collectives files in one fit; a link rate
+// turns the fitted bandwidth into the links' rate plus the hosts' cost,
+// which a replay at another bandwidth keeps.
+TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
+  // measured.trace: 4 ranks, 1e-4 s + 1.6 ns per byte = o + 6 alpha + 1.5 b / B
+  // with o = 40 us, alpha = 10 us, B = 0.9375e9 B/s; the same network at 2 ranks:
+  nlohmann::json samples = nlohmann::json::array();
+  for (double b = 4096; b <= 64e6; b *= 4) {
+    samples.push_back({{"op", "allreduce"}, {"world_size", 2}, {"bytes", int64_t(b)},
+                       {"median_s", 40e-6 + 2 * 10e-6 + b / 0.9375e9}});
+  }
+  Write("bench2.json", nlohmann::json{{"format", "accordion-bench-collectives"}, {"samples", samples}}.dump());
+  const CommandResult cal = Sim("calibrate " + Path("measured.trace") + " " + Path("bench2.json") + " --out " +
+                                Path("mixed.json") + " --segments 1e12 --link-gbps 10");
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  EXPECT_NE(cal.out.find("7 at 2 ranks, 7 at 4 ranks"), std::string::npos) << cal.out;
+  EXPECT_NE(cal.out.find("o (per collective) = 40.000 us"), std::string::npos) << cal.out;
+  EXPECT_NE(cal.out.find("host cost h = 0.267 ns/B"), std::string::npos) << cal.out;
+  const nlohmann::json platform = nlohmann::json::parse(std::ifstream(Path("mixed.json")));
+  EXPECT_NEAR(platform.at("collective_overhead_us").get<double>(), 40, 1e-6);
+  EXPECT_NEAR(platform.at("host_ns_per_byte").get<double>(), 1e9 / 0.9375e9 - 0.8, 1e-6);
+  EXPECT_NEAR(platform.at("bandwidth_gbps").get<double>(), 10, 1e-9);  // the rate; h brings it to B
+  const CommandResult replay = Sim("replay " + Path("mlp.trace") + " --platform " + Path("mixed.json") +
+                                   " --bandwidth-gbps 5 --interval 5");
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  // 1 / (1/5 Gb/s + 0.2667 ns/B): 4.286 Gb/s, not 7.5 Gb/s x 5/10.
+  EXPECT_NE(replay.out.find("links deliver 4.2857142857"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("collective overhead 40 us"), std::string::npos) << replay.out;
+
+  ExpectBadInput("calibrate " + Path("bench2.json") + " --out " + Path("never.json") + " --link-gbps 0",
+                 "--link-gbps must be a positive");
+  ExpectBadInput("calibrate " + Path("mlp.trace") + " " + Path("broken.json") + " --out " + Path("never.json"),
+                 "not valid JSON");
+  ExpectBadInput("replay " + Path("mlp.trace") + " --host-ns-per-byte -1", "host cost per byte");
+  ExpectBadInput("replay " + Path("mlp.trace") + " --host-ns-per-byte 5000", "below 1000 ns/B");
+  ExpectBadInput("replay " + Path("mlp.trace") + " --collective-overhead-us 2e7", "below 10 s");
+  EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
+}
+
 TEST_F(SimCli, SweepWritesOneRowPerPoint) {
   const CommandResult r = Sim("sweep " + Path("mlp.trace") +
                               " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2");
@@ -186,6 +225,67 @@ TEST_F(SimCli, CollectiveComparesTheSimulationWithTheFormula) {
       Sim("collective --workers 8 --bytes 1e8 --network-model CM02 --tcp-gamma 0 --crosstraffic off");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << r.out;
+}
+
+TEST_F(SimCli, CollectiveRunsNcclsAlgorithmsAndTheHierarchicalOne) {
+  const std::string exact = " --network-model CM02 --tcp-gamma 0 --crosstraffic off";
+  const CommandResult tree = Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-tree" + exact);
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_NE(tree.out.find("nccl-tree allreduce of 1e+07 bytes over 16 ranks (2 channels, 512 KiB chunks)"),
+            std::string::npos)
+      << tree.out;
+  EXPECT_NE(tree.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << tree.out;
+  const CommandResult ring =
+      Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64" +
+          exact);
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_NE(ring.out.find("(4 channels, 64 KiB chunks)"), std::string::npos) << ring.out;
+  EXPECT_NE(ring.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << ring.out;
+  // On the hierarchical topology the nodes are the platform's, and the
+  // formula prices the device links inside them.
+  const CommandResult hier =
+      Sim("collective --workers 32 --bytes 1e7 --allreduce hierarchical --topology hierarchical" + exact);
+  ASSERT_EQ(hier.exit_code, 0) << hier.err;
+  EXPECT_NE(hier.out.find("(8 ranks per node)"), std::string::npos) << hier.out;
+  EXPECT_NE(hier.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << hier.out;
+}
+
+double ExposedSeconds(const CommandResult& r) {
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  return j.at("schedules").at("accordion").at("total").at("exposed_comm_s").get<double>();
+}
+
+TEST_F(SimCli, ReplayTakesNcclsSettings) {
+  const std::string t = Path("mlp.trace") +
+                        " --workers 8 --interval 5 --bandwidth-gbps 0.1 --latency-us 100 --format json "
+                        "--allreduce nccl-ring";
+  const CommandResult four = Sim("replay " + t + " --nccl-channels 4");
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.out.find("nccl-ring all-reduce"), std::string::npos);
+  // Dense gradients in 1 KiB chunks: many more pipeline waves, each paying
+  // latency - in the child processes that time the patterns too.
+  for (const std::string model : {"simulate", "analytic"}) {
+    const std::string dense = t + " --scheme dense --model " + model;
+    const CommandResult base = Sim("replay " + dense);
+    const CommandResult tiny = Sim("replay " + dense + " --nccl-chunk-kb 1");
+    ASSERT_EQ(base.exit_code, 0) << base.err;
+    ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
+    EXPECT_GT(ExposedSeconds(tiny), 1.02 * ExposedSeconds(base)) << model;
+  }
+}
+
+TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
+  const std::string t = Path("mlp.trace");
+  ExpectBadInput("replay " + t + " --nccl-channels 4",
+                 "settings of --allreduce nccl-ring and nccl-tree, not ring");
+  ExpectBadInput("replay " + t + " --allreduce nccl-ring --nccl-channels 0",
+                 "channels must be between 1 and 64");
+  ExpectBadInput("replay " + t + " --allreduce nccl-tree --ranks-per-node 2",
+                 "--ranks-per-node is a setting");
+  ExpectBadInput("collective --workers 12 --allreduce hierarchical --ranks-per-node 8",
+                 "12 ranks are not a multiple of 8 ranks per node");
+  ExpectBadInput("replay " + t + " --workers 12 --allreduce hierarchical --topology hierarchical",
+                 "not a multiple of 8 ranks per node");
 }
 
 }  // namespace

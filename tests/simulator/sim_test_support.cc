@@ -22,6 +22,16 @@ double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, 
   }));
 }
 
+double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, AllReduceAlgorithm algorithm,
+                          int64_t bytes, Fidelity fidelity, const CollectiveOptions& options) {
+  return std::stod(RunInChildProcess([&] {
+    NetworkSimulation sim(spec, ranks, options);
+    std::ostringstream s;
+    s << std::setprecision(17) << sim.RunCollective(op, algorithm, bytes, fidelity);
+    return s.str();
+  }));
+}
+
 PlatformSpec ExactStar(int hosts, double bandwidth_gbps, double latency_us) {
   return StarPlatformOptions()
       .hosts(hosts)

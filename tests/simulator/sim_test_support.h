@@ -16,9 +16,12 @@
 
 namespace accordion::sim::testing {
 
-// Seconds one collective takes in a fresh SimGrid engine.
+// Seconds one collective takes in a fresh SimGrid engine. With `options`,
+// they are the child's default CollectiveOptions, as the command line makes them.
 double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, AllReduceAlgorithm algorithm,
                           int64_t bytes, Fidelity fidelity);
+double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, AllReduceAlgorithm algorithm,
+                          int64_t bytes, Fidelity fidelity, const CollectiveOptions& options);
 
 // The star the alpha-beta formulas describe exactly: CM02, no TCP window,
 // no cross-traffic; alpha = 2 * latency_us (two links per route).

@@ -79,13 +79,21 @@ void ExpectPlanFollowed(const Outcome& out, Scheme scheme, const std::vector<dou
   auto key = [](CollectiveOp op, int bucket, const std::string& tag, int64_t bytes) {
     return std::string(ToString(op)) + "/" + std::to_string(bucket) + "/" + tag + "/" + std::to_string(bytes);
   };
-  std::multiset<std::string> want, got;
-  for (const PlannedCollective& c : plan) want.insert(key(c.op, c.bucket, c.tag, c.bytes));
+  // The same collectives in the same issue order, and none started before
+  // the one whose result it needs had completed.
+  std::vector<std::string> want, got;
+  for (const PlannedCollective& c : plan) want.push_back(key(c.op, c.bucket, c.tag, c.bytes));
   for (const CollectiveRecord& c : out.collectives) {
-    got.insert(key(c.op, c.bucket, c.tag, c.bytes));
+    got.push_back(key(c.op, c.bucket, c.tag, c.bytes));
     EXPECT_GE(c.duration_s, 0);
   }
   EXPECT_EQ(got, want);
+  if (got != want) return;
+  for (size_t i = 0; i < plan.size(); ++i) {
+    if (plan[i].after < 0) continue;
+    const CollectiveRecord& needed = out.collectives[static_cast<size_t>(plan[i].after)];
+    EXPECT_GE(out.collectives[i].start_s, needed.start_s + needed.duration_s - 1e-6) << want[i];
+  }
 }
 
 void ExpectRawNorms(const Outcome& out) {

@@ -16,6 +16,7 @@
 #include "trainer/launcher.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trainer.h"
+#include "trainer/worker_exit.h"
 
 namespace accordion {
 namespace {
@@ -40,19 +41,6 @@ void MarkTraceFailed(const std::string& path) {
   }
 }
 
-// A worker that fails leaves at once: tearing down a process group whose
-// peer is gone can wait for the timeout, and the launcher is waiting.
-[[noreturn]] void WorkerExit(int rank, const char* kind, const std::string& what, int code) {
-  std::fflush(stdout);
-  std::string line = what;
-  for (char& c : line) {
-    if (c == '\n') c = ' ';
-  }
-  std::fprintf(stderr, "%s: %s: rank %d: %s\n", kTool, kind, rank, line.c_str());
-  std::fflush(stderr);
-  ::_exit(code);
-}
-
 int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
   if (!env.launched) {
     // Under torchrun / Slurm nobody validated the run before it started.
@@ -66,24 +54,12 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
   sigemptyset(&sa.sa_mask);
   ::sigaction(SIGINT, &sa, nullptr);
   ::sigaction(SIGTERM, &sa, nullptr);
-  auto trainer = std::make_unique<Trainer>(options, env);
-  try {
+  return RunWorkerBody(kTool, env.rank, [&] {
+    auto trainer = std::make_unique<Trainer>(options, env);
     const int code = trainer->Run();
     trainer.reset();
     return code;
-  } catch (const CommunicationError& e) {
-    // After Ctrl-C the first rank to stop takes its sockets with it; the
-    // others see a lost peer, which is the stop, not a failure.
-    if (StopRequested()) ::_exit(kExitInterrupted);
-    WorkerExit(env.rank, "error", e.what(), kExitFailure);
-  } catch (const InputError& e) {
-    WorkerExit(env.rank, "error", e.what(), kExitBadInput);
-  } catch (const c10::Error& e) {
-    // LibTorch appends a C++ backtrace to what(); people need the reason.
-    WorkerExit(env.rank, "internal error", e.what_without_backtrace(), kExitFailure);
-  } catch (const std::exception& e) {
-    WorkerExit(env.rank, "internal error", e.what(), kExitFailure);
-  }
+  });
 }
 
 }  // namespace

@@ -1,0 +1,264 @@
+// accordion-bench-collectives: the toolkit's nccl-tests. Times real c10d
+// all-reduce, all-gather and broadcast over a range of sizes through the
+// trainer's own Communicator (Gloo, or NCCL where built), prints nccl-tests'
+// table and writes every sample as JSON for accordion-sim calibrate.
+// Started plainly it launches --nproc local workers, as accordion-train does;
+// with WORLD_SIZE in the environment (torchrun, Slurm, our launcher) it is a
+// worker.
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+
+#include "common/cli.h"
+#include "common/errors.h"
+#include "common/output_file.h"
+#include "trainer/collective_bench.h"
+#include "trainer/communicator.h"
+#include "trainer/worker_connection.h"
+#include "trainer/worker_exit.h"
+#include "trainer/launcher.h"
+#include "trainer/torch_pch.h"
+#include "trainer/train_options.h"
+#ifdef ACCORDION_BENCH_CALIBRATES
+#include "simulator/calibrator.h"
+#endif
+
+namespace accordion {
+namespace {
+
+constexpr const char* kTool = "accordion-bench-collectives";
+
+struct BenchFlags {
+  int nproc = 1;
+  std::vector<std::string> ops = {"allreduce", "allgather", "broadcast"};
+  std::string min_bytes = "1K";
+  std::string max_bytes = "64M";
+  int factor = 4;
+  int warmup = 3;
+  int iters = 10;
+  std::string backend = "gloo";
+  std::string out;
+  bool overwrite = false;
+  std::string bind_addr = "127.0.0.1";
+  double timeout_s = 120;
+
+  CollectiveBenchOptions Options() const {
+    std::vector<CollectiveOp> parsed;
+    for (const std::string& op : ops) {
+      const std::optional<CollectiveOp> o = ParseCollectiveOp(op);
+      if (!o) throw InputError("--ops: unknown op '" + op + "' (allreduce, allgather, broadcast)");
+      if (std::find(parsed.begin(), parsed.end(), *o) == parsed.end()) parsed.push_back(*o);
+    }
+    CollectiveBenchOptions o = CollectiveBenchOptions()
+                                   .ops(parsed)
+                                   .min_bytes(ParseByteSize(min_bytes))
+                                   .max_bytes(ParseByteSize(max_bytes))
+                                   .factor(factor)
+                                   .warmup(warmup)
+                                   .iters(iters)
+                                   .backend(backend);
+    o.Validate();
+    if (backend == "nccl" && !NcclAvailable()) {
+      throw InputError(
+          "--backend nccl: this build has no NCCL communicator (a CUDA LibTorch is needed, see docs/gpu.md)");
+    }
+    if (nproc < 1) throw InputError("--nproc must be at least 1");
+    if (!(timeout_s > 0)) throw InputError("--timeout-s must be positive");
+    return o;
+  }
+
+  // Refused before any worker starts, so a long run cannot end unwritable.
+  void CheckOut() const {
+    if (out.empty()) return;
+    const std::filesystem::path p(out);
+    if (std::filesystem::exists(p) && !overwrite) {
+      throw InputError(out + " exists; give --overwrite to replace it");
+    }
+    const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
+    if (!std::filesystem::is_directory(dir)) throw InputError("--out: directory " + dir.string() + " does not exist");
+  }
+};
+
+void AddFlags(CLI::App& app, BenchFlags& f) {
+  app.add_option("--nproc", f.nproc, "Local worker processes to start (leave out under torchrun / Slurm)")
+      ->capture_default_str();
+  app.add_option("--ops", f.ops, "Collectives to time: allreduce, allgather, broadcast")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))
+      ->capture_default_str();
+  app.add_option("--min-bytes", f.min_bytes, "Smallest size (K, M, G suffixes; all-gather: the whole output)")
+      ->capture_default_str();
+  app.add_option("--max-bytes", f.max_bytes, "Largest size")->capture_default_str();
+  app.add_option("--factor", f.factor, "Each size is the previous times this")->capture_default_str();
+  app.add_option("--warmup", f.warmup, "Untimed iterations per size")->capture_default_str();
+  app.add_option("--iters", f.iters, "Timed iterations per size")->capture_default_str();
+  app.add_option("--backend", f.backend, "gloo (CPU) or nccl (CUDA, one GPU per worker: LOCAL_RANK's)")
+      ->check(CLI::IsMember({"gloo", "nccl"}))
+      ->capture_default_str();
+  app.add_option("--out", f.out, "Write every sample and the fit as JSON (accordion-sim calibrate reads it)");
+  app.add_flag("--overwrite", f.overwrite, "Replace an existing --out file");
+  app.add_option("--bind-addr", f.bind_addr, "Address this node's Gloo sockets bind to (multi-node: its own)")
+      ->capture_default_str();
+  app.add_option("--timeout-s", f.timeout_s, "A collective that takes longer fails the run")->capture_default_str();
+}
+
+std::unique_ptr<CollectiveWork> Issue(Communicator& comm, const BenchShape& s, const torch::Tensor& in,
+                                      const torch::Tensor& out) {
+  const torch::Tensor send = in.narrow(0, 0, s.elements_per_rank);
+  switch (s.op) {
+    case CollectiveOp::kAllReduce:
+      return comm.AllReduceSum(send);
+    case CollectiveOp::kAllGather:
+      return comm.AllGather(send, out.narrow(0, 0, s.elements_per_rank * s.world_size)
+                                      .view({s.world_size, s.elements_per_rank}));
+    case CollectiveOp::kBroadcast:
+      return comm.Broadcast(send, 0);
+  }
+  throw std::logic_error("unknown collective");
+}
+
+// Seconds from issue to completion of each timed iteration on this rank.
+// Every iteration starts at a barrier, so what is timed is the transfer,
+// not how far apart the ranks arrived.
+std::vector<double> TimeOne(Communicator& comm, const CollectiveBenchOptions& o, const BenchShape& s,
+                            const torch::Tensor& in, const torch::Tensor& out) {
+  std::vector<double> seconds;
+  for (int it = 0; it < o.warmup() + o.iters(); ++it) {
+    comm.Barrier();
+    const auto start = CollectiveWork::Clock::now();
+    std::unique_ptr<CollectiveWork> work = Issue(comm, s, in, out);
+    work->Wait();
+    if (it >= o.warmup()) {
+      seconds.push_back(std::chrono::duration<double>(work->completed_at() - start).count());
+    }
+  }
+  return seconds;
+}
+
+std::vector<std::vector<double>> GatherTimes(Communicator& comm, const std::vector<double>& mine) {
+  const std::string bytes(reinterpret_cast<const char*>(mine.data()), mine.size() * sizeof(double));
+  std::vector<std::vector<double>> all;
+  for (const std::string& b : AllGatherBytes(comm, bytes)) {
+    std::vector<double> v(b.size() / sizeof(double));
+    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
+    all.push_back(std::move(v));
+  }
+  return all;
+}
+
+void WriteResults(const BenchFlags& f, const CollectiveBenchOptions& o, int world,
+                  const std::vector<BenchResult>& results) {
+  nlohmann::json j = BenchJson(o, world, results);
+#ifdef ACCORDION_BENCH_CALIBRATES
+  // The same fit accordion-sim calibrate makes of this file alone.
+  try {
+    sim::Calibrator calibrator;
+    calibrator.AddBenchmark(j, f.out.empty() ? "this run" : f.out);
+    const sim::Calibration cal = calibrator.Fit();
+    std::printf("# fit (accordion-sim calibrate): o = %.1f us per collective", cal.collective_overhead_s * 1e6);
+    for (const sim::CalibrationSegment& s : cal.segments) {
+      std::printf("; messages from %.0f B: alpha %.1f us, B %.3f Gb/s", s.min_message_bytes, s.latency_s * 1e6,
+                  s.bandwidth_Bps * 8 / 1e9);
+    }
+    std::printf("; rms %.1f %%\n", cal.rms_relative_error * 100);
+    for (const std::string& note : cal.notes) std::printf("# fit note: %s\n", note.c_str());
+    j["calibration"] = cal.PlatformJson(f.out.empty() ? "accordion-bench-collectives" : f.out);
+  } catch (const InputError& e) {
+    std::printf("# no fit: %s\n", e.what());
+    j["calibration_note"] = e.what();
+  }
+#else
+  j["calibration_note"] = "built without the simulator: fit this file with accordion-sim calibrate";
+#endif
+  std::fflush(stdout);
+  if (!f.out.empty()) WriteOutput(f.out, [&](std::ostream& out) { out << j.dump(1) << '\n'; });
+}
+
+int Bench(const BenchFlags& f, const WorkerEnvironment& env) {
+  const CollectiveBenchOptions o = f.Options();
+  if (!env.launched) {
+    if (f.nproc != 1) {
+      throw InputError("--nproc starts local workers; under torchrun or Slurm (WORLD_SIZE is set) leave it out");
+    }
+    if (env.rank == 0) f.CheckOut();
+  }
+  torch::Device device = torch::kCPU;
+  if (f.backend == "nccl") {
+    if (!torch::cuda::is_available()) throw InputError("--backend nccl: this LibTorch sees no CUDA device");
+    device = torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank));
+  }
+  // The reductions run on Gloo's threads; LibTorch's own pool would only
+  // compete with them for the cores.
+  torch::set_num_threads(1);
+  torch::NoGradGuard no_grad;
+  std::unique_ptr<Communicator> comm = ConnectWorker(f.backend, env, f.bind_addr, f.timeout_s);
+  const int world = comm->world_size();
+
+  int64_t in_elements = 1, out_elements = 1;
+  for (const CollectiveOp op : o.ops()) {
+    for (const int64_t size : o.Sizes()) {
+      const BenchShape s = ShapeOf(op, size, world);
+      in_elements = std::max(in_elements, s.elements_per_rank);
+      if (op == CollectiveOp::kAllGather) out_elements = std::max(out_elements, s.elements_per_rank * world);
+    }
+  }
+  // Zeros: sums stay finite however many iterations add them up.
+  const auto options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  const torch::Tensor in = torch::zeros({in_elements}, options);
+  const torch::Tensor out = torch::zeros({out_elements}, options);
+
+  if (comm->rank() == 0) {
+    std::fputs(BenchTableHeader(o, world).c_str(), stdout);
+    std::fflush(stdout);
+  }
+  std::vector<BenchResult> results;
+  for (const CollectiveOp op : o.ops()) {
+    for (const int64_t size : o.Sizes()) {
+      const BenchShape s = ShapeOf(op, size, world);
+      const std::vector<std::vector<double>> times = GatherTimes(*comm, TimeOne(*comm, o, s, in, out));
+      if (comm->rank() != 0) continue;
+      results.push_back(Summarise(s, times));
+      std::fputs(BenchTableRow(results.back()).c_str(), stdout);
+      std::fflush(stdout);
+    }
+  }
+  if (comm->rank() == 0) WriteResults(f, o, world, results);
+  comm->Barrier();  // nobody leaves while rank 0 may still need the group
+  return kExitOk;
+}
+
+int RunWorker(const BenchFlags& f, const WorkerEnvironment& env) {
+  return RunWorkerBody(kTool, env.rank, [&] { return Bench(f, env); });
+}
+
+}  // namespace
+}  // namespace accordion
+
+int main(int argc, char** argv) {
+  using namespace accordion;
+  CLI::App app{"accordion-bench-collectives: time real c10d all-reduce, all-gather and broadcast over a range "
+               "of sizes (nccl-tests' table), and write the samples for accordion-sim calibrate.\n"
+               "Local: accordion-bench-collectives --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
+               "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
+  BenchFlags flags;
+  AddFlags(app, flags);
+  AddVersionFlags(app, kTool);
+  return RunCli(app, kTool, argc, argv, [&]() -> int {
+    if (const std::optional<WorkerEnvironment> env = WorkerEnvironmentFromEnv()) return RunWorker(flags, *env);
+    flags.Options();  // every flag checked before a worker starts
+    flags.CheckOut();
+    const char* addr = std::getenv("MASTER_ADDR");
+    const char* port = std::getenv("MASTER_PORT");
+    Launcher launcher(LauncherOptions()
+                          .nproc(flags.nproc)
+                          .master_addr(addr != nullptr && *addr != '\0' ? addr : "127.0.0.1")
+                          .master_port(port != nullptr ? std::atoi(port) : 0)
+                          .tool_name(kTool));
+    return launcher.Run(argv, nullptr);
+  });
+}
