@@ -239,9 +239,11 @@ Calibration Calibrator::Fit() const {
       continue;
     }
     const size_t into = k + 1 < bins.size() ? k + 1 : k - 1;
-    cal.notes.push_back("too few message sizes below " +
-                        std::to_string(static_cast<int64_t>(std::min(bins[k].hi, 1e18))) +
-                        " bytes for a segment of their own: merged with the next");
+    const std::string range = std::isfinite(bins[k].hi)
+                                  ? "below " + std::to_string(static_cast<int64_t>(bins[k].hi)) + " bytes"
+                                  : "from " + std::to_string(static_cast<int64_t>(bins[k].lo)) + " bytes up";
+    cal.notes.push_back("too few message sizes " + range + " for a segment of their own: merged with the " +
+                        (k + 1 < bins.size() ? "next" : "previous"));
     bins[into].lo = std::min(bins[into].lo, bins[k].lo);
     bins[into].hi = std::max(bins[into].hi, bins[k].hi);
     bins[into].samples.insert(bins[into].samples.end(), bins[k].samples.begin(), bins[k].samples.end());

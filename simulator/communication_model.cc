@@ -106,7 +106,7 @@ std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<Itera
   for (const IterationPattern& p : patterns) {
     std::vector<double> durations;
     for (const CollectiveCall& c : p.calls) {
-      durations.push_back(overhead_s_ + model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_, collective_), ranks_));
+      durations.push_back(overhead_s_ + c.host_s + model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_, collective_), ranks_));
     }
     out.push_back(ComposeIteration(p, durations));
     if (progress) progress(static_cast<int>(out.size()));
@@ -118,31 +118,8 @@ std::string AnalyticCommunication::Describe() const {
   return std::string("analytic alpha-beta model, ") + ToString(algorithm_) + " all-reduce";
 }
 
-RecordedCommunication::RecordedCommunication(std::map<RecordedCollectiveKey, double> recorded)
-    : recorded_(std::move(recorded)) {
-  // Least squares of seconds on bytes per op; a negative slope or intercept
-  // (too few or too alike sizes) falls back to the mean.
-  std::map<CollectiveOp, std::vector<std::pair<double, double>>> points;
-  for (const auto& [key, seconds] : recorded_) points[key.op].emplace_back(static_cast<double>(key.bytes), seconds);
-  for (const auto& [op, xy] : points) {
-    const auto n = static_cast<double>(xy.size());
-    double sx = 0, sy = 0, sxx = 0, sxy = 0;
-    for (const auto& [x, y] : xy) {
-      sx += x;
-      sy += y;
-      sxx += x * x;
-      sxy += x * y;
-    }
-    const double denominator = n * sxx - sx * sx;
-    double b = denominator > 0 ? (n * sxy - sx * sy) / denominator : 0;
-    double a = (sy - b * sx) / n;
-    if (b < 0 || a < 0) {
-      a = sy / n;
-      b = 0;
-    }
-    line_[op] = {a, b};
-  }
-}
+RecordedCommunication::RecordedCommunication(const ReplayInput& input)
+    : recorded_(input.collective_s), line_(input.collective_line) {}
 
 double RecordedCommunication::Seconds(const CollectiveCall& call) const {
   auto it = recorded_.find({call.op, call.tag, call.bucket, call.bytes});
@@ -152,7 +129,7 @@ double RecordedCommunication::Seconds(const CollectiveCall& call) const {
     throw InputError(std::string("the trace recorded no ") + ToString(call.op) +
                      " to time this step's collectives with (--model recorded)");
   }
-  return line->second.first + line->second.second * static_cast<double>(call.bytes);
+  return line->second.fixed_s + line->second.per_byte_s * static_cast<double>(call.bytes);
 }
 
 std::vector<IterationTiming> RecordedCommunication::Time(const std::vector<IterationPattern>& patterns,

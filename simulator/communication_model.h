@@ -73,11 +73,11 @@ class AnalyticCommunication : public CommunicationModel {
 // Each collective takes what the trace measured for it (ReplayInput's
 // collective_s): the replay of a trace on its own setting, which checks the
 // step model apart from the network's. A collective the trace did not run
-// (other levels) gets a line a + b * bytes fitted to the recorded ones of its
-// op. Only meaningful at the trace's own worker count and network.
+// (other levels) gets its op's line (ReplayInput::collective_line). Only
+// meaningful at the trace's own worker count and network.
 class RecordedCommunication : public CommunicationModel {
  public:
-  explicit RecordedCommunication(std::map<RecordedCollectiveKey, double> recorded);
+  explicit RecordedCommunication(const ReplayInput& input);
   std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
                                     const std::function<void(int)>& progress) override;
   std::string Describe() const override;
@@ -85,7 +85,7 @@ class RecordedCommunication : public CommunicationModel {
 
  private:
   std::map<RecordedCollectiveKey, double> recorded_;
-  std::map<CollectiveOp, std::pair<double, double>> line_;  // a, b per op
+  std::map<CollectiveOp, ReplayInput::CollectiveLine> line_;
 };
 
 class SimulatedCommunication : public CommunicationModel {

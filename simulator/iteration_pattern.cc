@@ -21,6 +21,7 @@ std::string IterationPattern::Key() const {
            (c.after_backward ? "b" : "") + ':';
     append(key, c.ready_s);
     append(key, c.gap_s);
+    append(key, c.host_s);
     key += ';';
   }
   return key;
@@ -36,7 +37,8 @@ nlohmann::json ToJson(const IterationPattern& pattern) {
                      {"bucket", c.bucket},
                      {"after", c.after},
                      {"after_backward", c.after_backward},
-                     {"gap_s", c.gap_s}});
+                     {"gap_s", c.gap_s},
+                     {"host_s", c.host_s}});
   }
   return {{"backward_s", pattern.backward_s}, {"calls", calls}};
 }
@@ -50,6 +52,7 @@ IterationPattern PatternFromJson(const nlohmann::json& j) {
     call.after = c.at("after").get<int>();
     call.after_backward = c.at("after_backward").get<bool>();
     call.gap_s = c.at("gap_s").get<double>();
+    call.host_s = c.at("host_s").get<double>();
     p.calls.push_back(std::move(call));
   }
   return p;

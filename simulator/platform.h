@@ -27,8 +27,10 @@ namespace accordion::sim {
 
 // SimGrid's network model and the settings that decide how close it stays to
 // the alpha-beta formulas. The defaults are SimGrid's own (LV08, TCP window
-// 4 MiB, cross-traffic on); CM02 + tcp_gamma 0 + no cross-traffic is the
-// "exact" setting docs/simulator.md describes.
+// 4 MiB, cross-traffic on), kept because they measured closer to real Gloo
+// all-reduces on shaped links than CM02 (30 of 36 points, docs/simulator.md
+// "Fidelity against reality"); CM02 + tcp_gamma 0 + no cross-traffic is the
+// "exact" setting that docs/simulator.md describes.
 class NetworkOptions {
  public:
   NetworkOptions& model(std::string v) { model_ = std::move(v); return *this; }

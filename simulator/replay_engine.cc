@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 #include <random>
+#include <set>
 #include <sstream>
 #include <tuple>
 
@@ -39,6 +40,19 @@ class PatternBook {
   std::map<std::string, int> distinct_;
 };
 
+// What each collective cost the hosts beyond the network, from the trace.
+struct HostCosts {
+  std::map<RecordedCollectiveKey, double> recorded;  // the trace's collectives
+  std::map<std::string, double> by_call;             // "tag/bucket": mean over their sizes
+  double other = 0;                                  // any other collective
+  double Of(const CollectiveCall& c) const {
+    auto it = recorded.find({c.op, c.tag, c.bucket, c.bytes});
+    if (it != recorded.end()) return it->second;
+    auto call = by_call.find(c.tag + "/" + std::to_string(c.bucket));
+    return call != by_call.end() ? call->second : other;
+  }
+};
+
 // What one epoch of one schedule does, before its pattern is timed.
 struct EpochStep {
   int pattern = 0;
@@ -61,6 +75,7 @@ struct Setting {
   std::optional<StepProfile> foreign;
   int inexact_epochs = 0;  // epochs whose levels the trace did not sample
   bool recorded_buckets = false;  // the buckets are the trainer's
+  const HostCosts* host_costs = nullptr;
   double decompress_scale = 1;    // decompression at these workers over the trace's
 };
 
@@ -92,6 +107,7 @@ IterationPattern PatternOf(const Setting& s, const std::vector<double>& levels, 
     call.after_backward = c.after_backward;
     auto gap = profile.gap_s.find(c.tag + "/" + std::to_string(c.bucket));
     if (gap != profile.gap_s.end()) call.gap_s = gap->second;
+    if (s.host_costs != nullptr) call.host_s = s.host_costs->Of(call);
     pattern.calls.push_back(std::move(call));
   }
   return pattern;
@@ -205,6 +221,67 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   return mean;
 }
 
+
+// With the recorded network known, each collective's host cost is what it
+// took less what that network takes for it; without, one cost for all: the
+// fixed part of the trace's collectives (their line's intercept) less the
+// replayed network's latency for a tiny one. Synthetic traces measured
+// nothing. The platform's own overhead then stays out (it would count twice).
+HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& options, const PlatformProbe& probe,
+                           PlatformSpec& platform, std::vector<std::string>& notes) {
+  HostCosts costs;
+  if (options.overhead() != OverheadSource::kTrace || input.view.run.synthetic || input.collective_s.empty()) {
+    return costs;
+  }
+  const int trace_world = input.view.run.world_size;
+  std::ostringstream note;
+  note.precision(3);
+  if (options.recorded_bandwidth_gbps()) {
+    PlatformSpec recorded = platform;
+    recorded.bandwidth_Bps = *options.recorded_bandwidth_gbps() * 1e9 / 8;
+    if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
+    recorded.Validate();
+    const AlphaBetaModel network = AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world));
+    std::map<std::string, std::pair<double, int>> sums;
+    double total = 0;
+    for (const auto& [key, seconds] : input.collective_s) {
+      const double cost = std::max(
+          0.0, seconds - network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world));
+      costs.recorded[key] = cost;
+      auto& [sum, n] = sums[key.tag + "/" + std::to_string(key.bucket)];
+      sum += cost;
+      ++n;
+      total += cost;
+    }
+    for (const auto& [call, sum_n] : sums) costs.by_call[call] = sum_n.first / sum_n.second;
+    costs.other = total / static_cast<double>(input.collective_s.size());
+    note << "host cost per collective " << costs.other * 1e6 << " us on average: what the trace's "
+         << input.collective_s.size() << " collectives took beyond their transfer at "
+         << *options.recorded_bandwidth_gbps() << " Gb/s";
+  } else {
+    // The op the trace ran most of, and whether its sizes tell fixed cost from transfer.
+    std::map<CollectiveOp, std::set<int64_t>> sizes;
+    for (const auto& [key, seconds] : input.collective_s) sizes[key.op].insert(key.bytes);
+    CollectiveOp op = sizes.begin()->first;
+    for (const auto& [o, s] : sizes) op = s.size() > sizes[op].size() ? o : op;
+    if (sizes[op].size() < 2) {
+      notes.push_back("no host cost per collective from the trace: its " + std::string(ToString(op)) +
+                      "s have one size, so their fixed cost cannot be told from their transfer "
+                      "(--recorded-bandwidth-gbps says what network they crossed)");
+      return costs;
+    }
+    const double fixed = input.collective_line.at(op).fixed_s;
+    const double latency = AlphaBetaModelFor(platform, probe).Time(op, AllReduceAlgorithm::kRing, 1.0, trace_world);
+    costs.other = std::max(0.0, fixed - latency);
+    note << "host cost per collective " << costs.other * 1e6 << " us: the fixed part of the trace's " << ToString(op)
+         << "s, " << fixed * 1e6 << " us, less the network's latency, " << latency * 1e6 << " us";
+  }
+  if (platform.collective_overhead_s > 0) note << ", in place of the platform's overhead";
+  notes.push_back(note.str() + " (--collective-overhead platform: the platform's instead)");
+  platform.collective_overhead_s = 0;
+  return costs;
+}
+
 // The expected slowdown of the slowest of `ranks` ranks when each rank's
 // compute is independently slowed by a log-normal factor of mean 1 and
 // coefficient of variation `cv`: the mean over a fixed set of draws.
@@ -249,19 +326,21 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   // The platform is built once up front: it checks that it holds the ranks
   // and tells the analytic model what a ring's messages meet.
   const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
+  PlatformSpec platform = options_.platform();
+  const HostCosts host_costs = MeasureHostCosts(input, options_, probe, platform, r.notes);
   std::unique_ptr<CommunicationModel> model;
   if (options_.model() == ModelKind::kRecorded) {
     if (r.workers != view.run.world_size) {
       throw InputError("--model recorded times collectives as the trace measured them: it replays the trace's own " +
                        std::to_string(view.run.world_size) + " workers, not " + std::to_string(r.workers));
     }
-    model = std::make_unique<RecordedCommunication>(input.collective_s);
+    model = std::make_unique<RecordedCommunication>(input);
   } else if (options_.model() == ModelKind::kAnalytic) {
-    model = std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(options_.platform(), probe),
-                                                    options_.allreduce(), r.workers,
-                                                    options_.platform().collective_overhead_s, options_.collective());
+    model = std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options_.allreduce(),
+                                                    r.workers, platform.collective_overhead_s,
+                                                    options_.collective());
   } else {
-    model = std::make_unique<SimulatedCommunication>(options_.platform(), r.workers, options_.allreduce(),
+    model = std::make_unique<SimulatedCommunication>(platform, r.workers, options_.allreduce(),
                                                      options_.fidelity(), options_.jobs(), options_.cancel(),
                                                      options_.timeout_s(), options_.collective());
   }
@@ -275,6 +354,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   setting.workers = r.workers;
   setting.buckets = AssignBuckets(view.layers, r.bucket_bytes);
   setting.recorded_buckets = r.bucket_bytes == input.bucket_bytes.value_or(kDefaultBucketBytes);
+  setting.host_costs = &host_costs;
   if (options_.straggler_cv() < 0 || !std::isfinite(options_.straggler_cv()) || options_.straggler_cv() > 10) {
     throw InputError("--straggler-cv must be between 0 and 10");
   }
@@ -317,6 +397,15 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     if (progress) progress(done, total);
   });
   r.timed_patterns = total;
+  double host_sum = 0;
+  int calls = 0;
+  for (const IterationPattern& p : r.patterns) {
+    for (const CollectiveCall& c : p.calls) {
+      host_sum += c.host_s;
+      ++calls;
+    }
+  }
+  r.collective_overhead_s = platform.collective_overhead_s + (calls > 0 ? host_sum / calls : 0.0);
   r.distinct_patterns = book.distinct();
 
   if (setting.inexact_epochs > 0) {

@@ -40,6 +40,12 @@
 
 namespace accordion::sim {
 
+// Where the software cost of a collective comes from: the trace's own
+// collectives - what each cost these hosts during training beyond its
+// transfer, under the training's own load - or the platform's
+// (PlatformSpec::collective_overhead_s: a calibration's, or none).
+enum class OverheadSource { kTrace, kPlatform };
+
 class ReplayOptions {
  public:
   ReplayOptions& platform(const PlatformSpec& v) { platform_ = v; return *this; }
@@ -65,6 +71,13 @@ class ReplayOptions {
   // The most one pattern's SimGrid simulation may take, in seconds (0: no
   // limit); a simulation past it is stopped and the replay fails.
   ReplayOptions& timeout_s(double v) { timeout_s_ = v; return *this; }
+  ReplayOptions& overhead(OverheadSource v) { overhead_ = v; return *this; }
+  // The network the trace was recorded on: the replay's platform at this
+  // bandwidth (and latency). With it every recorded collective's host cost
+  // is its measured time less what that network takes for it; without it,
+  // one cost for all, the fixed part of the trace's collectives.
+  ReplayOptions& recorded_bandwidth_gbps(std::optional<double> v) { recorded_bandwidth_gbps_ = v; return *this; }
+  ReplayOptions& recorded_latency_us(std::optional<double> v) { recorded_latency_us_ = v; return *this; }
   // When set and it becomes true, a running simulation stops and Run()
   // throws Cancelled (child_process.h). The flag must outlive Run().
   ReplayOptions& cancel(const std::atomic<bool>* v) { cancel_ = v; return *this; }
@@ -85,6 +98,9 @@ class ReplayOptions {
   int jobs() const { return jobs_; }
   double straggler_cv() const { return straggler_cv_; }
   double timeout_s() const { return timeout_s_; }
+  OverheadSource overhead() const { return overhead_; }
+  std::optional<double> recorded_bandwidth_gbps() const { return recorded_bandwidth_gbps_; }
+  std::optional<double> recorded_latency_us() const { return recorded_latency_us_; }
   const std::atomic<bool>* cancel() const { return cancel_; }
 
  private:
@@ -104,6 +120,9 @@ class ReplayOptions {
   int jobs_ = 1;
   double straggler_cv_ = 0;
   double timeout_s_ = 3600;
+  OverheadSource overhead_ = OverheadSource::kTrace;
+  std::optional<double> recorded_bandwidth_gbps_;
+  std::optional<double> recorded_latency_us_;
   const std::atomic<bool>* cancel_ = nullptr;
 };
 
@@ -154,6 +173,7 @@ struct ReplayResult {
   double level_high = 0;
   int64_t bucket_bytes = 0;
   std::string platform;       // description
+  double collective_overhead_s = 0;  // mean software cost per collective, as replayed
   std::string communication;  // description of the communication model
   ModelKind model = ModelKind::kSimulate;
   IterationProfile profile;

@@ -276,6 +276,25 @@ void MeasureSteps(TraceReader& reader, const TraceView& view, int64_t bucket_byt
                      "the grad_ready table is needed to replay it");
   }
   for (auto& [key, seconds] : durations) in.collective_s[key] = Mean(seconds);
+  std::map<CollectiveOp, std::vector<std::pair<double, double>>> points;
+  for (const auto& [key, seconds] : in.collective_s) points[key.op].emplace_back(static_cast<double>(key.bytes), seconds);
+  for (const auto& [op, xy] : points) {
+    const auto n = static_cast<double>(xy.size());
+    double sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = xy.front().second;
+    for (const auto& [x, y] : xy) {
+      sx += x;
+      sy += y;
+      sxx += x * x;
+      sxy += x * y;
+      shortest = std::min(shortest, y);
+    }
+    const double denominator = n * sxx - sx * sx;
+    ReplayInput::CollectiveLine line;
+    line.per_byte_s = denominator > 0 ? (n * sxy - sx * sy) / denominator : -1;
+    line.fixed_s = (sy - line.per_byte_s * sx) / n;
+    if (line.per_byte_s < 0 || line.fixed_s < 0) line = {shortest, 0.0};
+    in.collective_line[op] = line;
+  }
 }
 
 // The trainer's bucket size, if its configuration says; a configuration that

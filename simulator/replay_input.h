@@ -101,6 +101,16 @@ struct ReplayInput {
   IterationProfile profile;
   std::vector<StepProfile> steps;  // one per distinct set of levels sampled
   std::map<RecordedCollectiveKey, double> collective_s;
+  // Per op, collective_s as a line: seconds = fixed_s + per_byte_s * bytes
+  // (least squares; where sizes are too few or too alike to give a line
+  // with both terms >= 0, the shortest collective's time and no slope).
+  // fixed_s is what one collective cost these hosts during training whatever
+  // its size: the network's latency and the software's overhead.
+  struct CollectiveLine {
+    double fixed_s = 0;
+    double per_byte_s = 0;
+  };
+  std::map<CollectiveOp, CollectiveLine> collective_line;
   // The gradient bucket size the trainer used (run.config_json "bucket_mb").
   std::optional<int64_t> bucket_bytes;
   // Mean measured iteration time (total_s) per epoch that has samples, over

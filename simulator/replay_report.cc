@@ -117,6 +117,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["workers"] = r.workers;
   j["platform"] = r.platform;
   j["communication"] = r.communication;
+  j["collective_overhead_s"] = r.collective_overhead_s;
   j["communication_model"] = ToString(r.model);
   j["scheme"] = ToString(r.scheme);
   j["eta"] = r.eta;

@@ -100,10 +100,11 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   network_model_->addItem("CM02");
   network_model_->setToolTip(tr("SimGrid's network model: LV08 (its default) or CM02"));
   allreduce_->setObjectName("allreduceCombo");
-  for (auto a : {sim::AllReduceAlgorithm::kRing, sim::AllReduceAlgorithm::kHalvingDoubling,
-                 sim::AllReduceAlgorithm::kTree}) {
-    allreduce_->addItem(QString::fromUtf8(sim::ToString(a)), static_cast<int>(a));
+  for (const std::string& name : sim::AllReduceAlgorithmNames()) {
+    allreduce_->addItem(QString::fromStdString(name), static_cast<int>(*sim::ParseAllReduceAlgorithm(name)));
   }
+  allreduce_->setToolTip(tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default 512 KiB chunks "
+                            "and 2 channels, hierarchical with the platform's GPUs per node"));
   simulate_->setObjectName("simulateButton");
   simulate_->setToolTip(tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
                            "the α–β estimate is shown until it lands"));

@@ -72,6 +72,9 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
       .level_high(s.level_high)
       .model(model)
       .allreduce(w.allreduce)
+      // As accordion-sim: a hierarchical all-reduce groups the platform's nodes.
+      .collective(sim::CollectiveOptions().ranks_per_node(
+          w.topology == sim::Topology::kHierarchical ? w.gpus_per_node : 1))
       .jobs(SimulationJobs());
   return o;
 }

@@ -286,8 +286,8 @@ int main(int argc, char** argv) {
   app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
       ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
-  app.add_option("--allreduce", a.allreduce, "All-reduce algorithm: ring, halving-doubling or tree")
-      ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+  app.add_option("--allreduce", a.allreduce, "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
+      ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()))
       ->capture_default_str();
   app.add_option("--network-model", a.network_model, "SimGrid network model: LV08 (default) or CM02")
       ->check(CLI::IsMember({"LV08", "CM02"}));

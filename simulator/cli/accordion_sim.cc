@@ -108,6 +108,9 @@ struct ReplayFlags {
   int jobs = 1;
   double straggler_cv = 0;
   double timeout_s = 3600;
+  std::string overhead = "trace";
+  std::optional<double> recorded_bandwidth_gbps;
+  std::optional<double> recorded_latency_us;
 
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
@@ -134,6 +137,18 @@ struct ReplayFlags {
                     "coefficient of variation; a step waits for the slowest (0-10)")
         ->check(CLI::Range(0.0, 10.0))
         ->capture_default_str();
+    cmd->add_option("--collective-overhead", overhead,
+                    "Per-collective software cost: trace (what the trace's collectives cost these hosts during "
+                    "training, less the network's latency) or platform (the platform's, e.g. a calibration's)")
+        ->check(CLI::IsMember({"trace", "platform"}))
+        ->capture_default_str();
+    cmd->add_option("--recorded-bandwidth-gbps", recorded_bandwidth_gbps,
+                    "The link rate the trace was recorded at (on this platform): each recorded collective's "
+                    "host cost is then its time less that network's")
+        ->check(CLI::Range(1e-6, 1e6));
+    cmd->add_option("--recorded-latency-us", recorded_latency_us,
+                    "The link latency the trace was recorded at (default: the platform's)")
+        ->check(CLI::Range(0.0, 1e7));
     cmd->add_option("--sim-timeout", timeout_s,
                     "Seconds one SimGrid simulation (one distinct step pattern) may take before the replay "
                     "stops it and fails (0: no limit)")
@@ -174,7 +189,10 @@ struct ReplayFlags {
                                 : std::nullopt)
         .jobs(jobs)
         .straggler_cv(straggler_cv)
-        .timeout_s(timeout_s);
+        .timeout_s(timeout_s)
+        .overhead(overhead == "trace" ? OverheadSource::kTrace : OverheadSource::kPlatform)
+        .recorded_bandwidth_gbps(recorded_bandwidth_gbps)
+        .recorded_latency_us(recorded_latency_us);
     if (!scheme.empty()) o.scheme(*ParseScheme(scheme));
     return o;
   }

@@ -123,6 +123,43 @@ TEST(RecordedReplay, EverySampleTraceReproducesItsMeasuredStepWithin5Percent) {
   EXPECT_GE(checked, 10);
 }
 
+// What the trace's collectives cost the hosts beyond their transfer stays
+// with them on another network: replayed on the network it was recorded on,
+// every sample trace comes back within 10 % (the rest is the step model's
+// slowest-rank view); the same costs ride on a slower network's transfers.
+TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
+  for (const auto& entry : std::filesystem::directory_iterator(std::string(ACCORDION_SOURCE_DIR) + "/traces/samples")) {
+    if (entry.path().extension() != ".trace") continue;
+    const ReplayInput in = LoadReplayInput(entry.path().string());
+    const ReplayOptions own =
+        ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10);
+    const ReplayResult r = ReplayEngine(own).Run(in);
+    ASSERT_TRUE(r.check.has_value());
+    EXPECT_LT(std::abs(r.check->relative_error), 0.10) << entry.path().filename();
+    const ReplayResult without = ReplayEngine(ReplayOptions(own).overhead(OverheadSource::kPlatform)).Run(in);
+    EXPECT_LT(std::abs(r.check->relative_error), std::abs(without.check->relative_error)) << entry.path().filename();
+  }
+  // Each recorded collective's host cost is its time less the recorded network's.
+  const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-topk-static-0.1.trace"));
+  const ReplayResult slow = ReplayEngine(ReplayOptions()
+                                             .model(ModelKind::kAnalytic)
+                                             .platform(ExactStar(0, 1, 5))
+                                             .recorded_bandwidth_gbps(10))
+                                .Run(in);
+  const AlphaBetaModel recorded(2 * 5e-6, 10e9 / 8);
+  int checked = 0;
+  for (const IterationPattern& p : slow.patterns) {
+    for (const CollectiveCall& c : p.calls) {
+      auto it = in.collective_s.find({c.op, c.tag, c.bucket, c.bytes});
+      if (it == in.collective_s.end()) continue;
+      const double transfer = recorded.Time(c.op, AllReduceAlgorithm::kRing, static_cast<double>(c.bytes), 2);
+      EXPECT_NEAR(c.host_s, std::max(0.0, it->second - transfer), 1e-9);
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0);
+}
+
 TEST(RecordedReplay, RefusesAnotherWorkerCount) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
   const std::string error = testing::InputErrorOf(
@@ -213,7 +250,8 @@ TEST(Stragglers, SlowTheStepMoreWithMoreRanks) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
   auto iteration = [&](int workers, double cv) {
     return ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).workers(workers)
-                            .straggler_cv(cv))
+                            .straggler_cv(cv)
+                            .overhead(OverheadSource::kPlatform))
         .Run(in)
         .accordion.total.iteration_s;
   };
