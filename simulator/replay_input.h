@@ -1,6 +1,7 @@
 // ReplayInput: what a replay needs from a trace, loaded once and kept in
-// memory - the epoch tables schedules are derived from, and an
-// IterationProfile of compute times averaged over the sampled iterations.
+// memory - the epoch tables schedules are derived from, the sampled steps
+// per set of levels (StepProfile), what each recorded collective took, and
+// an IterationProfile of the whole trace's mean for reports.
 #ifndef ACCORDION_SIMULATOR_REPLAY_INPUT_H_
 #define ACCORDION_SIMULATOR_REPLAY_INPUT_H_
 
