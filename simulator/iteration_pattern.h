@@ -31,9 +31,10 @@ struct CollectiveCall {
   // Host computation between what it waits for and its issue (compressing
   // with the result of `after`). Issues after backward happen one at a time.
   double gap_s = 0;
-  // Software cost on the hosts on top of the network's time (what this
-  // collective cost them in the trace beyond its transfer); the models add
-  // it to the collective's duration, with the platform's overhead.
+  // What this collective cost the hosts in the trace beyond what the model
+  // of the recorded network gives it - negative where that model overprices
+  // it. The network models time the network alone; the replay adds this to
+  // their time when it composes a step (never below zero).
   double host_s = 0;
 };
 

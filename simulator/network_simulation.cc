@@ -141,8 +141,7 @@ IterationTiming NetworkSimulation::RunFull(const IterationPattern& pattern, AllR
         if (sg4::Engine::get_clock() < ready) sg4::this_actor::sleep_until(ready);
         start[rank][i] = sg4::Engine::get_clock() - t0;
         for (const Round& r : rounds[i]) RunRound(r, rank, world, boxes);
-        const double cost = overhead_s_ + pattern.calls[i].host_s;
-        if (cost > 0) sg4::this_actor::sleep_for(cost);
+        if (overhead_s_ > 0) sg4::this_actor::sleep_for(overhead_s_);
         end[rank][i] = sg4::Engine::get_clock() - t0;
       }
     });
@@ -165,7 +164,7 @@ IterationTiming NetworkSimulation::RunByRounds(const IterationPattern& pattern,
                                                AllReduceAlgorithm algorithm) {
   std::vector<double> durations;
   for (const CollectiveCall& c : pattern.calls) {
-    double seconds = overhead_s_ + c.host_s;
+    double seconds = overhead_s_;
     for (const Round& r : CollectiveRounds(c.op, algorithm, c.bytes, ranks(), collective_)) seconds += RoundSeconds(r);
     durations.push_back(seconds);
   }

@@ -180,7 +180,10 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
                        const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
                        bool recorded_network, double decompress_scale) {
   std::vector<double> modelled;
-  for (const CollectiveSpan& span : timing.spans) modelled.push_back(span.end_s - span.start_s);
+  for (size_t i = 0; i < timing.spans.size(); ++i) {
+    const CollectiveSpan& span = timing.spans[i];
+    modelled.push_back(std::max(0.0, span.end_s - span.start_s + pattern.calls[i].host_s));
+  }
   StepParts mean;
   // One view of a step: its readiness, host gaps and (for the trace's own
   // network) its collectives' times, composed; `weight` of the mean.
@@ -223,7 +226,9 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
 
 
 // With the recorded network known, each collective's host cost is what it
-// took less what that network takes for it; without, one cost for all: the
+// took less what that network takes for it (negative where the model
+// overprices it on that network: the replay corrects it by as much); without,
+// one cost for all: the
 // fixed part of the trace's collectives (their line's intercept) less the
 // replayed network's latency for a tiny one. Synthetic traces measured
 // nothing. The platform's own overhead then stays out (it would count twice).
@@ -245,8 +250,8 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     std::map<std::string, std::pair<double, int>> sums;
     double total = 0;
     for (const auto& [key, seconds] : input.collective_s) {
-      const double cost = std::max(
-          0.0, seconds - network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world));
+      const double cost =
+          seconds - network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world);
       costs.recorded[key] = cost;
       auto& [sum, n] = sums[key.tag + "/" + std::to_string(key.bucket)];
       sum += cost;
