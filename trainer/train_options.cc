@@ -495,13 +495,24 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
   }
   for (const auto& [key, value] : saved.items()) {
     if (!now.contains(key) || now[key] != value) {
-      std::string flag = key;
-      std::replace(flag.begin(), flag.end(), '_', '-');
-      return "--" + flag + " differs from the checkpointed run (" + value.dump() + " there, " +
+      const std::string flag = FlagOfConfigKey(key, o.policy);
+      return (flag.empty() ? key : flag) + " differs from the checkpointed run (" + value.dump() + " there, " +
              (now.contains(key) ? now[key].dump() : std::string("absent")) + " now)";
     }
   }
   return "";
+}
+
+std::string FlagOfConfigKey(const std::string& key, const std::string& policy) {
+  // Keys named otherwise than their flag; the rest are the flag with '-' for '_'.
+  if (key == "level_low") return policy == "static" ? "--level" : "--low";
+  if (key == "level_high") return policy == "static" ? "--level" : "--high";
+  if (key == "hessian_max_iterations") return "--hessian-iterations";
+  if (key == "timeout_s") return "--timeout";
+  if (key == "trace_sample") return "";
+  std::string flag = key;
+  std::replace(flag.begin(), flag.end(), '_', '-');
+  return "--" + flag;
 }
 
 }  // namespace accordion

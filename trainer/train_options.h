@@ -134,6 +134,11 @@ std::string ConfigJson(const TrainOptions& options);
 // --trace-iterations and paths may change.
 std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& options);
 
+// The accordion-train flag that sets a ConfigJson key (level_low is --low
+// under Accordion and --level under a static policy); "" for keys no flag
+// sets (trace_sample).
+std::string FlagOfConfigKey(const std::string& key, const std::string& policy);
+
 }  // namespace accordion
 
 #endif  // ACCORDION_TRAINER_TRAIN_OPTIONS_H_

@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
@@ -225,6 +226,38 @@ TEST(TrainOptions, ResumeNeedsTheSameTrajectory) {
   // The configuration records how per-iteration rows are sampled.
   EXPECT_NE(nlohmann::json::parse(saved).at("trace_sample").get<std::string>().find("every rank"),
             std::string::npos);
+}
+
+// Every field a resume can find different is named by a flag accordion-train
+// really has, under either policy.
+TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
+  TrainOptions parsed;
+  CLI::App app;
+  AddTrainFlags(app, parsed);
+  for (const std::string policy : {"static", "accordion"}) {
+    TrainOptions o = Synthetic();
+    o.scheme = "powersgd";
+    o.policy = policy;
+    const nlohmann::json config = nlohmann::json::parse(ConfigJson(o));
+    for (const auto& [key, value] : config.items()) {
+      const std::string flag = FlagOfConfigKey(key, policy);
+      if (key == "trace_sample") {
+        EXPECT_EQ(flag, "");
+        continue;
+      }
+      EXPECT_NE(app.get_option_no_throw(flag), nullptr) << key << " -> " << flag << " (" << policy << ")";
+    }
+  }
+  TrainOptions o = Synthetic();
+  o.scheme = "powersgd";
+  o.policy = "accordion";
+  TrainOptions later = o;
+  later.hessian_max_iterations = o.hessian_max_iterations + 1;
+  EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--hessian-iterations differs", 0), 0u)
+      << ResumeMismatch(ConfigJson(o), later);
+  later = o;
+  later.low = 4;
+  EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--low differs", 0), 0u) << ResumeMismatch(ConfigJson(o), later);
 }
 
 TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
