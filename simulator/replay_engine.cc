@@ -430,6 +430,18 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     }
     return pattern_bytes[p] = {payload, wire};
   };
+  // Epochs of one pattern, profile and batch compose the same steps: once.
+  std::map<std::tuple<int, const StepProfile*, double, bool>, StepParts> composed;
+  auto step_parts = [&](const EpochStep& s) {
+    const auto key = std::make_tuple(s.pattern, s.profile, s.batch_scale, s.exact_levels);
+    auto it = composed.find(key);
+    if (it != composed.end()) return it->second;
+    return composed[key] = ExpectedStep(r.patterns[s.pattern], r.timings[s.pattern], *s.profile, setting.buckets,
+                                        s.batch_scale * setting.straggler, !setting.foreign,
+                                        options_.model() == ModelKind::kRecorded && !setting.foreign &&
+                                            s.exact_levels && setting.recorded_buckets,
+                                        setting.decompress_scale);
+  };
   auto project = [&](const EpochStep& s, int epoch) {
     EpochProjection e;
     e.epoch = epoch;
@@ -437,11 +449,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     e.low_layers = s.low_layers;
     e.global_batch = s.global_batch;
     e.steps = s.steps;
-    const StepParts parts = ExpectedStep(r.patterns[s.pattern], r.timings[s.pattern], *s.profile, setting.buckets,
-                                         s.batch_scale * setting.straggler, !setting.foreign,
-                                         options_.model() == ModelKind::kRecorded && !setting.foreign &&
-                                             s.exact_levels && setting.recorded_buckets,
-                                         setting.decompress_scale);
+    const StepParts parts = step_parts(s);
     e.step_forward_s = parts.forward;
     e.step_backward_s = parts.backward;
     e.iteration_s = parts.iteration();

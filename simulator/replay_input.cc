@@ -36,14 +36,13 @@ class SteadySteps {
   std::set<int> later_;
 };
 
-IterationProfile MeasureProfile(TraceReader& reader, const TraceView& view,
+IterationProfile MeasureProfile(const std::string& path, const std::vector<IterationRecord>& rows,
+                                const std::vector<GradReadyRecord>& ready, const TraceView& view,
                                 std::map<int, double>& measured_iteration_s) {
   IterationProfile p;
   p.per_worker_batch = static_cast<double>(view.run.batch_size) / view.run.world_size;
-  std::vector<IterationRecord> rows;
-  reader.ForEachIteration([&rows](const IterationRecord& r) { rows.push_back(r); });
   if (rows.empty()) {
-    throw InputError(reader.path() +
+    throw InputError(path +
                      " has no per-iteration timings (the iterations table is empty); "
                      "record the trace with sampled iterations to replay it");
   }
@@ -76,15 +75,15 @@ IterationProfile MeasureProfile(TraceReader& reader, const TraceView& view,
   const int L = view.num_layers();
   p.grad_ready_s.assign(L, 0.0);
   std::vector<int64_t> counts(L, 0);
-  reader.ForEachGradReady([&](const GradReadyRecord& r) {
-    if (!steady(r.epoch, r.iteration)) return;
+  for (const GradReadyRecord& r : ready) {
+    if (!steady(r.epoch, r.iteration)) continue;
     p.grad_ready_s[r.layer_id] += r.offset_s * p.per_worker_batch / PerWorkerBatch(view, r.epoch);
     ++counts[r.layer_id];
     ++p.grad_ready_samples;
-  });
+  }
   for (int l = 0; l < L; ++l) {
     if (counts[l] == 0) {
-      throw InputError(reader.path() + " has no gradient-ready offsets for layer " + std::to_string(l) +
+      throw InputError(path + " has no gradient-ready offsets for layer " + std::to_string(l) +
                        " (" + view.layers[l].name +
                        "); the grad_ready table is needed to overlap communication with backward");
     }
@@ -209,22 +208,22 @@ StepSample SampleStep(const SampledStep& step, const std::vector<PlannedCollecti
 
 // Step profiles per distinct set of levels, and the recorded collectives'
 // network times, from every steady sampled step.
-void MeasureSteps(TraceReader& reader, const TraceView& view, int64_t bucket_bytes, ReplayInput& in) {
-  std::vector<IterationRecord> rows;
-  reader.ForEachIteration([&rows](const IterationRecord& r) { rows.push_back(r); });
+void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
+                  const std::vector<GradReadyRecord>& ready_rows, const TraceView& view, int64_t bucket_bytes,
+                  ReplayInput& in) {
   const SteadySteps steady(rows);
   std::map<std::pair<int, int64_t>, SampledStep> steps;
   for (const IterationRecord& r : rows) {
     if (steady(r.epoch, r.iteration)) steps[{r.epoch, r.iteration}].iteration[r.rank] = r;
   }
   const int L = view.num_layers();
-  reader.ForEachGradReady([&](const GradReadyRecord& g) {
+  for (const GradReadyRecord& g : ready_rows) {
     auto it = steps.find({g.epoch, g.iteration});
-    if (it == steps.end() || g.layer_id < 0 || g.layer_id >= L) return;
+    if (it == steps.end() || g.layer_id < 0 || g.layer_id >= L) continue;
     std::vector<double>& ready = it->second.ready[g.rank];
     ready.resize(L, 0.0);
     ready[g.layer_id] = g.offset_s;
-  });
+  }
   reader.ForEachCollective([&](const CollectiveRecord& c) {
     auto it = steps.find({c.epoch, c.iteration});
     if (it != steps.end()) it->second.issued[c.rank][c.seq] = c;
@@ -322,8 +321,13 @@ ReplayInput LoadReplayInput(TraceReader& reader, TraceView view) {
   in.path = reader.path();
   in.view = std::move(view);
   in.bucket_bytes = RecordedBucketBytes(in.view.run);
-  in.profile = MeasureProfile(reader, in.view, in.measured_iteration_s);
-  MeasureSteps(reader, in.view, in.bucket_bytes.value_or(kDefaultBucketBytes), in);
+  // Both views of the steps come from one read of their rows.
+  std::vector<IterationRecord> rows;
+  reader.ForEachIteration([&rows](const IterationRecord& r) { rows.push_back(r); });
+  std::vector<GradReadyRecord> ready;
+  reader.ForEachGradReady([&ready](const GradReadyRecord& g) { ready.push_back(g); });
+  in.profile = MeasureProfile(in.path, rows, ready, in.view, in.measured_iteration_s);
+  MeasureSteps(reader, rows, ready, in.view, in.bucket_bytes.value_or(kDefaultBucketBytes), in);
   return in;
 }
 
