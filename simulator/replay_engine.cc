@@ -349,7 +349,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
                                                      options_.fidelity(), options_.jobs(), options_.cancel(),
                                                      options_.timeout_s(), options_.collective());
   }
-  r.platform = options_.platform().Describe(r.workers);
+  r.platform = platform.Describe(r.workers);  // as simulated: host costs may replace its overhead
   r.communication = model->Describe();
 
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
