@@ -48,7 +48,7 @@ struct HostCosts {
   double Of(const CollectiveCall& c) const {
     auto it = recorded.find({c.op, c.tag, c.bucket, c.bytes});
     if (it != recorded.end()) return it->second;
-    auto call = by_call.find(c.tag + "/" + std::to_string(c.bucket));
+    auto call = by_call.find(CallName(c.tag, c.bucket));
     return call != by_call.end() ? call->second : other;
   }
 };
@@ -105,7 +105,7 @@ IterationPattern PatternOf(const Setting& s, const std::vector<double>& levels, 
     CollectiveCall call{c.op, c.bytes, ready * scale, c.tag, c.bucket};
     call.after = c.after;
     call.after_backward = c.after_backward;
-    auto gap = profile.gap_s.find(c.tag + "/" + std::to_string(c.bucket));
+    auto gap = profile.gap_s.find(CallName(c.tag, c.bucket));
     if (gap != profile.gap_s.end()) call.gap_s = gap->second;
     if (s.host_costs != nullptr) call.host_s = s.host_costs->Of(call);
     pattern.calls.push_back(std::move(call));
@@ -197,7 +197,7 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
       double ready = 0;
       for (int l : buckets[c.bucket].layers) ready = std::max(ready, sample.grad_ready_s[l]);
       c.ready_s = ready * scale;
-      const std::string name = c.tag + "/" + std::to_string(c.bucket);
+      const std::string name = CallName(c.tag, c.bucket);
       auto gap = sample.gap_s.find(name);
       c.gap_s = own_gaps && gap != sample.gap_s.end() ? gap->second : 0.0;
       gaps += c.after_backward ? c.gap_s : 0.0;
@@ -253,7 +253,7 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
       const double cost =
           seconds - network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world);
       costs.recorded[key] = cost;
-      auto& [sum, n] = sums[key.tag + "/" + std::to_string(key.bucket)];
+      auto& [sum, n] = sums[CallName(key.tag, key.bucket)];
       sum += cost;
       ++n;
       total += cost;

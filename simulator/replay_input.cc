@@ -98,7 +98,6 @@ double Mean(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
-std::string CallName(const std::string& tag, int bucket) { return tag + "/" + std::to_string(bucket); }
 
 // One sampled step, every rank's rows.
 struct SampledStep {
@@ -330,6 +329,8 @@ ReplayInput LoadReplayInput(TraceReader& reader, TraceView view) {
   MeasureSteps(reader, rows, ready, in.view, in.bucket_bytes.value_or(kDefaultBucketBytes), in);
   return in;
 }
+
+std::string CallName(const std::string& tag, int bucket) { return tag + "/" + std::to_string(bucket); }
 
 bool RecordedCollectiveKey::operator<(const RecordedCollectiveKey& o) const {
   return std::tie(op, tag, bucket, bytes) < std::tie(o.op, o.tag, o.bucket, o.bytes);

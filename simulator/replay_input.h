@@ -36,6 +36,10 @@ struct IterationProfile {
   int64_t grad_ready_samples = 0;
 };
 
+// How a step's collective is named in the maps below ("powersgd-q/1"): its
+// tag and bucket, which identify it within a step's plan.
+std::string CallName(const std::string& tag, int bucket);
+
 // One sampled step as a synchronous step sees it (StepProfile says how).
 struct StepSample {
   double forward_s = 0;
