@@ -30,6 +30,7 @@ AccordionController::AccordionController(int num_groups, const AccordionOptions&
     throw InputError("whole-model mode takes exactly one group");
   }
   state_.critical.assign(num_groups, true);  // epoch 0 is critical
+  state_.check_critical.assign(num_groups, true);
   state_.levels.assign(num_groups, options_.level_low());
 }
 
@@ -49,28 +50,34 @@ AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms
   d.lr_decay = IsLrDecay(lr_current, lr_next);
   d.checked = d.epoch % options_.interval() == 0;
 
-  std::vector<bool> critical = state_.critical;
+  // `found` is what the checks say; `critical` adds the post-decay hold.
+  std::vector<bool>& found = state_.check_critical;
   if (d.checked) {
     const bool have_prev = state_.check_epoch >= 0 &&
                            state_.check_epoch == d.epoch - options_.interval();
     for (int g = 0; g < groups; ++g) {
       if (d.epoch == 0 || !have_prev) {
-        critical[g] = true;  // nothing to compare against yet
+        found[g] = true;  // nothing to compare against yet
         continue;
       }
       const double prev = state_.check_norms[g];
       if (prev == 0) {
-        critical[g] = true;  // as the reference code: no baseline, stay careful
+        found[g] = true;  // as the reference code: no baseline, stay careful
         continue;
       }
       const double ratio = std::fabs(prev - norms[g]) / prev;
       d.ratios[g] = ratio;
-      critical[g] = ratio >= options_.eta();
+      found[g] = ratio >= options_.eta();
     }
     state_.check_norms = norms;
     state_.check_epoch = d.epoch;
   }
-  if (d.lr_decay) critical.assign(groups, true);
+  // The next epoch is the first at a decayed LR: hold every layer critical
+  // through `interval` epochs from there. The one check inside the hold
+  // (against the pre-decay norm) decides what follows it.
+  if (d.lr_decay) state_.critical_through = d.epoch + options_.interval();
+  std::vector<bool> critical = found;
+  if (d.epoch + 1 <= state_.critical_through) critical.assign(groups, true);
 
   std::vector<double> levels(groups);
   for (int g = 0; g < groups; ++g) {
@@ -92,6 +99,7 @@ AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms
 void AccordionController::Restore(const AccordionState& state) {
   const size_t groups = state_.critical.size();
   if (state.critical.size() != groups || state.levels.size() != groups ||
+      state.check_critical.size() != groups || state.critical_through < -1 ||
       (state.check_epoch >= 0 && state.check_norms.size() != groups) || state.next_epoch < 0) {
     throw InputError("saved controller state does not match this model's layers");
   }

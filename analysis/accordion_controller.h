@@ -5,9 +5,19 @@
 //     | ||D_prev|| - ||D_curr|| | / ||D_prev|| >= eta
 //   where D_curr is epoch e's accumulated raw gradient and D_prev the one of
 //   epoch e - interval; a zero ||D_prev|| counts as critical. Epoch 0 and the
-//   epochs up to the first comparison are critical; an LR decay (lr_next
-//   below lr_current, beyond rounding) makes every layer critical. Between
-//   checks a decision stands.
+//   epochs up to the first comparison are critical. Between checks a
+//   decision stands.
+//
+// After an LR decay (lr_next below lr_current, beyond rounding) every layer
+// is critical for at least `interval` epochs from the first epoch at the new
+// LR, whatever the check alignment: the paper treats the epochs after a decay
+// as critical, and its reference code keeps low compression for about an
+// interval because its next check compares against the norm from before the
+// decay. Without the hold, a decay taking effect on a check epoch (decays at
+// 150 and 250 with interval 10) would let that epoch's own check switch a
+// layer back to high compression after one epoch. The one check inside the
+// hold compares with the pre-decay norm as usual, and its verdict takes over
+// when the hold ends.
 //
 // Critical layers use level_low (low compression, small batch), the others
 // level_high. In whole-model mode (batch size) there is one group and the
@@ -67,10 +77,13 @@ struct AccordionDecision {
 // Everything needed to continue a run exactly (checkpoints).
 struct AccordionState {
   int next_epoch = 0;
-  std::vector<bool> critical;
+  std::vector<bool> critical;        // in force in next_epoch
+  std::vector<bool> check_critical;  // what the last check found (all true before any)
   std::vector<double> levels;
   std::vector<double> check_norms;  // norms at the last check
   int check_epoch = -1;             // epoch of those norms, -1 if none yet
+  // Last epoch every layer is held critical after an LR decay; -1 if none.
+  int critical_through = -1;
 };
 
 class AccordionController {

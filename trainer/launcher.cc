@@ -59,6 +59,8 @@ bool Succeeded(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.st
 bool Interrupted(const Worker& w) {
   return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted;
 }
+// Every rank of a diverged run ends with this code, and rank 0 has said why.
+bool Diverged(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitDiverged; }
 
 void SignalAll(std::vector<Worker>& workers, int sig) {
   for (const Worker& w : workers) {
@@ -145,6 +147,7 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
   int failure_code = 0;
   int forwarded = 0;
   bool interrupted = false;
+  bool diverged = false;
   int running = options_.nproc();
   while (running > 0) {
     // Reap everything that ended since the last look; a worker killed by a
@@ -158,6 +161,10 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
       if (Succeeded(w)) continue;
       if (Interrupted(w)) {
         interrupted = true;
+        continue;
+      }
+      if (Diverged(w)) {
+        diverged = true;
         continue;
       }
       if (failure.empty() || (WIFSIGNALED(w.status) && failure.find("signal") == std::string::npos)) {
@@ -188,6 +195,10 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
               << (options_.nproc() > 1 ? "; stopped the other workers" : "") << "\n";
     if (on_failure) on_failure();
     return failure_code == 0 || failure_code == kExitInterrupted ? 1 : failure_code;
+  }
+  if (diverged) {
+    if (on_failure) on_failure();
+    return kExitDiverged;
   }
   return interrupted ? kExitInterrupted : 0;
 }

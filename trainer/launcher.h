@@ -19,6 +19,10 @@ namespace accordion {
 // Exit code of a worker (and the launcher) whose run was interrupted by
 // SIGINT or SIGTERM after committing its finished epochs, as shells report it.
 inline constexpr int kExitInterrupted = 130;
+// Exit code of a run whose training diverged (a NaN or Inf loss or gradient
+// norm): the finished epochs are kept and the trace is marked failed. Not
+// bad input and not a crash: the same flags with a smaller LR may train.
+inline constexpr int kExitDiverged = 3;
 
 struct WorkerEnvironment {
   int rank = 0;

@@ -2,8 +2,10 @@
 
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cinttypes>
+#include <cmath>
 #include <cstdio>
 
 #include <nlohmann/json.hpp>
@@ -28,6 +30,11 @@ namespace {
 
 std::atomic<bool> g_stop{false};
 
+// Steps between host reads of the running loss and accuracy: each read is a
+// device synchronisation (on a GPU) and a small all-reduce that lets every
+// rank agree on whether the run diverged.
+constexpr int64_t kReadEvery = 50;
+
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
@@ -43,9 +50,12 @@ std::string VersionsJson() {
 
 void WriteState(torch::serialize::OutputArchive& a, const std::string& prefix, const AccordionState& s) {
   std::vector<int64_t> critical(s.critical.begin(), s.critical.end());
+  std::vector<int64_t> check_critical(s.check_critical.begin(), s.check_critical.end());
   a.write(prefix + ".next_epoch", torch::tensor(int64_t{s.next_epoch}));
   a.write(prefix + ".check_epoch", torch::tensor(int64_t{s.check_epoch}));
+  a.write(prefix + ".critical_through", torch::tensor(int64_t{s.critical_through}));
   a.write(prefix + ".critical", torch::tensor(critical, torch::kInt64));
+  a.write(prefix + ".check_critical", torch::tensor(check_critical, torch::kInt64));
   a.write(prefix + ".levels", torch::tensor(s.levels, torch::kFloat64));
   a.write(prefix + ".check_norms", torch::tensor(s.check_norms, torch::kFloat64));
 }
@@ -67,6 +77,15 @@ AccordionState ReadState(torch::serialize::InputArchive& a, const std::string& p
   s.next_epoch = static_cast<int>(get(".next_epoch").item<int64_t>());
   s.check_epoch = static_cast<int>(get(".check_epoch").item<int64_t>());
   for (double c : Doubles(get(".critical"))) s.critical.push_back(c != 0);
+  // Checkpoints from before the post-decay hold: no hold, checks as in force.
+  torch::Tensor t;
+  if (a.try_read(prefix + ".critical_through", t)) s.critical_through = static_cast<int>(t.item<int64_t>());
+  torch::Tensor found;
+  if (a.try_read(prefix + ".check_critical", found)) {
+    for (double c : Doubles(found)) s.check_critical.push_back(c != 0);
+  } else {
+    s.check_critical = s.critical;
+  }
   s.levels = Doubles(get(".levels"));
   s.check_norms = Doubles(get(".check_norms"));
   return s;
@@ -83,6 +102,15 @@ torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
 }
 
 }  // namespace
+
+uint64_t WorkerSeed(int64_t seed, int rank) {
+  // SplitMix64 of the seed and the rank: distinct, well-mixed streams per
+  // rank, the same for a rank on every run with this seed.
+  uint64_t z = static_cast<uint64_t>(seed) + 0x9E3779B97F4A7C15ULL * (static_cast<uint64_t>(rank) + 1);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+  return z ^ (z >> 31);
+}
 
 void RequestStop() { g_stop.store(true); }
 bool StopRequested() { return g_stop.load(); }
@@ -120,13 +148,18 @@ struct Trainer::State {
   void SaveCheckpoint(int epoch);
   void LoadCheckpoint();
   RunInfo MakeRunInfo() const;
-  // Returns false when a stop was requested (the epoch is abandoned).
-  bool TrainEpoch(int epoch, EpochData& data);
+  enum class EpochEnd { kFinished, kStopped, kDiverged };
+  // kStopped: a stop was requested; kDiverged: the loss became NaN or Inf on
+  // some rank (`diverged_at` says where). The epoch is abandoned in both.
+  EpochEnd TrainEpoch(int epoch, EpochData& data);
+  std::string diverged_at;
   std::pair<double, double> Evaluate();
   // The top Hessian eigenvalue (and per block) on the fixed batch.
   std::vector<HessianRecord> EstimateHessian(int epoch);
   // The epoch loop, from start_epoch; returns Run()'s exit code.
   int RunEpochs();
+  // Ends a run whose `epoch` diverged: trace failed, kExitDiverged.
+  int EndDiverged(int epoch);
 };
 
 Trainer::Trainer(TrainOptions options, WorkerEnvironment env) : s_(std::make_unique<State>()) {
@@ -189,6 +222,10 @@ void Trainer::State::Setup() {
   std::vector<torch::Tensor> state = model->parameters();
   for (const torch::Tensor& b : model->buffers()) state.push_back(b);
   Broadcast(state);
+  // From here each rank draws its own stream: with one seed everywhere every
+  // worker would drop the same units, and W workers would not be one batch.
+  // A checkpoint restores each rank's own generator state below.
+  torch::manual_seed(WorkerSeed(o.seed, comm->rank()));
 
   optimizer = std::make_unique<torch::optim::SGD>(
       model->parameters(),
@@ -266,7 +303,7 @@ void Trainer::State::LoadCheckpoint() {
   steps_done = m.steps_done;
 }
 
-bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
+Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
   const int64_t steps = data->steps();
   std::unique_ptr<ProgressBar> bar;
   if (leader()) {
@@ -274,14 +311,22 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
   }
   model->train();
   model->ResetState();
-  double loss_sum = 0, correct = 0, count = 0;
+  // Loss and accuracy add up on the device; the host reads them every
+  // kReadEvery steps. The first step whose loss is not finite is kept there
+  // too, so a divergence is reported where it happened.
+  const auto on_device = torch::TensorOptions().device(device);
+  torch::Tensor loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  torch::Tensor correct = torch::zeros({}, on_device.dtype(torch::kInt64));
+  torch::Tensor first_bad_step = torch::full({}, -1, on_device.dtype(torch::kInt64));
+  double count = 0;
+  std::string loss_note;
   EpochRecord& rec = data_out.epoch;
   for (int64_t step = 0; step < steps; ++step) {
     // A stop request abandons the running epoch at once: its rows are not
     // written, so no rank needs to agree on where it stopped.
     if (StopRequested()) {
       if (bar) bar->Finish("stopped");
-      return false;
+      return EpochEnd::kStopped;
     }
     const Clock::time_point t0 = Clock::now();
     const Batch batch = data->TrainBatch(step);
@@ -296,6 +341,7 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
     const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
     exchange->BeginStep();
     IterationRecord it;
+    torch::Tensor step_loss = torch::zeros({}, on_device.dtype(torch::kFloat64));
     for (int64_t pass = 0; pass < passes; ++pass) {
       const int64_t begin = pass * micro_batch;
       const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
@@ -309,13 +355,19 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
       (passes == 1 ? loss : loss * (static_cast<double>(y.numel()) / n)).backward();
       it.forward_s += std::chrono::duration<double>(t_backward - t_forward).count();
       it.backward_s += std::chrono::duration<double>(Clock::now() - t_backward).count();
-      loss_sum += loss.item<double>() * static_cast<double>(y.numel());
-      correct += static_cast<double>((logits.argmax(1) == y).sum().item<int64_t>());
+      torch::NoGradGuard no_grad;
+      step_loss.add_(loss.detach().to(torch::kFloat64), static_cast<double>(y.numel()));
+      correct.add_((logits.argmax(1) == y).sum());
     }
     exchange->FinishStep();
     if (o.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), o.clip);
     optimizer->step();
     const Clock::time_point t_end = Clock::now();
+    {
+      torch::NoGradGuard no_grad;
+      loss_sum.add_(step_loss);
+      first_bad_step.masked_fill_(first_bad_step.lt(0).logical_and(step_loss.isfinite().logical_not()), step);
+    }
     count += n;
     const ExchangeTimings& ex = exchange->timings();
     it.epoch = epoch;
@@ -329,32 +381,65 @@ bool Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
     train_s += it.total_s;
     if (recorder->Samples(step)) recorder->AddIteration(it, ex);
     ++steps_done;
-    if (bar) bar->Update(step + 1, "loss " + std::to_string(loss_sum / count).substr(0, 6));
+    if (bar) bar->Update(step + 1, loss_note);
+    if ((step + 1) % kReadEvery == 0 || step + 1 == steps) {
+      // Every rank reads at the same steps and learns every rank's first
+      // non-finite step: all agree whether to stop, and where.
+      const int world = comm->world_size();
+      std::vector<double> bad(static_cast<size_t>(world), 0.0);
+      bad[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
+      bad = AllReduceSumDoubles(*comm, bad);
+      int64_t bad_step = -1;
+      int bad_rank = -1;
+      for (int r = 0; r < world; ++r) {
+        const auto at = static_cast<int64_t>(bad[static_cast<size_t>(r)]) - 1;
+        if (at >= 0 && (bad_step < 0 || at < bad_step)) {
+          bad_step = at;
+          bad_rank = r;
+        }
+      }
+      if (bad_step >= 0) {
+        diverged_at = "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
+                      std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) +
+                      " is not finite)";
+      }
+      if (!diverged_at.empty()) {
+        if (bar) bar->Finish("diverged");
+        return EpochEnd::kDiverged;
+      }
+      loss_note = "loss " + std::to_string(loss_sum.item<double>() / count).substr(0, 6);
+    }
   }
   if (bar) bar->Finish();
-  const std::vector<double> totals = AllReduceSumDoubles(*comm, {loss_sum, correct, count});
+  const std::vector<double> totals =
+      AllReduceSumDoubles(*comm, {loss_sum.item<double>(), static_cast<double>(correct.item<int64_t>()), count});
   rec.train_loss = totals[0] / totals[2];
   rec.train_acc = totals[1] / totals[2];
   samples += static_cast<int64_t>(totals[2]);
   rec.iterations = steps;
-  return true;
+  return EpochEnd::kFinished;
 }
 
 std::pair<double, double> Trainer::State::Evaluate() {
   torch::NoGradGuard no_grad;
   model->eval();
   model->ResetState();
-  double loss = 0, correct = 0, count = 0;
+  // Summed on the device, read once.
+  const auto on_device = torch::TensorOptions().device(device);
+  torch::Tensor loss = torch::zeros({}, on_device.dtype(torch::kFloat64));
+  torch::Tensor correct = torch::zeros({}, on_device.dtype(torch::kInt64));
+  double count = 0;
   data->ForEachTestBatch([&](const Batch& b) {
     const torch::Tensor y = b.targets.to(device);
     const torch::Tensor logits = model->forward(b.inputs.to(device));
-    loss += torch::nn::functional::cross_entropy(
-                logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
-                .item<double>();
-    correct += static_cast<double>((logits.argmax(1) == y).sum().item<int64_t>());
+    loss.add_(torch::nn::functional::cross_entropy(
+                  logits, y, torch::nn::functional::CrossEntropyFuncOptions().reduction(torch::kSum))
+                  .to(torch::kFloat64));
+    correct.add_((logits.argmax(1) == y).sum());
     count += static_cast<double>(b.count());
   });
-  const std::vector<double> totals = AllReduceSumDoubles(*comm, {loss, correct, count});
+  const std::vector<double> totals =
+      AllReduceSumDoubles(*comm, {loss.item<double>(), static_cast<double>(correct.item<int64_t>()), count});
   return {totals[0] / totals[2], totals[1] / totals[2]};
 }
 
@@ -408,6 +493,18 @@ int Trainer::Run() {
   }
 }
 
+int Trainer::State::EndDiverged(int epoch) {
+  recorder->Finish(RunStatus::kFailed);
+  if (leader()) {
+    std::fflush(stdout);
+    std::fprintf(stderr, "accordion-train: error: training diverged at %s; %d finished epoch(s) kept%s; "
+                 "try a smaller --lr or a longer --warmup-epochs\n",
+                 diverged_at.c_str(), epoch, o.trace.empty() ? "" : ", trace marked failed");
+    std::fflush(stderr);
+  }
+  return kExitDiverged;
+}
+
 int Trainer::State::RunEpochs() {
   State& s = *this;
   const int L = static_cast<int>(s.layers.size());
@@ -429,7 +526,8 @@ int Trainer::State::RunEpochs() {
     s.data->StartEpoch(epoch, global_batch);
 
     EpochData epoch_data;
-    if (!s.TrainEpoch(epoch, epoch_data)) {
+    const EpochEnd end = s.TrainEpoch(epoch, epoch_data);
+    if (end == EpochEnd::kStopped) {
       s.recorder->Finish(RunStatus::kInterrupted);
       if (s.leader()) {
         std::printf("interrupted during epoch %d; %d finished epoch(s) kept%s\n", epoch + 1, epoch,
@@ -438,6 +536,12 @@ int Trainer::State::RunEpochs() {
       return kExitInterrupted;
     }
     const std::vector<double> norms = s.exchange->TakeGlobalRawGradientNorms();
+    // A gradient can overflow in the epoch's last step before any loss shows it.
+    if (end == EpochEnd::kFinished &&
+        std::any_of(norms.begin(), norms.end(), [](double n) { return !std::isfinite(n); })) {
+      s.diverged_at = "epoch " + std::to_string(epoch + 1) + " (its accumulated gradient norm is not finite)";
+    }
+    if (!s.diverged_at.empty()) return s.EndDiverged(epoch);
     const Clock::time_point t_bookkeeping = Clock::now();
     // The controllers see the schedule's LR without the batch factor, so a
     // batch that grows is not read as an LR change; a replay of the recorded

@@ -4,6 +4,7 @@
 #ifndef ACCORDION_TRAINER_TRAINER_H_
 #define ACCORDION_TRAINER_TRAINER_H_
 
+#include <cstdint>
 #include <memory>
 
 #include "trainer/launcher.h"
@@ -25,6 +26,11 @@ class Trainer {
   struct State;
   std::unique_ptr<State> s_;
 };
+
+// The seed of `rank`'s default random generator once the initial weights
+// are shared: distinct per rank (dropout masks must differ between workers)
+// and the same on every run with `seed`.
+uint64_t WorkerSeed(int64_t seed, int rank);
 
 // Asks the trainer to stop before its next step; the running epoch is
 // dropped, the finished ones stay. Every rank must be asked (a terminal's

@@ -92,23 +92,73 @@ TEST(AccordionController, DecisionsHoldBetweenChecks) {
   EXPECT_FALSE(Feed(c, {2.1}).critical_next[0]);  // e6: 5 % -> high
 }
 
-TEST(AccordionController, LrDecayDeclaresEveryLayerCriticalUntilTheNextCheck) {
+TEST(AccordionController, LrDecayHoldsEveryLayerCriticalForAnIntervalThenChecksResume) {
   AccordionController c(2, Opts(4));
-  Feed(c, {5, 5});
-  for (int e = 1; e <= 3; ++e) Feed(c, {5, 5});
+  for (int e = 0; e <= 3; ++e) Feed(c, {5, 5});
   AccordionDecision d = Feed(c, {5, 5});  // e4: stable -> high
   EXPECT_EQ(c.levels(), (std::vector<double>{kHigh, kHigh}));
-  d = Feed(c, {5, 5}, 0.1, 0.01);  // e5: not a check, but the LR decays
+  d = Feed(c, {5, 5}, 0.1, 0.01);  // e5: not a check, but the LR decays from e6
   EXPECT_FALSE(d.checked);
   EXPECT_TRUE(d.lr_decay);
   EXPECT_EQ(c.levels(), (std::vector<double>{kLow, kLow}));
-  d = Feed(c, {5, 5}, 0.01, 0.01);  // e6: holds
-  d = Feed(c, {5, 5}, 0.01, 0.01);  // e7: holds
+  Feed(c, {5, 5}, 0.01, 0.01);  // e6
+  Feed(c, {5, 5}, 0.01, 0.01);  // e7
   EXPECT_EQ(c.levels(), (std::vector<double>{kLow, kLow}));
-  // e8: the check compares 5 with e4's 5 for layer 0 and 1 with 5 for layer 1.
+  // e8's check finds layer 0 stable, but e9 is still inside the hold (e6-e9).
   d = Feed(c, {5, 1}, 0.01, 0.01);
   EXPECT_TRUE(d.checked);
+  EXPECT_NEAR(*d.ratios[0], 0.0, 1e-12);
+  EXPECT_EQ(c.levels(), (std::vector<double>{kLow, kLow}));
+  Feed(c, {5, 1}, 0.01, 0.01);  // e9: ends the hold; e8's verdicts take over
   EXPECT_EQ(c.levels(), (std::vector<double>{kHigh, kLow}));
+  // e12: the next check, against e8's norms.
+  for (int e = 10; e <= 11; ++e) Feed(c, {5, 1}, 0.01, 0.01);
+  d = Feed(c, {5, 1}, 0.01, 0.01);
+  EXPECT_EQ(c.levels(), (std::vector<double>{kHigh, kHigh}));
+}
+
+// The paper's own alignment: decays at 150 and 250 with interval 10 take
+// effect on check epochs. The check at the end of epoch 150 must not send a
+// layer back to high compression after one epoch.
+TEST(AccordionController, LrDecayOnACheckEpochStaysCriticalForTheWholeInterval) {
+  const int interval = 10;
+  AccordionController c(1, Opts(interval));
+  double lr = 0.1;
+  for (int e = 0; e < 150; ++e) {
+    const double next = e + 1 == 150 ? 0.01 : lr;
+    Feed(c, {5}, lr, next);
+    lr = next;
+  }
+  // Epochs 150..159 run at the low level, although every check sees norm 5.
+  for (int e = 150; e < 160; ++e) {
+    EXPECT_TRUE(c.critical()[0]) << "epoch " << e;
+    EXPECT_EQ(c.levels()[0], kLow) << "epoch " << e;
+    const AccordionDecision d = Feed(c, {5}, lr, lr);
+    if (e == 150) {
+      EXPECT_TRUE(d.checked);
+      EXPECT_TRUE(d.critical_next[0]);  // the check at 150 is overruled by the hold
+    }
+  }
+  // The hold is over: the verdict of the check at 150 (stable) takes over.
+  EXPECT_FALSE(c.critical()[0]);
+  EXPECT_EQ(c.levels()[0], kHigh);
+}
+
+// The reproduction's alignment: decay at 20, interval 2 - the first decayed
+// epoch (20) is a check epoch; a decay taking effect at 21 is not.
+TEST(AccordionController, LrDecayOnAndOffACheckEpochHoldsAtLeastAnInterval) {
+  for (const int first_decayed : {20, 21}) {
+    AccordionController c(2, Opts(2));
+    double lr = 0.05;
+    int low_epochs = 0;
+    for (int e = 0; e < 30; ++e) {
+      if (e >= first_decayed && c.levels() == std::vector<double>{kLow, kLow}) ++low_epochs;
+      const double next = e + 1 == first_decayed ? 0.005 : lr;
+      Feed(c, {5, 5}, lr, next);  // stable norms: only the decay can make a layer critical
+      lr = next;
+    }
+    EXPECT_EQ(low_epochs, 2) << "decay from epoch " << first_decayed;
+  }
 }
 
 TEST(AccordionController, LrDecayOnACheckEpochOverridesAStableRatio) {
@@ -217,6 +267,22 @@ TEST(AccordionController, RestoredStateContinuesExactly) {
   }
   AccordionState bad = a.state();
   bad.levels.push_back(1);
+  EXPECT_THROW(b.Restore(bad), InputError);
+}
+
+TEST(AccordionController, RestoredStateKeepsAPostDecayHold) {
+  AccordionController a(1, Opts(4));
+  for (int e = 0; e < 5; ++e) Feed(a, {5});
+  Feed(a, {5}, 0.1, 0.01);  // e5: decay; held critical through e9
+  AccordionController b(1, Opts(4));
+  b.Restore(a.state());
+  for (int e = 6; e < 14; ++e) {
+    const AccordionDecision da = Feed(a, {5}, 0.01, 0.01);
+    const AccordionDecision db = Feed(b, {5}, 0.01, 0.01);
+    EXPECT_EQ(da.critical_next, db.critical_next) << "epoch " << e;
+  }
+  AccordionState bad = a.state();
+  bad.critical_through = -2;
   EXPECT_THROW(b.Restore(bad), InputError);
 }
 

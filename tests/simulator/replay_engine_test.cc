@@ -19,7 +19,9 @@ class Replay : public ::testing::Test {
   static void SetUpTestSuite() {
     dir_ = new std::string(testing::TempDir("replay"));
     synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
-    o.decay_epochs = {20};
+    // A decay at 20 would hold every layer critical through epoch 29 (one
+    // interval of 10), leaving Accordion nothing but the low level.
+    o.decay_epochs = {25};
     mlp_ = new ReplayInput(LoadReplayInput(testing::SyntheticTrace(*dir_, "mlp", o)));
   }
   static void TearDownTestSuite() {

@@ -1,10 +1,13 @@
 #include <gtest/gtest.h>
 
+#include <set>
+
 #include <torch/torch.h>
 
 #include "common/errors.h"
 #include "tests/support/synthetic_trace.h"
 #include "trainer/models.h"
+#include "trainer/trainer.h"
 
 namespace accordion {
 namespace {
@@ -104,6 +107,31 @@ TEST(Models, LstmLanguageModelPredictsEveryNextToken) {
   EXPECT_TRUE(torch::allclose(first, model->forward(tokens)));
   // Carried state is detached: backward reaches only the current window.
   model->forward(tokens).sum().backward();
+}
+
+// Each worker seeds its default generator with WorkerSeed after the shared
+// initial weights: dropout masks then differ between ranks (W workers are one
+// batch of W x B, not W copies of the same mask) and repeat on every run.
+TEST(Models, DropoutMasksDifferBetweenRanksAndRepeatPerRank) {
+  torch::manual_seed(5);
+  const auto model = MakeModel("lstm", {1, 1, 1, 50}, ModelOptions().lstm_size(16).dropout(0.5));
+  model->train();
+  const torch::Tensor tokens = torch::randint(0, 50, {4, 6}, torch::kInt64);
+  auto output_on_rank = [&](int rank) {
+    torch::manual_seed(WorkerSeed(5, rank));
+    model->ResetState();
+    return model->forward(tokens).detach().clone();
+  };
+  const torch::Tensor rank0 = output_on_rank(0);
+  const torch::Tensor rank1 = output_on_rank(1);
+  EXPECT_FALSE(torch::allclose(rank0, rank1)) << "ranks 0 and 1 drew the same dropout masks";
+  EXPECT_TRUE(torch::equal(rank0, output_on_rank(0))) << "a rank's masks must repeat with its seed";
+  // Distinct seeds for many ranks and for neighbouring run seeds.
+  std::set<uint64_t> seeds;
+  for (int64_t seed : {1, 2}) {
+    for (int rank = 0; rank < 64; ++rank) seeds.insert(WorkerSeed(seed, rank));
+  }
+  EXPECT_EQ(seeds.size(), 128u);
 }
 
 TEST(Models, TiedLstmSharesTheEmbeddingAndListsItOnce) {

@@ -4,8 +4,10 @@
 #include <signal.h>
 
 #include <filesystem>
+#include <fstream>
 #include <set>
 
+#include "tests/trainer/data_writers.h"
 #include "tests/trainer/train_support.h"
 #include "traces/trace_validator.h"
 #include "trainer/launcher.h"
@@ -15,6 +17,7 @@ namespace {
 
 using testing::BackgroundRun;
 using testing::CommandResult;
+using testing::CountLines;
 using testing::kQuickRun;
 using testing::ReadTrace;
 using testing::Train;
@@ -44,6 +47,33 @@ TEST_F(TrainRobustness, AKilledWorkerEndsTheRunWithAnErrorNotAHang) {
   EXPECT_EQ(t.run.status, RunStatus::kFailed);
   EXPECT_GE(t.epochs.size(), 1u);
   EXPECT_NO_THROW(ValidateTrace(trace));
+}
+
+// A run whose loss turns NaN or Inf stops at once with its own exit code,
+// one line saying where, and a trace marked failed that still validates. The
+// LR makes it diverge within the first epoch whatever the machine's
+// arithmetic, so the test does not depend on how far an unstable run gets.
+TEST_F(TrainRobustness, ADivergingRunStopsWithItsOwnExitCodeOneLineAndAFailedTrace) {
+  const std::string trace = Path("diverged.trace");
+  const CommandResult r =
+      Train("--dataset synthetic --limit-samples 512 --model mlp --batch-size 64 --seed 3 --nproc 2 --epochs 3"
+            " --lr 1e8 --checkpoint-dir " + Path("ckpt") + " --trace " + trace);
+  EXPECT_EQ(r.exit_code, kExitDiverged) << r.err;
+  // Progress bars aside, one line says what happened, and it is the last.
+  const size_t error_at = r.err.find("accordion-train: error: ");
+  ASSERT_NE(error_at, std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("accordion-train: error: ", error_at + 1), std::string::npos) << r.err;
+  EXPECT_EQ(CountLines(r.err.substr(error_at)), 1) << r.err;
+  EXPECT_EQ(r.err.find("accordion-train: error: training diverged at epoch 1, step "), error_at) << r.err;
+  EXPECT_NE(r.err.find(" of 8 (the loss of rank "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("0 finished epoch(s) kept, trace marked failed"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("epoch 1/3  lr"), std::string::npos) << "the diverged epoch must not be reported\n" << r.out;
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_EQ(t.run.status, RunStatus::kFailed);
+  EXPECT_TRUE(t.epochs.empty());
+  EXPECT_NO_THROW(ValidateTrace(trace));
+  // No checkpoint of the diverged epoch: nothing to resume into NaN weights.
+  EXPECT_FALSE(std::filesystem::exists(Path("ckpt/checkpoint.json")));
 }
 
 // Ctrl-C keeps the finished epochs; --resume then continues from the last
@@ -120,6 +150,17 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsTheGrownBatch) {
       *this, " --dataset synthetic --limit-samples 1024 --model mlp --lr 0.05 --seed 3"
              " --scheme batch --policy accordion --low 64 --high 256 --interval 1 --decay-epochs 3 9");
   EXPECT_EQ(levels, (std::set<double>{64, 256}));
+}
+
+// Dropout draws from each rank's own generator (WorkerSeed): a resume must
+// give every rank back its own stream, or the continued epochs differ.
+TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
+  std::ofstream(Path("corpus.txt")) << testing::TestCorpus(400);
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this, " --model lstm --dataset tokens --data-file " + Path("corpus.txt") +
+                 " --lstm-size 32 --dropout 0.3 --bptt 12 --batch-size 8 --clip 0.5 --lr 20 --momentum 0"
+                 " --weight-decay 0 --seed 3");
+  EXPECT_EQ(levels.size(), 1u);  // dense
 }
 
 }  // namespace

@@ -11,7 +11,9 @@
 # layer block):
 #   traces/samples/record.sh build/release 1 traces/samples --hessian-every 1 --hessian-blocks
 # About 16 minutes on 2 cores with OpenBLAS. See README.md for what each is
-# and reproduce.sh for the three-seed table.
+# and reproduce.sh for the three-seed table. RECORD_ONLY=REGEX records only
+# the runs whose name matches (e.g. RECORD_ONLY=accordion after a change of
+# the controller).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 bin="${1:-$here/../../build/release}/bin"
@@ -24,6 +26,7 @@ common=(--nproc 2 --model mlp --dataset fashion-mnist --epochs 30 --batch-size 1
         --trace-iterations 2 --overwrite "${extra[@]}")
 run() {
   local name=$1; shift
+  [[ -z ${RECORD_ONLY:-} || $name =~ $RECORD_ONLY ]] || return 0
   echo "== seed $seed $name: accordion-train ${common[*]} $*"
   "$bin/accordion-train" "${common[@]}" "$@" --trace "$out/$name.trace"
   "$bin/accordion-analyze" validate "$out/$name.trace"
