@@ -30,6 +30,10 @@ bool PowerSgdCompresses(const std::vector<int64_t>& shape, int64_t rank) {
   return 2 * (m.rows + m.cols) * rank < m.rows * m.cols;
 }
 
+bool TopKSparsifies(const CommunicationScheme& scheme, const std::vector<int64_t>& shape) {
+  return !scheme.topk_dense_vectors() || shape.size() >= 2;
+}
+
 int64_t TopKCount(int64_t numel, double fraction) {
   // 0.07 * 100 is 7.000000000000001 in doubles: forgive rounding before ceil.
   const double exact = fraction * static_cast<double>(numel);
@@ -37,7 +41,7 @@ int64_t TopKCount(int64_t numel, double fraction) {
   return std::clamp<int64_t>(k, 1, numel);
 }
 
-double FloatsPerStep(Scheme scheme, const std::vector<int64_t>& shape, double level) {
+double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
   const int64_t numel = Numel(shape);
   switch (scheme) {
     case Scheme::kDense:
@@ -50,12 +54,13 @@ double FloatsPerStep(Scheme scheme, const std::vector<int64_t>& shape, double le
       return static_cast<double>((m.rows + m.cols) * rank);
     }
     case Scheme::kTopK:
+      if (!TopKSparsifies(scheme, shape)) return static_cast<double>(numel);
       return 2.0 * static_cast<double>(TopKCount(numel, level));
   }
   return static_cast<double>(numel);
 }
 
-bool IsCompressed(Scheme scheme, const std::vector<int64_t>& shape, double level) {
+bool IsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
   return FloatsPerStep(scheme, shape, level) < static_cast<double>(Numel(shape));
 }
 
@@ -68,7 +73,7 @@ int64_t StepsPerEpoch(int64_t train_samples, int64_t global_batch, int world_siz
   return (per_rank_samples + per_rank_batch - 1) / per_rank_batch;
 }
 
-void AnnotateLayers(Scheme scheme, double level_low, double level_high,
+void AnnotateLayers(const CommunicationScheme& scheme, double level_low, double level_high,
                     std::vector<LayerInfo>& layers) {
   for (LayerInfo& l : layers) {
     l.floats_dense = static_cast<double>(l.numel);

@@ -22,7 +22,32 @@ std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
   return buckets;
 }
 
-std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerInfo>& layers,
+namespace {
+
+// A bucket's tensors in bucket order: those sent dense (with their bytes)
+// and those `compressed` picks.
+struct BucketSplit {
+  std::vector<int> dense, compressed;
+  int64_t dense_bytes = 0;
+};
+
+template <typename Compressed>
+BucketSplit SplitBucket(const GradientBucket& bucket, const std::vector<LayerInfo>& layers, Compressed compressed) {
+  BucketSplit split;
+  for (int l : bucket.layers) {
+    if (compressed(l)) {
+      split.compressed.push_back(l);
+    } else {
+      split.dense.push_back(l);
+      split.dense_bytes += 4 * layers[l].numel;
+    }
+  }
+  return split;
+}
+
+}  // namespace
+
+std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers,
                                         const std::vector<GradientBucket>& buckets,
                                         const std::vector<double>& levels) {
   if (levels.size() != layers.size()) {
@@ -43,24 +68,20 @@ std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerIn
         emit(CollectiveOp::kAllReduce, "dense", b, bucket.dense_bytes, bucket.layers);
         break;
       case Scheme::kPowerSgd: {
-        int64_t dense = 0, p = 0, q = 0;
-        std::vector<int> dense_layers, low_rank_layers;
-        for (int l : bucket.layers) {
+        const BucketSplit split = SplitBucket(bucket, layers, [&](int l) {
+          return PowerSgdCompresses(layers[l].shape, static_cast<int64_t>(levels[l]));
+        });
+        int64_t p = 0, q = 0;
+        for (int l : split.compressed) {
           const auto rank = static_cast<int64_t>(levels[l]);
-          if (PowerSgdCompresses(layers[l].shape, rank)) {
-            const MatrixView m = MatrixViewOf(layers[l].shape);
-            p += 4 * m.rows * rank;
-            q += 4 * m.cols * rank;
-            low_rank_layers.push_back(l);
-          } else {
-            dense += 4 * layers[l].numel;
-            dense_layers.push_back(l);
-          }
+          const MatrixView m = MatrixViewOf(layers[l].shape);
+          p += 4 * m.rows * rank;
+          q += 4 * m.cols * rank;
         }
-        emit(CollectiveOp::kAllReduce, "dense", b, dense, dense_layers);
-        emit(CollectiveOp::kAllReduce, "powersgd-p", b, p, low_rank_layers);
+        emit(CollectiveOp::kAllReduce, "dense", b, split.dense_bytes, split.dense);
+        emit(CollectiveOp::kAllReduce, "powersgd-p", b, p, split.compressed);
         if (q > 0) {
-          PlannedCollective c{CollectiveOp::kAllReduce, "powersgd-q", b, q, low_rank_layers};
+          PlannedCollective c{CollectiveOp::kAllReduce, "powersgd-q", b, q, split.compressed};
           c.after = static_cast<int>(plan.size()) - 1;  // this bucket's P
           c.after_backward = true;
           after_backward.push_back(std::move(c));
@@ -68,9 +89,12 @@ std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerIn
         break;
       }
       case Scheme::kTopK: {
-        int64_t bytes = 0;
-        for (int l : bucket.layers) bytes += 4 * 2 * TopKCount(layers[l].numel, levels[l]);
-        emit(CollectiveOp::kAllGather, "topk", b, bytes, bucket.layers);
+        const BucketSplit split =
+            SplitBucket(bucket, layers, [&](int l) { return TopKSparsifies(scheme, layers[l].shape); });
+        int64_t words = 0;
+        for (int l : split.compressed) words += 2 * TopKCount(layers[l].numel, levels[l]);
+        emit(CollectiveOp::kAllReduce, "dense", b, split.dense_bytes, split.dense);
+        emit(CollectiveOp::kAllGather, "topk", b, 4 * words, split.compressed);
         break;
       }
     }

@@ -10,8 +10,10 @@
 //                 (1-D, or too small at their rank), then one all-reduce of
 //                 the bucket's P factors (sum n*r)                    "powersgd-p"
 //                 and one of its Q factors (sum m*r)                  "powersgd-q"
-//   TopK:         one all-gather of values and int32 indices (2k words
-//                 per tensor)                                         "topk"
+//   TopK:         one all-reduce of the tensors it does not sparsify
+//                 (1-D ones with topk_dense_vectors; TopKSparsifies)  "dense"
+//                 then one all-gather of values and int32 indices (2k
+//                 words per tensor)                                   "topk"
 // Collectives with no payload are omitted. Bytes are 4 per float or index.
 //
 // Issue order and dependencies are part of the description, because they
@@ -30,6 +32,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/communication_accounting.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -56,7 +59,7 @@ struct PlannedCollective {
 };
 
 // The step's collectives in issue order. `levels` has one level per layer.
-std::vector<PlannedCollective> PlanStep(Scheme scheme, const std::vector<LayerInfo>& layers,
+std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers,
                                         const std::vector<GradientBucket>& buckets,
                                         const std::vector<double>& levels);
 

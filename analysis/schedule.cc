@@ -9,7 +9,7 @@ namespace {
 
 Schedule EmptySchedule(const TraceView& view, Scheme scheme, double low, double high) {
   Schedule s;
-  s.scheme = scheme;
+  s.scheme = RecordedScheme(view.run, scheme);
   s.level_low = low;
   s.level_high = high;
   const int E = view.num_epochs();

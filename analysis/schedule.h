@@ -17,7 +17,9 @@
 namespace accordion {
 
 struct Schedule {
-  Scheme scheme = Scheme::kDense;
+  // The scheme, with the trace's TopK choices when it is the trace's own
+  // (RecordedScheme): CostOf counts what that run's tensors really send.
+  CommunicationScheme scheme;
   double level_low = 0;
   double level_high = 0;
   // [epoch][layer]. For the batch scheme every layer carries the epoch's

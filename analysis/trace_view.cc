@@ -1,5 +1,7 @@
 #include "analysis/trace_view.h"
 
+#include <nlohmann/json.hpp>
+
 #include "common/errors.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
@@ -50,6 +52,18 @@ TraceView LoadTraceView(TraceReader& reader) {
 TraceView LoadTraceView(const std::string& path) {
   auto reader = TraceReader::Open(path);
   return LoadTraceView(*reader);
+}
+
+CommunicationScheme RecordedScheme(const RunInfo& run, Scheme scheme) {
+  CommunicationScheme recorded(scheme);
+  if (scheme != run.scheme) return recorded;
+  const nlohmann::json config = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
+  if (!config.is_object()) return recorded;
+  const auto vectors = config.find("topk_dense_vectors");
+  if (vectors != config.end() && vectors->is_boolean()) recorded.topk_dense_vectors(vectors->get<bool>());
+  const auto feedback = config.find("topk_error_feedback");
+  if (feedback != config.end() && feedback->is_string()) recorded.topk_error_feedback(*feedback != "off");
+  return recorded;
 }
 
 }  // namespace accordion

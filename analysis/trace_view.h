@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/communication_accounting.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -32,6 +33,12 @@ struct TraceView {
 // no finished epoch is an InputError: there is nothing to analyse.
 TraceView LoadTraceView(TraceReader& reader);
 TraceView LoadTraceView(const std::string& path);
+
+// `scheme` as `run` configured it: with the TopK choices its config_json
+// records ("topk_dense_vectors": true, "topk_error_feedback": "off") when
+// the run used `scheme`; with the defaults for another scheme and where the
+// configuration does not say (traces from before the choices existed).
+CommunicationScheme RecordedScheme(const RunInfo& run, Scheme scheme);
 
 }  // namespace accordion
 

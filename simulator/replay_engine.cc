@@ -66,7 +66,7 @@ struct EpochStep {
 
 struct Setting {
   const ReplayInput* input = nullptr;
-  Scheme scheme = Scheme::kDense;
+  CommunicationScheme scheme;  // with the trace's TopK choices when it is its scheme
   int workers = 0;
   std::vector<GradientBucket> buckets;
   double straggler = 1;  // expected slowest-rank slowdown of compute
@@ -355,7 +355,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
   Setting setting;
   setting.input = &input;
-  setting.scheme = r.scheme;
+  setting.scheme = RecordedScheme(view.run, r.scheme);
   setting.workers = r.workers;
   setting.buckets = AssignBuckets(view.layers, r.bucket_bytes);
   setting.recorded_buckets = r.bucket_bytes == input.bucket_bytes.value_or(kDefaultBucketBytes);

@@ -229,6 +229,7 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
   });
 
   const std::vector<GradientBucket> buckets = AssignBuckets(view.layers, bucket_bytes);
+  const CommunicationScheme scheme = RecordedScheme(view.run, view.run.scheme);
   std::map<std::vector<double>, StepProfile> by_levels;
   std::map<std::vector<double>, std::vector<PlannedCollective>> plans;
   std::map<RecordedCollectiveKey, std::vector<double>> durations;
@@ -237,7 +238,7 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
     if (epoch < 0 || epoch >= view.num_epochs()) continue;
     const std::vector<double>& levels = view.levels[epoch];
     auto plan = plans.find(levels);
-    if (plan == plans.end()) plan = plans.emplace(levels, PlanStep(view.run.scheme, view.layers, buckets, levels)).first;
+    if (plan == plans.end()) plan = plans.emplace(levels, PlanStep(scheme, view.layers, buckets, levels)).first;
     double compress = 0;
     StepSample sample = SampleStep(step, plan->second, L, durations, compress);
     if (!sample.valid) continue;

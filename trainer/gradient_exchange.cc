@@ -38,7 +38,8 @@ class GradientReadyHook : public torch::autograd::FunctionPostHook {
 class GradientExchange::Compressors {
  public:
   Compressors(const ExchangeOptions& o, torch::Device device)
-      : powersgd(PowerSgdOptions().seed(o.seed()).epsilon(o.powersgd_epsilon()).device(device)) {}
+      : powersgd(PowerSgdOptions().seed(o.seed()).epsilon(o.powersgd_epsilon()).device(device)),
+        topk(o.scheme().topk_error_feedback()) {}
   PowerSgdCompressor powersgd;
   TopKCompressor topk;
 };
@@ -51,7 +52,7 @@ struct GradientExchange::Flight {
 
 struct GradientExchange::Bucket {
   std::vector<int> dense_layers;       // sent in the dense all-reduce; first in the buffer
-  std::vector<int> compressed_layers;  // PowerSGD low-rank or TopK
+  std::vector<int> compressed_layers;  // PowerSGD low-rank or TopK-sparsified
   int64_t dense_numel = 0;
   torch::Tensor buffer;   // the gradients (each .grad is a view into it)
   torch::Tensor raw_sum;  // Accordion's accumulator, same layout
@@ -234,6 +235,20 @@ void GradientExchange::Wait(Flight& flight) {
   flight.work.reset();
 }
 
+void GradientExchange::StartDense(int b) {
+  Bucket& bucket = *state_[static_cast<size_t>(b)];
+  if (bucket.dense_numel == 0) return;
+  const Clock::time_point t = Clock::now();
+  Start(bucket.dense, comm_.AllReduceSum(bucket.buffer.narrow(0, 0, bucket.dense_numel)), CollectiveOp::kAllReduce,
+        b, "dense", 4 * bucket.dense_numel, t);
+}
+
+void GradientExchange::FinishDense(int b) {
+  Bucket& bucket = *state_[static_cast<size_t>(b)];
+  Wait(bucket.dense);
+  if (bucket.dense_numel > 0) bucket.buffer.narrow(0, 0, bucket.dense_numel).div_(comm_.world_size());
+}
+
 void GradientExchange::Launch(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   Clock::time_point t = Clock::now();
@@ -253,11 +268,7 @@ void GradientExchange::Launch(int b) {
         GradView(bucket.dense_layers[i]).add_(memory.view_as(GradView(bucket.dense_layers[i])));
         memory = torch::Tensor();
       }
-      if (bucket.dense_numel > 0) {
-        t = Clock::now();
-        Start(bucket.dense, comm_.AllReduceSum(bucket.buffer.narrow(0, 0, bucket.dense_numel)),
-              CollectiveOp::kAllReduce, b, "dense", 4 * bucket.dense_numel, t);
-      }
+      StartDense(b);
       if (bucket.compressed_layers.empty()) break;
       t = Clock::now();
       for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
@@ -271,6 +282,8 @@ void GradientExchange::Launch(int b) {
       break;
     }
     case Scheme::kTopK: {
+      StartDense(b);
+      if (bucket.compressed_layers.empty()) break;
       t = Clock::now();
       for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
         const int l = bucket.compressed_layers[i];
@@ -313,26 +326,28 @@ void GradientExchange::FinishStep() {
         Start(bucket.q_flight, comm_.AllReduceSum(bucket.q), CollectiveOp::kAllReduce, static_cast<int>(b),
               "powersgd-q", 4 * bucket.q.numel(), sent);
       }
-      for (auto& bucket : state_) {
-        Wait(bucket->dense);
-        if (bucket->dense_numel > 0) bucket->buffer.narrow(0, 0, bucket->dense_numel).div_(world);
-        if (bucket->compressed_layers.empty()) continue;
-        Wait(bucket->q_flight);
+      for (size_t b = 0; b < state_.size(); ++b) {
+        FinishDense(static_cast<int>(b));
+        Bucket& bucket = *state_[b];
+        if (bucket.compressed_layers.empty()) continue;
+        Wait(bucket.q_flight);
         const Clock::time_point t = Clock::now();
-        for (size_t i = 0; i < bucket->compressed_layers.size(); ++i) {
-          const int l = bucket->compressed_layers[i];
-          compressors_->powersgd.Decompress(l, bucket->P(i), bucket->Q(i), world, GradView(l));
+        for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+          const int l = bucket.compressed_layers[i];
+          compressors_->powersgd.Decompress(l, bucket.P(i), bucket.Q(i), world, GradView(l));
         }
         timings_.compress_s += Seconds(Clock::now() - t);
       }
       break;
     case Scheme::kTopK:
-      for (auto& bucket : state_) {
-        Wait(bucket->topk);
+      for (size_t b = 0; b < state_.size(); ++b) {
+        FinishDense(static_cast<int>(b));
+        Bucket& bucket = *state_[b];
+        Wait(bucket.topk);
         const Clock::time_point t = Clock::now();
-        for (size_t i = 0; i < bucket->compressed_layers.size(); ++i) {
-          TopKCompressor::Decompress(bucket->gathered.narrow(1, bucket->packed_offset[i], 2 * bucket->k[i]),
-                                     GradView(bucket->compressed_layers[i]));
+        for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+          TopKCompressor::Decompress(bucket.gathered.narrow(1, bucket.packed_offset[i], 2 * bucket.k[i]),
+                                     GradView(bucket.compressed_layers[i]));
         }
         timings_.compress_s += Seconds(Clock::now() - t);
       }

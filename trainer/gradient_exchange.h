@@ -11,7 +11,9 @@
 //   dense:    all-reduce of the bucket;
 //   PowerSGD: all-reduce of the tensors it sends dense, then of the P
 //             factors; Q follows once P is back, after backward;
-//   TopK:     all-gather of values and int32 indices.
+//   TopK:     all-reduce of the tensors it sends dense (1-D ones with
+//             topk_dense_vectors), then all-gather of values and int32
+//             indices of the rest.
 // FinishStep() waits, decompresses and leaves every .grad holding the
 // average over ranks. The exchange also sums each layer's raw gradient
 // (before error feedback and compression) for Accordion.
@@ -29,6 +31,7 @@
 
 #include <torch/types.h>
 
+#include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
 #include "traces/records.h"
 #include "trainer/communicator.h"
@@ -45,18 +48,19 @@ namespace accordion {
 
 class ExchangeOptions {
  public:
-  ExchangeOptions& scheme(Scheme v) { scheme_ = v; return *this; }
+  // The scheme with TopK's choices (dense vectors, error feedback).
+  ExchangeOptions& scheme(CommunicationScheme v) { scheme_ = v; return *this; }
   ExchangeOptions& bucket_bytes(int64_t v) { bucket_bytes_ = v; return *this; }
   ExchangeOptions& seed(uint64_t v) { seed_ = v; return *this; }  // PowerSGD's shared Q seed
   ExchangeOptions& powersgd_epsilon(double v) { powersgd_epsilon_ = v; return *this; }
 
-  Scheme scheme() const { return scheme_; }
+  const CommunicationScheme& scheme() const { return scheme_; }
   int64_t bucket_bytes() const { return bucket_bytes_; }
   uint64_t seed() const { return seed_; }
   double powersgd_epsilon() const { return powersgd_epsilon_; }
 
  private:
-  Scheme scheme_ = Scheme::kDense;
+  CommunicationScheme scheme_;
   int64_t bucket_bytes_ = kDefaultBucketBytes;
   uint64_t seed_ = 0;
   double powersgd_epsilon_ = 1e-8;
@@ -123,6 +127,10 @@ class GradientExchange {
   void Relayout();
   void OnGradientReady(int layer);
   void Launch(int bucket);
+  // The bucket's dense all-reduce (PowerSGD's and TopK's uncompressed
+  // tensors), if it has any; and after it, their average.
+  void StartDense(int bucket);
+  void FinishDense(int bucket);
   void Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveOp op, int bucket,
              const char* tag, int64_t bytes, Clock::time_point start);
   void Wait(Flight& flight);

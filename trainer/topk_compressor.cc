@@ -5,15 +5,18 @@
 namespace accordion {
 
 void TopKCompressor::Compress(int layer, const torch::Tensor& grad, int64_t k, torch::Tensor packed) {
-  torch::Tensor& acc = residuals_[layer];
   const torch::Tensor flat = grad.reshape({-1});
-  if (!acc.defined()) acc = torch::zeros_like(flat);
-  acc.add_(flat);
+  torch::Tensor acc = flat;
+  if (error_feedback_) {
+    torch::Tensor& residual = residuals_[layer];
+    if (!residual.defined()) residual = torch::zeros_like(flat);
+    acc = residual.add_(flat);
+  }
   // sorted=false: the order of the kept entries does not matter to the sum.
   const torch::Tensor idx = std::get<1>(acc.abs().topk(k, /*dim=*/0, /*largest=*/true, /*sorted=*/false));
   packed.narrow(0, 0, k).copy_(acc.index_select(0, idx));
   packed.narrow(0, k, k).view(torch::kInt32).copy_(idx);
-  acc.index_fill_(0, idx, 0.0);
+  if (error_feedback_) acc.index_fill_(0, idx, 0.0);
 }
 
 void TopKCompressor::Decompress(const torch::Tensor& gathered, torch::Tensor grad) {

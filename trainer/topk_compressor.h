@@ -1,11 +1,13 @@
-// TopKCompressor: sparsification with error feedback (Aji & Heafield 2017;
-// as in the Accordion reference code).
+// TopKCompressor: sparsification, with error feedback by default (Aji &
+// Heafield 2017).
 //
 // For a layer's flattened gradient g: a = g + e (e: this rank's residual);
 // the k entries of largest |a| are sent as k values and k int32 indices;
-// e = a with those entries zeroed, so nothing is lost, only delayed. After
-// an all-gather every rank scatter-adds all ranks' entries and divides by
-// the world size. This class owns the residuals.
+// e = a with those entries zeroed, so nothing is lost, only delayed.
+// Without error feedback (the Accordion reference code's effective
+// behaviour) a = g and what is not sent is dropped: no residual is kept.
+// After an all-gather every rank scatter-adds all ranks' entries and
+// divides by the world size. This class owns the residuals.
 #ifndef ACCORDION_TRAINER_TOPK_COMPRESSOR_H_
 #define ACCORDION_TRAINER_TOPK_COMPRESSOR_H_
 
@@ -23,22 +25,27 @@ namespace accordion {
 
 class TopKCompressor {
  public:
+  explicit TopKCompressor(bool error_feedback = true) : error_feedback_(error_feedback) {}
+
   // Packs the k largest entries of grad + residual into `packed` (2k
   // float32 words: k values, then k int32 indices bit for bit) and keeps
-  // the rest as the residual.
+  // the rest as the residual; without error feedback, of grad alone, and
+  // the rest is dropped.
   void Compress(int layer, const torch::Tensor& grad, int64_t k, torch::Tensor packed);
 
   // `gathered` ([world, 2k], every rank's packed words for this layer):
   // writes the sum of all ranks' entries divided by world into `grad`.
   static void Decompress(const torch::Tensor& gathered, torch::Tensor grad);
 
-  // The layer's residual (undefined before its first Compress).
+  // The layer's residual (undefined before its first Compress, and always
+  // without error feedback).
   torch::Tensor residual(int layer) const;
 
   void Save(torch::serialize::OutputArchive& archive) const;
   void Load(torch::serialize::InputArchive& archive);
 
  private:
+  bool error_feedback_;
   std::map<int, torch::Tensor> residuals_;  // flat, numel entries
 };
 

@@ -283,6 +283,14 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
                  "scheme's low");
   app.add_option("--low", o.low, "Accordion: level in critical regimes (default 2 / 0.99 / B)");
   app.add_option("--high", o.high, "Accordion: level outside them (default 1 / 0.1 / 8B)");
+  app.add_flag("--topk-dense-vectors", o.topk_dense_vectors,
+               "--scheme topk: send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as "
+               "the reference code does (default: sparsify them too)");
+  app.add_option_function<std::string>(
+         "--topk-error-feedback", [&o](const std::string& v) { o.topk_error_feedback = v == "on"; },
+         "--scheme topk: on keeps what a step did not send and adds it to the next (default); off drops it, "
+         "as the reference code effectively does")
+      ->check(CLI::IsMember({"on", "off"}));
   app.add_option("--micro-batch", o.micro_batch,
                  "--scheme batch: global batch of one forward/backward; larger levels accumulate "
                  "gradients over several (default: the low level)");
@@ -333,7 +341,9 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
 
 LevelPlan LevelsOf(const TrainOptions& o) {
   LevelPlan p;
-  p.scheme = *ParseScheme(o.scheme);
+  p.scheme = CommunicationScheme(*ParseScheme(o.scheme))
+                 .topk_dense_vectors(o.topk_dense_vectors)
+                 .topk_error_feedback(o.topk_error_feedback.value_or(true));
   p.policy = *ParsePolicy(o.policy);
   const auto defaults = DefaultLevels(p.scheme, o.batch_size);
   if (p.policy == Policy::kStatic) {
@@ -369,6 +379,10 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   }
   if (*scheme == Scheme::kDense && o.level && *o.level != 0) {
     throw InputError("--scheme dense has no level");
+  }
+  if (*scheme != Scheme::kTopK && (o.topk_dense_vectors || o.topk_error_feedback)) {
+    throw InputError(std::string(o.topk_dense_vectors ? "--topk-dense-vectors" : "--topk-error-feedback") +
+                     " belongs to --scheme topk, not " + o.scheme);
   }
   const LevelPlan levels = LevelsOf(o);
   CheckLevel(levels.scheme, levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
@@ -453,6 +467,8 @@ std::string ConfigJson(const TrainOptions& o) {
   j["policy"] = o.policy;
   j["level_low"] = levels.low;
   j["level_high"] = levels.high;
+  j["topk_dense_vectors"] = o.topk_dense_vectors;
+  j["topk_error_feedback"] = o.topk_error_feedback.value_or(true) ? "on" : "off";
   j["micro_batch"] = MicroBatchOf(o);
   j["eta"] = o.eta;
   j["interval"] = o.interval;
@@ -488,6 +504,11 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
   nlohmann::json saved = nlohmann::json::parse(saved_config, nullptr, /*allow_exceptions=*/false);
   if (saved.is_discarded() || !saved.is_object()) return "the checkpoint's configuration is unreadable";
   const nlohmann::json now = nlohmann::json::parse(ConfigJson(o));
+  // A setting the checkpoint does not name did not exist yet: that run had its default.
+  const nlohmann::json defaults = nlohmann::json::parse(ConfigJson(TrainOptions()));
+  for (const auto& [key, value] : defaults.items()) {
+    if (!saved.contains(key)) saved[key] = value;
+  }
   // What may change between the interrupted run and its continuation.
   for (const char* free : {"threads", "trace", "overwrite", "checkpoint_dir", "resume", "data_dir", "data_file",
                            "valid_file", "bind_addr", "timeout_s", "trace_iterations", "trace_sample"}) {

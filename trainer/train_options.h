@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "analysis/communication_accounting.h"
 #include "traces/records.h"
 #include "trainer/token_file.h"
 
@@ -48,6 +49,8 @@ struct TrainOptions {
   std::optional<double> level;             // static: the one level
   std::optional<double> low;               // accordion: level in critical regimes
   std::optional<double> high;              // accordion: level outside them
+  bool topk_dense_vectors = false;         // topk: 1-D tensors go dense (the reference code's choice)
+  std::optional<bool> topk_error_feedback; // topk: keep what was not sent for the next step (default on)
   int64_t micro_batch = 0;                 // batch scheme: global batch of one backward (0 = low)
   double eta = 0.5;
   int interval = 10;
@@ -89,9 +92,9 @@ void AddTrainFlags(CLI::App& app, TrainOptions& options);
 // the run creates them: by the launcher, or by rank 0 under torchrun.
 void ValidateOptions(const TrainOptions& options, bool check_paths = true);
 
-// The options' levels as the trace records them.
+// The options' scheme and levels as the trace records them.
 struct LevelPlan {
-  Scheme scheme = Scheme::kDense;
+  CommunicationScheme scheme;  // with --topk-dense-vectors and --topk-error-feedback
   Policy policy = Policy::kStatic;
   double low = 0;   // == high for static runs
   double high = 0;
@@ -131,7 +134,8 @@ std::string ConfigJson(const TrainOptions& options);
 // Why a checkpoint written under `saved_config` (ConfigJson) cannot be resumed
 // with `options` ("" when it can): everything that shapes the trajectory
 // must match (--epochs too: the trace plans them); --threads, --timeout,
-// --trace-iterations and paths may change.
+// --trace-iterations and paths may change. A setting the checkpoint does not
+// name (it predates the setting) counts as that setting's default.
 std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& options);
 
 // The accordion-train flag that sets a ConfigJson key (level_low is --low

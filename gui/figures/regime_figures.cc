@@ -491,7 +491,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
     QStringList decays;
     for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
     signature = QStringList{"levels", QString::fromStdString(run.path), QString::number(epochs), QString::number(layers),
-                            RunName(run), QString::number(any_neutral), QString::number(static_cast<int>(s.scheme)),
+                            RunName(run), QString::number(any_neutral), QString::number(static_cast<int>(s.scheme.scheme())),
                             QString::fromStdString(LevelName(s.scheme, s.level_low)),
                             QString::fromStdString(LevelName(s.scheme, s.level_high)), decays.join(',')}
                     .join('|');

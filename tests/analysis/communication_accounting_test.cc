@@ -38,6 +38,34 @@ TEST(CommunicationAccounting, TopKSendsValuesAndInt32Indices) {
   EXPECT_EQ(TopKCount(101, 0.07), 8);  // 7.07 rounds up
 }
 
+TEST(CommunicationAccounting, TopKDenseVectorsSendBiasesWhole) {
+  const CommunicationScheme reference = CommunicationScheme(Scheme::kTopK).topk_dense_vectors(true);
+  // A bias: 2k words by default, its numel with dense vectors.
+  EXPECT_EQ(FloatsPerStep(Scheme::kTopK, {256}, 0.1), 2 * 26);
+  EXPECT_EQ(FloatsPerStep(reference, {256}, 0.1), 256);
+  EXPECT_FALSE(IsCompressed(reference, {256}, 0.1));
+  EXPECT_FALSE(TopKSparsifies(reference, {256}));
+  EXPECT_TRUE(TopKSparsifies(Scheme::kTopK, {256}));
+  // Matrices and convolutions are sparsified either way.
+  EXPECT_EQ(FloatsPerStep(reference, {256, 784}, 0.1), 2 * 20071);
+  EXPECT_TRUE(TopKSparsifies(reference, {64, 3, 3, 3}));
+  // Error feedback changes nothing that is sent.
+  EXPECT_EQ(FloatsPerStep(CommunicationScheme(Scheme::kTopK).topk_error_feedback(false), {256}, 0.1), 2 * 26);
+  // The choice is TopK's: the other schemes ignore it.
+  EXPECT_EQ(FloatsPerStep(CommunicationScheme(Scheme::kPowerSgd).topk_dense_vectors(true), {256, 784}, 1),
+            256 + 784);
+  std::vector<LayerInfo> layers(2);
+  layers[0].shape = {256, 784};
+  layers[0].numel = 256 * 784;
+  layers[1].shape = {256};
+  layers[1].numel = 256;
+  AnnotateLayers(reference, 0.99, 0.1, layers);
+  EXPECT_TRUE(layers[0].compressible);
+  EXPECT_EQ(layers[1].floats_low, 256);
+  EXPECT_EQ(layers[1].floats_high, 256);
+  EXPECT_FALSE(layers[1].compressible);
+}
+
 TEST(CommunicationAccounting, DenseAndBatchSendEveryEntry) {
   EXPECT_EQ(FloatsPerStep(Scheme::kDense, {64, 3, 3, 3}, 0), 1728);
   EXPECT_EQ(FloatsPerStep(Scheme::kBatch, {64, 3, 3, 3}, 4096), 1728);

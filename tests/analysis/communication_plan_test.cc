@@ -41,6 +41,11 @@ TEST(PlanStep, PayloadsMatchTheAccountingForEveryScheme) {
           << ToString(scheme) << " " << level;
     }
   }
+  const CommunicationScheme reference = CommunicationScheme(Scheme::kTopK).topk_dense_vectors(true);
+  const std::vector<double> levels(layers.size(), 0.1);
+  double floats = 0;
+  for (const auto& l : layers) floats += FloatsPerStep(reference, l.shape, 0.1);
+  EXPECT_EQ(TotalBytes(PlanStep(reference, layers, buckets, levels)), static_cast<int64_t>(4 * floats));
 }
 
 TEST(PlanStep, PowerSgdSendsDenseThenPThenQPerBucket) {
@@ -92,6 +97,40 @@ TEST(PlanStep, TopKIsOneAllGatherPerBucketAndDenseOneAllReduce) {
   const auto dense = PlanStep(Scheme::kDense, layers, buckets, std::vector<double>(6, 0));
   ASSERT_EQ(dense.size(), 2u);
   EXPECT_EQ(dense[0].op, CollectiveOp::kAllReduce);
+}
+
+// With dense vectors a TopK bucket sends its 1-D tensors first, in one
+// all-reduce as PowerSGD does, then the all-gather of the rest; a bucket of
+// 1-D tensors only has no all-gather.
+TEST(PlanStep, TopKWithDenseVectorsAllReducesTheBiasesThenGathersTheRest) {
+  const auto layers = synthetic::MlpLayers();  // fc1, fc1.bias, fc2, fc2.bias, fc3, fc3.bias
+  const CommunicationScheme reference = CommunicationScheme(Scheme::kTopK).topk_dense_vectors(true);
+  const auto plan = PlanStep(reference, layers, AssignBuckets(layers, 4 * 34000), std::vector<double>(6, 0.1));
+  std::vector<std::string> order;
+  for (const PlannedCollective& c : plan) order.push_back(c.tag + "/" + std::to_string(c.bucket));
+  EXPECT_EQ(order, (std::vector<std::string>{"dense/0", "topk/0", "dense/1", "topk/1"}));
+  ASSERT_EQ(plan.size(), 4u);
+  EXPECT_EQ(plan[0].op, CollectiveOp::kAllReduce);
+  EXPECT_EQ(plan[0].layers, (std::vector<int>{5, 3}));
+  EXPECT_EQ(plan[0].bytes, 4 * (10 + 128));
+  EXPECT_EQ(plan[1].op, CollectiveOp::kAllGather);
+  EXPECT_EQ(plan[1].layers, (std::vector<int>{4, 2}));
+  EXPECT_EQ(plan[1].bytes, 4 * 2 * (128 + 3277));
+  EXPECT_EQ(plan[2].layers, (std::vector<int>{1}));
+  EXPECT_EQ(plan[3].layers, (std::vector<int>{0}));
+  for (const PlannedCollective& c : plan) {
+    EXPECT_EQ(c.after, -1);
+    EXPECT_FALSE(c.after_backward);
+  }
+  // The default sparsifies every tensor: one all-gather per bucket.
+  const auto sparse = PlanStep(Scheme::kTopK, layers, AssignBuckets(layers, 4 * 34000), std::vector<double>(6, 0.1));
+  ASSERT_EQ(sparse.size(), 2u);
+  EXPECT_EQ(sparse[0].layers, (std::vector<int>{5, 4, 3, 2}));
+  // Buckets of one bias each: nothing to gather.
+  const auto biases_alone = PlanStep(reference, layers, AssignBuckets(layers, 1), std::vector<double>(6, 0.1));
+  order.clear();
+  for (const PlannedCollective& c : biases_alone) order.push_back(c.tag + "/" + std::to_string(c.bucket));
+  EXPECT_EQ(order, (std::vector<std::string>{"dense/0", "topk/1", "dense/2", "topk/3", "dense/4", "topk/5"}));
 }
 
 }  // namespace

@@ -140,6 +140,36 @@ TEST_F(ScheduleTest, RefusesDenseAndLevelsOfTheWrongKind) {
   EXPECT_THROW(StaticSchedule(view, Scheme::kBatch, 0), InputError);
 }
 
+// A trace recorded with --topk-dense-vectors: its schedules count the 1-D
+// tensors dense, as the run sent them; another scheme, or a configuration
+// that does not say, takes the defaults.
+TEST(RecordedScheme, SchedulesCountWhatTheRunsTensorsSent) {
+  TraceView view;
+  view.run.scheme = Scheme::kTopK;
+  view.run.train_samples = 1000;
+  view.run.batch_size = 100;
+  view.run.world_size = 2;
+  view.run.config_json = R"({"scheme": "topk", "topk_dense_vectors": true, "topk_error_feedback": "off"})";
+  view.layers = synthetic::MlpLayers();
+  view.epochs.resize(1);
+  view.grad_norms.assign(1, std::vector<double>(view.layers.size(), 1.0));
+  const CommunicationScheme recorded = RecordedScheme(view.run, Scheme::kTopK);
+  EXPECT_TRUE(recorded.topk_dense_vectors());
+  EXPECT_FALSE(recorded.topk_error_feedback());
+  EXPECT_FALSE(RecordedScheme(view.run, Scheme::kPowerSgd).topk_dense_vectors());
+  const Schedule s = StaticSchedule(view, Scheme::kTopK, 0.1);
+  EXPECT_TRUE(s.scheme.topk_dense_vectors());
+  // Per step: 2k of each matrix, the biases whole.
+  const double per_step = 2 * (20071 + 3277 + 128) + (256 + 128 + 10);
+  EXPECT_EQ(CostOf(view, s).total_floats, per_step * 10);  // 10 steps of 50 samples per rank
+
+  view.run.config_json = R"({"scheme": "topk", "bucket_mb": 25})";  // a trace from before the choice
+  EXPECT_FALSE(RecordedScheme(view.run, Scheme::kTopK).topk_dense_vectors());
+  EXPECT_TRUE(RecordedScheme(view.run, Scheme::kTopK).topk_error_feedback());
+  view.run.config_json = "not json";
+  EXPECT_FALSE(RecordedScheme(view.run, Scheme::kTopK).topk_dense_vectors());
+}
+
 TEST(LevelName, NamesLevelsAsPeopleSayThem) {
   EXPECT_EQ(LevelName(Scheme::kPowerSgd, 2), "rank 2");
   EXPECT_EQ(LevelName(Scheme::kTopK, 0.25), "TopK 25%");

@@ -245,6 +245,29 @@ TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
   EXPECT_FALSE(mlp_->bucket_bytes.has_value());  // the synthetic configuration names none
 }
 
+// A trace recorded with --topk-dense-vectors is replayed as its trainer
+// ran: each bucket's biases in a dense all-reduce before the all-gather of
+// the rest, and the biases counted whole.
+TEST_F(Replay, TopKFollowsTheTracesDenseVectors) {
+  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(2);
+  o.scheme = Scheme::kTopK;
+  o.policy = Policy::kStatic;
+  o.level_low = o.level_high = 0.1;
+  const std::string path = testing::SyntheticTrace(*dir_, "topk-dense-vectors", o);
+  testing::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1, \"topk_dense_vectors\": true}';");
+  const ReplayInput in = LoadReplayInput(path);
+  const ReplayResult r =
+      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(0.1).level_high(0.1)).Run(in);
+  std::vector<std::string> calls;
+  for (const CollectiveCall& c : r.patterns[0].calls) calls.push_back(c.tag + "/" + std::to_string(c.bucket));
+  EXPECT_EQ(calls, (std::vector<std::string>{"dense/0", "topk/0", "dense/1", "topk/1"}));
+  const CommunicationScheme reference = CommunicationScheme(Scheme::kTopK).topk_dense_vectors(true);
+  double per_step = 0;
+  for (const LayerInfo& l : in.view.layers) per_step += FloatsPerStep(reference, l.shape, 0.1);
+  EXPECT_DOUBLE_EQ(r.static_low.epochs[0].payload_bytes,
+                   4 * per_step * static_cast<double>(r.static_low.epochs[0].steps));
+}
+
 TEST_F(Replay, MoreWorkersThanHostsIsRefusedBeforeAnythingRuns) {
   EXPECT_NE(testing::InputErrorOf([] {
               ReplayEngine(ReplayOptions().platform(StarPlatformOptions().hosts(4)).workers(8)).Run(*mlp_);

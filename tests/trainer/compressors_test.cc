@@ -160,6 +160,29 @@ TEST(TopK, ResidualJoinsTheNextStep) {
   EXPECT_TRUE(torch::equal(c.residual(0), torch::zeros({2})));
 }
 
+// The reference code's effective behaviour: what a step does not send is
+// gone; the next step picks from its own gradient alone.
+TEST(TopK, WithoutErrorFeedbackKeepsNoResidualAndDropsTheRest) {
+  TopKCompressor c(/*error_feedback=*/false);
+  torch::Tensor packed = torch::empty({2});
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);  // sends 1.0, drops 0.9
+  EXPECT_FALSE(c.residual(0).defined());
+  EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
+  EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.0f);
+  c.Compress(0, torch::tensor({0.3f, 0.2f}), 1, packed);  // with feedback 0.9 + 0.2 would lead
+  EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
+  EXPECT_FLOAT_EQ(packed[0].item<float>(), 0.3f);
+  EXPECT_FALSE(c.residual(0).defined());
+  // The gradient itself is left as it was, and a checkpoint holds nothing.
+  const torch::Tensor g = torch::tensor({-2.0f, 0.5f, 3.0f});
+  torch::Tensor two = torch::empty({4});
+  c.Compress(1, g, 2, two);
+  EXPECT_TRUE(torch::equal(g, torch::tensor({-2.0f, 0.5f, 3.0f})));
+  TopKCompressor restored(false);
+  CopyState(c, restored);
+  EXPECT_FALSE(restored.residual(1).defined());
+}
+
 TEST(TopK, DecompressAveragesEveryRanksEntries) {
   // Two ranks, k = 2 each: rank 0 sends {0: 2, 2: 4}, rank 1 {2: 6, 3: -2}.
   torch::Tensor gathered = torch::empty({2, 4});

@@ -47,9 +47,10 @@ struct Outcome {
   std::vector<CollectiveRecord> collectives;
 };
 
-// One step of `scheme` at `levels` on this rank; the raw sums count it
-// `raw_weight` times.
-Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& levels, double raw_weight = 1) {
+// `steps` steps (the same inputs each time) of `scheme` at `levels` on this
+// rank: the last one's outcome; the raw sums count each `raw_weight` times.
+Outcome Step(Communicator& comm, const CommunicationScheme& scheme, const std::vector<double>& levels,
+             double raw_weight = 1, int steps = 1) {
   const std::vector<LayerInfo> layers = Layers();
   std::vector<torch::Tensor> params;
   for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
@@ -58,12 +59,14 @@ Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& level
   EXPECT_EQ(exchange.buckets().size(), 2u);
   exchange.SetLevels(levels, 0);
   exchange.set_raw_gradient_weight(raw_weight);
-  exchange.BeginStep();
-  torch::Tensor loss = torch::zeros({});
-  for (size_t l = 0; l < layers.size(); ++l) loss = loss + (params[l] * Input(comm.rank(), layers[l])).sum();
-  exchange.BeginBackward();
-  loss.backward();
-  exchange.FinishStep();
+  for (int step = 0; step < steps; ++step) {
+    exchange.BeginStep();
+    torch::Tensor loss = torch::zeros({});
+    for (size_t l = 0; l < layers.size(); ++l) loss = loss + (params[l] * Input(comm.rank(), layers[l])).sum();
+    exchange.BeginBackward();
+    loss.backward();
+    exchange.FinishStep();
+  }
   Outcome out;
   for (const torch::Tensor& p : params) out.grads.push_back(p.grad().clone());
   out.collectives = exchange.timings().collectives;
@@ -73,7 +76,20 @@ Outcome Step(Communicator& comm, Scheme scheme, const std::vector<double>& level
 
 torch::Tensor Mean(const LayerInfo& l) { return (Input(0, l) + Input(1, l)) / 2; }
 
-void ExpectPlanFollowed(const Outcome& out, Scheme scheme, const std::vector<double>& levels) {
+// TopK's average of one step: each rank's k largest entries of layer l,
+// the rest zero, averaged over the two ranks.
+torch::Tensor TopKMean(const LayerInfo& l, int64_t k) {
+  auto kept = [k](const torch::Tensor& x) {
+    const torch::Tensor flat = x.reshape({-1});
+    torch::Tensor out = torch::zeros_like(flat);
+    const torch::Tensor idx = std::get<1>(flat.abs().topk(k));
+    out.index_copy_(0, idx, flat.index_select(0, idx));
+    return out.view(x.sizes());
+  };
+  return (kept(Input(0, l)) + kept(Input(1, l))) / 2;
+}
+
+void ExpectPlanFollowed(const Outcome& out, const CommunicationScheme& scheme, const std::vector<double>& levels) {
   const std::vector<LayerInfo> layers = Layers();
   const auto plan = PlanStep(scheme, layers, AssignBuckets(layers, kBucketBytes), levels);
   auto key = [](CollectiveOp op, int bucket, const std::string& tag, int64_t bytes) {
@@ -143,22 +159,41 @@ TEST(GradientExchange, PowerSgdSumsPAndAveragesQAcrossRanks) {
 TEST(GradientExchange, TopKGathersAndAveragesEveryRanksLargestEntries) {
   const std::vector<double> levels(4, 0.25);
   const std::vector<LayerInfo> layers = Layers();
-  auto kept = [](const torch::Tensor& x, int64_t k) {
-    const torch::Tensor flat = x.reshape({-1});
-    torch::Tensor out = torch::zeros_like(flat);
-    const torch::Tensor idx = std::get<1>(flat.abs().topk(k));
-    out.index_copy_(0, idx, flat.index_select(0, idx));
-    return out.view(x.sizes());
-  };
   OnTwoRanks([&](Communicator& comm) {
     const Outcome out = Step(comm, Scheme::kTopK, levels);
     for (size_t l = 0; l < layers.size(); ++l) {
-      const int64_t k = TopKCount(layers[l].numel, 0.25);
-      const torch::Tensor want = (kept(Input(0, layers[l]), k) + kept(Input(1, layers[l]), k)) / 2;
+      const torch::Tensor want = TopKMean(layers[l], TopKCount(layers[l].numel, 0.25));
       EXPECT_TRUE(torch::allclose(out.grads[l], want, 1e-6, 1e-7)) << layers[l].name;
     }
     ExpectPlanFollowed(out, Scheme::kTopK, levels);
     ExpectRawNorms(out);
+  });
+}
+
+// The reference code's choices: biases travel dense in their bucket's
+// all-reduce (exact means), the matrices as TopK, and without error
+// feedback a second step with the same gradients sends the same entries.
+TEST(GradientExchange, TopKWithDenseVectorsAndNoErrorFeedback) {
+  const std::vector<double> levels(4, 0.25);
+  const std::vector<LayerInfo> layers = Layers();
+  const CommunicationScheme reference =
+      CommunicationScheme(Scheme::kTopK).topk_dense_vectors(true).topk_error_feedback(false);
+  OnTwoRanks([&](Communicator& comm) {
+    for (int steps : {1, 2}) {
+      const Outcome out = Step(comm, reference, levels, 1, steps);
+      for (size_t l : {1, 3}) EXPECT_TRUE(torch::equal(out.grads[l], Mean(layers[l]))) << layers[l].name;
+      for (size_t l : {0, 2}) {
+        const torch::Tensor want = TopKMean(layers[l], TopKCount(layers[l].numel, 0.25));
+        EXPECT_TRUE(torch::allclose(out.grads[l], want, 1e-6, 1e-7)) << layers[l].name << " step " << steps;
+      }
+      ExpectPlanFollowed(out, reference, levels);
+      ASSERT_EQ(out.collectives.size(), 4u);
+      EXPECT_EQ(out.collectives[0].tag, "dense");
+      EXPECT_EQ(out.collectives[0].bytes, 4 * 20);
+    }
+    // With error feedback the second step sends what the first one owed.
+    const Outcome fed = Step(comm, CommunicationScheme(reference).topk_error_feedback(true), levels, 1, 2);
+    EXPECT_FALSE(torch::allclose(fed.grads[2], TopKMean(layers[2], TopKCount(layers[2].numel, 0.25)), 1e-6, 1e-7));
   });
 }
 

@@ -260,6 +260,59 @@ TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
   EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--low differs", 0), 0u) << ResumeMismatch(ConfigJson(o), later);
 }
 
+TEST(TrainOptions, TopKChoicesBelongToTopKAndReachTheLevelPlan) {
+  TrainOptions o = Synthetic();
+  o.scheme = "topk";
+  EXPECT_FALSE(LevelsOf(o).scheme.topk_dense_vectors());  // today's behaviour by default
+  EXPECT_TRUE(LevelsOf(o).scheme.topk_error_feedback());
+  o.topk_dense_vectors = true;
+  o.topk_error_feedback = false;
+  EXPECT_NO_THROW(ValidateOptions(o));
+  EXPECT_EQ(LevelsOf(o).scheme, Scheme::kTopK);
+  EXPECT_TRUE(LevelsOf(o).scheme.topk_dense_vectors());
+  EXPECT_FALSE(LevelsOf(o).scheme.topk_error_feedback());
+  const nlohmann::json config = nlohmann::json::parse(ConfigJson(o));
+  EXPECT_EQ(config.at("topk_dense_vectors"), true);
+  EXPECT_EQ(config.at("topk_error_feedback"), "off");
+  ExpectRefused(With([](TrainOptions& x) { x.topk_dense_vectors = true; }), "--topk-dense-vectors belongs to --scheme topk");
+  ExpectRefused(With([](TrainOptions& x) { x.scheme = "powersgd"; x.topk_error_feedback = true; }),
+                "--topk-error-feedback belongs to --scheme topk");
+  // On the command line: on or off.
+  CLI::App app;
+  TrainOptions parsed;
+  AddTrainFlags(app, parsed);
+  app.parse("--topk-dense-vectors --topk-error-feedback off");
+  EXPECT_TRUE(parsed.topk_dense_vectors);
+  EXPECT_EQ(parsed.topk_error_feedback, std::optional<bool>(false));
+  CLI::App strict;
+  AddTrainFlags(strict, parsed);
+  EXPECT_THROW(strict.parse("--topk-error-feedback no"), CLI::ValidationError);
+}
+
+TEST(TrainOptions, ResumeRefusesOtherTopKChoices) {
+  TrainOptions o = Synthetic();
+  o.scheme = "topk";
+  TrainOptions later = o;
+  later.topk_dense_vectors = true;
+  EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--topk-dense-vectors differs", 0), 0u)
+      << ResumeMismatch(ConfigJson(o), later);
+  later = o;
+  later.topk_error_feedback = false;
+  EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--topk-error-feedback differs", 0), 0u)
+      << ResumeMismatch(ConfigJson(o), later);
+  later.topk_error_feedback = true;  // given explicitly: the default
+  EXPECT_EQ(ResumeMismatch(ConfigJson(o), later), "");
+  // A checkpoint from before the choices existed ran TopK's defaults.
+  nlohmann::json old = nlohmann::json::parse(ConfigJson(o));
+  old.erase("topk_dense_vectors");
+  old.erase("topk_error_feedback");
+  EXPECT_EQ(ResumeMismatch(old.dump(), o), "");
+  later = o;
+  later.topk_dense_vectors = true;
+  EXPECT_EQ(ResumeMismatch(old.dump(), later).rfind("--topk-dense-vectors differs", 0), 0u)
+      << ResumeMismatch(old.dump(), later);
+}
+
 TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
   const std::string dir = testing::MakeTempDir("manifest");
   EXPECT_FALSE(ReadCheckpointManifest(dir).has_value());

@@ -8,6 +8,7 @@
 #include <set>
 #include <tuple>
 
+#include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
 #include "analysis/schedule.h"
 #include "analysis/trace_view.h"
@@ -58,6 +59,9 @@ TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
       {"--dataset synthetic --resume", "--resume"},
       {"--dataset synthetic --checkpoint-dir " + Path("none/deeper"), "does not exist"},
       {"--dataset synthetic --no-such-flag", "no-such-flag"},
+      {"--dataset synthetic --topk-dense-vectors", "--topk-dense-vectors belongs to --scheme topk"},
+      {"--dataset synthetic --scheme powersgd --topk-error-feedback off", "--topk-error-feedback belongs"},
+      {"--dataset synthetic --scheme topk --topk-error-feedback maybe", "--topk-error-feedback"},
   };
   for (const auto& [args, fragment] : cases) {
     const CommandResult r = Train("--trace " + trace + " " + args);
@@ -122,7 +126,8 @@ void ExpectTracedCommunicationFollowsThePlan(const std::string& path, const Trac
     std::vector<double> levels;
     for (const EpochLayerRecord& r : t.layer_rows[e]) levels.push_back(r.level);
     std::map<int, std::string> want;
-    const std::vector<PlannedCollective> plan = PlanStep(t.run.scheme, t.layers, buckets, levels);
+    const std::vector<PlannedCollective> plan =
+        PlanStep(RecordedScheme(t.run, t.run.scheme), t.layers, buckets, levels);
     for (const PlannedCollective& c : plan) {
       want[static_cast<int>(want.size())] =
           std::string(ToString(c.op)) + "/" + std::to_string(c.bucket) + "/" + c.tag + "/" + std::to_string(c.bytes);
@@ -195,6 +200,37 @@ TEST_F(TrainCli, TopKTraceFollowsThePlanAcrossBuckets) {
   for (const EpochLayerRecord& row : t.layer_rows[0]) floats += row.floats_sent;
   EXPECT_DOUBLE_EQ(floats, t.epochs[0].floats_sent);
   EXPECT_LT(t.epochs[0].floats_sent, 0.5 * 235146 * static_cast<double>(t.epochs[0].iterations));
+}
+
+// The reference code's TopK: biases dense in their bucket's all-reduce, no
+// error feedback. The trace says so, counts every bias whole, and the
+// workers issued the plan's dense all-reduces and all-gathers.
+TEST_F(TrainCli, TopKWithDenseVectorsRecordsWhatItSent) {
+  const std::string trace = Path("topk-reference.trace");
+  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
+                                            "--topk-dense-vectors --topk-error-feedback off --trace-iterations 2 "
+                                            "--trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NO_THROW(ValidateTrace(trace));
+  const TraceContent t = ReadTrace(trace);
+  const CommunicationScheme recorded = RecordedScheme(t.run, t.run.scheme);
+  EXPECT_TRUE(recorded.topk_dense_vectors());
+  EXPECT_FALSE(recorded.topk_error_feedback());
+  ExpectTracedCommunicationFollowsThePlan(trace, t, 2, 0.1);
+  for (size_t e = 0; e < t.epochs.size(); ++e) {
+    const auto steps = static_cast<double>(t.epochs[e].iterations);
+    for (size_t l = 0; l < t.layers.size(); ++l) {
+      const LayerInfo& layer = t.layers[l];
+      const double per_step = layer.shape.size() == 1 ? static_cast<double>(layer.numel)
+                                                      : 2.0 * static_cast<double>(TopKCount(layer.numel, 0.2));
+      EXPECT_EQ(t.layer_rows[e][l].floats_sent, per_step * steps) << layer.name << " epoch " << e;
+      EXPECT_EQ(layer.floats_high, per_step) << layer.name;
+    }
+  }
+  // The same run's collectives carry the biases in "dense" all-reduces.
+  std::set<std::string> tags;
+  TraceReader::Open(trace)->ForEachCollective([&](const CollectiveRecord& c) { tags.insert(c.tag); });
+  EXPECT_EQ(tags, (std::set<std::string>{"dense", "topk"}));
 }
 
 TEST_F(TrainCli, WorkersRendezvousFromTorchrunStyleEnvironment) {
