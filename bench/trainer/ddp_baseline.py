@@ -10,6 +10,7 @@ decay. It times the training steps only (no evaluation), as accordion-train's
 
   ddp_baseline.py --nproc 2 --threads 1 --model mlp --batch-size 128 --epochs 3
   ddp_baseline.py ... --powersgd-rank 2     # DDP's powerSGD_hook instead of all-reduce
+  ddp_baseline.py ... --fp16                # DDP's fp16_compress_hook: dense, half the bytes
   ddp_baseline.py ... --rank R --master-addr A --master-port P   # one worker of --nproc, started by hand
 """
 import argparse
@@ -88,6 +89,10 @@ def worker(rank, args, port, queue):
         state = powerSGD.PowerSGDState(process_group=None, matrix_approximation_rank=args.powersgd_rank,
                                        start_powerSGD_iter=2)
         model.register_comm_hook(state, powerSGD.powerSGD_hook)
+    elif args.fp16:
+        # Dense, but each bucket travels as float16: half the bytes.
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        model.register_comm_hook(None, default_hooks.fp16_compress_hook)
     optimizer = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9, weight_decay=1e-4)
     rank_batch = args.batch_size // args.nproc
     n = x.shape[0]
@@ -137,6 +142,7 @@ def main():
     p.add_argument("--limit-samples", type=int, default=0)
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--powersgd-rank", type=int, default=0)
+    p.add_argument("--fp16", action="store_true", help="DDP's fp16_compress_hook (dense in float16 on the wire)")
     p.add_argument("--data-dir", default="/usr/share/datasets/fashion-mnist")
     p.add_argument("--rank", type=int, default=-1, help="run only this worker (others started elsewhere)")
     p.add_argument("--master-addr", default="127.0.0.1")
