@@ -43,7 +43,7 @@ int64_t TopKCount(int64_t numel, double fraction) {
 
 double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
   const int64_t numel = Numel(shape);
-  switch (scheme) {
+  switch (scheme.scheme()) {
     case Scheme::kDense:
     case Scheme::kBatch:
       return static_cast<double>(numel);

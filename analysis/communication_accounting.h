@@ -29,12 +29,13 @@ namespace accordion {
 // the reference code's TopK does. Error feedback: by default each rank keeps
 // what it did not send and adds it to its next gradient; without it that is
 // dropped (the reference code's effective behaviour). Only the first changes
-// what is sent. A Scheme converts to its defaults, and a CommunicationScheme
-// reads as its Scheme, so code that needs only the scheme takes either.
+// what is sent.
 class CommunicationScheme {
  public:
+  // A bare Scheme means its default choices (implicit, as torch::Device
+  // takes a DeviceType); the way back is scheme(), never implicit, since it
+  // drops the choices.
   CommunicationScheme(Scheme scheme = Scheme::kDense) : scheme_(scheme) {}  // NOLINT(google-explicit-constructor)
-  operator Scheme() const { return scheme_; }  // NOLINT(google-explicit-constructor)
 
   CommunicationScheme& topk_dense_vectors(bool v) { topk_dense_vectors_ = v; return *this; }
   CommunicationScheme& topk_error_feedback(bool v) { topk_error_feedback_ = v; return *this; }

@@ -62,7 +62,7 @@ std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const
   std::vector<PlannedCollective> after_backward;
   for (int b = 0; b < static_cast<int>(buckets.size()); ++b) {
     const GradientBucket& bucket = buckets[b];
-    switch (scheme) {
+    switch (scheme.scheme()) {
       case Scheme::kDense:
       case Scheme::kBatch:
         emit(CollectiveOp::kAllReduce, "dense", b, bucket.dense_bytes, bucket.layers);

@@ -96,7 +96,7 @@ ScheduleCost CostOf(const TraceView& view, const Schedule& schedule) {
   cost.epoch_floats.assign(E, 0.0);
   cost.steps.assign(E, 0);
   for (int e = 0; e < E; ++e) {
-    const int64_t batch = schedule.scheme == Scheme::kBatch
+    const int64_t batch = schedule.scheme.scheme() == Scheme::kBatch
                               ? static_cast<int64_t>(schedule.levels[e][0])
                               : view.run.batch_size;
     cost.steps[e] = StepsPerEpoch(view.run.train_samples, batch, view.run.world_size);

@@ -82,7 +82,7 @@ struct Setting {
 int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
   const TraceView& view = s.input->view;
   const double trace_workers = view.run.world_size;
-  const double global_at_trace = schedule.scheme == Scheme::kBatch ? schedule.levels[epoch][0]
+  const double global_at_trace = schedule.scheme.scheme() == Scheme::kBatch ? schedule.levels[epoch][0]
                                                                    : static_cast<double>(view.run.batch_size);
   return std::max<int64_t>(1, std::llround(global_at_trace / trace_workers * s.workers));
 }

@@ -148,7 +148,7 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       parameters_[static_cast<size_t>(l)].mutable_grad() = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
       if (!raw.empty()) bucket.raw_sum.narrow(0, at, info.numel).copy_(raw[static_cast<size_t>(l)].reshape({-1}));
     }
-    if (options_.scheme() == Scheme::kPowerSgd) {
+    if (options_.scheme().scheme() == Scheme::kPowerSgd) {
       int64_t p_size = 0, q_size = 0;
       for (int l : bucket.compressed_layers) {
         const MatrixView m = MatrixViewOf(layers_[static_cast<size_t>(l)].shape);
@@ -161,7 +161,7 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       bucket.p = torch::empty({p_size}, device_);
       bucket.q = torch::empty({q_size}, device_);
       for (int l : bucket.dense_layers) bucket.folded_memory.push_back(compressors_->powersgd.TakeMemory(l));
-    } else if (options_.scheme() == Scheme::kTopK) {
+    } else if (options_.scheme().scheme() == Scheme::kTopK) {
       int64_t words = 0;
       for (int l : bucket.compressed_layers) {
         const int64_t k = TopKCount(layers_[static_cast<size_t>(l)].numel, levels_[static_cast<size_t>(l)]);
@@ -254,7 +254,7 @@ void GradientExchange::Launch(int b) {
   Clock::time_point t = Clock::now();
   bucket.raw_sum.add_(bucket.buffer, raw_weight_);
   bookkeeping_s_ += Seconds(Clock::now() - t);
-  switch (options_.scheme()) {
+  switch (options_.scheme().scheme()) {
     case Scheme::kDense:
     case Scheme::kBatch:
       t = Clock::now();
@@ -303,7 +303,7 @@ void GradientExchange::FinishStep() {
   // A parameter that got no gradient leaves its bucket pending: send it anyway.
   while (next_launch_ < static_cast<int>(state_.size())) Launch(next_launch_++);
   const int world = comm_.world_size();
-  switch (options_.scheme()) {
+  switch (options_.scheme().scheme()) {
     case Scheme::kDense:
     case Scheme::kBatch:
       for (auto& bucket : state_) {

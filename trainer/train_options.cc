@@ -175,7 +175,7 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
 
 // The batch scheme's levels are global batch sizes built from micro-batches.
 void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
-  if (levels.scheme != Scheme::kBatch) {
+  if (levels.scheme.scheme() != Scheme::kBatch) {
     if (o.micro_batch != 0) throw InputError("--micro-batch belongs to --scheme batch");
     if (o.batch_size % o.nproc != 0) {
       throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over --nproc " +
@@ -345,7 +345,7 @@ LevelPlan LevelsOf(const TrainOptions& o) {
                  .topk_dense_vectors(o.topk_dense_vectors)
                  .topk_error_feedback(o.topk_error_feedback.value_or(true));
   p.policy = *ParsePolicy(o.policy);
-  const auto defaults = DefaultLevels(p.scheme, o.batch_size);
+  const auto defaults = DefaultLevels(p.scheme.scheme(), o.batch_size);
   if (p.policy == Policy::kStatic) {
     p.low = p.high = o.level.value_or(defaults.first);
   } else {
@@ -385,8 +385,8 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      " belongs to --scheme topk, not " + o.scheme);
   }
   const LevelPlan levels = LevelsOf(o);
-  CheckLevel(levels.scheme, levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
-  CheckLevel(levels.scheme, levels.high, "--high");
+  CheckLevel(levels.scheme.scheme(), levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
+  CheckLevel(levels.scheme.scheme(), levels.high, "--high");
   CheckBatchLevels(o, levels);
   CheckDataset(o);
   if (check_paths) CheckPaths(o);
@@ -407,12 +407,12 @@ double LearningRate(const TrainOptions& o, int epoch) {
 double ScaledLearningRate(const TrainOptions& o, int epoch, double level) {
   const double lr = LearningRate(o, epoch);
   const LevelPlan levels = LevelsOf(o);
-  return levels.scheme == Scheme::kBatch ? lr * level / levels.low : lr;
+  return levels.scheme.scheme() == Scheme::kBatch ? lr * level / levels.low : lr;
 }
 
 int64_t MicroBatchOf(const TrainOptions& o) {
   const LevelPlan levels = LevelsOf(o);
-  if (levels.scheme != Scheme::kBatch) return o.batch_size;
+  if (levels.scheme.scheme() != Scheme::kBatch) return o.batch_size;
   return o.micro_batch > 0 ? o.micro_batch : static_cast<int64_t>(levels.low);
 }
 

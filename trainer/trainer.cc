@@ -181,7 +181,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.model = o.model;
   run.dataset = o.dataset;
   run.train_samples = data->train_samples();
-  run.scheme = levels.scheme;
+  run.scheme = levels.scheme.scheme();
   run.policy = levels.policy;
   run.level_low = levels.low;
   run.level_high = levels.high;
@@ -200,7 +200,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
 
 void Trainer::State::Setup() {
   levels = LevelsOf(o);
-  batch_scheme = levels.scheme == Scheme::kBatch;
+  batch_scheme = levels.scheme.scheme() == Scheme::kBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
   comm = ConnectWorker(o.backend, env, o.bind_addr, o.timeout_s);
@@ -593,7 +593,7 @@ int Trainer::State::RunEpochs() {
       std::string note;
       if (s.batch_scheme) {
         note = "  batch " + std::to_string(global_batch);
-      } else if (s.levels.scheme != Scheme::kDense) {
+      } else if (s.levels.scheme.scheme() != Scheme::kDense) {
         note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(L) + " layers";
       }
       if (!epoch_data.hessian.empty()) {

@@ -442,7 +442,7 @@ namespace {
 // 0: low level, 1: high level, 0.5: the level makes no difference.
 double CellValue(const TraceView& view, const Schedule& s, int epoch, int layer) {
   const auto& shape = view.layers[static_cast<size_t>(layer)].shape;
-  if (s.scheme != Scheme::kBatch &&
+  if (s.scheme.scheme() != Scheme::kBatch &&
       FloatsPerStep(s.scheme, shape, s.level_low) == FloatsPerStep(s.scheme, shape, s.level_high)) {
     return 0.5;
   }
@@ -492,8 +492,8 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
     for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
     signature = QStringList{"levels", QString::fromStdString(run.path), QString::number(epochs), QString::number(layers),
                             RunName(run), QString::number(any_neutral), QString::number(static_cast<int>(s.scheme.scheme())),
-                            QString::fromStdString(LevelName(s.scheme, s.level_low)),
-                            QString::fromStdString(LevelName(s.scheme, s.level_high)), decays.join(',')}
+                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low)),
+                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high)), decays.join(',')}
                     .join('|');
     QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
     if (map != nullptr && plot->axisRect(0)->property(kSignature).toString() == signature &&
@@ -571,9 +571,9 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   map->setDataRange(QCPRange(0, 1));
   QSharedPointer<QCPAxisTickerText> meaning(new QCPAxisTickerText);
   meaning->addTick(z_low, QString("low level: %1\n(critical regime)")
-                              .arg(QString::fromStdString(LevelName(s.scheme, s.level_low))));
+                              .arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low))));
   if (any_neutral) meaning->addTick(z_neutral, "no difference\n(same floats at\neither level)");
-  meaning->addTick(z_high, QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme, s.level_high))));
+  meaning->addTick(z_high, QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high))));
   scale->axis()->setTicker(meaning);
   scale->axis()->setSubTicks(false);
   scale->axis()->setTickLength(0, 0);
@@ -625,7 +625,7 @@ QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int 
     const double level = s.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)];
     const double v = CellValue(view, s, epoch, layer);
     QString which = v == 0.5 ? "same floats at either level" : (level == s.level_low ? "low, critical" : "high");
-    lines << QString("level: %1 (%2)").arg(QString::fromStdString(LevelName(s.scheme, level)), which);
+    lines << QString("level: %1 (%2)").arg(QString::fromStdString(LevelName(s.scheme.scheme(), level)), which);
   } else {
     lines << QString("level as recorded: %1")
                  .arg(QString::fromStdString(LevelName(

@@ -268,7 +268,7 @@ TEST(TrainOptions, TopKChoicesBelongToTopKAndReachTheLevelPlan) {
   o.topk_dense_vectors = true;
   o.topk_error_feedback = false;
   EXPECT_NO_THROW(ValidateOptions(o));
-  EXPECT_EQ(LevelsOf(o).scheme, Scheme::kTopK);
+  EXPECT_EQ(LevelsOf(o).scheme.scheme(), Scheme::kTopK);
   EXPECT_TRUE(LevelsOf(o).scheme.topk_dense_vectors());
   EXPECT_FALSE(LevelsOf(o).scheme.topk_error_feedback());
   const nlohmann::json config = nlohmann::json::parse(ConfigJson(o));
