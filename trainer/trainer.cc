@@ -402,8 +402,6 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
         diverged_at = "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
                       std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) +
                       " is not finite)";
-      }
-      if (!diverged_at.empty()) {
         if (bar) bar->Finish("diverged");
         return EpochEnd::kDiverged;
       }
