@@ -1,6 +1,13 @@
 #include "common/output_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iostream>
 
@@ -8,14 +15,90 @@
 
 namespace accordion {
 
+namespace {
+
+bool IsStdout(const std::string& path) { return path.empty() || path == "-"; }
+
+// A FIFO or a character device: written as a stream, never renamed over.
+bool IsStream(const struct stat& st) { return S_ISFIFO(st.st_mode) || S_ISCHR(st.st_mode); }
+
+std::string Normalised(const std::string& path) {
+  std::error_code ec;
+  const std::filesystem::path p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+  return ec ? std::filesystem::absolute(path).lexically_normal().string() : p.string();
+}
+
+std::string ParentDirectory(const std::string& path) {
+  const std::filesystem::path parent = std::filesystem::path(path).parent_path();
+  return parent.empty() ? "." : parent.string();
+}
+
+}  // namespace
+
+bool SameFile(const std::string& a, const std::string& b) {
+  struct stat sa, sb;
+  if (::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0) {
+    return sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
+  }
+  return Normalised(a) == Normalised(b);
+}
+
+void CheckOutput(const std::string& path, const OutputOptions& o) {
+  if (IsStdout(path)) return;
+  const std::string what = o.flag() + " " + path;
+  for (const std::string& input : o.inputs()) {
+    // Always refused: --overwrite means "replace an old result", never
+    // "replace what this run reads".
+    if (SameFile(path, input)) throw InputError(what + " is the input " + input + "; refusing to write over it");
+  }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw InputError(what + " is a directory; give a file name");
+    if (IsStream(st)) {
+      if (o.streams()) return;
+      throw InputError(what + " is not a regular file; give the path of a new file");
+    }
+    if (!S_ISREG(st.st_mode)) throw InputError(what + " exists and is not a regular file");
+    if (!o.overwrite()) throw InputError(what + " exists (--overwrite replaces it)");
+  } else if (errno != ENOENT) {
+    throw InputError(what + ": " + std::strerror(errno));
+  }
+  const std::string partial = path + ".partial";
+  if (::lstat(partial.c_str(), &st) == 0) {
+    throw InputError(what + ": " + partial + " exists; another run may be writing it (remove it if not)");
+  }
+  const std::string dir = ParentDirectory(path);
+  struct stat dir_st;
+  if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)) {
+    throw InputError(what + ": directory " + dir + " does not exist");
+  }
+  if (::access(dir.c_str(), W_OK | X_OK) != 0) {
+    throw InputError(what + ": cannot write in directory " + dir + " (" + std::strerror(errno) + ")");
+  }
+}
+
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
-  if (path.empty() || path == "-") {
+  if (IsStdout(path)) {
     write(std::cout);
     std::cout.flush();
     return;
   }
+  struct stat st;
+  if (::stat(path.c_str(), &st) == 0 && IsStream(st)) {
+    // /dev/null, a pipe: nothing to rename, and nothing of the user's is lost.
+    std::ofstream stream(path);
+    if (!stream) throw InputError(path + ": cannot write");
+    write(stream);
+    if (!stream.flush()) throw InputError(path + ": write failed");
+    return;
+  }
   const std::string partial = path + ".partial";
   {
+    // O_NOFOLLOW: a link planted at the partial name must not redirect the
+    // write onto someone else's file.
+    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) throw InputError(path + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
+    ::close(fd);
     std::ofstream file(partial);
     if (!file) throw InputError(path + ": cannot write");
     try {

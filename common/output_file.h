@@ -1,16 +1,69 @@
 // Writes a result to stdout ("-" or empty path) or to a file that appears
 // only once it is complete: written beside it, then renamed over it, so a
 // failure never leaves a partial file that looks whole.
+//
+// A user's data is sacred: a tool checks every output with CheckOutput()
+// while it checks its flags - before any long computation - so that it never
+// writes over a file it reads, nor over anything it did not create unless
+// told to (--overwrite):
+//
+//   CheckOutput(out, OutputOptions().flag("--out").inputs({trace}).overwrite(overwrite));
+//   ... hours of simulation ...
+//   WriteOutput(out, [&](std::ostream& o) { ... });
 #ifndef ACCORDION_COMMON_OUTPUT_FILE_H_
 #define ACCORDION_COMMON_OUTPUT_FILE_H_
 
 #include <functional>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace accordion {
 
-// Throws InputError when the file cannot be written.
+// What CheckOutput() allows at an output path.
+class OutputOptions {
+ public:
+  // Replace an existing regular file (a tool's --overwrite). Never lets an
+  // output replace one of the inputs.
+  OutputOptions& overwrite(bool v) { overwrite_ = v; return *this; }
+  // The files the tool reads; the output may not be any of them, whatever
+  // name (symbolic or hard link) it is given by.
+  OutputOptions& inputs(std::vector<std::string> v) { inputs_ = std::move(v); return *this; }
+  // The flag that named the output, for messages ("--out").
+  OutputOptions& flag(std::string v) { flag_ = std::move(v); return *this; }
+  // Whether an existing FIFO or character device (/dev/null, /dev/stdout)
+  // may be written into as a stream: what a user asks for with
+  // --out /dev/null. True for text outputs; false for databases, which need
+  // a regular file.
+  OutputOptions& streams(bool v) { streams_ = v; return *this; }
+
+  bool overwrite() const { return overwrite_; }
+  const std::vector<std::string>& inputs() const { return inputs_; }
+  const std::string& flag() const { return flag_; }
+  bool streams() const { return streams_; }
+
+ private:
+  bool overwrite_ = false;
+  std::vector<std::string> inputs_;
+  std::string flag_ = "--out";
+  bool streams_ = true;
+};
+
+// Throws InputError, one line naming the flag, unless `path` can be written
+// under `options`: stdout ("-" or empty); an absent file in an existing,
+// writable directory; an existing regular file with overwrite(); an existing
+// FIFO or character device with streams(). An input, a directory, anything
+// else, or a leftover "<path>.partial" is refused.
+void CheckOutput(const std::string& path, const OutputOptions& options);
+
+// Whether two paths name the same file (through links too); paths that do
+// not exist yet are compared by their absolute, normalised names.
+bool SameFile(const std::string& a, const std::string& b);
+
+// Writes `write`'s output to `path`. A FIFO or character device there is
+// written into directly; otherwise "<path>.partial" is written and renamed
+// over `path` once complete. Throws InputError when the file cannot be
+// written. It does not check the path: call CheckOutput() first.
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace accordion

@@ -34,7 +34,7 @@ else
   trace="$out/resnet18-synthetic.trace"
   interval=10
   echo "== 1. accordion-train is not built (no LibTorch): using a SYNTHETIC trace instead"
-  "$bin/accordion-make-synthetic-trace" "$trace" --model resnet18 --epochs 60 --decay 40 >/dev/null
+  "$bin/accordion-make-synthetic-trace" "$trace" --overwrite --model resnet18 --epochs 60 --decay 40 >/dev/null
 fi
 
 echo

@@ -16,6 +16,7 @@
 
 #include "common/errors.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
 
 namespace accordion::sim {
 
@@ -60,6 +61,7 @@ void Calibrator::Add(CollectiveOp op, int world_size, int64_t bytes, double dura
 }
 
 void Calibrator::AddTrace(const std::string& path) {
+  ValidateTrace(path);  // what accordion-analyze validate refuses, no fit reads
   auto reader = TraceReader::Open(path);
   const int world = reader->run().world_size;
   if (world < 2) {

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstring>
 #include <iostream>
+#include <map>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -58,14 +59,14 @@ void WriteAll(int fd, const std::string& data) {
 using Clock = std::chrono::steady_clock;
 
 struct Running {
-  int index = -1;
+  int64_t index = -1;
   pid_t pid = -1;
   int fd = -1;
   std::string data;
   Clock::time_point started;
 };
 
-Running Start(const ChildWork& work, int index) {
+Running Start(const ChildWork& work, int64_t index) {
   const pid_t parent = ::getpid();
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
@@ -130,19 +131,25 @@ std::string RunInChildProcess(const ChildWork& work) {
   return RunInChildProcesses({work}, 1).front();
 }
 
-std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
-                                             const std::function<void(int)>& progress,
-                                             const std::atomic<bool>* cancel, double timeout_s) {
+namespace {
+
+// Both entry points: items made on demand, results handed on in input
+// order. A result that finished before an earlier one waits in `waiting`;
+// no item more than `window` past the first unfinished one is started, so
+// at most `window` results wait at any time.
+void RunItems(int64_t count, const std::function<ChildWork(int64_t)>& make, int jobs, int64_t window,
+              const std::function<void(int64_t, std::string)>& result, const std::atomic<bool>* cancel,
+              double timeout_s) {
   if (jobs < 1) throw InputError("--jobs must be at least 1");
   if (!(timeout_s >= 0) || !std::isfinite(timeout_s)) throw InputError("a simulation timeout must be >= 0 seconds");
-  std::vector<std::string> results(work.size());
+  std::map<int64_t, std::string> waiting;
   std::vector<Running> running;
-  size_t next = 0;
-  int done = 0;
+  int64_t next = 0;       // the next item to start
+  int64_t delivered = 0;  // items handed to `result`
   try {
-    while (next < work.size() || !running.empty()) {
-      while (next < work.size() && static_cast<int>(running.size()) < jobs) {
-        running.push_back(Start(work[next], static_cast<int>(next)));
+    while (next < count || !running.empty()) {
+      while (next < count && static_cast<int>(running.size()) < jobs && next - delivered < window) {
+        running.push_back(Start(make(next), next));
         ++next;
       }
       if (cancel != nullptr && cancel->load()) throw Cancelled();
@@ -177,18 +184,41 @@ std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work,
           running[i].data.append(buffer, static_cast<size_t>(n));
           continue;
         }
-        Running finished = running[i];
+        Running finished = std::move(running[i]);
         running.erase(running.begin() + static_cast<std::ptrdiff_t>(i));
-        results[finished.index] = Finish(finished);
-        ++done;
-        if (progress) progress(done);
+        waiting[finished.index] = Finish(finished);
+      }
+      for (auto it = waiting.begin(); it != waiting.end() && it->first == delivered; it = waiting.erase(it)) {
+        result(delivered++, std::move(it->second));
       }
     }
   } catch (...) {
     StopAll(running);
     throw;
   }
+}
+
+}  // namespace
+
+std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
+                                             const std::function<void(int)>& progress,
+                                             const std::atomic<bool>* cancel, double timeout_s) {
+  std::vector<std::string> results(work.size());
+  const auto count = static_cast<int64_t>(work.size());
+  RunItems(
+      count, [&work](int64_t i) { return work[static_cast<size_t>(i)]; }, jobs, count,
+      [&](int64_t i, std::string text) {
+        results[static_cast<size_t>(i)] = std::move(text);
+        if (progress) progress(static_cast<int>(i + 1));
+      },
+      cancel, timeout_s);
   return results;
+}
+
+void RunInChildProcesses(int64_t count, const std::function<ChildWork(int64_t)>& make, int jobs,
+                         const std::function<void(int64_t, std::string)>& result,
+                         const std::atomic<bool>* cancel, double timeout_s) {
+  RunItems(count, make, jobs, std::max<int64_t>(4 * int64_t{jobs}, 64), result, cancel, timeout_s);
 }
 
 }  // namespace accordion::sim

@@ -10,6 +10,7 @@
 #define ACCORDION_SIMULATOR_CHILD_PROCESS_H_
 
 #include <atomic>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -38,6 +39,15 @@ std::string RunInChildProcess(const ChildWork& work);
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
                                              const std::function<void(int)>& progress = {},
                                              const std::atomic<bool>* cancel = nullptr, double timeout_s = 0);
+
+// The same for more work than is worth holding (a sweep's grid): item i is
+// made by `make(i)` when a child is free to run it, and its result is handed
+// to `result(i, text)` in input order as soon as it and every item before it
+// have finished. At most max(4 x jobs, 64) results wait for an earlier one,
+// so memory does not grow with `count`.
+void RunInChildProcesses(int64_t count, const std::function<ChildWork(int64_t)>& make, int jobs,
+                         const std::function<void(int64_t, std::string)>& result,
+                         const std::atomic<bool>* cancel = nullptr, double timeout_s = 0);
 
 // Thrown when a caller's cancel flag stopped the work.
 class Cancelled : public std::exception {

@@ -1,6 +1,11 @@
 #include "simulator/platform.h"
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
 #include <cctype>
 #include <cmath>
 #include <fstream>
@@ -13,6 +18,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "simulator/child_process.h"
 
 namespace accordion::sim {
 
@@ -36,14 +42,28 @@ std::string Micros(double s) {
   return Number(s * 1e6) + " us";
 }
 
-void RequirePositive(double v, const std::string& what) {
-  if (!std::isfinite(v) || v <= 0) throw InputError(what + " must be a positive number, not " + Number(v));
+// `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9):
+// --bandwidth-gbps -1 is reported as -1 Gb/s, not as -125000000 bytes/s.
+void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {
+  if (!std::isfinite(v) || v <= 0) {
+    throw InputError(what + " must be a positive number, not " + Number(v * scale) + unit);
+  }
 }
-void RequireNonNegative(double v, const std::string& what) {
-  if (!std::isfinite(v) || v < 0) throw InputError(what + " must be zero or positive, not " + Number(v));
+void RequireNonNegative(double v, const std::string& what, const char* unit = "", double scale = 1) {
+  if (!std::isfinite(v) || v < 0) {
+    throw InputError(what + " must be zero or positive, not " + Number(v * scale) + unit);
+  }
+}
+void RequireRate(double bytes_per_s, const std::string& what) {
+  RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9);
+}
+void RequireLatency(double s, const std::string& what) { RequireNonNegative(s, what, " us", 1e6); }
+
+void RequireAtMost(int64_t v, int64_t limit, const std::string& what) {
+  if (v > limit) throw InputError(what + " " + std::to_string(v) + " is above the limit of " + std::to_string(limit));
 }
 
-int CeilDiv(int a, int b) {
+int64_t CeilDiv(int64_t a, int64_t b) {
   return (a + b - 1) / b;
 }
 
@@ -245,17 +265,21 @@ void PlatformSpec::Validate() const {
   if (topology == Topology::kXml) {
     if (xml_path.empty()) throw InputError("an XML platform needs a file");
   } else {
-    RequirePositive(bandwidth_Bps, "bandwidth");
-    RequireNonNegative(latency_s, "latency");
+    RequireRate(bandwidth_Bps, "bandwidth");
+    RequireLatency(latency_s, "latency");
   }
+  RequireAtMost(hosts, kMaxHosts, "hosts");
   if (topology == Topology::kHierarchical) {
     if (gpus_per_node < 1) throw InputError("gpus per node must be at least 1");
-    RequirePositive(intra_bandwidth_Bps, "intra-node bandwidth");
-    RequireNonNegative(intra_latency_s, "intra-node latency");
+    RequireAtMost(gpus_per_node, kMaxGpusPerNode, "gpus per node");
+    RequireRate(intra_bandwidth_Bps, "intra-node bandwidth");
+    RequireLatency(intra_latency_s, "intra-node latency");
   }
   if (topology == Topology::kFatTree) {
     if (hosts_per_leaf < 1) throw InputError("hosts per leaf must be at least 1");
     if (spines < 0) throw InputError("spines must be zero (as many as hosts per leaf) or positive");
+    RequireAtMost(hosts_per_leaf, kMaxHosts, "hosts per leaf");
+    RequireAtMost(spines, kMaxHosts, "spines");
   }
   RequireNonNegative(collective_overhead_s, "collective overhead");
   if (collective_overhead_s >= 10) {
@@ -310,20 +334,31 @@ double PlatformSpec::LinkBandwidth() const {
 
 int PlatformSpec::HostCount(int ranks) const {
   if (ranks < 1) throw InputError("at least one rank is needed");
+  RequireAtMost(ranks, kMaxHosts, "ranks (workers)");
   const int wanted = hosts > 0 ? hosts : ranks;
   if (topology != Topology::kXml && wanted < ranks) {
     throw InputError(std::to_string(ranks) + " ranks do not fit on " + std::to_string(wanted) + " hosts");
   }
+  // In 64 bits: whole nodes or leaves of a huge size overflow an int.
+  int64_t n = wanted;
   switch (topology) {
     case Topology::kXml:
       return -1;
     case Topology::kHierarchical:
-      return CeilDiv(wanted, gpus_per_node) * gpus_per_node;
-    case Topology::kFatTree:
-      return CeilDiv(wanted, hosts_per_leaf) * hosts_per_leaf;
+      n = CeilDiv(wanted, gpus_per_node) * gpus_per_node;
+      RequireAtMost(n, kMaxHosts, "hosts in whole nodes of " + std::to_string(gpus_per_node) + " devices:");
+      break;
+    case Topology::kFatTree: {
+      n = CeilDiv(wanted, hosts_per_leaf) * hosts_per_leaf;
+      RequireAtMost(n, kMaxHosts, "hosts in whole leaves of " + std::to_string(hosts_per_leaf) + ":");
+      const int64_t leaf_spine_links = (n / hosts_per_leaf) * (spines > 0 ? spines : hosts_per_leaf);
+      RequireAtMost(leaf_spine_links, kMaxFatTreeLinks, "fat-tree leaf-to-spine links");
+      break;
+    }
     default:
-      return wanted;
+      break;
   }
+  return static_cast<int>(n);
 }
 
 std::string PlatformSpec::Describe(int ranks) const {
@@ -518,7 +553,10 @@ PlatformSpec LoadPlatformFile(const std::string& path) {
   const bool xml = path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open platform file");
-  if (xml) return XmlPlatform(path);
+  if (xml) {
+    CheckXmlPlatform(path);
+    return XmlPlatform(path);
+  }
   nlohmann::json j;
   try {
     j = nlohmann::json::parse(in);
@@ -526,6 +564,89 @@ PlatformSpec LoadPlatformFile(const std::string& path) {
     throw InputError(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
   return PlatformFromJson(j, path);
+}
+
+namespace {
+
+// The line of SimGrid's dying words that says what is wrong, without its
+// "[0.000000] [category/LEVEL]" prefix, or "" when there is none.
+std::string SimGridComplaint(const std::string& log) {
+  std::istringstream lines(log);
+  std::string line;
+  while (std::getline(lines, line)) {
+    const size_t close = line.rfind("] ");
+    if (close != std::string::npos) line = line.substr(close + 2);
+    if (line.empty() || line.rfind("Backtrace", 0) == 0 || line.rfind("->", 0) == 0 || line[0] == '#' ||
+        line[0] == ' ') {
+      continue;
+    }
+    return line;
+  }
+  return "";
+}
+
+}  // namespace
+
+void CheckXmlPlatform(const std::string& path) {
+  // SimGrid dies (abort) on some platforms it cannot load - a route given
+  // twice, say - and prints a backtrace, so the platform is loaded once in
+  // a child process whose stderr is kept here and reduced to one line.
+  char log_name[] = "/tmp/accordion-platform-XXXXXX";
+  const int log_fd = ::mkstemp(log_name);
+  if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
+  ::unlink(log_name);
+  auto log = [log_fd] {
+    std::string text;
+    char buffer[4096];
+    ::lseek(log_fd, 0, SEEK_SET);
+    for (ssize_t n; (n = ::read(log_fd, buffer, sizeof buffer)) > 0;) text.append(buffer, static_cast<size_t>(n));
+    ::close(log_fd);
+    return text;
+  };
+  try {
+    RunInChildProcess([&path, log_fd]() -> std::string {
+      ::dup2(log_fd, 2);
+      PlatformSpec spec;
+      spec.topology = Topology::kXml;
+      spec.xml_path = path;
+      int argc = 2;
+      char name[] = "accordion-sim";
+      char quiet[] = "--log=root.thres:critical";  // only its last words
+      char* argv[] = {name, quiet, nullptr};
+      sg4::Engine engine(&argc, argv);
+      const std::vector<sg4::Host*> hosts = LoadXml(spec);
+      if (hosts.empty()) throw InputError(path + ": the platform has no hosts");
+      // Every host must reach every other: with host 0 reaching all and all
+      // reaching host 0 through SimGrid's routing, check each one's ring
+      // neighbour too, which collectives use most.
+      const size_t n = hosts.size();
+      for (size_t i = 0; i < n; ++i) {
+        for (const auto& [from, to] : {std::pair{hosts[0], hosts[i]}, std::pair{hosts[i], hosts[0]},
+                                       std::pair{hosts[i], hosts[(i + 1) % n]}}) {
+          if (from == to) continue;
+          std::vector<sg4::Link*> links;
+          double latency = 0;
+          try {
+            from->route_to(to, links, &latency);
+          } catch (const std::exception& e) {
+            throw InputError(path + ": no route from " + from->get_name() + " to " + to->get_name());
+          }
+          if (links.empty() && latency == 0) {
+            throw InputError(path + ": no route from " + from->get_name() + " to " + to->get_name());
+          }
+        }
+      }
+      return "";
+    });
+  } catch (const InputError&) {
+    log();
+    throw;
+  } catch (const std::runtime_error& e) {
+    const std::string complaint = SimGridComplaint(log());
+    throw InputError(path + ": SimGrid cannot load this platform" +
+                     (complaint.empty() ? " (" + std::string(e.what()) + ")" : ": " + complaint));
+  }
+  log();
 }
 
 std::vector<sg4::Host*> BuildPlatform(const PlatformSpec& spec, int ranks) {

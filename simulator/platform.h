@@ -13,6 +13,7 @@
 #ifndef ACCORDION_SIMULATOR_PLATFORM_H_
 #define ACCORDION_SIMULATOR_PLATFORM_H_
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -67,6 +68,16 @@ struct MessageSegment {
 
 enum class Topology { kStar, kFatTree, kHierarchical, kRing, kXml };
 const char* ToString(Topology topology);
+
+// Limits on the platforms a replay builds, checked before anything is
+// allocated. The largest training clusters have about 100,000 accelerators;
+// 131,072 hosts (or ranks) is above that, and SimGrid holds a platform that
+// size in a few GB. A node of more than 1,024 devices or a switch of more
+// than 131,072 ports does not exist, and a fat-tree's leaf-to-spine links
+// (leaves x spines) are held to 4,194,304.
+inline constexpr int kMaxHosts = 131072;
+inline constexpr int kMaxGpusPerNode = 1024;
+inline constexpr int64_t kMaxFatTreeLinks = int64_t{1} << 22;
 
 // Everything needed to build a platform. Plain data; Validate() says what
 // is wrong with it.
@@ -172,6 +183,11 @@ class RingPlatformOptions : public PlatformOptionsBase<RingPlatformOptions> {
 
 // A SimGrid XML platform file; ranks go to its hosts in natural name order.
 PlatformSpec XmlPlatform(const std::string& path);
+
+// Loads a SimGrid XML platform in a child process and checks that its hosts
+// reach each other; throws InputError, one line naming the file, where
+// SimGrid would abort or a replay would find no route.
+void CheckXmlPlatform(const std::string& path);
 
 // Reads a platform file: a SimGrid XML platform (by extension .xml) or our
 // JSON form (docs/simulator.md, "Platform files"). Throws InputError.

@@ -159,6 +159,12 @@ Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, R
     const Schedule dense = StaticSchedule(view, Scheme::kDense, 0);
     return {dense, dense, dense};
   }
+  // Before anything turns a level into an integer (a rank, a batch size):
+  // --low 1e308 must be refused, not printed as rank -9223372036854775808.
+  for (const auto& [level, flag] : {std::pair{r.level_low, "--low"}, std::pair{r.level_high, "--high"}}) {
+    const std::string problem = LevelProblem(r.scheme, level);
+    if (!problem.empty()) throw InputError(std::string(flag) + " " + problem);
+  }
   const AccordionOptions accordion =
       AccordionOptions().eta(r.eta).interval(r.interval).level_low(r.level_low).level_high(r.level_high);
   accordion.Validate();

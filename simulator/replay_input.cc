@@ -9,6 +9,7 @@
 #include "analysis/communication_plan.h"
 #include "common/errors.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
 
 namespace accordion::sim {
 
@@ -311,6 +312,9 @@ std::optional<int64_t> RecordedBucketBytes(const RunInfo& run) {
 }  // namespace
 
 ReplayInput LoadReplayInput(const std::string& path) {
+  // The checks of accordion-analyze validate first: a trace whose rows go
+  // past its epochs is one line and exit 2 here too, not an index out of range.
+  ValidateTrace(path);
   auto reader = TraceReader::Open(path);
   TraceView view = LoadTraceView(*reader);
   return LoadReplayInput(*reader, std::move(view));

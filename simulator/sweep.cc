@@ -1,5 +1,6 @@
 #include "simulator/sweep.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
@@ -13,13 +14,6 @@ NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepRow, bandwidth_gbps, latency_us, workers
 
 namespace {
 
-// A dimension with no values still contributes one (empty) choice.
-template <typename T>
-std::vector<std::optional<T>> Choices(const std::vector<T>& values) {
-  if (values.empty()) return {std::nullopt};
-  return std::vector<std::optional<T>>(values.begin(), values.end());
-}
-
 // A row's fields, then the ratios people read first.
 nlohmann::json RowJson(const SweepRow& r) {
   nlohmann::json j = r;
@@ -30,20 +24,42 @@ nlohmann::json RowJson(const SweepRow& r) {
 
 }  // namespace
 
-std::vector<SweepPoint> ExpandGrid(const SweepGrid& g) {
-  std::vector<SweepPoint> points;
-  for (const auto& bw : Choices(g.bandwidth_gbps)) {
-    for (const auto& lat : Choices(g.latency_us)) {
-      for (const auto& w : Choices(g.workers)) {
-        for (const auto& eta : Choices(g.eta)) {
-          for (const auto& interval : Choices(g.interval)) {
-            for (const auto& levels : Choices(g.levels))
-              points.push_back({bw, lat, w, eta, interval, levels});
-          }
-        }
-      }
+int64_t GridSize(const SweepGrid& g) {
+  int64_t n = 1;
+  for (const size_t size : {g.bandwidth_gbps.size(), g.latency_us.size(), g.workers.size(), g.eta.size(),
+                            g.interval.size(), g.levels.size()}) {
+    // Checked at each factor: a product of six dimensions overflows long before it is refused.
+    n *= std::max<int64_t>(1, static_cast<int64_t>(std::min<size_t>(size, kMaxSweepPoints + 1)));
+    if (n > kMaxSweepPoints) {
+      throw InputError("the sweep's grid has more than " + std::to_string(kMaxSweepPoints) +
+                       " points; sweep fewer values at once");
     }
   }
+  return n;
+}
+
+SweepPoint GridPoint(const SweepGrid& g, int64_t index) {
+  // Row-major: the last dimension (levels) varies fastest.
+  SweepPoint p;
+  auto take = [&index](const auto& values, auto& slot) {
+    if (values.empty()) return;
+    const auto n = static_cast<int64_t>(values.size());
+    slot = values[static_cast<size_t>(index % n)];
+    index /= n;
+  };
+  take(g.levels, p.levels);
+  take(g.interval, p.interval);
+  take(g.eta, p.eta);
+  take(g.workers, p.workers);
+  take(g.latency_us, p.latency_us);
+  take(g.bandwidth_gbps, p.bandwidth_gbps);
+  return p;
+}
+
+std::vector<SweepPoint> ExpandGrid(const SweepGrid& g) {
+  std::vector<SweepPoint> points;
+  const int64_t n = GridSize(g);
+  for (int64_t i = 0; i < n; ++i) points.push_back(GridPoint(g, i));
   return points;
 }
 
@@ -64,43 +80,57 @@ ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
   return o;
 }
 
+namespace {
+
+// A point's options, checked (platform, hosts for the workers). Each point
+// runs its own patterns one at a time (jobs 1): the sweep runs points side
+// by side (--jobs), or J points would start J x J processes.
+ReplayOptions PlanPoint(const ReplayInput& input, const ReplayOptions& base, const SweepPoint& p) {
+  ReplayOptions o = OptionsAt(base, p).jobs(1);
+  o.platform().Validate();
+  o.platform().HostCount(o.workers() > 0 ? o.workers() : input.view.run.world_size);
+  return o;
+}
+
+ChildWork PointWork(const ReplayInput& input, const ReplayOptions& o) {
+  return [&input, o] {
+    const ReplayResult r = ReplayEngine(o).Run(input);
+    SweepRow row;
+    row.bandwidth_gbps = o.platform().bandwidth_Bps * 8 / 1e9;
+    row.latency_us = o.platform().latency_s * 1e6;
+    row.workers = r.workers;
+    row.eta = r.eta;
+    row.interval = r.interval;
+    row.level_low = r.level_low;
+    row.level_high = r.level_high;
+    row.accordion_s = r.accordion.total.time_s;
+    row.static_low_s = r.static_low.total.time_s;
+    row.static_high_s = r.static_high.total.time_s;
+    row.accordion_exposed_comm_s = r.accordion.total.exposed_comm_s;
+    row.accordion_payload_bytes = r.accordion.total.payload_bytes;
+    row.distinct_patterns = r.distinct_patterns;
+    return RowJson(row).dump();
+  };
+}
+
+}  // namespace
+
 std::vector<ReplayOptions> PlanSweep(const ReplayInput& input, const ReplayOptions& base,
                                      const std::vector<SweepPoint>& points) {
   std::vector<ReplayOptions> options;
-  for (const SweepPoint& p : points) {
-    // The sweep runs points side by side (--jobs); each point times its
-    // patterns one after another, or J points would start J x J processes.
-    options.push_back(OptionsAt(base, p).jobs(1));
-    const ReplayOptions& o = options.back();
-    o.platform().Validate();
-    o.platform().HostCount(o.workers() > 0 ? o.workers() : input.view.run.world_size);
-  }
+  for (const SweepPoint& p : points) options.push_back(PlanPoint(input, base, p));
   return options;
+}
+
+void CheckSweep(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid) {
+  const int64_t n = GridSize(grid);
+  for (int64_t i = 0; i < n; ++i) PlanPoint(input, base, GridPoint(grid, i));
 }
 
 std::vector<SweepRow> RunSweep(const ReplayInput& input, const std::vector<ReplayOptions>& options, int jobs,
                                const std::function<void(int, int)>& progress) {
   std::vector<ChildWork> work;
-  for (const ReplayOptions& o : options) {
-    work.push_back([&input, o] {
-      const ReplayResult r = ReplayEngine(o).Run(input);
-      SweepRow row;
-      row.bandwidth_gbps = o.platform().bandwidth_Bps * 8 / 1e9;
-      row.latency_us = o.platform().latency_s * 1e6;
-      row.workers = r.workers;
-      row.eta = r.eta;
-      row.interval = r.interval;
-      row.level_low = r.level_low;
-      row.level_high = r.level_high;
-      row.accordion_s = r.accordion.total.time_s;
-      row.static_low_s = r.static_low.total.time_s;
-      row.static_high_s = r.static_high.total.time_s;
-      row.accordion_exposed_comm_s = r.accordion.total.exposed_comm_s;
-      row.accordion_payload_bytes = r.accordion.total.payload_bytes;
-      row.distinct_patterns = r.distinct_patterns;
-      return RowJson(row).dump();
-    });
-  }
+  for (const ReplayOptions& o : options) work.push_back(PointWork(input, o));
   const int total = static_cast<int>(work.size());
   std::vector<SweepRow> rows;
   for (const std::string& text : RunInChildProcesses(work, jobs, [&](int done) {
@@ -111,19 +141,53 @@ std::vector<SweepRow> RunSweep(const ReplayInput& input, const std::vector<Repla
   return rows;
 }
 
-void WriteSweepCsv(const std::vector<SweepRow>& rows, std::ostream& out) {
-  const auto precision = out.precision(10);
-  out << "bandwidth_gbps,latency_us,workers,eta,interval,level_low,level_high,accordion_s,static_low_s,"
-         "static_high_s,speedup_vs_static_low,speedup_vs_static_high,accordion_exposed_comm_s,"
-         "accordion_payload_bytes,distinct_patterns\n";
-  for (const SweepRow& r : rows) {
-    out << r.bandwidth_gbps << ',' << r.latency_us << ',' << r.workers << ',' << r.eta << ',' << r.interval
-        << ',' << r.level_low << ',' << r.level_high << ',' << r.accordion_s << ',' << r.static_low_s << ','
-        << r.static_high_s << ',' << r.static_low_s / r.accordion_s << ',' << r.static_high_s / r.accordion_s
-        << ',' << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ',' << r.distinct_patterns
-        << '\n';
+void RunSweep(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid, int jobs,
+              const std::function<void(const SweepRow&)>& row,
+              const std::function<void(int64_t, int64_t)>& progress) {
+  const int64_t total = GridSize(grid);
+  RunInChildProcesses(
+      total, [&](int64_t i) { return PointWork(input, PlanPoint(input, base, GridPoint(grid, i))); }, jobs,
+      [&](int64_t i, const std::string& text) {
+        row(nlohmann::json::parse(text).get<SweepRow>());
+        if (progress) progress(i + 1, total);
+      });
+}
+
+SweepWriter::SweepWriter(std::ostream& out, bool json) : out_(out), json_(json) {
+  if (!json_) {
+    out_ << "bandwidth_gbps,latency_us,workers,eta,interval,level_low,level_high,accordion_s,static_low_s,"
+            "static_high_s,speedup_vs_static_low,speedup_vs_static_high,accordion_exposed_comm_s,"
+            "accordion_payload_bytes,distinct_patterns\n";
   }
-  out.precision(precision);
+}
+
+void SweepWriter::Add(const SweepRow& r) {
+  if (json_) {
+    // dump(1) of the whole array indents each row one step further.
+    std::string text = RowJson(r).dump(1);
+    std::string indented = " ";
+    for (const char c : text) indented += c == '\n' ? std::string("\n ") : std::string(1, c);
+    out_ << (rows_ == 0 ? "[\n" : ",\n") << indented;
+  } else {
+    const auto precision = out_.precision(10);
+    out_ << r.bandwidth_gbps << ',' << r.latency_us << ',' << r.workers << ',' << r.eta << ',' << r.interval
+         << ',' << r.level_low << ',' << r.level_high << ',' << r.accordion_s << ',' << r.static_low_s << ','
+         << r.static_high_s << ',' << r.static_low_s / r.accordion_s << ',' << r.static_high_s / r.accordion_s
+         << ',' << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ','
+         << r.distinct_patterns << '\n';
+    out_.precision(precision);
+  }
+  ++rows_;
+}
+
+void SweepWriter::Finish() {
+  if (json_) out_ << (rows_ == 0 ? "[]\n" : "\n]\n");
+}
+
+void WriteSweepCsv(const std::vector<SweepRow>& rows, std::ostream& out) {
+  SweepWriter writer(out, /*json=*/false);
+  for (const SweepRow& r : rows) writer.Add(r);
+  writer.Finish();
 }
 
 nlohmann::json SweepJson(const std::vector<SweepRow>& rows) {

@@ -56,11 +56,15 @@ std::string LevelProblem(Scheme scheme, double level) {
     case Scheme::kDense:
       return level == 0 ? "" : "must be 0 for dense communication";
     case Scheme::kPowerSgd:
-      return level >= 1 && whole ? "" : "must be a PowerSGD rank >= 1";
+      return level >= 1 && level <= kMaxPowerSgdRank && whole
+                 ? ""
+                 : "must be a PowerSGD rank in 1.." + std::to_string(static_cast<int64_t>(kMaxPowerSgdRank));
     case Scheme::kTopK:
       return level > 0 && level <= 1 ? "" : "must be a TopK fraction in (0, 1]";
     case Scheme::kBatch:
-      return level >= 1 && whole ? "" : "must be a batch size >= 1";
+      return level >= 1 && level <= kMaxBatchLevel && whole
+                 ? ""
+                 : "must be a batch size in 1.." + std::to_string(static_cast<int64_t>(kMaxBatchLevel));
   }
   return "is not a level";
 }

@@ -30,8 +30,14 @@ const char* ToString(Scheme scheme);
 const char* ToString(Policy policy);
 const char* ToString(RunStatus status);
 // Why `level` is not a level of `scheme` ("" when it is one), e.g. "must be
-// a PowerSGD rank >= 1".
+// a PowerSGD rank in 1..65536".
 std::string LevelProblem(Scheme scheme, double level);
+
+// Upper bounds LevelProblem enforces, so a level always fits the integer it
+// becomes: a rank far above any layer's size only pads Q with zeros, and a
+// batch of 2^31 samples is more than any dataset here holds.
+inline constexpr double kMaxPowerSgdRank = 65536;
+inline constexpr double kMaxBatchLevel = 2147483648.0;
 
 // Parsers return std::nullopt for unknown names.
 std::optional<Scheme> ParseScheme(const std::string& name);
@@ -60,6 +66,10 @@ struct RunInfo {
   std::string versions_json = "{}";  // library versions
   std::string started_utc;
   std::string finished_utc;  // empty while running
+  // Names the run (random, 32 hex digits) in its trace's meta table and its
+  // checkpoints, so a resume can prove they belong together. Empty in traces
+  // written before it existed and in synthetic ones.
+  std::string run_id;
 };
 
 struct LayerInfo {

@@ -51,6 +51,9 @@ SqliteDb::SqliteDb(const std::string& path, Mode mode) : path_(path) {
 SqliteDb::~SqliteDb() { sqlite3_close_v2(db_); }
 
 void SqliteDb::Fail(int rc, const std::string& context) const {
+  if ((rc & 0xff) == SQLITE_FULL) {
+    throw TraceError(TraceErrorCode::kIo, path_ + ": disk full; what was committed before stays readable");
+  }
   const char* msg = db_ ? sqlite3_errmsg(db_) : sqlite3_errstr(rc);
   throw TraceError(CodeFor(rc), path_ + ": " + context + ": " + msg);
 }

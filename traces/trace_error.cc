@@ -18,6 +18,7 @@ const char* ToString(TraceErrorCode code) {
     case TraceErrorCode::kOutOfRange: return "out-of-range";
     case TraceErrorCode::kInconsistent: return "inconsistent";
     case TraceErrorCode::kIo: return "io";
+    case TraceErrorCode::kBusy: return "busy";
   }
   return "unknown";
 }

@@ -24,6 +24,7 @@ enum class TraceErrorCode {
   kOutOfRange,       // an epoch, layer or rank beyond what the trace declares
   kInconsistent,     // rows that disagree with each other
   kIo,               // the file could not be written
+  kBusy,             // another process is writing the trace
 };
 
 const char* ToString(TraceErrorCode code);

@@ -73,7 +73,11 @@ void TraceReader::CheckFileHeader() {
   if (page_size < 512 || (page_size & (page_size - 1)) != 0) {
     throw TraceError(TraceErrorCode::kCorrupt, path_ + ": SQLite header has an invalid page size");
   }
-  if (count_valid && page_count > 0 && uint64_t{page_count} * page_size > size) {
+  // Pages of a trace whose writer stopped before folding its WAL back (a
+  // crash, a full disk) may still be only in the WAL: SQLite reads them there.
+  std::ifstream wal(path_ + "-wal", std::ios::binary | std::ios::ate);
+  const bool wal_holds_pages = wal && wal.tellg() > 0;
+  if (count_valid && page_count > 0 && uint64_t{page_count} * page_size > size && !wal_holds_pages) {
     throw TraceError(TraceErrorCode::kTruncated,
                      path_ + ": truncated: " + std::to_string(size) + " bytes, header says " +
                          std::to_string(uint64_t{page_count} * page_size));
@@ -180,6 +184,8 @@ void TraceReader::LoadRun() {
   r.versions_json = st.Text(18, "run.versions_json");
   r.started_utc = st.Text(19, "run.started_utc");
   r.finished_utc = st.IsNull(20) ? "" : st.Text(20, "run.finished_utc");
+  SqliteStatement id(*db_, "SELECT value FROM meta WHERE key='run_id'");
+  if (id.Step() && !id.IsNull(0)) r.run_id = id.Text(0, "meta.run_id");
   // Keep the int fields inside int range before narrowing them.
   constexpr int64_t kMaxCount = 1 << 30;
   if (interval < 1 || interval > kMaxCount || world < 1 || world > kMaxCount || planned < 1 ||

@@ -1,9 +1,16 @@
 #include "traces/trace_writer.h"
 
+#include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <ctime>
+#include <random>
+#include <utility>
 
 #include "common/version.h"
 #include "traces/record_checks.h"
@@ -15,9 +22,39 @@ namespace accordion {
 
 namespace {
 
-bool FileExists(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0;
+// A file descriptor that closes itself unless released.
+class UniqueFd {
+ public:
+  explicit UniqueFd(int fd) : fd_(fd) {}
+  ~UniqueFd() { Reset(-1); }
+  UniqueFd(const UniqueFd&) = delete;
+  UniqueFd& operator=(const UniqueFd&) = delete;
+  bool ok() const { return fd_ >= 0; }
+  int get() const { return fd_; }
+  int Release() { return std::exchange(fd_, -1); }
+  void Reset(int fd) {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = fd;
+  }
+
+ private:
+  int fd_;
+};
+
+// The writer's lock is flock(), not fcntl(): SQLite takes fcntl locks on the
+// same file, and those are separate from flock locks on Linux, so neither
+// disturbs the other.
+void LockForWriting(const UniqueFd& fd, const std::string& path) {
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return;
+  if (errno == EWOULDBLOCK) {
+    throw TraceError(TraceErrorCode::kBusy,
+                     path + ": another process is writing this trace (a running accordion-train?)");
+  }
+  throw TraceError(TraceErrorCode::kIo, path + ": cannot lock: " + std::strerror(errno));
+}
+
+int CreateExclusively(const std::string& path) {
+  return ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
 }
 
 void RemoveDatabaseFiles(const std::string& path) {
@@ -92,11 +129,35 @@ std::string UtcNow() {
   return buf;
 }
 
-TraceWriter::TraceWriter(std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers,
-                         int next_epoch)
-    : db_(std::move(db)), run_(std::move(run)), num_layers_(num_layers), next_epoch_(next_epoch) {}
+std::string NewRunId() {
+  std::random_device device;
+  std::uniform_int_distribution<uint64_t> draw;
+  char buf[33];
+  std::snprintf(buf, sizeof(buf), "%016llx%016llx", static_cast<unsigned long long>(draw(device)),
+                static_cast<unsigned long long>(draw(device)));
+  return buf;
+}
 
-TraceWriter::~TraceWriter() = default;
+bool TraceBeingWritten(const std::string& path) {
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  // A shared probe fails only against a writer's exclusive lock.
+  return fd.ok() && ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+}
+
+TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers,
+                         int next_epoch)
+    : lock_fd_(lock_fd),
+      db_(std::move(db)),
+      run_(std::move(run)),
+      num_layers_(num_layers),
+      next_epoch_(next_epoch) {}
+
+TraceWriter::~TraceWriter() {
+  // SQLite's own locks go when any descriptor of the file closes: close the
+  // database first, then give up the writer's lock.
+  db_.reset();
+  if (lock_fd_ >= 0) ::close(lock_fd_);
+}
 
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const RunInfo& run,
                                                  const std::vector<LayerInfo>& layers,
@@ -106,18 +167,32 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     throw TraceError(TraceErrorCode::kInvalidValue, "a trace needs at least one layer");
   }
   for (size_t i = 0; i < layers.size(); ++i) CheckLayer(layers[i], static_cast<int>(i));
-  if (FileExists(path)) {
+  // O_EXCL: of two runs started on one path at once, exactly one creates it.
+  UniqueFd fd(CreateExclusively(path));
+  if (!fd.ok() && errno == EEXIST) {
     if (!overwrite) {
       throw TraceError(TraceErrorCode::kIo, path + ": already exists (pass overwrite to replace)");
     }
-    RemoveDatabaseFiles(path);
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      throw TraceError(TraceErrorCode::kIo, path + ": not a regular file; refusing to replace it");
+    }
+    {
+      UniqueFd old(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+      if (old.ok()) LockForWriting(old, path);  // a live run's trace stays
+      RemoveDatabaseFiles(path);
+    }
+    fd.Reset(CreateExclusively(path));
   }
-  auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
-  db->Exec("PRAGMA application_id=" + std::to_string(kTraceApplicationId));
-  ConfigureForWriting(*db);
+  if (!fd.ok()) throw TraceError(TraceErrorCode::kIo, path + ": cannot create: " + std::strerror(errno));
+  LockForWriting(fd, path);
   RunInfo stored = run;
   stored.status = RunStatus::kRunning;
-  {
+  std::unique_ptr<SqliteDb> db;
+  try {
+    db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
+    db->Exec("PRAGMA application_id=" + std::to_string(kTraceApplicationId));
+    ConfigureForWriting(*db);
     SqliteTransaction tx(*db);
     db->Exec(TraceSchemaSql());
     SqliteStatement meta(*db, "INSERT INTO meta (key, value) VALUES (?1, ?2)");
@@ -127,21 +202,40 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     meta.Execute();
     meta.Bind(1, std::string("created_utc")).Bind(2, UtcNow());
     meta.Execute();
+    if (!stored.run_id.empty()) {
+      meta.Bind(1, std::string("run_id")).Bind(2, stored.run_id);
+      meta.Execute();
+    }
     InsertRun(*db, stored);
     InsertLayers(*db, layers);
     tx.Commit();
+  } catch (...) {
+    // The file is ours and holds no run: leave nothing that looks like a trace.
+    db.reset();
+    RemoveDatabaseFiles(path);
+    throw;
   }
   return std::unique_ptr<TraceWriter>(
-      new TraceWriter(std::move(db), stored, static_cast<int>(layers.size()), 0));
+      new TraceWriter(fd.Release(), std::move(db), stored, static_cast<int>(layers.size()), 0));
 }
 
-std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int next_epoch) {
+std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int next_epoch,
+                                                 const std::string& run_id) {
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
+  if (!fd.ok()) throw TraceError(TraceErrorCode::kNotFound, path + ": cannot open: " + std::strerror(errno));
+  LockForWriting(fd, path);
   RunInfo run;
   int num_layers = 0;
   {
     auto reader = TraceReader::Open(path);  // checks it is a trace we understand
     run = reader->run();
     num_layers = static_cast<int>(reader->layers().size());
+  }
+  if (!run_id.empty() && run.run_id != run_id) {
+    throw TraceError(TraceErrorCode::kInconsistent,
+                     path + ": belongs to another run (run id " +
+                         (run.run_id.empty() ? std::string("none") : run.run_id) + ", the checkpoint's is " +
+                         run_id + "); nothing was changed");
   }
   if (next_epoch < 0 || next_epoch > run.epochs_planned) {
     throw TraceError(TraceErrorCode::kOutOfRange,
@@ -170,7 +264,7 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
   }
   run.status = RunStatus::kRunning;
   run.finished_utc.clear();
-  return std::unique_ptr<TraceWriter>(new TraceWriter(std::move(db), run, num_layers, next_epoch));
+  return std::unique_ptr<TraceWriter>(new TraceWriter(fd.Release(), std::move(db), run, num_layers, next_epoch));
 }
 
 void TraceWriter::WriteEpoch(const EpochData& data) {

@@ -2,7 +2,10 @@
 //
 // Each WriteEpoch() is one SQLite transaction in WAL mode, so a crash loses at
 // most the epoch being written. The run row says "running" until Finish(), so
-// an unfinished file never looks complete.
+// an unfinished file never looks complete. A writer holds an exclusive flock()
+// on the file for its lifetime: a second writer (another run on the same
+// path, an --overwrite, a resume) is refused while the first is alive, and
+// readers are never blocked. The lock dies with the process.
 #ifndef ACCORDION_TRACES_TRACE_WRITER_H_
 #define ACCORDION_TRACES_TRACE_WRITER_H_
 
@@ -19,14 +22,20 @@ class SqliteDb;
 class TraceWriter {
  public:
   // Creates a new trace at `path` holding the run and its layers. An existing
-  // file is an error (kIo) unless `overwrite`.
+  // path is an error (kIo) unless `overwrite`, and even then when it is not a
+  // regular file; a trace another writer holds is kBusy. `run.run_id`, when
+  // set, goes into the meta table.
   static std::unique_ptr<TraceWriter> Create(const std::string& path, const RunInfo& run,
                                              const std::vector<LayerInfo>& layers,
                                              bool overwrite = false);
 
   // Reopens a trace to continue its run at `next_epoch` (for --resume): rows of
   // epochs >= next_epoch are dropped and the status returns to "running".
-  static std::unique_ptr<TraceWriter> Resume(const std::string& path, int next_epoch);
+  // When `run_id` is not empty the trace must carry the same id (kInconsistent
+  // otherwise, and nothing is changed): the proof that it is the trace of the
+  // checkpoint being resumed.
+  static std::unique_ptr<TraceWriter> Resume(const std::string& path, int next_epoch,
+                                             const std::string& run_id = "");
 
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;
@@ -44,13 +53,20 @@ class TraceWriter {
   int next_epoch() const { return next_epoch_; }
 
  private:
-  TraceWriter(std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch);
+  TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch);
 
+  int lock_fd_;  // holds the flock; closed only after db_ (see the destructor)
   std::unique_ptr<SqliteDb> db_;
   RunInfo run_;
   int num_layers_;
   int next_epoch_;
 };
+
+// True when a live TraceWriter (of any process) holds the trace at `path`.
+bool TraceBeingWritten(const std::string& path);
+
+// A fresh run id: 32 random hex digits.
+std::string NewRunId();
 
 // Current UTC time as ISO 8601 ("2026-11-21T20:15:03Z").
 std::string UtcNow();

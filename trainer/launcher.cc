@@ -15,6 +15,7 @@
 #include <thread>
 #include <vector>
 
+#include "common/cli.h"
 #include "common/errors.h"
 
 namespace accordion {
@@ -105,28 +106,50 @@ std::optional<WorkerEnvironment> WorkerEnvironmentFromEnv() {
   return env;
 }
 
-int PickFreePort(const std::string& addr) {
+namespace {
+
+// Binds a listening-style socket to `addr`:`port` (0: any free one) and
+// returns the port; SO_REUSEADDR as c10d's store sets it, so only a port
+// someone listens on counts as taken. A given port is refused only when it is
+// taken: an address this host cannot bind (a name, another host's) is left
+// for c10d to resolve.
+int ProbePort(const std::string& addr, int port) {
   const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   if (fd < 0) throw std::runtime_error("cannot create a socket");
+  const int one = 1;
+  ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
   sockaddr_in sa{};
   sa.sin_family = AF_INET;
-  sa.sin_port = 0;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
   if (::inet_pton(AF_INET, addr.c_str(), &sa.sin_addr) != 1) {
     ::close(fd);
+    if (port > 0) return port;
     throw InputError("'" + addr + "' is not an IPv4 address");
   }
   socklen_t len = sizeof(sa);
   if (::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 ||
       ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+    const int err = errno;
     ::close(fd);
-    throw InputError("cannot bind to " + addr + ": " + std::strerror(errno));
+    if (err == EADDRINUSE) {
+      throw InputError("MASTER_PORT " + std::to_string(port) + " is already in use on " + addr +
+                       " (another run?); choose a free port, or unset MASTER_PORT and the launcher picks one");
+    }
+    if (port > 0) return port;
+    throw InputError("cannot bind to " + addr + ": " + std::strerror(err));
   }
   ::close(fd);
   return ntohs(sa.sin_port);
 }
 
+}  // namespace
+
+int PickFreePort(const std::string& addr) { return ProbePort(addr, 0); }
+
 int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
-  const int port = options_.master_port() > 0 ? options_.master_port() : PickFreePort(options_.master_addr());
+  // A taken port would fail inside c10d's store, in several lines of its log.
+  const int port = options_.master_port() > 0 ? ProbePort(options_.master_addr(), options_.master_port())
+                                              : PickFreePort(options_.master_addr());
   struct sigaction sa {};
   sa.sa_handler = OnSignal;
   sigemptyset(&sa.sa_mask);
@@ -167,7 +190,13 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
         diverged = true;
         continue;
       }
-      if (failure.empty() || (WIFSIGNALED(w.status) && failure.find("signal") == std::string::npos)) {
+      // Workers this launcher then stopped with signals are not the cause,
+      // nor is a peer that lost the connection to a worker that refused its
+      // input (exit 2, with its reason).
+      const bool signaled_cause = WIFSIGNALED(w.status) && !kill_at && failure.find("signal") == std::string::npos;
+      const bool refused_input = WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitBadInput &&
+                                 failure.find("signal") == std::string::npos;
+      if (failure.empty() || signaled_cause || refused_input) {
         failure = Describe(w);
         failure_code = WIFEXITED(w.status) ? WEXITSTATUS(w.status) : 1;
       }
@@ -191,8 +220,12 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
   }
 
   if (!failure.empty()) {
-    std::cerr << options_.tool_name() << ": error: " << failure
-              << (options_.nproc() > 1 ? "; stopped the other workers" : "") << "\n";
+    // A worker that refused its input (exit 2) has said why in one line; a
+    // second line from here would only repeat it.
+    if (failure_code != kExitBadInput) {
+      std::cerr << options_.tool_name() << ": error: " << failure
+                << (options_.nproc() > 1 ? "; stopped the other workers" : "") << "\n";
+    }
     if (on_failure) on_failure();
     return failure_code == 0 || failure_code == kExitInterrupted ? 1 : failure_code;
   }

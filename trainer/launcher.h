@@ -24,6 +24,11 @@ inline constexpr int kExitInterrupted = 130;
 // bad input and not a crash: the same flags with a smaller LR may train.
 inline constexpr int kExitDiverged = 3;
 
+// The environment variable through which accordion-train's launcher hands
+// its workers the run id (RunInfo::run_id) it chose; unset under torchrun or
+// Slurm, where rank 0 draws one.
+inline constexpr const char* kRunIdVariable = "ACCORDION_RUN_ID";
+
 struct WorkerEnvironment {
   int rank = 0;
   int world_size = 1;

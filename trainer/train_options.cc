@@ -13,6 +13,8 @@
 
 #include "analysis/schedule.h"
 #include "common/errors.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/cifar_file.h"
 #include "trainer/idx_file.h"
@@ -204,6 +206,14 @@ void CheckPaths(const TrainOptions& o) {
       throw InputError("--trace " + o.trace + ": directory " + ParentOf(o.trace) + " does not exist");
     }
     if (IsDirectory(o.trace)) throw InputError("--trace " + o.trace + " is a directory");
+    struct stat st {};
+    if (::lstat(o.trace.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
+      throw InputError("--trace " + o.trace + " exists and is not a regular file; refusing to write over it");
+    }
+    if (TraceBeingWritten(o.trace)) {
+      throw InputError("--trace " + o.trace + " is being written by a running accordion-train; wait for it "
+                       "or choose another path");
+    }
     if (!o.resume && !o.overwrite && Exists(o.trace)) {
       throw InputError("--trace " + o.trace + " already exists (pass --overwrite to replace it)");
     }
@@ -222,11 +232,34 @@ void CheckPaths(const TrainOptions& o) {
       throw InputError("--checkpoint-dir " + o.checkpoint_dir + ": parent directory does not exist");
     }
   }
+  if (!o.resume && !o.overwrite && !o.checkpoint_dir.empty()) {
+    if (const std::optional<CheckpointManifest> m = ReadCheckpointManifest(o.checkpoint_dir)) {
+      throw InputError("--checkpoint-dir " + o.checkpoint_dir + " holds another run's checkpoint (epoch " +
+                       std::to_string(m->epoch) + "); pass --resume to continue it or --overwrite to replace it");
+    }
+  }
   if (o.resume) {
     const std::optional<CheckpointManifest> m = ReadCheckpointManifest(o.checkpoint_dir);
     if (!m) throw InputError("--resume: no checkpoint in " + o.checkpoint_dir);
+    if (!o.trace.empty() && !m->run_id.empty()) {
+      const std::string trace_run = TraceReader::Open(o.trace)->run().run_id;
+      if (trace_run != m->run_id) {
+        throw InputError("--resume: the trace " + o.trace + " is not the one of the checkpoint in " +
+                         o.checkpoint_dir + " (run " + (trace_run.empty() ? std::string("unknown") : trace_run) +
+                         " there, " + m->run_id + " in the checkpoint); nothing was changed");
+      }
+    }
     const std::string mismatch = ResumeMismatch(m->config_json, o);
     if (!mismatch.empty()) throw InputError("--resume: " + mismatch);
+    // Before any worker starts; each worker checks its own file again (under
+    // torchrun another node's files may not be here).
+    for (size_t rank = 0; rank < m->state_files.size(); ++rank) {
+      const std::string state = CheckpointStatePath(o.checkpoint_dir, m->epoch, static_cast<int>(rank));
+      if (Exists(state) && !(DigestOfFile(state) == m->state_files[rank])) {
+        throw InputError("--resume: " + state + " is damaged (its size or CRC-32 differs from the manifest's); "
+                         "the checkpoint cannot be resumed");
+      }
+    }
     if (m->epoch + 1 >= o.epochs) {
       throw InputError("--resume: the checkpoint already holds the last epoch (" +
                        std::to_string(m->epoch) + "); nothing is left to train");
@@ -322,7 +355,7 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
   app.add_option("--seed", o.seed, "Seed of weights, data order and compressors")
       ->capture_default_str();
   app.add_option("--trace", o.trace, "Trace file to record (SQLite)");
-  app.add_flag("--overwrite", o.overwrite, "Replace an existing --trace file");
+  app.add_flag("--overwrite", o.overwrite, "Replace an existing --trace file, and another run's checkpoint in --checkpoint-dir (never a trace a live run is writing)");
   app.add_option("--checkpoint-dir", o.checkpoint_dir, "Checkpoint every epoch into this directory");
   app.add_flag("--resume", o.resume, "Continue the run checkpointed in --checkpoint-dir");
   app.add_option("--trace-iterations", o.trace_iterations,
@@ -519,6 +552,41 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
       const std::string flag = FlagOfConfigKey(key, o.policy);
       return (flag.empty() ? key : flag) + " differs from the checkpointed run (" + value.dump() + " there, " +
              (now.contains(key) ? now[key].dump() : std::string("absent")) + " now)";
+    }
+  }
+  return "";
+}
+
+std::string RankConfigMismatch(const std::vector<std::string>& configs) {
+  auto comparable = [](const std::string& text) {
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (j.is_discarded() || !j.is_object()) return nlohmann::json();
+    for (const char* own : {"threads", "data_dir", "data_file", "valid_file", "bind_addr", "timeout_s"}) {
+      j.erase(own);
+    }
+    for (const char* given : {"trace", "checkpoint_dir"}) {
+      if (j.contains(given)) j[given] = j[given].is_string() && !j[given].get<std::string>().empty();
+    }
+    return j;
+  };
+  if (configs.empty()) return "";
+  const nlohmann::json reference = comparable(configs[0]);
+  const std::string policy = reference.value("policy", "");
+  for (size_t rank = 1; rank < configs.size(); ++rank) {
+    const nlohmann::json other = comparable(configs[rank]);
+    if (other.is_null()) return "rank " + std::to_string(rank) + " sent an unreadable configuration";
+    for (const auto& [key, value] : reference.items()) {
+      const nlohmann::json theirs = other.contains(key) ? other[key] : nlohmann::json();
+      if (theirs == value) continue;
+      const std::string flag = FlagOfConfigKey(key, policy);
+      // An init-capture: C++17 cannot capture a structured binding (clang refuses).
+      auto shown = [&name = key](const nlohmann::json& v) {
+        if (v.is_boolean() && (name == "trace" || name == "checkpoint_dir")) return std::string(v ? "given" : "none");
+        return v.is_null() ? std::string("absent") : v.dump();
+      };
+      return "the workers were started with different flags: " + (flag.empty() ? key : flag) + " is " +
+             shown(value) + " on rank 0 and " + shown(theirs) + " on rank " + std::to_string(rank) +
+             " (every worker needs the same flags; only data paths, --threads, --bind-addr and --timeout may differ)";
     }
   }
   return "";

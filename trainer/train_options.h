@@ -138,6 +138,13 @@ std::string ConfigJson(const TrainOptions& options);
 // name (it predates the setting) counts as that setting's default.
 std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& options);
 
+// Why workers whose ConfigJson()s are `configs` (in rank order) cannot train
+// together ("" when they can), naming the first flag that differs from rank
+// 0's. Data paths, --threads, --bind-addr and --timeout are each node's own;
+// of --trace and --checkpoint-dir only whether they are given must agree
+// (rank 0 writes the trace; each rank its state file).
+std::string RankConfigMismatch(const std::vector<std::string>& configs);
+
 // The accordion-train flag that sets a ConfigJson key (level_low is --low
 // under Accordion and --level under a static policy); "" for keys no flag
 // sets (trace_sample).

@@ -7,6 +7,7 @@
 #include <cinttypes>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 
 #include <nlohmann/json.hpp>
 
@@ -19,6 +20,7 @@
 #include "trainer/datasets.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/hessian.h"
+#include "trainer/launcher.h"
 #include "trainer/models.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trace_recorder.h"
@@ -136,6 +138,7 @@ struct Trainer::State {
   int64_t micro_batch = 0;  // per rank: rows of one forward/backward pass
   int start_epoch = 0;
   int64_t steps_done = 0;
+  std::string run_id;  // this run's (rank 0's), kept across resumes
   // Totals for the closing summary (this rank).
   double train_s = 0;        // inside training steps
   double bookkeeping_s = 0;  // Accordion's decisions (the exchange times its own share)
@@ -195,6 +198,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.seed = o.seed;
   run.config_json = ConfigJson(o);
   run.versions_json = VersionsJson();
+  run.run_id = run_id;
   return run;
 }
 
@@ -204,6 +208,12 @@ void Trainer::State::Setup() {
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
   comm = ConnectWorker(o.backend, env, o.bind_addr, o.timeout_s);
+  // Workers started by hand (torchrun, Slurm) may have been given different
+  // flags; they would train an epoch and then hang on mismatched collectives.
+  if (comm->world_size() > 1) {
+    const std::string mismatch = RankConfigMismatch(AllGatherBytes(*comm, ConfigJson(o)));
+    if (!mismatch.empty()) throw InputError(mismatch);
+  }
   // Checked again here: under torchrun nobody knew the world size before.
   const int64_t split = MicroBatchOf(o);
   if (split % comm->world_size() != 0) {
@@ -249,13 +259,21 @@ void Trainer::State::Setup() {
                                                           .seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
   }
+  if (o.resume) {
+    const std::optional<CheckpointManifest> m = ReadCheckpointManifest(o.checkpoint_dir);
+    if (!m) throw InputError("--resume: no checkpoint in " + o.checkpoint_dir);
+    run_id = m->run_id;  // empty for a checkpoint older than run ids
+  } else {
+    const char* given = std::getenv(kRunIdVariable);  // set by our launcher
+    run_id = given != nullptr && *given != '\0' ? given : NewRunId();
+  }
   if (!o.checkpoint_dir.empty()) {
-    checkpointer = std::make_unique<Checkpointer>(o.checkpoint_dir, *comm, ConfigJson(o));
+    checkpointer = std::make_unique<Checkpointer>(o.checkpoint_dir, *comm, ConfigJson(o), run_id);
     if (o.resume) LoadCheckpoint();
   }
   std::unique_ptr<TraceWriter> writer;
   if (leader() && !o.trace.empty()) {
-    writer = o.resume ? TraceWriter::Resume(o.trace, start_epoch)
+    writer = o.resume ? TraceWriter::Resume(o.trace, start_epoch, run_id)
                       : TraceWriter::Create(o.trace, MakeRunInfo(), layers, o.overwrite);
   }
   recorder = std::make_unique<TraceRecorder>(*comm, std::move(writer), !o.trace.empty(), o.trace_iterations);

@@ -1,5 +1,6 @@
 // accordion-analyze: inspect, validate and export traces, and derive
 // Accordion schedules with their communication savings from them.
+#include <filesystem>
 #include <iomanip>
 #include <iostream>
 #include <numeric>
@@ -13,6 +14,7 @@
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/output_file.h"
+#include "traces/schema.h"
 #include "traces/trace_export.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
@@ -28,6 +30,7 @@ struct InfoArgs {
 };
 
 int ShowInfo(const InfoArgs& args) {
+  ValidateTrace(args.trace);  // what validate refuses, no command reads
   auto reader = TraceReader::Open(args.trace);
   const RunInfo& run = reader->run();
   // Not LoadTraceView: a run that died in its first epoch has no epochs to
@@ -137,6 +140,7 @@ struct ScheduleArgs {
 };
 
 int RunSchedule(const ScheduleArgs& args) {
+  ValidateTrace(args.trace);
   const TraceView view = LoadTraceView(args.trace);
   Scheme scheme = view.run.scheme;
   if (!args.scheme.empty()) scheme = *ParseScheme(args.scheme);
@@ -146,6 +150,10 @@ int RunSchedule(const ScheduleArgs& args) {
                      "with --scheme powersgd|topk|batch");
   }
   const auto [low, high] = ResolveLevels(view.run, scheme, args.low, args.high);
+  for (const auto& [level, flag] : {std::pair{low, "--low"}, std::pair{high, "--high"}}) {
+    const std::string problem = LevelProblem(scheme, level);
+    if (!problem.empty()) throw InputError(std::string(flag) + " " + problem);
+  }
   const AccordionOptions options =
       AccordionOptions().eta(args.eta).interval(args.interval).level_low(low).level_high(high);
   const ScheduleComparison c = CompareSchedules(view, scheme, options);
@@ -163,9 +171,29 @@ struct ExportArgs {
   std::string trace;
   std::string format = "csv";
   std::string out;
+  bool overwrite = false;
 };
 
+// CSV goes into a directory, one file per table: none of them may be an
+// existing file unless --overwrite, nor the trace.
+void CheckCsvDirectory(const ExportArgs& args) {
+  std::error_code ec;
+  if (std::filesystem::exists(args.out, ec) && !std::filesystem::is_directory(args.out, ec)) {
+    throw InputError("--out " + args.out + " exists and is not a directory (CSV goes into a directory)");
+  }
+  for (const TableSpec& table : TraceTables()) {
+    const std::string path = (std::filesystem::path(args.out) / (std::string(table.name) + ".csv")).string();
+    if (!std::filesystem::exists(std::filesystem::path(args.out))) break;
+    CheckOutput(path, OutputOptions().inputs({args.trace}).overwrite(args.overwrite).streams(false));
+  }
+}
+
 int RunExport(const ExportArgs& args) {
+  if (args.format == "csv") {
+    CheckCsvDirectory(args);
+  } else {
+    CheckOutput(args.out, OutputOptions().inputs({args.trace}).overwrite(args.overwrite));
+  }
   ValidateTrace(args.trace);  // never export a file we would refuse to read
   auto reader = TraceReader::Open(args.trace);
   if (args.format == "csv") {
@@ -185,6 +213,7 @@ struct RegimesArgs {
 };
 
 int RunRegimes(const RegimesArgs& args) {
+  ValidateTrace(args.trace);
   auto reader = TraceReader::Open(args.trace);
   const TraceView view = LoadTraceView(*reader);
   const std::vector<HessianRecord> hessian = reader->Hessian();
@@ -202,6 +231,7 @@ int RunRegimes(const RegimesArgs& args) {
 }
 
 int RunTable(const std::vector<std::string>& traces, const std::string& format) {
+  for (const std::string& trace : traces) ValidateTrace(trace);
   const std::vector<ResultsRow> rows = BuildResultsTable(traces);
   if (format == "csv") {
     WriteResultsCsv(rows, std::cout);
@@ -259,8 +289,13 @@ int main(int argc, char** argv) {
   export_cmd->add_option("--format", exp.format, "csv or json")
       ->check(CLI::IsMember({"csv", "json"}))
       ->capture_default_str();
-  export_cmd->add_option("--out", exp.out, "Directory for CSV; file or - (stdout) for JSON")
+  export_cmd
+      ->add_option("--out", exp.out,
+                   "Directory for CSV; file or - (stdout) for JSON. Existing files are replaced only with "
+                   "--overwrite, the trace never")
       ->required();
+  export_cmd->add_flag("--overwrite", exp.overwrite,
+                       "Replace existing output files (never the trace: a tool does not write over what it reads)");
 
   std::vector<std::string> table_traces;
   std::string table_format = "markdown";

@@ -81,7 +81,7 @@ def collective(sim, args):
 
 
 def replay(sim, trace, args, dest):
-    out, err = run([sim, "replay", trace, "--format", "json", "--out", dest] + args)
+    out, err = run([sim, "replay", trace, "--format", "json", "--out", dest, "--overwrite"] + args)
     if out is None:
         return None, err
     try:

@@ -321,7 +321,7 @@ LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 # One calibration over every world size: o, alpha and h apart.
 CAL_GBPS=$(rate_gbps "$CALIBRATE_ON")
 if [[ ${#CAL_JSONS[@]} -gt 0 ]]; then
-  "$SIM" calibrate "${CAL_JSONS[@]}" --link-gbps "$CAL_GBPS" --out "$OUT/calibrated.json" >"$OUT/calibration.txt" 2>&1 ||
+  "$SIM" calibrate "${CAL_JSONS[@]}" --link-gbps "$CAL_GBPS" --out "$OUT/calibrated.json" --overwrite >"$OUT/calibration.txt" 2>&1 ||
     echo "netns_validation: calibration failed (see $OUT/calibration.txt)" >&2
 else
   echo "no calibration benchmark succeeded" >"$OUT/calibration.txt"

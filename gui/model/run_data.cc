@@ -5,6 +5,7 @@
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_validator.h"
 
 namespace accordion::gui {
 
@@ -47,6 +48,9 @@ RunSummary SummariseRun(const std::string& path, const TraceView& view) {
 }
 
 RunData LoadRunData(const std::string& path) {
+  // The same checks as `accordion-analyze validate`: rows past the run's
+  // epochs or layers would otherwise reach the views as out-of-range indices.
+  ValidateTrace(path);
   auto reader = TraceReader::Open(path);
   RunData data;
   data.path = path;

@@ -31,6 +31,7 @@
 #include "gui/model/what_if.h"
 #include "gui/report/report_writer.h"
 #include "simulator/child_process.h"
+#include "traces/trace_validator.h"
 
 namespace accordion::gui::report {
 namespace {
@@ -157,6 +158,7 @@ int Run(const Args& a, const std::string& command_line) {
   std::vector<std::shared_ptr<const RunData>> runs;
   for (const std::string& t : a.traces) {
     try {
+      ValidateTrace(t);  // the checks of accordion-analyze validate, before any figure reads it
       runs.push_back(std::make_shared<const RunData>(LoadRunData(t)));
     } catch (const InputError& e) {
       const std::string what = e.what();

@@ -23,6 +23,16 @@ namespace {
 
 constexpr const char* kTool = "accordion-sim";
 
+constexpr const char* kOverwriteHelp =
+    "Replace existing output files (never an input: a tool does not write over what it reads)";
+
+// The files a command reads: its outputs may never be one of them.
+std::vector<std::string> Inputs(const std::string& trace, const std::string& platform) {
+  std::vector<std::string> inputs = {trace};
+  if (!platform.empty()) inputs.push_back(platform);
+  return inputs;
+}
+
 // The flags that describe a platform, on every command that needs one.
 struct PlatformFlags {
   std::string file;
@@ -42,13 +52,19 @@ struct PlatformFlags {
                       "Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)");
       cmd->add_option("--latency-us", latency_us, "Latency per link, microseconds (default 5)");
     }
-    cmd->add_option("--hosts", hosts, "Hosts in the platform (default: one per worker)");
-    cmd->add_option("--gpus-per-node", gpus_per_node, "Hierarchical: devices per node (default 8)");
+    cmd->add_option("--hosts", hosts,
+                    "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
+                        ", more than the largest clusters, in whole nodes or leaves too)");
+    cmd->add_option("--gpus-per-node", gpus_per_node,
+                    "Hierarchical: devices per node (default 8; at most " + std::to_string(kMaxGpusPerNode) +
+                        ")");
     cmd->add_option("--intra-bandwidth-gbps", intra_bandwidth_gbps,
                     "Hierarchical: device link, Gb/s (default 600)");
     cmd->add_option("--intra-latency-us", intra_latency_us, "Hierarchical: device link latency (default 1)");
     cmd->add_option("--hosts-per-leaf", hosts_per_leaf, "Fat-tree: hosts per leaf switch (default 16)");
-    cmd->add_option("--spines", spines, "Fat-tree: spine switches (default: hosts per leaf, non-blocking)");
+    cmd->add_option("--spines", spines,
+                    "Fat-tree: spine switches (default: hosts per leaf, non-blocking; leaves x spines at most " +
+                        std::to_string(kMaxFatTreeLinks) + ")");
     cmd->add_option("--network-model", network_model, "SimGrid network model: LV08 (default) or CM02");
     cmd->add_option("--tcp-gamma", tcp_gamma,
                     "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)");
@@ -115,7 +131,8 @@ struct ReplayFlags {
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
       cmd->add_option("--workers", workers,
-                      "Workers to project to (default: the trace's); per-worker batch kept");
+                      "Workers to project to (default: the trace's; at most " + std::to_string(kMaxHosts) +
+                          "); per-worker batch kept");
       cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
@@ -166,8 +183,9 @@ struct ReplayFlags {
         ->check(CLI::IsMember({"auto", "full", "rounds"}))
         ->capture_default_str();
     cmd->add_flag("--no-memo", no_memo, "Time every epoch's iteration afresh (for checking memoisation)");
-    cmd->add_option("--bucket-mb", bucket_mb, "Gradient bucket size, MiB (default: the trainer's, else 25)")
-        ->check(CLI::PositiveNumber);
+    cmd->add_option("--bucket-mb", bucket_mb,
+                    "Gradient bucket size, MiB (default: the trainer's, else 25; at most 1048576)")
+        ->check(CLI::Range(1e-6, 1048576.0));
     cmd->add_option("--jobs", jobs, "Processes to run at once")
         ->check(CLI::Range(1, 1024))
         ->capture_default_str();
@@ -251,9 +269,19 @@ struct ReplayArgs {
   std::string out;
   std::string timeline;
   int timeline_epoch = 0;
+  bool overwrite = false;
 };
 
 int RunReplay(const ReplayArgs& a) {
+  const OutputOptions outputs =
+      OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite);
+  CheckOutput(a.out, outputs);
+  if (!a.timeline.empty()) {
+    CheckOutput(a.timeline, OutputOptions(outputs).flag("--timeline"));
+    if (!a.out.empty() && a.out != "-" && SameFile(a.out, a.timeline)) {
+      throw InputError("--out and --timeline are the same file " + a.out);
+    }
+  }
   const PlatformSpec spec = a.platform.Resolve();
   ReplayOptions options = a.replay.Options(spec);
   options.collective(a.collective.Apply(a.replay.allreduce, spec));
@@ -291,6 +319,7 @@ struct CalibrateArgs {
   std::vector<double> segments = {65536, 4194304};
   std::string allreduce = "ring";
   std::optional<double> link_gbps;
+  bool overwrite = false;
 };
 
 std::string Join(const std::vector<std::string>& parts, const std::string& sep) {
@@ -300,6 +329,7 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
 }
 
 int RunCalibrate(const CalibrateArgs& a) {
+  CheckOutput(a.out, OutputOptions().inputs(a.inputs).overwrite(a.overwrite));
   if (a.link_gbps && !(*a.link_gbps > 0 && std::isfinite(*a.link_gbps))) {
     throw InputError("--link-gbps must be a positive number of Gb/s");
   }
@@ -356,6 +386,7 @@ struct SweepArgs {
   std::vector<std::string> levels;
   std::string format = "csv";
   std::string out;
+  bool overwrite = false;
 };
 
 std::pair<double, double> ParseLevelPair(const std::string& text) {
@@ -373,24 +404,29 @@ std::pair<double, double> ParseLevelPair(const std::string& text) {
 }
 
 int RunSweepCommand(SweepArgs a) {
+  CheckOutput(a.out, OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite));
   for (const std::string& pair : a.levels) a.grid.levels.push_back(ParseLevelPair(pair));
+  const int64_t points = GridSize(a.grid);
   const PlatformSpec spec = a.platform.Resolve();
   ReplayOptions base = a.replay.Options(spec);
   base.collective(a.collective.Apply(a.replay.allreduce, spec));
-  const std::vector<SweepPoint> points = ExpandGrid(a.grid);
   const ReplayInput input = LoadReplayInput(a.trace);
-  const std::vector<ReplayOptions> planned = PlanSweep(input, base, points);
-  ProgressBar bar("sweep", static_cast<int64_t>(planned.size()));
-  const std::vector<SweepRow> rows =
-      RunSweep(input, planned, a.replay.jobs, [&bar](int done, int) { bar.Update(done); });
-  bar.Finish();
+  CheckSweep(input, base, a.grid);  // a bad point stops the sweep before it starts
+  ProgressBar bar("sweep", points);
+  // Rows go out as they complete (into --out's .partial file until the
+  // last): a sweep's memory does not grow with its grid.
   WriteOutput(a.out, [&](std::ostream& out) {
-    if (a.format == "json") {
-      out << SweepJson(rows).dump(1) << '\n';
-    } else {
-      WriteSweepCsv(rows, out);
-    }
+    SweepWriter writer(out, a.format == "json");
+    RunSweep(
+        input, base, a.grid, a.replay.jobs,
+        [&](const SweepRow& row) {
+          writer.Add(row);
+          out.flush();
+        },
+        [&bar](int64_t done, int64_t) { bar.Update(done); });
+    writer.Finish();
   });
+  bar.Finish();
   return kExitOk;
 }
 
@@ -455,7 +491,10 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--format", replay.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
-  replay_cmd->add_option("--out", replay.out, "Write the report here instead of stdout");
+  replay_cmd->add_option("--out", replay.out,
+                         "Write the report here instead of stdout (a new file; --overwrite replaces one; "
+                         "never an input)");
+  replay_cmd->add_flag("--overwrite", replay.overwrite, kOverwriteHelp);
   replay_cmd->add_option("--timeline", replay.timeline,
                          "Also write one iteration, replayed and measured, as Chrome/Perfetto trace JSON");
   replay_cmd->add_option("--timeline-epoch", replay.timeline_epoch, "Epoch drawn in the timeline")
@@ -470,8 +509,11 @@ int main(int argc, char** argv) {
       ->add_option("inputs", calibrate.inputs,
                    "Traces and accordion-bench-collectives --out files, any mix and world sizes")
       ->required();
-  calibrate_cmd->add_option("--out", calibrate.out, "Platform file to write (JSON; - for stdout)")
+  calibrate_cmd
+      ->add_option("--out", calibrate.out,
+                   "Platform file to write (JSON; - for stdout; a new file unless --overwrite)")
       ->required();
+  calibrate_cmd->add_flag("--overwrite", calibrate.overwrite, kOverwriteHelp);
   calibrate_cmd
       ->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
       ->delimiter(',')
@@ -486,7 +528,8 @@ int main(int argc, char** argv) {
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand(
       "sweep",
-      "Replay a trace over bandwidth x latency x workers x eta x interval x levels, one row per point");
+      "Replay a trace over bandwidth x latency x workers x eta x interval x levels, one row per point (at "
+      "most " + std::to_string(kMaxSweepPoints) + " points)");
   sweep_cmd->add_option("trace", sweep.trace, "Trace file")->required();
   sweep.platform.Add(sweep_cmd, false);
   sweep.replay.Add(sweep_cmd, false);
@@ -501,7 +544,10 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--format", sweep.format, "csv or json")
       ->check(CLI::IsMember({"csv", "json"}))
       ->capture_default_str();
-  sweep_cmd->add_option("--out", sweep.out, "Write the rows here instead of stdout");
+  sweep_cmd->add_option("--out", sweep.out,
+                        "Write the rows here instead of stdout, as they complete (a new file; --overwrite "
+                        "replaces one; never an input)");
+  sweep_cmd->add_flag("--overwrite", sweep.overwrite, kOverwriteHelp);
 
   CollectiveArgs collective;
   CLI::App* collective_cmd = app.add_subcommand(

@@ -70,7 +70,7 @@ TEST_F(AnalyzeCli, BadFlagsAndInputsExitTwoWithOneLine) {
   ExpectBadInput("schedule " + Trace() + " --eta -1", "--eta");
   ExpectBadInput("schedule " + Trace() + " --interval 0", "--interval");
   ExpectBadInput("schedule " + Trace() + " --format xml", "--format");
-  ExpectBadInput("schedule " + Trace() + " --low 1.5", "low level must be a PowerSGD rank");
+  ExpectBadInput("schedule " + Trace() + " --low 1.5", "--low must be a PowerSGD rank");
   ExpectBadInput("schedule " + Trace() + " --scheme topk --low 2", "TopK fraction");
   ExpectBadInput("schedule " + *dir_ + "/nope.trace", "no such file");
   ExpectBadInput("schedule " + DenseTrace(), "--scheme");
@@ -200,6 +200,71 @@ TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
   const CommandResult j = Analyze("export " + Trace() + " --format json --out -");
   ASSERT_EQ(j.exit_code, 0) << j.err;
   EXPECT_EQ(nlohmann::json::parse(j.out)["epochs"].size(), 30u);
+}
+
+// No tool writes over what it reads, nor over an existing file unless told.
+TEST_F(AnalyzeCli, ExportNeverWritesOverItsTraceNorOverOldFilesUnlessTold) {
+  const std::string trace = *dir_ + "/mine.trace";
+  std::filesystem::copy_file(Trace(), trace, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = testing::ReadFile(trace);
+  std::filesystem::create_symlink(trace, *dir_ + "/alias.trace");
+  for (const std::string& out : {trace, *dir_ + "/alias.trace"}) {
+    ExpectBadInput("export " + trace + " --format json --out " + out, "is the input");
+    ExpectBadInput("export " + trace + " --format json --out " + out + " --overwrite", "is the input");
+  }
+  EXPECT_EQ(testing::ReadFile(trace), before);
+
+  const std::string json = *dir_ + "/old.json";
+  testing::RunCommand("echo precious > " + json);
+  ExpectBadInput("export " + trace + " --format json --out " + json, "--overwrite replaces it");
+  EXPECT_EQ(testing::ReadFile(json), "precious\n");
+  ExpectBadInput("export " + trace + " --format json --out " + *dir_, "is a directory");
+  ExpectBadInput("export " + trace + " --format json --out " + *dir_ + "/no/such/dir.json", "does not exist");
+  const CommandResult replaced = Analyze("export " + trace + " --format json --out " + json + " --overwrite");
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(testing::ReadFile(json), "precious\n");
+  const CommandResult devnull = Analyze("export " + trace + " --format json --out /dev/null");
+  EXPECT_EQ(devnull.exit_code, 0) << devnull.err;
+
+  const std::string csv = *dir_ + "/csv-again";
+  ASSERT_EQ(Analyze("export " + trace + " --out " + csv).exit_code, 0);
+  ExpectBadInput("export " + trace + " --out " + csv, "--overwrite replaces it");
+  EXPECT_EQ(Analyze("export " + trace + " --out " + csv + " --overwrite").exit_code, 0);
+  ExpectBadInput("export " + trace + " --out " + json, "not a directory");
+}
+
+TEST_F(AnalyzeCli, LevelsOutOfRangeAreRefusedBeforeTheyBecomeIntegers) {
+  ExpectBadInput("schedule " + Trace() + " --low 1e308", "--low must be a PowerSGD rank");
+  ExpectBadInput("schedule " + Trace() + " --high -1e308", "--high must be a PowerSGD rank");
+  ExpectBadInput("schedule " + Trace() + " --scheme batch --low 1e300", "--low must be a batch size");
+}
+
+TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
+  auto make = [](const std::string& args) { return RunCommand(kSynth + " " + args); };
+  const std::string existing = *dir_ + "/existing.trace";
+  std::filesystem::copy_file(Trace(), existing, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = testing::ReadFile(existing);
+  const std::string fifo = *dir_ + "/fifo";
+  ASSERT_EQ(RunCommand("mkfifo " + fifo).exit_code, 0);
+  for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {existing + " --model mlp", "--overwrite replaces it"},
+           {fifo + " --model mlp", "not a regular file"},
+           {fifo + " --model mlp --overwrite", "not a regular file"},
+           {*dir_ + " --model mlp --overwrite", "is a directory"},
+           {"/dev/null --model mlp --overwrite", "not a regular file"},
+           {*dir_ + "/huge.trace --epochs 100000 --workers 1000", "above the limit"}}) {
+    const CommandResult r = make(args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
+  }
+  EXPECT_EQ(testing::ReadFile(existing), before);
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
+  EXPECT_FALSE(std::filesystem::exists(*dir_ + "/huge.trace"));
+  const CommandResult replaced = make(existing + " --model mlp --epochs 3 --overwrite");
+  ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_EQ(Analyze("validate " + existing).exit_code, 0);
+  EXPECT_FALSE(std::filesystem::exists(existing + ".partial"));
 }
 
 }  // namespace

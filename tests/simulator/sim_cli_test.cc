@@ -4,7 +4,12 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <signal.h>
+#include <unistd.h>
+
+#include <chrono>
 #include <sstream>
+#include <thread>
 
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/run_command.h"
@@ -17,6 +22,7 @@ using accordion::testing::CountLines;
 using accordion::testing::RunCommand;
 
 const std::string kSim = std::string(ACCORDION_BIN_DIR) + "/accordion-sim";
+const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
 
 class SimCli : public ::testing::Test {
  protected:
@@ -44,6 +50,16 @@ class SimCli : public ::testing::Test {
                          "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>"
                          "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
     Write("broken.xml", head + "<zone id=\"z\" routing=\"Full\"><host id=\"a\"\n");
+    const std::string hosts = "<host id=\"a\" speed=\"1Gf\"/><host id=\"b\" speed=\"1Gf\"/>";
+    const std::string link = "<link id=\"l\" bandwidth=\"1GBps\" latency=\"1us\"/>";
+    const std::string route = "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>";
+    Write("duplicate-route.xml",
+          head + "<zone id=\"z\" routing=\"Full\">" + hosts + link + route + route + "</zone></platform>\n");
+    Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts +
+                                  "<host id=\"c\" speed=\"1Gf\"/>" + link + route + "</zone></platform>\n");
+    testing::ExecuteSql(testing::SyntheticTrace(*dir_, "rows-past-epochs", o),
+                        "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
+                        "UPDATE run SET status = 'failed';");
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
@@ -286,6 +302,132 @@ TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
                  "12 ranks are not a multiple of 8 ranks per node");
   ExpectBadInput("replay " + t + " --workers 12 --allreduce hierarchical --topology hierarchical",
                  "not a multiple of 8 ranks per node");
+}
+
+// No tool writes over a file it reads, whatever name it is given, and an
+// existing output is replaced only with --overwrite.
+TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
+  const std::string t = Path("mine.trace");
+  std::filesystem::copy_file(Path("mlp.trace"), t, std::filesystem::copy_options::overwrite_existing);
+  const std::string before = accordion::testing::ReadFile(t);
+  std::filesystem::remove(Path("alias.trace"));
+  std::filesystem::remove(Path("hard.trace"));
+  std::filesystem::create_symlink(t, Path("alias.trace"));
+  std::filesystem::create_hard_link(t, Path("hard.trace"));
+  const std::string fast = " --model analytic --interval 5";
+  for (const std::string& out : {t, Path("alias.trace"), Path("hard.trace")}) {
+    for (const std::string overwrite : {"", " --overwrite"}) {
+      ExpectBadInput("replay " + t + " --out " + out + fast + overwrite, "is the input");
+      ExpectBadInput("sweep " + t + " --out " + out + fast + overwrite, "is the input");
+      ExpectBadInput("replay " + t + " --timeline " + out + fast + overwrite, "is the input");
+      ExpectBadInput("calibrate " + Path("measured.trace") + " --out " + Path("measured.trace") + overwrite,
+                     "is the input");
+    }
+  }
+  ExpectBadInput("replay " + t + " --platform " + Path("fat.json") + " --out " + Path("fat.json") + fast,
+                 "is the input");
+  EXPECT_EQ(accordion::testing::ReadFile(t), before);
+
+  Write("old.csv", "precious\n");
+  ExpectBadInput("replay " + t + " --format csv --out " + Path("old.csv") + fast, "--overwrite replaces it");
+  ExpectBadInput("sweep " + t + " --out " + Path("old.csv") + fast, "--overwrite replaces it");
+  EXPECT_EQ(accordion::testing::ReadFile(Path("old.csv")), "precious\n");
+  ExpectBadInput("replay " + t + " --out " + *dir_ + fast, "is a directory");
+  ExpectBadInput("replay " + t + " --out " + Path("no/such/dir.csv") + fast, "does not exist");
+  ExpectBadInput("replay " + t + " --out " + Path("both.json") + " --timeline " + Path("both.json") + fast,
+                 "the same file");
+  const CommandResult replaced = Sim("replay " + t + " --format csv --out " + Path("old.csv") + fast + " --overwrite");
+  EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
+  EXPECT_NE(accordion::testing::ReadFile(Path("old.csv")), "precious\n");
+  // A stream is what a user asks for: written into, never renamed over.
+  const CommandResult devnull = Sim("sweep " + t + " --out /dev/null --workers 2,4" + fast);
+  EXPECT_EQ(devnull.exit_code, 0) << devnull.err;
+}
+
+TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
+  const std::string t = Path("mlp.trace") + " --model analytic";
+  ExpectBadInput("replay " + t + " --workers 100000000", "above the limit of 131072");
+  ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1000000000", "above the limit");
+  ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 2000000000", "above the limit of 1024");
+  ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 1000 --workers 131050",
+                 "whole nodes");
+  ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1 --spines 100000 --workers 1000",
+                 "leaf-to-spine links");
+  ExpectBadInput("replay " + t + " --bucket-mb 1e300", "--bucket-mb");
+  std::string values;
+  for (int i = 1; i <= 1001; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
+  ExpectBadInput("sweep " + t + " --bandwidth-gbps " + values + " --latency-us " + values,
+                 "more than 1000000 points");
+  ExpectBadInput("sweep " + t + " --workers 2,100000000", "above the limit");
+}
+
+TEST_F(SimCli, MessagesSpeakTheUsersUnitsAndLevelsAreCheckedBeforeCasting) {
+  const std::string t = Path("mlp.trace") + " --model analytic";
+  ExpectBadInput("replay " + t + " --bandwidth-gbps -1", "not -1 Gb/s");
+  ExpectBadInput("replay " + t + " --latency-us -3", "not -3 us");
+  ExpectBadInput("replay " + t + " --low 1e308", "--low must be a PowerSGD rank");
+  ExpectBadInput("replay " + t + " --high -1e308", "--high must be a PowerSGD rank");
+  ExpectBadInput("replay " + t + " --scheme batch --low 1e300", "--low must be a batch size");
+}
+
+TEST_F(SimCli, PlatformsSimGridCannotUseAreOneLineNotACrash) {
+  for (const std::string model : {"simulate", "analytic"}) {
+    const std::string t = Path("mlp.trace") + " --workers 2 --model " + model + " --platform ";
+    ExpectBadInput("replay " + t + Path("duplicate-route.xml"), "duplicate-route.xml: SimGrid cannot load");
+    ExpectBadInput("replay " + t + Path("duplicate-route.xml"), "already exists");
+    ExpectBadInput("replay " + t + Path("disconnected.xml"), "disconnected.xml: no route from");
+  }
+  ExpectBadInput("collective --workers 2 --platform " + Path("duplicate-route.xml"), "SimGrid cannot load");
+}
+
+// What accordion-analyze validate refuses, no tool reads.
+TEST_F(SimCli, EveryToolRunsTheChecksOfValidate) {
+  const std::string bad = Path("rows-past-epochs.trace");
+  ExpectBadInput("replay " + bad, "the epochs table ends at 0");
+  ExpectBadInput("sweep " + bad + " --workers 2,4", "the epochs table ends at 0");
+  ExpectBadInput("calibrate " + bad + " --out " + Path("never.json"), "the epochs table ends at 0");
+  for (const std::string command : {"validate", "info", "schedule", "regimes", "table"}) {
+    const CommandResult r = RunCommand(kAnalyze + " " + command + " " + bad);
+    EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << command << "\n" << r.err;
+    EXPECT_NE(r.err.find("the epochs table ends at 0"), std::string::npos) << command << "\n" << r.err;
+  }
+}
+
+// Children of a replay are processes: a SIGTERM to accordion-sim must not
+// leave them simulating on.
+TEST_F(SimCli, SigtermTakesTheSimulationProcessesWithIt) {
+  std::string values;
+  for (int i = 1; i <= 400; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
+  const std::string pid_file = Path("sim.pid");
+  std::filesystem::remove(pid_file);
+  RunCommand(kSim + " sweep " + Path("mlp.trace") + " --interval 5 --jobs 2 --out /dev/null --bandwidth-gbps " +
+             values + " >/dev/null 2>&1 & echo $! > " + pid_file);
+  pid_t sim = 0;
+  std::ifstream(pid_file) >> sim;
+  ASSERT_GT(sim, 0);
+  auto children = [sim] {
+    const CommandResult r = RunCommand("pgrep -P " + std::to_string(sim));
+    return r.out;
+  };
+  std::string running;
+  for (int i = 0; i < 200 && (running = children()).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_FALSE(running.empty()) << "the sweep started no simulation process";
+  std::vector<pid_t> pids;
+  std::istringstream in(running);
+  for (pid_t p; in >> p;) pids.push_back(p);
+  ::kill(sim, SIGTERM);
+  auto alive = [](pid_t p) {
+    std::ifstream stat("/proc/" + std::to_string(p) + "/stat");
+    std::string line;
+    if (!std::getline(stat, line)) return false;
+    const size_t close = line.rfind(')');
+    return close != std::string::npos && close + 2 < line.size() && line[close + 2] != 'Z';
+  };
+  for (const pid_t p : pids) {
+    for (int i = 0; i < 200 && alive(p); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    EXPECT_FALSE(alive(p)) << "simulation process " << p << " outlived accordion-sim";
+  }
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // Timelines (Chrome trace JSON) and sweeps.
 #include <gtest/gtest.h>
 
+#include <sstream>
+
 #include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -113,6 +115,48 @@ TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
   EXPECT_THROW(PlanSweep(*input_, ReplayOptions().platform(XmlPlatform("x.xml")), points), InputError);
   EXPECT_THROW(PlanSweep(*input_, ReplayOptions().platform(StarPlatformOptions().hosts(2)), points),
                InputError);
+}
+
+// The CLI streams rows as they complete; what it writes is what the held
+// rows would have made, in the same order.
+TEST_F(TimelineAndSweep, StreamedRowsAreTheHeldOnesInGridOrder) {
+  const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).interval(5);
+  SweepGrid g;
+  g.bandwidth_gbps = {1, 10, 100};
+  g.levels = {{2, 1}, {4, 1}};
+  const std::vector<SweepRow> held = RunSweep(*input_, PlanSweep(*input_, base, ExpandGrid(g)), 3);
+  std::vector<SweepRow> streamed;
+  int64_t last = 0;
+  RunSweep(*input_, base, g, 3, [&](const SweepRow& r) { streamed.push_back(r); },
+           [&](int64_t done, int64_t total) {
+             EXPECT_EQ(total, 6);
+             last = done;
+           });
+  EXPECT_EQ(last, 6);
+  std::ostringstream held_csv, streamed_csv, streamed_json;
+  WriteSweepCsv(held, held_csv);
+  SweepWriter csv(streamed_csv, false), json(streamed_json, true);
+  for (const SweepRow& r : streamed) {
+    csv.Add(r);
+    json.Add(r);
+  }
+  csv.Finish();
+  json.Finish();
+  EXPECT_EQ(streamed_csv.str(), held_csv.str());
+  EXPECT_EQ(streamed_json.str(), SweepJson(held).dump(1) + "\n");
+  std::ostringstream empty;
+  SweepWriter(empty, true).Finish();
+  EXPECT_EQ(empty.str(), SweepJson({}).dump(1) + "\n");
+}
+
+TEST(SweepGrid, IsCountedAndRefusedBeforeItIsExpanded) {
+  SweepGrid g;
+  for (int i = 0; i < 1000; ++i) g.bandwidth_gbps.push_back(i + 1), g.latency_us.push_back(i);
+  EXPECT_EQ(GridSize(g), 1000000);
+  EXPECT_EQ(*GridPoint(g, 1001).bandwidth_gbps, 2);
+  EXPECT_EQ(*GridPoint(g, 1001).latency_us, 1);
+  g.eta = {0.3, 0.5};
+  EXPECT_THROW(GridSize(g), InputError);
 }
 
 }  // namespace

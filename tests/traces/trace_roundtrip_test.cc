@@ -1,10 +1,14 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmath>
+#include <csignal>
 #include <filesystem>
+#include <fstream>
+#include <functional>
 
 #include "tests/support/run_command.h"
 #include "traces/schema.h"
@@ -268,6 +272,123 @@ TEST_F(TraceRoundTrip, ResumeDropsLaterEpochsAndContinues) {
   w->Finish(RunStatus::kComplete);
   EXPECT_EQ(ValidateTrace(path_).epochs, 4);
   EXPECT_THROW(TraceWriter::Resume(path_, 9), TraceError);
+}
+
+TraceErrorCode CodeOf(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const TraceError& e) {
+    return e.code();
+  }
+  ADD_FAILURE() << "no TraceError";
+  return TraceErrorCode::kIo;
+}
+
+TEST_F(TraceRoundTrip, ALiveWritersTraceCannotBeReplacedOrResumedByAnother) {
+  auto w = TraceWriter::Create(path_, SmallRun(), SmallLayers());
+  w->WriteEpoch(SmallEpoch(0));
+  EXPECT_TRUE(TraceBeingWritten(path_));
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Create(path_, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
+            TraceErrorCode::kBusy);
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Resume(path_, 0); }), TraceErrorCode::kBusy);
+  // Readers are not blocked, and the live run lost nothing.
+  EXPECT_EQ(TraceReader::Open(path_)->Epochs().size(), 1u);
+  w->WriteEpoch(SmallEpoch(1));
+  w.reset();
+  EXPECT_FALSE(TraceBeingWritten(path_));
+  EXPECT_EQ(TraceWriter::Resume(path_, 2)->next_epoch(), 2);
+}
+
+TEST_F(TraceRoundTrip, ALiveWriterInAnotherProcessHoldsTheTraceUntilItDies) {
+  int ready[2];
+  ASSERT_EQ(pipe(ready), 0);
+  const pid_t pid = fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    auto w = TraceWriter::Create(path_, SmallRun(), SmallLayers());
+    w->WriteEpoch(SmallEpoch(0));
+    (void)!write(ready[1], "x", 1);
+    pause();  // killed by the parent, as a crashed run would be
+    _exit(0);
+  }
+  char byte = 0;
+  ASSERT_EQ(read(ready[0], &byte, 1), 1);
+  EXPECT_TRUE(TraceBeingWritten(path_));
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Create(path_, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
+            TraceErrorCode::kBusy);
+  kill(pid, SIGKILL);
+  waitpid(pid, nullptr, 0);
+  EXPECT_FALSE(TraceBeingWritten(path_));
+  EXPECT_EQ(TraceWriter::Resume(path_, 1)->next_epoch(), 1);
+  close(ready[0]);
+  close(ready[1]);
+}
+
+TEST_F(TraceRoundTrip, ResumeProvesTheTraceBelongsToTheRunAndChangesNothingOtherwise) {
+  RunInfo run = SmallRun();
+  run.run_id = NewRunId();
+  ASSERT_EQ(run.run_id.size(), 32u);
+  EXPECT_NE(run.run_id, NewRunId());
+  {
+    auto w = TraceWriter::Create(path_, run, SmallLayers());
+    for (int e = 0; e < 3; ++e) w->WriteEpoch(SmallEpoch(e));
+    w->Finish(RunStatus::kComplete);
+  }
+  EXPECT_EQ(TraceReader::Open(path_)->run().run_id, run.run_id);
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Resume(path_, 1, NewRunId()); }), TraceErrorCode::kInconsistent);
+  auto r = TraceReader::Open(path_);
+  EXPECT_EQ(r->Epochs().size(), 3u);
+  EXPECT_EQ(r->run().status, RunStatus::kComplete);
+  r.reset();
+  EXPECT_EQ(TraceWriter::Resume(path_, 1, run.run_id)->next_epoch(), 1);
+}
+
+TEST_F(TraceRoundTrip, CreateNeverReplacesWhatIsNotARegularFile) {
+  ASSERT_EQ(mkfifo(path_.c_str(), 0644), 0);
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Create(path_, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
+            TraceErrorCode::kIo);
+  struct stat st {};
+  ASSERT_EQ(lstat(path_.c_str(), &st), 0);
+  EXPECT_TRUE(S_ISFIFO(st.st_mode));
+  const std::string dir = dir_ + "/sub";
+  std::filesystem::create_directory(dir);
+  EXPECT_EQ(CodeOf([&] { TraceWriter::Create(dir, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
+            TraceErrorCode::kIo);
+  EXPECT_TRUE(std::filesystem::is_directory(dir));
+}
+
+// A writer stopped by a full disk may leave the main file shorter than its
+// header's page count while the committed pages are in the WAL: that trace
+// is whole, not truncated, and every tool reads its epochs.
+TEST_F(TraceRoundTrip, PagesStillInTheWalAreNotATruncatedFile) {
+  auto w = TraceWriter::Create(path_, SmallRun(), SmallLayers());
+  w->WriteEpoch(SmallEpoch(0));
+  w->WriteEpoch(SmallEpoch(1));
+  // A snapshot of the live files, as a writer that died here leaves them.
+  const std::string copy = dir_ + "/copy.trace";
+  for (const char* suffix : {"", "-wal", "-shm"}) {
+    std::filesystem::copy_file(path_ + suffix, copy + suffix);
+  }
+  w.reset();
+  ASSERT_GT(std::filesystem::file_size(copy + "-wal"), 0u);
+  {
+    // The header claims 64 pages, with a change counter that makes it count.
+    std::fstream f(copy, std::ios::in | std::ios::out | std::ios::binary);
+    const unsigned char pages[4] = {0, 0, 0, 64};
+    const unsigned char counter[4] = {0, 0, 0, 7};
+    f.seekp(24);
+    f.write(reinterpret_cast<const char*>(counter), 4);
+    f.seekp(28);
+    f.write(reinterpret_cast<const char*>(pages), 4);
+    f.seekp(92);
+    f.write(reinterpret_cast<const char*>(counter), 4);
+  }
+  ASSERT_LT(std::filesystem::file_size(copy), 64u * 4096u);
+  EXPECT_EQ(ValidateTrace(copy).epochs, 2);
+  // Without its WAL the same file is what the header check exists for.
+  std::filesystem::remove(copy + "-wal");
+  std::filesystem::remove(copy + "-shm");
+  EXPECT_EQ(CodeOf([&] { TraceReader::Open(copy); }), TraceErrorCode::kTruncated);
 }
 
 }  // namespace

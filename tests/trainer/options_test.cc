@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "tests/support/run_command.h"
+#include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/train_options.h"
 
@@ -316,7 +317,7 @@ TEST(TrainOptions, ResumeRefusesOtherTopKChoices) {
 TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
   const std::string dir = testing::MakeTempDir("manifest");
   EXPECT_FALSE(ReadCheckpointManifest(dir).has_value());
-  WriteCheckpointManifest(dir, {4, 2, 120, ConfigJson(Synthetic())});
+  WriteCheckpointManifest(dir, {4, 2, 120, ConfigJson(Synthetic()), "", {}});
   const auto m = ReadCheckpointManifest(dir);
   ASSERT_TRUE(m.has_value());
   EXPECT_EQ(m->epoch, 4);
@@ -324,6 +325,116 @@ TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
   EXPECT_EQ(m->steps_done, 120);
   EXPECT_EQ(ResumeMismatch(m->config_json, Synthetic()), "");
   std::ofstream(dir + "/checkpoint.json") << "{\"epoch\": ";
+  EXPECT_THROW(ReadCheckpointManifest(dir), InputError);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainOptions, LevelsThatCannotBecomeAnIntegerAreRefused) {
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "powersgd"; o.level = 1e308; }), "PowerSGD rank in 1..65536");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "powersgd";
+                  o.policy = "accordion";
+                  o.low = 1e308;
+                }),
+                "PowerSGD rank in 1..");
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "batch"; o.level = 1e19; }), "batch size in 1..");
+}
+
+TEST(TrainOptions, RefusesATraceThatIsNotARegularFileEvenWithOverwrite) {
+  TrainOptions o = Synthetic();
+  o.trace = "/dev/null";
+  o.overwrite = true;
+  ExpectRefused(o, "not a regular file");
+}
+
+TEST(TrainOptions, RefusesAnotherRunsCheckpointDirectoryUnlessAsked) {
+  const std::string dir = testing::MakeTempDir("options");
+  WriteCheckpointManifest(dir, {3, 1, 90, ConfigJson(Synthetic()), "", {}});
+  TrainOptions o = Synthetic();
+  o.checkpoint_dir = dir;
+  ExpectRefused(o, "holds another run's checkpoint (epoch 3)");
+  o.overwrite = true;
+  EXPECT_NO_THROW(ValidateOptions(o));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainOptions, ResumeRefusesATraceOfAnotherRunBeforeTouchingIt) {
+  const std::string dir = testing::MakeTempDir("options");
+  TrainOptions o = Synthetic();
+  o.epochs = 5;
+  o.checkpoint_dir = dir + "/ckpt";
+  o.trace = dir + "/other.trace";
+  o.resume = true;
+  std::filesystem::create_directory(o.checkpoint_dir);
+  CheckpointManifest m{1, 1, 60, ConfigJson(o), NewRunId(), {}};
+  WriteCheckpointManifest(o.checkpoint_dir, m);
+  RunInfo run;
+  run.model = "mlp";
+  run.dataset = "synthetic";
+  run.train_samples = 100;
+  run.batch_size = 10;
+  run.epochs_planned = 5;
+  run.backend = "gloo";
+  run.device = "cpu";
+  run.run_id = NewRunId();
+  LayerInfo layer;
+  layer.name = "fc";
+  layer.shape = {4};
+  layer.numel = 4;
+  layer.floats_dense = layer.floats_low = layer.floats_high = 4;
+  TraceWriter::Create(o.trace, run, {layer})->Finish(RunStatus::kInterrupted);
+  const auto before = std::filesystem::last_write_time(o.trace);
+  ExpectRefused(o, "is not the one of the checkpoint");
+  EXPECT_EQ(std::filesystem::last_write_time(o.trace), before);
+  // The same trace with the checkpoint's id is accepted.
+  m.run_id = run.run_id;
+  WriteCheckpointManifest(o.checkpoint_dir, m);
+  EXPECT_NO_THROW(ValidateOptions(o));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(TrainOptions, WorkersWithDifferentFlagsAreNamed) {
+  TrainOptions o = Synthetic();
+  o.trace = "/tmp/run.trace";
+  const std::string rank0 = ConfigJson(o);
+  EXPECT_EQ(RankConfigMismatch({rank0, rank0, rank0}), "");
+  TrainOptions no_trace = o;
+  no_trace.trace.clear();
+  const std::string m = RankConfigMismatch({rank0, rank0, ConfigJson(no_trace)});
+  EXPECT_NE(m.find("--trace is given on rank 0 and none on rank 2"), std::string::npos) << m;
+  // Each node's own paths and threads may differ; where the trace goes too.
+  TrainOptions local = o;
+  local.trace = "/elsewhere/run.trace";
+  local.threads = 3;
+  local.data_dir = "/scratch/data";
+  EXPECT_EQ(RankConfigMismatch({rank0, ConfigJson(local)}), "");
+  TrainOptions lr = o;
+  lr.lr = 0.5;
+  EXPECT_NE(RankConfigMismatch({rank0, ConfigJson(lr)}).find("--lr is 0.1 on rank 0 and 0.5 on rank 1"),
+            std::string::npos)
+      << RankConfigMismatch({rank0, ConfigJson(lr)});
+}
+
+TEST(CheckpointManifest, KeepsTheRunIdAndADigestPerRankThatCatchesOneChangedByte) {
+  const std::string dir = testing::MakeTempDir("manifest");
+  const std::string file = dir + "/state.pt";
+  std::ofstream(file) << std::string(300000, 'a');
+  const FileDigest digest = DigestOfFile(file);
+  EXPECT_EQ(digest.bytes, 300000);
+  {
+    std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(150000);
+    f.put('b');
+  }
+  EXPECT_FALSE(DigestOfFile(file) == digest);
+  WriteCheckpointManifest(dir, {2, 2, 10, ConfigJson(Synthetic()), "abc", {digest, {5, 7}}});
+  const auto m = ReadCheckpointManifest(dir);
+  ASSERT_TRUE(m.has_value());
+  EXPECT_EQ(m->run_id, "abc");
+  ASSERT_EQ(m->state_files.size(), 2u);
+  EXPECT_TRUE(m->state_files[0] == digest);
+  // One digest for two workers is a damaged manifest.
+  WriteCheckpointManifest(dir, {2, 2, 10, ConfigJson(Synthetic()), "abc", {digest}});
   EXPECT_THROW(ReadCheckpointManifest(dir), InputError);
   std::filesystem::remove_all(dir);
 }

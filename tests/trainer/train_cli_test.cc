@@ -1,7 +1,12 @@
 // accordion-train end to end: real worker processes, real Gloo, real traces.
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
@@ -252,6 +257,51 @@ TEST_F(TrainCli, WorkersRendezvousFromTorchrunStyleEnvironment) {
                                                    " --dataset synthetic --nproc 2");
   EXPECT_EQ(nested.exit_code, 2) << nested.err;
   EXPECT_NE(nested.err.find("--nproc"), std::string::npos) << nested.err;
+}
+
+// Workers started by hand with different flags (here --trace on rank 0
+// only, as a hand-written Slurm script easily does) are refused at the
+// rendezvous, naming the flag, instead of hanging on mismatched collectives.
+TEST_F(TrainCli, WorkersStartedWithDifferentFlagsAreRefusedAtTheRendezvous) {
+  const int port = PickFreePort("127.0.0.1");
+  auto worker = [&](int rank, const std::string& extra) {
+    return "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + testing::kTrain +
+           kQuickRun + " --epochs 1 --threads 1 --timeout 120" + extra;
+  };
+  const auto started = std::chrono::steady_clock::now();
+  const CommandResult r = testing::RunCommand(worker(1, "") + " 2>" + Path("err1") + " & other=$!; " +
+                                              worker(0, " --trace " + Path("t.trace")) +
+                                              "; mine=$?; wait $other; echo \"$mine $?\"");
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
+  EXPECT_NE(r.out.find("2 2"), std::string::npos) << r.out << r.err;
+  const std::string want = "--trace is given on rank 0 and none on rank 1";
+  EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
+  EXPECT_EQ(testing::CountLines(r.err), 1) << r.err;
+  EXPECT_NE(testing::ReadFile(Path("err1")).find(want), std::string::npos) << testing::ReadFile(Path("err1"));
+  EXPECT_FALSE(std::filesystem::exists(Path("t.trace"))) << "nothing is written before the workers agree";
+}
+
+// A MASTER_PORT someone already listens on is named in one line, before any
+// worker starts (c10d would say it in several lines of its log).
+TEST_F(TrainCli, ABusyMasterPortIsOneLine) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
+  ASSERT_EQ(::listen(fd, 1), 0);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
+  const int port = ntohs(sa.sin_port);
+  const CommandResult r = testing::RunCommand("MASTER_PORT=" + std::to_string(port) + " " + testing::kTrain +
+                                              kQuickRun + " --nproc 2 --epochs 1");
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(testing::CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("MASTER_PORT " + std::to_string(port) + " is already in use"), std::string::npos) << r.err;
 }
 
 }  // namespace

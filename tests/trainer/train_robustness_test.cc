@@ -163,5 +163,103 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
   EXPECT_EQ(levels.size(), 1u);  // dense
 }
 
+// A full disk while saving a checkpoint (here a file-size limit, which fails
+// the write the same way without root) ends the run with one line per rank
+// and exit 2, keeps the finished epoch readable, and leaves no half-written
+// file behind. LibTorch's writer alone would abort with a backtrace.
+TEST_F(TrainRobustness, AFullDiskEndsTheRunInOneLineKeepsTheEpochAndLeavesNoPartialFile) {
+  const std::string trace = Path("full.trace");
+  const CommandResult r = testing::RunCommand(
+      "bash -c \"trap '' XFSZ; ulimit -f 1000; exec " + testing::kTrain + kQuickRun +
+      " --nproc 2 --epochs 2 --threads 1 --trace " + trace + " --checkpoint-dir " + Path("ckpt") + "\"");
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;
+  EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
+  const size_t error_at = r.err.find("accordion-train: error: rank ");
+  ASSERT_NE(error_at, std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("cannot write the checkpoint (File too large)"), std::string::npos) << r.err;
+  EXPECT_LE(CountLines(r.err.substr(error_at)), 2) << r.err;  // at most one per rank
+  for (const auto& entry : std::filesystem::directory_iterator(Path("ckpt"))) {
+    ADD_FAILURE() << "left behind: " << entry.path();
+  }
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_EQ(t.run.status, RunStatus::kFailed);
+  EXPECT_EQ(t.epochs.size(), 1u);
+  EXPECT_NO_THROW(ValidateTrace(trace));
+}
+
+// --resume proves, before touching anything, that the trace is the
+// checkpoint's (a run id in both) and that every state file is the one the
+// manifest committed (size and CRC-32).
+TEST_F(TrainRobustness, ResumeRefusesAnotherRunsTraceAndADamagedCheckpointTouchingNothing) {
+  const std::string run = kQuickRun + " --nproc 2 --epochs 40 --threads 1 --checkpoint-dir " + Path("ckpt");
+  {
+    BackgroundRun a(run + " --trace " + Path("a.trace"), dir_);
+    ASSERT_TRUE(a.WaitForOutput("epoch 2/40", std::chrono::seconds(120))) << a.err();
+    ::kill(a.pid(), SIGINT);
+    ASSERT_EQ(a.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << a.err();
+  }
+  const CommandResult b = Train(kQuickRun + " --nproc 2 --epochs 2 --threads 1 --trace " + Path("b.trace"));
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  const auto b_written = std::filesystem::last_write_time(Path("b.trace"));
+
+  const CommandResult wrong_trace = Train(run + " --trace " + Path("b.trace") + " --resume");
+  EXPECT_EQ(wrong_trace.exit_code, 2) << wrong_trace.err;
+  EXPECT_EQ(CountLines(wrong_trace.err), 1) << wrong_trace.err;
+  EXPECT_NE(wrong_trace.err.find("is not the one of the checkpoint"), std::string::npos) << wrong_trace.err;
+  EXPECT_EQ(std::filesystem::last_write_time(Path("b.trace")), b_written);
+  EXPECT_EQ(ReadTrace(Path("b.trace")).run.status, RunStatus::kComplete);
+
+  // 4 KB of zeros in the middle of rank 1's state file.
+  const TraceContent before = ReadTrace(Path("a.trace"));
+  const std::string state = Path("ckpt/epoch-" + std::to_string(before.epochs.size() - 1) + ".rank-1.pt");
+  const auto size = std::filesystem::file_size(state);
+  {
+    std::fstream f(state, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(static_cast<std::streamoff>(size / 2));
+    f.write(std::string(4096, '\0').data(), 4096);
+  }
+  const CommandResult damaged = Train(run + " --trace " + Path("a.trace") + " --resume");
+  EXPECT_EQ(damaged.exit_code, 2) << damaged.err;
+  EXPECT_EQ(CountLines(damaged.err), 1) << damaged.err;
+  EXPECT_NE(damaged.err.find("rank-1.pt is damaged"), std::string::npos) << damaged.err;
+  const TraceContent after = ReadTrace(Path("a.trace"));
+  EXPECT_EQ(after.run.status, RunStatus::kInterrupted);
+  EXPECT_EQ(after.epochs.size(), before.epochs.size());
+}
+
+// A live run's trace is locked: a second run on the same path is refused in
+// one line, even with --overwrite, and the first finishes unharmed; two
+// runs started on a fresh path at once leave exactly one winner whose trace
+// is not marked failed by the loser.
+TEST_F(TrainRobustness, ASecondRunOnALiveTraceIsRefusedAndTheFirstIsUnharmed) {
+  const std::string trace = Path("live.trace");
+  const std::string quick = kQuickRun + " --nproc 2 --threads 1 ";
+  std::filesystem::create_directories(Path("first"));
+  BackgroundRun first(quick + "--epochs 500 --trace " + trace, Path("first"));
+  ASSERT_TRUE(first.WaitForOutput("epoch 1/500", std::chrono::seconds(120))) << first.err();
+  const CommandResult second = Train(quick + "--epochs 2 --overwrite --trace " + trace);
+  EXPECT_EQ(second.exit_code, 2) << second.err;
+  EXPECT_EQ(CountLines(second.err), 1) << second.err;
+  EXPECT_NE(second.err.find("is being written by a running accordion-train"), std::string::npos) << second.err;
+  ::kill(first.pid(), SIGINT);
+  EXPECT_EQ(first.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << first.err();
+  const TraceContent t = ReadTrace(trace);
+  EXPECT_EQ(t.run.status, RunStatus::kInterrupted);
+  EXPECT_GE(t.epochs.size(), 1u);
+  EXPECT_EQ(t.run.epochs_planned, 500);
+
+  const std::string race = Path("race.trace");
+  std::filesystem::create_directories(Path("x"));
+  std::filesystem::create_directories(Path("y"));
+  BackgroundRun x(quick + "--epochs 3 --trace " + race, Path("x"));
+  BackgroundRun y(quick + "--epochs 3 --trace " + race, Path("y"));
+  const int cx = x.WaitForExit(std::chrono::seconds(120));
+  const int cy = y.WaitForExit(std::chrono::seconds(120));
+  EXPECT_TRUE((cx == 0 && cy == 2) || (cx == 2 && cy == 0)) << cx << " " << cy << "\n" << x.err() << y.err();
+  EXPECT_EQ(ReadTrace(race).run.status, RunStatus::kComplete);
+  EXPECT_EQ(ReadTrace(race).epochs.size(), 3u);
+}
+
 }  // namespace
 }  // namespace accordion

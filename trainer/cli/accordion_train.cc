@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
+#include "trainer/checkpoint_manifest.h"
 #include "trainer/communicator.h"
 #include "trainer/launcher.h"
 #include "trainer/torch_pch.h"
@@ -25,14 +26,23 @@ constexpr const char* kTool = "accordion-train";
 
 void OnStopSignal(int) { RequestStop(); }
 
-// A run whose workers died leaves its trace "running"; say "failed" instead.
-void MarkTraceFailed(const std::string& path) {
-  if (path.empty() || ::access(path.c_str(), F_OK) != 0) return;
+// A run whose workers died leaves its trace "running" (or "interrupted", by
+// a survivor the launcher stopped); say "failed" instead. Only this run's
+// trace (`run_id`) is touched: one another run holds or wrote - this run may
+// have lost the race to create it - is left alone.
+void MarkTraceFailed(const std::string& path, const std::string& run_id) {
+  if (path.empty() || ::access(path.c_str(), F_OK) != 0 || TraceBeingWritten(path)) return;
   try {
     int epochs = 0;
     {
       auto reader = TraceReader::Open(path);
-      if (reader->run().status != RunStatus::kRunning) return;
+      const RunInfo& run = reader->run();
+      if (run_id.empty()) {
+        if (run.status != RunStatus::kRunning) return;  // a checkpoint from before run ids
+      } else if (run.run_id != run_id ||
+                 (run.status != RunStatus::kRunning && run.status != RunStatus::kInterrupted)) {
+        return;
+      }
       epochs = static_cast<int>(reader->Epochs().size());
     }
     TraceWriter::Resume(path, epochs)->Finish(RunStatus::kFailed);
@@ -79,6 +89,11 @@ int main(int argc, char** argv) {
       return RunWorker(options, *env);
     }
     ValidateOptions(options);
+    // The run's id is chosen here and handed to the workers, so the launcher
+    // knows its own trace from another run's; a resume keeps the checkpoint's.
+    std::string run_id = NewRunId();
+    if (options.resume) run_id = ReadCheckpointManifest(options.checkpoint_dir)->run_id;
+    ::setenv(kRunIdVariable, run_id.c_str(), 1);
     const char* addr = std::getenv("MASTER_ADDR");
     const char* port = std::getenv("MASTER_PORT");
     Launcher launcher(LauncherOptions()
@@ -86,6 +101,10 @@ int main(int argc, char** argv) {
                           .master_addr(addr != nullptr && *addr != '\0' ? addr : "127.0.0.1")
                           .master_port(port != nullptr ? std::atoi(port) : 0)
                           .tool_name(kTool));
-    return launcher.Run(argv, [&] { MarkTraceFailed(options.trace); });
+    return launcher.Run(argv, [&] {
+      MarkTraceFailed(options.trace, run_id);
+      // A worker killed while saving leaves half a file; the checkpoint before it stays whole.
+      if (!options.checkpoint_dir.empty()) RemoveUncommittedCheckpointFiles(options.checkpoint_dir);
+    });
   });
 }

@@ -167,6 +167,8 @@ class ReportCliTest : public QObject {
         {Accordion(), "--out", out, "--eta", "-1"},
         {Accordion(), "--out", out, "--topology", "moebius"},
         {Accordion(), "--out", out, "--low", "0.5"},  // not a PowerSGD rank
+        {Accordion(), "--out", out, "--low", "1e308"},  // not an integer at all
+        {Accordion(), "--out", out, "--high", "-1e308"},
         {Accordion(), "--out", out, "--bogus"},
     };
     for (const QStringList& args : cases) {

@@ -4,6 +4,7 @@
 #include <QFile>
 #include <QSignalSpy>
 #include <QTest>
+#include <sqlite3.h>
 #include <chrono>
 #include <nlohmann/json.hpp>
 
@@ -274,6 +275,31 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY2(waited < 1.0, qPrintable(QString::number(waited)));
     QVERIFY(!doc.simulation());
     QCOMPARE(finished.count(), 1);
+  }
+
+  // What `accordion-analyze validate` refuses, the explorer does not show:
+  // layer rows of an epoch the epochs table does not hold.
+  void aTraceValidateRefusesIsNotOpened() {
+    const QString dir = accordion::gui::testing::ScratchDir("past");
+    const QString path = accordion::gui::testing::WriteSynthetic(dir, "past.trace", synthetic::SyntheticTraceOptions());
+    sqlite3* db = nullptr;
+    QCOMPARE(sqlite3_open(path.toStdString().c_str(), &db), SQLITE_OK);
+    QCOMPARE(sqlite3_exec(db,
+                          "DELETE FROM epochs WHERE epoch = (SELECT MAX(epoch) FROM epochs); "
+                          "UPDATE run SET status = 'failed'",
+                          nullptr, nullptr,
+                          nullptr),
+             SQLITE_OK);
+    sqlite3_close(db);
+    ExplorerDocument doc;
+    QSignalSpy failed(&doc, &ExplorerDocument::openFailed);
+    doc.open({path});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 0);
+    QCOMPARE(failed.count(), 1);
+    const QString message = failed.at(0).at(1).toString();
+    QVERIFY2(message.contains("the epochs table ends at"), qPrintable(message));
+    QVERIFY(!message.contains('\n'));
   }
 
   void badFilesReportTheReadersReason() {
