@@ -43,7 +43,7 @@ int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t lim
   const int64_t classes = CifarClasses(variant);
   // The label we train on is the last label byte (CIFAR-100: fine, not coarse).
   const int64_t label_at = record - kCifarPixels - 1;
-  std::vector<uint8_t> buffer(static_cast<size_t>(record) * 1024);
+  std::vector<uint8_t> buffer(static_cast<size_t>(record * std::min<int64_t>(records, 1024)));
   auto full = [&] { return labels != nullptr && limit > 0 && static_cast<int64_t>(labels->size()) >= limit; };
   int64_t done = 0;
   while (done < records && !full()) {

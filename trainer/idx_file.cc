@@ -85,11 +85,18 @@ IdxArray ReadIdxFile(const std::string& path) {
   a.header = ReadHeader(f.get(), path);
   int64_t bytes = 1;
   for (int64_t d : a.header.dims) {
+    // Checked before multiplying: three dimensions below 2^31 overflow int64.
+    if (d > (int64_t{1} << 34) / bytes) throw InputError(path + ": IDX file too large");
     bytes *= d;
-    if (bytes > (int64_t{1} << 34)) throw InputError(path + ": IDX file too large");
   }
-  a.data.resize(static_cast<size_t>(bytes));
-  ReadExactly(f.get(), a.data.data(), a.data.size(), path, "IDX data");
+  // Grow with the data actually read: a short file whose header promises
+  // gigabytes must fail as truncated, not allocate them first.
+  constexpr int64_t kChunk = int64_t{1} << 20;
+  for (int64_t have = 0; have < bytes; have += kChunk) {
+    const int64_t chunk = std::min(kChunk, bytes - have);
+    a.data.resize(static_cast<size_t>(have + chunk));
+    ReadExactly(f.get(), a.data.data() + have, static_cast<size_t>(chunk), path, "IDX data");
+  }
   return a;
 }
 
