@@ -2,6 +2,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -125,6 +126,16 @@ int RemoveUncommittedCheckpointFiles(const std::string& dir) {
     }
   }
   return removed;
+}
+
+FileDigest DigestOfBytes(const std::string& bytes) {
+  uLong crc = crc32(0L, Z_NULL, 0);
+  for (size_t at = 0; at < bytes.size();) {
+    const size_t chunk = std::min<size_t>(bytes.size() - at, size_t{1} << 30);  // uInt-sized pieces
+    crc = crc32(crc, reinterpret_cast<const Bytef*>(bytes.data() + at), static_cast<uInt>(chunk));
+    at += chunk;
+  }
+  return {static_cast<int64_t>(bytes.size()), static_cast<uint32_t>(crc)};
 }
 
 std::string CheckpointStatePath(const std::string& dir, int epoch, int rank) {

@@ -36,6 +36,8 @@ void WriteCheckpointManifest(const std::string& dir, const CheckpointManifest& m
 
 // InputError when `path` cannot be read.
 FileDigest DigestOfFile(const std::string& path);
+// The digest of a file that would hold exactly `bytes`.
+FileDigest DigestOfBytes(const std::string& bytes);
 
 // Removes what a killed or failed save left in `dir`: half-written files
 // (".partial") and state files of an epoch the manifest never committed.

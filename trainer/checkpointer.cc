@@ -70,7 +70,8 @@ void Checkpointer::Save(int epoch, int64_t steps_done,
     throw InputError(path + ": cannot write the checkpoint (" + std::strerror(err) + "); nothing of epoch " +
                      std::to_string(epoch) + " was kept");
   }
-  const std::vector<std::string> digests = AllGatherBytes(comm_, EncodeDigest(DigestOfFile(path)));
+  // The digest of what was just written, from memory: no second read of the file.
+  const std::vector<std::string> digests = AllGatherBytes(comm_, EncodeDigest(DigestOfBytes(bytes)));
   if (comm_.rank() == 0) {
     CheckpointManifest m{epoch, comm_.world_size(), steps_done, config_json_, run_id_, {}};
     for (const std::string& d : digests) m.state_files.push_back(DecodeDigest(d));

@@ -421,6 +421,7 @@ TEST(CheckpointManifest, KeepsTheRunIdAndADigestPerRankThatCatchesOneChangedByte
   std::ofstream(file) << std::string(300000, 'a');
   const FileDigest digest = DigestOfFile(file);
   EXPECT_EQ(digest.bytes, 300000);
+  EXPECT_TRUE(DigestOfBytes(std::string(300000, 'a')) == digest);
   {
     std::fstream f(file, std::ios::in | std::ios::out | std::ios::binary);
     f.seekp(150000);
