@@ -2,6 +2,8 @@
 //
 // It redraws at most every `min_interval_s`, only when stderr is a terminal
 // (logs and CI see a single final line instead), and never throws.
+//
+// Thread safety: not thread-safe; one thread updates a bar.
 #ifndef ACCORDION_COMMON_PROGRESS_BAR_H_
 #define ACCORDION_COMMON_PROGRESS_BAR_H_
 

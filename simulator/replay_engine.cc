@@ -312,53 +312,75 @@ double ExpectedSlowestRank(double cv, int ranks) {
   return sum / draws;
 }
 
-}  // namespace
+// Epoch by epoch, what `schedule` runs: its patterns go into `book`.
+std::vector<EpochStep> PlanSchedule(Setting& s, const Schedule& schedule, PatternBook& book) {
+  std::vector<EpochStep> steps;
+  for (int e = 0; e < s.input->view.num_epochs(); ++e) steps.push_back(StepOf(s, schedule, e, book));
+  return steps;
+}
 
-ReplayEngine::ReplayEngine(ReplayOptions options) : options_(std::move(options)) {}
+// The trace's own levels at its own workers and scheme, for the epochs it
+// measured, so a replay can be compared with what the run took; empty when
+// the replay changes either.
+std::vector<std::pair<int, EpochStep>> PlanRecorded(Setting& s, const ReplayResult& r, PatternBook& book) {
+  const TraceView& view = s.input->view;
+  std::vector<std::pair<int, EpochStep>> plan;
+  if (r.workers != view.run.world_size || r.scheme != view.run.scheme) return plan;
+  Schedule recorded = StaticSchedule(view, view.run.scheme, view.run.level_low);
+  recorded.levels = view.levels;
+  for (const auto& [epoch, measured] : s.input->measured_iteration_s) {
+    plan.emplace_back(epoch, StepOf(s, recorded, epoch, book));
+  }
+  return plan;
+}
 
-ReplayResult ReplayEngine::Run(const ReplayInput& input,
-                               const std::function<void(int, int)>& progress) const {
+// What the options and the trace say before anything is timed.
+ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options) {
   const TraceView& view = input.view;
-  if (options_.workers() < 0) throw InputError("workers must be positive");
-  if (options_.jobs() < 1) throw InputError("--jobs must be at least 1");
+  if (options.workers() < 0) throw InputError("workers must be positive");
+  if (options.jobs() < 1) throw InputError("--jobs must be at least 1");
   ReplayResult r;
   r.trace = input.path;
   r.synthetic = view.run.synthetic;
   r.model_name = view.run.model;
   r.trace_workers = view.run.world_size;
-  r.workers = options_.workers() > 0 ? options_.workers() : view.run.world_size;
-  r.scheme = options_.scheme().value_or(view.run.scheme);
-  r.eta = options_.eta();
-  r.interval = options_.interval();
-  r.model = options_.model();
+  r.workers = options.workers() > 0 ? options.workers() : view.run.world_size;
+  r.scheme = options.scheme().value_or(view.run.scheme);
+  r.eta = options.eta();
+  r.interval = options.interval();
+  r.model = options.model();
   r.profile = input.profile;
+  return r;
+}
 
-  const auto [accordion, static_low, static_high] = ChooseSchedules(view, options_, r);
-  // The platform is built once up front: it checks that it holds the ranks
-  // and tells the analytic model what a ring's messages meet.
-  const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
-  PlatformSpec platform = options_.platform();
-  const HostCosts host_costs = MeasureHostCosts(input, options_, probe, platform, r.notes);
-  std::unique_ptr<CommunicationModel> model;
-  if (options_.model() == ModelKind::kRecorded) {
-    if (r.workers != view.run.world_size) {
-      throw InputError("--model recorded times collectives as the trace measured them: it replays the trace's own " +
-                       std::to_string(view.run.world_size) + " workers, not " + std::to_string(r.workers));
-    }
-    model = std::make_unique<RecordedCommunication>(input);
-  } else if (options_.model() == ModelKind::kAnalytic) {
-    model = std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options_.allreduce(),
-                                                    r.workers, platform.collective_overhead_s,
-                                                    options_.collective());
-  } else {
-    model = std::make_unique<SimulatedCommunication>(platform, r.workers, options_.allreduce(),
-                                                     options_.fidelity(), options_.jobs(), options_.cancel(),
-                                                     options_.timeout_s(), options_.collective());
+std::unique_ptr<CommunicationModel> MakeCommunicationModel(const ReplayInput& input, const ReplayOptions& options,
+                                                           const PlatformSpec& platform, const PlatformProbe& probe,
+                                                           int workers) {
+  switch (options.model()) {
+    case ModelKind::kRecorded:
+      if (workers != input.view.run.world_size) {
+        throw InputError(
+            "--model recorded times collectives as the trace measured them: it replays the trace's own " +
+            std::to_string(input.view.run.world_size) + " workers, not " + std::to_string(workers));
+      }
+      return std::make_unique<RecordedCommunication>(input);
+    case ModelKind::kAnalytic:
+      return std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options.allreduce(),
+                                                     workers, platform.collective_overhead_s,
+                                                     options.collective());
+    case ModelKind::kSimulate:
+      break;
   }
-  r.platform = platform.Describe(r.workers);  // as simulated: host costs may replace its overhead
-  r.communication = model->Describe();
+  return std::make_unique<SimulatedCommunication>(platform, workers, options.allreduce(), options.fidelity(),
+                                                  options.jobs(), options.cancel(), options.timeout_s(),
+                                                  options.collective());
+}
 
-  r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
+// How the replay's steps differ from the trace's: workers, buckets, scheme,
+// stragglers, and the host costs the trace measured.
+Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, const HostCosts& host_costs,
+                    ReplayResult& r) {
+  const TraceView& view = input.view;
   Setting setting;
   setting.input = &input;
   setting.scheme = RecordedScheme(view.run, r.scheme);
@@ -366,10 +388,10 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   setting.buckets = AssignBuckets(view.layers, r.bucket_bytes);
   setting.recorded_buckets = r.bucket_bytes == input.bucket_bytes.value_or(kDefaultBucketBytes);
   setting.host_costs = &host_costs;
-  if (options_.straggler_cv() < 0 || !std::isfinite(options_.straggler_cv()) || options_.straggler_cv() > 10) {
+  if (options.straggler_cv() < 0 || !std::isfinite(options.straggler_cv()) || options.straggler_cv() > 10) {
     throw InputError("--straggler-cv must be between 0 and 10");
   }
-  setting.straggler = ExpectedSlowestRank(options_.straggler_cv(), r.workers);
+  setting.straggler = ExpectedSlowestRank(options.straggler_cv(), r.workers);
   // TopK decompression adds every worker's k entries: it grows with them.
   if (r.scheme == Scheme::kTopK && view.run.scheme == Scheme::kTopK) {
     setting.decompress_scale = static_cast<double>(r.workers) / view.run.world_size;
@@ -382,80 +404,45 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     r.notes.push_back(std::string("compute as measured with ") + ToString(view.run.scheme) + "; the cost of " +
                       ToString(r.scheme) + "'s compression is not in the trace and is counted as 0");
   }
-  PatternBook book(options_.memoise());
-  const int E = view.num_epochs();
-  auto plan = [&](const Schedule& s) {
-    std::vector<EpochStep> steps;
-    for (int e = 0; e < E; ++e) steps.push_back(StepOf(setting, s, e, book));
-    return steps;
-  };
-  const std::vector<EpochStep> plan_accordion = plan(accordion);
-  const std::vector<EpochStep> plan_low = plan(static_low);
-  const std::vector<EpochStep> plan_high = plan(static_high);
-  // The trace's own levels, to compare with what it measured.
-  std::vector<std::pair<int, EpochStep>> plan_recorded;
-  if (r.workers == view.run.world_size && r.scheme == view.run.scheme) {
-    Schedule recorded = StaticSchedule(view, view.run.scheme, view.run.level_low);
-    recorded.levels = view.levels;
-    for (const auto& [epoch, measured] : input.measured_iteration_s) {
-      plan_recorded.emplace_back(epoch, StepOf(setting, recorded, epoch, book));
-    }
-  }
+  return setting;
+}
 
-  const int total = static_cast<int>(book.patterns().size());
-  r.patterns = book.patterns();
-  r.timings = model->Time(r.patterns, [&](int done) {
-    if (progress) progress(done, total);
-  });
-  r.timed_patterns = total;
+// The mean software cost per collective as replayed: the platform's plus
+// the host costs the patterns carry.
+double MeanCollectiveOverhead(const std::vector<IterationPattern>& patterns, const PlatformSpec& platform) {
   double host_sum = 0;
   int calls = 0;
-  for (const IterationPattern& p : r.patterns) {
+  for (const IterationPattern& p : patterns) {
     for (const CollectiveCall& c : p.calls) {
       host_sum += c.host_s;
       ++calls;
     }
   }
-  r.collective_overhead_s = platform.collective_overhead_s + (calls > 0 ? host_sum / calls : 0.0);
-  r.distinct_patterns = book.distinct();
+  return platform.collective_overhead_s + (calls > 0 ? host_sum / calls : 0.0);
+}
 
-  if (setting.inexact_epochs > 0) {
-    r.notes.push_back(std::to_string(setting.inexact_epochs) +
-                      " schedule epochs use levels the trace did not sample: their compute is that of the "
-                      "nearest sampled levels");
-  }
-  std::map<int, std::pair<double, double>> pattern_bytes;  // payload, wire per step
-  auto bytes_of = [&](int p) {
-    auto it = pattern_bytes.find(p);
-    if (it != pattern_bytes.end()) return it->second;
-    double payload = 0, wire = 0;
-    for (const CollectiveCall& c : r.patterns[p].calls) {
-      payload += static_cast<double>(c.bytes);
-      wire += WireBytesPerRank(CollectiveRounds(c.op, options_.allreduce(), c.bytes, r.workers, options_.collective()),
-                               r.workers);
-    }
-    return pattern_bytes[p] = {payload, wire};
-  };
-  // Epochs of one pattern, profile and batch compose the same steps: once.
-  std::map<std::tuple<int, const StepProfile*, double, bool>, StepParts> composed;
-  auto step_parts = [&](const EpochStep& s) {
-    const auto key = std::make_tuple(s.pattern, s.profile, s.batch_scale, s.exact_levels);
-    auto it = composed.find(key);
-    if (it != composed.end()) return it->second;
-    return composed[key] = ExpectedStep(r.patterns[s.pattern], r.timings[s.pattern], *s.profile, setting.buckets,
-                                        s.batch_scale * setting.straggler, !setting.foreign,
-                                        options_.model() == ModelKind::kRecorded && !setting.foreign &&
-                                            s.exact_levels && setting.recorded_buckets,
-                                        setting.decompress_scale);
-  };
-  auto project = [&](const EpochStep& s, int epoch) {
+// Turns timed patterns into epochs: the simulator's central formula lives in
+// ProjectEpoch. Epochs that share a pattern, profile and batch compose the
+// same steps, so each is composed once.
+class EpochProjector {
+ public:
+  EpochProjector(const ReplayResult& r, const Setting& setting, const ReplayOptions& options)
+      : r_(r), setting_(setting), options_(options) {}
+
+  // An epoch's time is its steps times one step's:
+  //   iteration = forward + backward + compress + exposed + other
+  // where compress and exposed are the part of the step after backward
+  // (host compression before held-back collectives, then communication not
+  // hidden by backward) and other is the rest as measured (decompression,
+  // the optimizer, loading the next batch).
+  EpochProjection ProjectEpoch(const EpochStep& s, int epoch) {
     EpochProjection e;
     e.epoch = epoch;
     e.pattern = s.pattern;
     e.low_layers = s.low_layers;
     e.global_batch = s.global_batch;
     e.steps = s.steps;
-    const StepParts parts = step_parts(s);
+    const StepParts parts = PartsOf(s);
     e.step_forward_s = parts.forward;
     e.step_backward_s = parts.backward;
     e.iteration_s = parts.iteration();
@@ -465,45 +452,127 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
     e.exposed_comm_s = n * (parts.after_backward - parts.compress);
     e.other_s = n * parts.tail;
     e.time_s = n * e.iteration_s;
-    const auto [payload, wire] = bytes_of(s.pattern);
+    const auto [payload, wire] = BytesOf(s.pattern);
     e.payload_bytes = n * payload;
     e.wire_bytes = n * wire;
     return e;
-  };
-  auto schedule_projection = [&](const std::string& name, const std::string& label,
-                                 const std::vector<EpochStep>& steps) {
+  }
+
+  ScheduleProjection ProjectSchedule(const std::string& name, const std::string& label,
+                                     const std::vector<EpochStep>& steps) {
     ScheduleProjection p;
     p.name = name;
     p.label = label;
     p.total.epoch = -1;
-    for (int e = 0; e < E; ++e) {
-      p.epochs.push_back(project(steps[e], e));
+    for (size_t e = 0; e < steps.size(); ++e) {
+      p.epochs.push_back(ProjectEpoch(steps[e], static_cast<int>(e)));
       AddTo(p.total, p.epochs.back());
     }
     p.total.iteration_s = p.total.steps > 0 ? p.total.time_s / static_cast<double>(p.total.steps) : 0;
     return p;
-  };
-  r.accordion = schedule_projection(
-      "accordion",
-      "Accordion " + LevelName(r.scheme, r.level_low) + " / " + LevelName(r.scheme, r.level_high),
-      plan_accordion);
-  r.static_low = schedule_projection("static-low", "static " + LevelName(r.scheme, r.level_low), plan_low);
-  r.static_high =
-      schedule_projection("static-high", "static " + LevelName(r.scheme, r.level_high), plan_high);
-
-  if (!plan_recorded.empty()) {
-    MeasuredCheck check;
-    for (const auto& [epoch, step] : plan_recorded) {
-      check.measured_iteration_s += input.measured_iteration_s.at(epoch);
-      check.simulated_iteration_s += project(step, epoch).iteration_s;
-      ++check.epochs;
-    }
-    check.measured_iteration_s /= check.epochs;
-    check.simulated_iteration_s /= check.epochs;
-    check.relative_error =
-        (check.simulated_iteration_s - check.measured_iteration_s) / check.measured_iteration_s;
-    r.check = check;
   }
+
+ private:
+  StepParts PartsOf(const EpochStep& s) {
+    const auto key = std::make_tuple(s.pattern, s.profile, s.batch_scale, s.exact_levels);
+    auto it = composed_.find(key);
+    if (it != composed_.end()) return it->second;
+    // Only the trace's own pattern, scheme and buckets may use what each
+    // rank's collectives took as recorded.
+    const bool recorded_network = options_.model() == ModelKind::kRecorded && !setting_.foreign &&
+                                  s.exact_levels && setting_.recorded_buckets;
+    return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile,
+                                         setting_.buckets, s.batch_scale * setting_.straggler, !setting_.foreign,
+                                         recorded_network, setting_.decompress_scale);
+  }
+
+  // Payload and wire bytes of one step of pattern `p`.
+  std::pair<double, double> BytesOf(int p) {
+    auto it = bytes_.find(p);
+    if (it != bytes_.end()) return it->second;
+    double payload = 0, wire = 0;
+    for (const CollectiveCall& c : r_.patterns[p].calls) {
+      payload += static_cast<double>(c.bytes);
+      wire += WireBytesPerRank(
+          CollectiveRounds(c.op, options_.allreduce(), c.bytes, r_.workers, options_.collective()), r_.workers);
+    }
+    return bytes_[p] = {payload, wire};
+  }
+
+  const ReplayResult& r_;
+  const Setting& setting_;
+  const ReplayOptions& options_;
+  std::map<std::tuple<int, const StepProfile*, double, bool>, StepParts> composed_;
+  std::map<int, std::pair<double, double>> bytes_;
+};
+
+MeasuredCheck CheckAgainstMeasured(const ReplayInput& input, const std::vector<std::pair<int, EpochStep>>& plan,
+                                   EpochProjector& projector) {
+  MeasuredCheck check;
+  for (const auto& [epoch, step] : plan) {
+    check.measured_iteration_s += input.measured_iteration_s.at(epoch);
+    check.simulated_iteration_s += projector.ProjectEpoch(step, epoch).iteration_s;
+    ++check.epochs;
+  }
+  check.measured_iteration_s /= check.epochs;
+  check.simulated_iteration_s /= check.epochs;
+  check.relative_error = (check.simulated_iteration_s - check.measured_iteration_s) / check.measured_iteration_s;
+  return check;
+}
+
+}  // namespace
+
+ReplayEngine::ReplayEngine(ReplayOptions options) : options_(std::move(options)) {}
+
+// Choose the three schedules, price the trace's host costs, plan every
+// epoch's step pattern, time the distinct patterns on the network model,
+// then project the epochs and check against what the trace measured.
+ReplayResult ReplayEngine::Run(const ReplayInput& input,
+                               const std::function<void(int, int)>& progress) const {
+  const TraceView& view = input.view;
+  ReplayResult r = StartResult(input, options_);
+  const auto [accordion, static_low, static_high] = ChooseSchedules(view, options_, r);
+  // The platform is built once up front: it checks that it holds the ranks
+  // and tells the analytic model what a ring's messages meet.
+  const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
+  PlatformSpec platform = options_.platform();
+  const HostCosts host_costs = MeasureHostCosts(input, options_, probe, platform, r.notes);
+  const std::unique_ptr<CommunicationModel> model =
+      MakeCommunicationModel(input, options_, platform, probe, r.workers);
+  r.platform = platform.Describe(r.workers);  // as simulated: host costs may replace its overhead
+  r.communication = model->Describe();
+  r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
+  Setting setting = MakeSetting(input, options_, host_costs, r);
+
+  PatternBook book(options_.memoise());
+  const std::vector<EpochStep> plan_accordion = PlanSchedule(setting, accordion, book);
+  const std::vector<EpochStep> plan_low = PlanSchedule(setting, static_low, book);
+  const std::vector<EpochStep> plan_high = PlanSchedule(setting, static_high, book);
+  const std::vector<std::pair<int, EpochStep>> plan_recorded = PlanRecorded(setting, r, book);
+
+  const int total = static_cast<int>(book.patterns().size());
+  r.patterns = book.patterns();
+  r.timings = model->Time(r.patterns, [&](int done) {
+    if (progress) progress(done, total);
+  });
+  r.timed_patterns = total;
+  r.collective_overhead_s = MeanCollectiveOverhead(r.patterns, platform);
+  r.distinct_patterns = book.distinct();
+  if (setting.inexact_epochs > 0) {
+    r.notes.push_back(std::to_string(setting.inexact_epochs) +
+                      " schedule epochs use levels the trace did not sample: their compute is that of the "
+                      "nearest sampled levels");
+  }
+
+  EpochProjector projector(r, setting, options_);
+  r.accordion = projector.ProjectSchedule(
+      "accordion", "Accordion " + LevelName(r.scheme, r.level_low) + " / " + LevelName(r.scheme, r.level_high),
+      plan_accordion);
+  r.static_low = projector.ProjectSchedule("static-low", "static " + LevelName(r.scheme, r.level_low), plan_low);
+  r.static_high =
+      projector.ProjectSchedule("static-high", "static " + LevelName(r.scheme, r.level_high), plan_high);
+  if (!plan_recorded.empty()) r.check = CheckAgainstMeasured(input, plan_recorded, projector);
+
   if (r.synthetic) r.notes.push_back("SYNTHETIC trace: no training produced these timings");
   if (r.workers != r.trace_workers) {
     r.notes.push_back("scaled from " + std::to_string(r.trace_workers) + " to " + std::to_string(r.workers) +

@@ -23,6 +23,10 @@
 //
 // Every distinct pattern (levels and batch) is timed once (memoise, on by
 // default); without memoisation every epoch is timed afresh, for checking.
+//
+// Thread safety: Run() is const and may run in several threads at once (the
+// GUI projects in a thread pool): each SimGrid simulation runs in a child
+// process of its own, as SimGrid allows one engine per process.
 #ifndef ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
 #define ACCORDION_SIMULATOR_REPLAY_ENGINE_H_
 

@@ -11,15 +11,19 @@
 
 namespace accordion {
 
-c10::intrusive_ptr<c10d::Store> ConnectStore(const std::string& master_addr, int master_port, int rank,
-                                             int world_size, std::chrono::milliseconds timeout) {
-  c10d::TCPStoreOptions options;
-  options.port = static_cast<uint16_t>(master_port);
-  options.isServer = rank == 0;
-  options.numWorkers = static_cast<size_t>(world_size);
-  options.waitWorkers = true;
-  options.timeout = timeout;
-  return c10::make_intrusive<c10d::TCPStore>(master_addr, options);
+c10::intrusive_ptr<c10d::Store> ConnectStore(const RendezvousOptions& options) {
+  c10d::TCPStoreOptions store;
+  store.port = static_cast<uint16_t>(options.master_port());
+  store.isServer = options.rank() == 0;
+  store.numWorkers = static_cast<size_t>(options.world_size());
+  store.waitWorkers = true;
+  store.timeout = options.timeout();
+  return c10::make_intrusive<c10d::TCPStore>(options.master_addr(), store);
+}
+
+std::string RendezvousFailure(const RendezvousOptions& options, const std::exception& e) {
+  return "rendezvous of " + std::to_string(options.world_size()) + " workers at " + options.master_addr() + ":" +
+         std::to_string(options.master_port()) + " failed: " + FirstLineOf(e);
 }
 
 std::string FirstLineOf(const std::exception& e) {

@@ -1,10 +1,16 @@
 // Communicator: the collectives data-parallel training needs, and nothing
-// else. Gloo implements it today (gloo_communicator.h); NCCL will be a second
-// implementation, so nothing above this interface may know which one runs.
+// else. Gloo (gloo_communicator.h, CPU tensors) and NCCL
+// (nccl_communicator.h, one GPU per rank) implement it; nothing above this
+// interface may know which one runs.
 //
 // Every call is collective: all ranks must issue the same calls in the same
 // order. Calls return at once with a CollectiveWork to wait on, so gradient
 // buckets can travel while backward still runs.
+//
+// Thread safety: a Communicator is driven by one thread at a time - the
+// training thread, or autograd's thread during backward() while the training
+// thread waits in it (GradientExchange's hooks). The backend's own threads
+// complete the work; a CollectiveWork may be waited on from any one thread.
 #ifndef ACCORDION_TRAINER_COMMUNICATOR_H_
 #define ACCORDION_TRAINER_COMMUNICATOR_H_
 
@@ -23,6 +29,33 @@ namespace accordion {
 class CommunicationError : public std::runtime_error {
  public:
   explicit CommunicationError(const std::string& what) : std::runtime_error(what) {}
+};
+
+// Where the ranks of a run meet: rank 0 hosts a c10d TCPStore at
+// master_addr:master_port and every rank connects to it. Every communicator
+// starts with this rendezvous.
+class RendezvousOptions {
+ public:
+  RendezvousOptions& rank(int v) { rank_ = v; return *this; }
+  RendezvousOptions& world_size(int v) { world_size_ = v; return *this; }
+  RendezvousOptions& master_addr(std::string v) { master_addr_ = std::move(v); return *this; }
+  RendezvousOptions& master_port(int v) { master_port_ = v; return *this; }
+  // How long the rendezvous and then every collective may take before it
+  // fails with CommunicationError.
+  RendezvousOptions& timeout(std::chrono::milliseconds v) { timeout_ = v; return *this; }
+
+  int rank() const { return rank_; }
+  int world_size() const { return world_size_; }
+  const std::string& master_addr() const { return master_addr_; }
+  int master_port() const { return master_port_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+ private:
+  int rank_ = 0;
+  int world_size_ = 1;
+  std::string master_addr_ = "127.0.0.1";
+  int master_port_ = 29500;
+  std::chrono::milliseconds timeout_ = std::chrono::seconds(45);
 };
 
 class CollectiveWork {

@@ -42,13 +42,59 @@ class GlooWork : public CollectiveWork {
   std::shared_ptr<std::atomic<int64_t>> done_ns_;
 };
 
-}  // namespace
+class GlooCommunicator : public Communicator {
+ public:
+  explicit GlooCommunicator(const GlooOptions& options) : options_(options.rendezvous()) {
+    try {
+      store_ = ConnectStore(options_);
+      auto group_options = c10d::ProcessGroupGloo::Options::create(options_.timeout());
+      // GLOO_SOCKET_IFNAME picks an interface, as in PyTorch; otherwise the
+      // address we were told to bind (loopback unless multi-node).
+      const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
+      group_options->devices.push_back(
+          ifname != nullptr && *ifname != '\0'
+              ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
+              : c10d::ProcessGroupGloo::createDeviceForHostname(options.bind_addr()));
+      group_options->threads = options.threads();
+      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, options_.rank(), options_.world_size(),
+                                                           group_options);
+    } catch (const std::exception& e) {
+      throw CommunicationError(RendezvousFailure(options_, e));
+    }
+  }
 
-struct GlooCommunicator::Impl {
-  GlooOptions options;
-  c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> group;
+  int rank() const override { return options_.rank(); }
+  int world_size() const override { return options_.world_size(); }
+  std::string backend() const override { return "gloo"; }
 
+  std::unique_ptr<CollectiveWork> AllReduceSum(torch::Tensor tensor) override {
+    return Start("all-reduce", [&] {
+      std::vector<at::Tensor> tensors{std::move(tensor)};
+      return group_->allreduce(tensors);
+    });
+  }
+
+  std::unique_ptr<CollectiveWork> AllGather(torch::Tensor input, torch::Tensor output) override {
+    return Start("all-gather", [&] {
+      std::vector<std::vector<at::Tensor>> outputs(1);
+      for (int r = 0; r < world_size(); ++r) outputs[0].push_back(output[r]);
+      std::vector<at::Tensor> inputs{std::move(input)};
+      return group_->allgather(outputs, inputs);
+    });
+  }
+
+  std::unique_ptr<CollectiveWork> Broadcast(torch::Tensor tensor, int root) override {
+    return Start("broadcast", [&] {
+      std::vector<at::Tensor> tensors{std::move(tensor)};
+      c10d::BroadcastOptions broadcast;
+      broadcast.rootRank = root;
+      return group_->broadcast(tensors, broadcast);
+    });
+  }
+
+  void Barrier() override { Start("barrier", [&] { return group_->barrier(); })->Wait(); }
+
+ private:
   template <typename Launch>
   std::unique_ptr<CollectiveWork> Start(const char* what, Launch&& launch) {
     try {
@@ -57,63 +103,16 @@ struct GlooCommunicator::Impl {
       throw CommunicationError(std::string(what) + " failed: " + FirstLineOf(e));
     }
   }
+
+  RendezvousOptions options_;
+  c10::intrusive_ptr<c10d::Store> store_;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> group_;
 };
 
-GlooCommunicator::GlooCommunicator(const GlooOptions& options) : impl_(std::make_unique<Impl>()) {
-  impl_->options = options;
-  try {
-    impl_->store = ConnectStore(options.master_addr(), options.master_port(), options.rank(),
-                                options.world_size(), options.timeout());
+}  // namespace
 
-    auto group_options = c10d::ProcessGroupGloo::Options::create(options.timeout());
-    // GLOO_SOCKET_IFNAME picks an interface, as in PyTorch; otherwise the
-    // address we were told to bind (loopback unless multi-node).
-    const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-    group_options->devices.push_back(
-        ifname != nullptr && *ifname != '\0'
-            ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
-            : c10d::ProcessGroupGloo::createDeviceForHostname(options.bind_addr()));
-    group_options->threads = options.threads();
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, options.rank(),
-                                                               options.world_size(), group_options);
-  } catch (const std::exception& e) {
-    throw CommunicationError("rendezvous of " + std::to_string(options.world_size()) +
-                             " workers at " + options.master_addr() + ":" +
-                             std::to_string(options.master_port()) + " failed: " + FirstLineOf(e));
-  }
+std::unique_ptr<Communicator> ConnectGloo(const GlooOptions& options) {
+  return std::make_unique<GlooCommunicator>(options);
 }
-
-GlooCommunicator::~GlooCommunicator() = default;
-
-int GlooCommunicator::rank() const { return impl_->options.rank(); }
-int GlooCommunicator::world_size() const { return impl_->options.world_size(); }
-
-std::unique_ptr<CollectiveWork> GlooCommunicator::AllReduceSum(torch::Tensor tensor) {
-  return impl_->Start("all-reduce", [&] {
-    std::vector<at::Tensor> tensors{std::move(tensor)};
-    return impl_->group->allreduce(tensors);
-  });
-}
-
-std::unique_ptr<CollectiveWork> GlooCommunicator::AllGather(torch::Tensor input,
-                                                            torch::Tensor output) {
-  return impl_->Start("all-gather", [&] {
-    std::vector<std::vector<at::Tensor>> outputs(1);
-    for (int r = 0; r < world_size(); ++r) outputs[0].push_back(output[r]);
-    std::vector<at::Tensor> inputs{std::move(input)};
-    return impl_->group->allgather(outputs, inputs);
-  });
-}
-
-std::unique_ptr<CollectiveWork> GlooCommunicator::Broadcast(torch::Tensor tensor, int root) {
-  return impl_->Start("broadcast", [&] {
-    std::vector<at::Tensor> tensors{std::move(tensor)};
-    c10d::BroadcastOptions options;
-    options.rootRank = root;
-    return impl_->group->broadcast(tensors, options);
-  });
-}
-
-void GlooCommunicator::Barrier() { impl_->Start("barrier", [&] { return impl_->group->barrier(); })->Wait(); }
 
 }  // namespace accordion

@@ -22,6 +22,11 @@
 // a step may run several backward passes; gradients add up in the buckets
 // and only the last pass - BeginBackward(/*last_micro_batch=*/true) -
 // starts the collectives, so a step is one all-reduce whatever its batch.
+//
+// Thread safety: not thread-safe; one training thread calls its methods.
+// The gradient hooks run during backward() on autograd's thread for the
+// device (the calling thread itself on CPU) while the caller is blocked in
+// backward(), so they never run concurrently with the methods below.
 #ifndef ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
 #define ACCORDION_TRAINER_GRADIENT_EXCHANGE_H_
 

@@ -64,23 +64,20 @@ class NcclWork : public CollectiveWork {
 class NcclCommunicator : public Communicator {
  public:
   explicit NcclCommunicator(const NcclOptions& options)
-      : options_(options), device_(static_cast<c10::DeviceIndex>(options.device_index())) {
+      : options_(options.rendezvous()), device_(static_cast<c10::DeviceIndex>(options.device_index())) {
     // Collectives that outlive the timeout throw from wait() instead of
     // blocking forever; errors tear the communicator down.
     ::setenv(kBlockingWait, "1", /*overwrite=*/0);
     ::setenv(kAsyncErrorHandling, "1", /*overwrite=*/0);
     try {
       c10::cuda::set_device(device_);
-      store_ = ConnectStore(options.master_addr(), options.master_port(), options.rank(), options.world_size(),
-                            options.timeout());
+      store_ = ConnectStore(options_);
       auto group_options = c10d::ProcessGroupNCCL::Options::create();
-      group_options->timeout = options.timeout();
-      group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options.rank(), options.world_size(),
+      group_options->timeout = options_.timeout();
+      group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options_.rank(), options_.world_size(),
                                                            group_options);
     } catch (const std::exception& e) {
-      throw CommunicationError("NCCL rendezvous of " + std::to_string(options.world_size()) + " workers at " +
-                               options.master_addr() + ":" + std::to_string(options.master_port()) +
-                               " failed: " + FirstLineOf(e));
+      throw CommunicationError("NCCL " + RendezvousFailure(options_, e));
     }
   }
 
@@ -140,7 +137,7 @@ class NcclCommunicator : public Communicator {
     }
   }
 
-  NcclOptions options_;
+  RendezvousOptions options_;
   c10::DeviceIndex device_;
   c10::intrusive_ptr<c10d::Store> store_;
   c10::intrusive_ptr<c10d::ProcessGroupNCCL> group_;

@@ -30,28 +30,16 @@ namespace accordion {
 
 class NcclOptions {
  public:
-  NcclOptions& rank(int v) { rank_ = v; return *this; }
-  NcclOptions& world_size(int v) { world_size_ = v; return *this; }
-  NcclOptions& master_addr(std::string v) { master_addr_ = std::move(v); return *this; }
-  NcclOptions& master_port(int v) { master_port_ = v; return *this; }
+  NcclOptions& rendezvous(RendezvousOptions v) { rendezvous_ = std::move(v); return *this; }
   // The CUDA device this rank drives (normally LOCAL_RANK).
   NcclOptions& device_index(int v) { device_index_ = v; return *this; }
-  NcclOptions& timeout(std::chrono::milliseconds v) { timeout_ = v; return *this; }
 
-  int rank() const { return rank_; }
-  int world_size() const { return world_size_; }
-  const std::string& master_addr() const { return master_addr_; }
-  int master_port() const { return master_port_; }
+  const RendezvousOptions& rendezvous() const { return rendezvous_; }
   int device_index() const { return device_index_; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
 
  private:
-  int rank_ = 0;
-  int world_size_ = 1;
-  std::string master_addr_ = "127.0.0.1";
-  int master_port_ = 29500;
+  RendezvousOptions rendezvous_;
   int device_index_ = 0;
-  std::chrono::milliseconds timeout_ = std::chrono::seconds(45);
 };
 
 // Rendezvous and an NCCL process group on the options' device. Throws

@@ -10,11 +10,15 @@
 
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
+#include "trainer/communicator.h"
+
 namespace accordion {
 
 // Waits until all `world_size` ranks arrived or `timeout` passed (throws).
-c10::intrusive_ptr<c10d::Store> ConnectStore(const std::string& master_addr, int master_port, int rank,
-                                             int world_size, std::chrono::milliseconds timeout);
+c10::intrusive_ptr<c10d::Store> ConnectStore(const RendezvousOptions& options);
+// "rendezvous of 4 workers at 127.0.0.1:29500 failed: <why>", for a
+// CommunicationError.
+std::string RendezvousFailure(const RendezvousOptions& options, const std::exception& e);
 
 // An exception's first line: c10::Error appends a C++ backtrace people do
 // not need.

@@ -5,6 +5,9 @@
 // travel to rank 0 in one all-gather and rank 0 writes the whole epoch as
 // one transaction. All ranks call EndEpoch, so all must agree on whether a
 // trace is recorded at all.
+//
+// Thread safety: not thread-safe; the training thread drives it, after the
+// step's backward and exchange are done.
 #ifndef ACCORDION_TRAINER_TRACE_RECORDER_H_
 #define ACCORDION_TRAINER_TRACE_RECORDER_H_
 

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <tuple>
 
 #include <nlohmann/json.hpp>
 
@@ -156,11 +157,38 @@ struct Trainer::State {
   // some rank (`diverged_at` says where). The epoch is abandoned in both.
   EpochEnd TrainEpoch(int epoch, EpochData& data);
   std::string diverged_at;
+  // Where the loss first became NaN or Inf on any rank in this epoch ("" if
+  // nowhere), from each rank's `first_bad_step` (-1: none); a collective.
+  std::string AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step);
   std::pair<double, double> Evaluate();
   // The top Hessian eigenvalue (and per block) on the fixed batch.
   std::vector<HessianRecord> EstimateHessian(int epoch);
-  // The epoch loop, from start_epoch; returns Run()'s exit code.
+  // The epoch loop, from start_epoch; returns Run()'s exit code. An epoch
+  // is planned (levels, batch, LR from the controllers' last decision),
+  // trained, decided on (the controllers see its gradient norms), evaluated,
+  // recorded and checkpointed, in that order.
   int RunEpochs();
+  // What one epoch trains with, as decided at the end of the one before.
+  struct EpochPlan {
+    std::vector<double> layer_levels;  // per layer, also for the batch scheme
+    std::vector<bool> critical;        // per layer
+    int64_t global_batch = 0;
+    bool model_critical = false;  // the whole-model regime, for epochs.critical
+    double lr = 0;                // with the batch factor
+  };
+  EpochPlan PlanEpoch(int epoch) const;
+  void StartEpoch(int epoch, const EpochPlan& plan);
+  // Feeds the epoch's gradient norms to the controllers; their verdict is the
+  // next epoch's plan.
+  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms);
+  // The epoch and per-layer rows of the trace, beside what training and
+  // evaluation already filled in.
+  void FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
+                        const std::vector<double>& norms, EpochData& epoch_data) const;
+  void PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const;
+  void PrintSummary() const;
+  // Ends a run stopped during `epoch`: trace interrupted, kExitInterrupted.
+  int EndInterrupted(int epoch);
   // Ends a run whose `epoch` diverged: trace failed, kExitDiverged.
   int EndDiverged(int epoch);
 };
@@ -401,25 +429,8 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
     ++steps_done;
     if (bar) bar->Update(step + 1, loss_note);
     if ((step + 1) % kReadEvery == 0 || step + 1 == steps) {
-      // Every rank reads at the same steps and learns every rank's first
-      // non-finite step: all agree whether to stop, and where.
-      const int world = comm->world_size();
-      std::vector<double> bad(static_cast<size_t>(world), 0.0);
-      bad[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
-      bad = AllReduceSumDoubles(*comm, bad);
-      int64_t bad_step = -1;
-      int bad_rank = -1;
-      for (int r = 0; r < world; ++r) {
-        const auto at = static_cast<int64_t>(bad[static_cast<size_t>(r)]) - 1;
-        if (at >= 0 && (bad_step < 0 || at < bad_step)) {
-          bad_step = at;
-          bad_rank = r;
-        }
-      }
-      if (bad_step >= 0) {
-        diverged_at = "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
-                      std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) +
-                      " is not finite)";
+      diverged_at = AgreeOnDivergence(epoch, steps, first_bad_step);
+      if (!diverged_at.empty()) {
         if (bar) bar->Finish("diverged");
         return EpochEnd::kDiverged;
       }
@@ -434,6 +445,27 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
   samples += static_cast<int64_t>(totals[2]);
   rec.iterations = steps;
   return EpochEnd::kFinished;
+}
+
+std::string Trainer::State::AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step) {
+  // Every rank reads at the same steps and learns every rank's first
+  // non-finite step: all agree whether to stop, and where.
+  const int world = comm->world_size();
+  std::vector<double> bad(static_cast<size_t>(world), 0.0);
+  bad[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
+  bad = AllReduceSumDoubles(*comm, bad);
+  int64_t bad_step = -1;
+  int bad_rank = -1;
+  for (int r = 0; r < world; ++r) {
+    const auto at = static_cast<int64_t>(bad[static_cast<size_t>(r)]) - 1;
+    if (at >= 0 && (bad_step < 0 || at < bad_step)) {
+      bad_step = at;
+      bad_rank = r;
+    }
+  }
+  if (bad_step < 0) return "";
+  return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
+         std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) + " is not finite)";
 }
 
 std::pair<double, double> Trainer::State::Evaluate() {
@@ -522,120 +554,141 @@ int Trainer::State::EndDiverged(int epoch) {
 }
 
 int Trainer::State::RunEpochs() {
-  State& s = *this;
-  const int L = static_cast<int>(s.layers.size());
-  for (int epoch = s.start_epoch; epoch < s.o.epochs; ++epoch) {
+  for (int epoch = start_epoch; epoch < o.epochs; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
-    // Levels and regimes in force during this epoch; a static run keeps its
-    // one level but the controller still says what Accordion would do. The
-    // batch scheme's single decision holds for every layer.
-    const std::vector<double> decided = s.controller->levels();
-    const std::vector<bool> decided_critical = s.controller->critical();
-    const std::vector<double> layer_levels = s.batch_scheme ? std::vector<double>(L, decided[0]) : decided;
-    const std::vector<bool> critical = s.batch_scheme ? std::vector<bool>(L, decided_critical[0]) : decided_critical;
-    const int64_t global_batch = s.batch_scheme ? static_cast<int64_t>(decided[0]) : s.o.batch_size;
-    const bool model_critical = s.model_controller->critical()[0];
-    s.exchange->SetLevels(layer_levels, epoch);
-    s.exchange->set_raw_gradient_weight(s.batch_scheme ? static_cast<double>(global_batch) / s.levels.low : 1.0);
-    const double lr = ScaledLearningRate(s.o, epoch, static_cast<double>(global_batch));
-    for (auto& group : s.optimizer->param_groups()) group.options().set_lr(lr);
-    s.data->StartEpoch(epoch, global_batch);
-
+    const EpochPlan plan = PlanEpoch(epoch);
+    StartEpoch(epoch, plan);
     EpochData epoch_data;
-    const EpochEnd end = s.TrainEpoch(epoch, epoch_data);
-    if (end == EpochEnd::kStopped) {
-      s.recorder->Finish(RunStatus::kInterrupted);
-      if (s.leader()) {
-        std::printf("interrupted during epoch %d; %d finished epoch(s) kept%s\n", epoch + 1, epoch,
-                    s.o.trace.empty() ? "" : ", trace marked interrupted");
-      }
-      return kExitInterrupted;
-    }
-    const std::vector<double> norms = s.exchange->TakeGlobalRawGradientNorms();
+    const EpochEnd end = TrainEpoch(epoch, epoch_data);
+    if (end == EpochEnd::kStopped) return EndInterrupted(epoch);
+    const std::vector<double> norms = exchange->TakeGlobalRawGradientNorms();
     // A gradient can overflow in the epoch's last step before any loss shows it.
     if (end == EpochEnd::kFinished &&
         std::any_of(norms.begin(), norms.end(), [](double n) { return !std::isfinite(n); })) {
-      s.diverged_at = "epoch " + std::to_string(epoch + 1) + " (its accumulated gradient norm is not finite)";
+      diverged_at = "epoch " + std::to_string(epoch + 1) + " (its accumulated gradient norm is not finite)";
     }
-    if (!s.diverged_at.empty()) return s.EndDiverged(epoch);
-    const Clock::time_point t_bookkeeping = Clock::now();
-    // The controllers see the schedule's LR without the batch factor, so a
-    // batch that grows is not read as an LR change; a replay of the recorded
-    // (scaled) LRs reaches the same verdicts, as the factor only ever grows
-    // together with a non-critical verdict.
-    const double lr_base = LearningRate(s.o, epoch);
-    const double lr_next = LearningRate(s.o, epoch + 1);
-    const double model_norm = WholeModelNorm(norms);
-    const AccordionDecision decision =
-        s.controller->EndEpoch(s.batch_scheme ? std::vector<double>{model_norm} : norms, lr_base, lr_next);
-    s.model_controller->EndEpoch({model_norm}, lr_base, lr_next);
-    s.bookkeeping_s += Since(t_bookkeeping);
+    if (!diverged_at.empty()) return EndDiverged(epoch);
+    const AccordionDecision decision = DecideNextEpoch(epoch, norms);
 
     // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
     // broadcast achieves) before evaluating and estimating the Hessian.
-    s.Broadcast(s.model->buffers());
-    const auto [test_loss, test_acc] = s.Evaluate();
-    const double epoch_s = Since(epoch_start);
-    if (s.hessian && epoch % s.o.hessian_every == 0) epoch_data.hessian = s.EstimateHessian(epoch);
-    EpochRecord& rec = epoch_data.epoch;
-    rec.epoch = epoch;
-    rec.lr = lr;
-    rec.batch_size = global_batch;
-    rec.critical = model_critical;
-    rec.model_grad_norm = model_norm;
-    rec.test_loss = test_loss;
-    rec.test_acc = test_acc;
-    int low_layers = 0;
-    for (int l = 0; l < L; ++l) {
-      EpochLayerRecord r;
-      r.epoch = epoch;
-      r.layer_id = l;
-      r.grad_norm = norms[static_cast<size_t>(l)];
-      r.ratio = decision.ratios[s.batch_scheme ? 0 : static_cast<size_t>(l)];
-      r.critical = critical[static_cast<size_t>(l)];
-      r.level = layer_levels[static_cast<size_t>(l)];
-      r.floats_sent = FloatsPerStep(s.levels.scheme, s.layers[static_cast<size_t>(l)].shape, r.level) *
-                      static_cast<double>(rec.iterations);
-      rec.floats_sent += r.floats_sent;
-      low_layers += r.level == s.levels.low ? 1 : 0;
-      epoch_data.layers.push_back(r);
-    }
+    Broadcast(model->buffers());
+    std::tie(epoch_data.epoch.test_loss, epoch_data.epoch.test_acc) = Evaluate();
     // The Hessian estimate is an observation, not training: its cost is in
     // the hessian table, not in the epoch's time.
-    rec.total_s = epoch_s;
-    s.recorder->EndEpoch(epoch_data);
-    if (s.checkpointer) s.SaveCheckpoint(epoch);
-    if (s.leader()) {
-      std::string note;
-      if (s.batch_scheme) {
-        note = "  batch " + std::to_string(global_batch);
-      } else if (s.levels.scheme.scheme() != Scheme::kDense) {
-        note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(L) + " layers";
-      }
-      if (!epoch_data.hessian.empty()) {
-        char buf[96];
-        std::snprintf(buf, sizeof(buf), "  hessian %.4g (%d it)", epoch_data.hessian[0].eigenvalue,
-                      epoch_data.hessian[0].iterations);
-        note += buf;
-      }
-      std::printf("epoch %d/%d  lr %.4g  train loss %.4f acc %.4f  test loss %.4f acc %.4f%s  "
-                  "%.4g floats sent  %.1f s\n",
-                  epoch + 1, s.o.epochs, lr, rec.train_loss, rec.train_acc, rec.test_loss, rec.test_acc,
-                  note.c_str(), rec.floats_sent, rec.total_s);
-      std::fflush(stdout);
-    }
+    epoch_data.epoch.total_s = Since(epoch_start);
+    if (hessian && epoch % o.hessian_every == 0) epoch_data.hessian = EstimateHessian(epoch);
+    FillEpochRecords(epoch, plan, decision, norms, epoch_data);
+    recorder->EndEpoch(epoch_data);
+    if (checkpointer) SaveCheckpoint(epoch);
+    if (leader()) PrintEpoch(plan, epoch_data);
   }
-  s.recorder->Finish(RunStatus::kComplete);
-  if (s.leader()) {
-    const double bookkeeping = s.bookkeeping_s + s.exchange->bookkeeping_s();
-    std::printf("done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
-                "step time%s%s\n",
-                s.o.epochs - s.start_epoch, s.train_s > 0 ? static_cast<double>(s.samples) / s.train_s : 0.0,
-                s.o.dataset == "tokens" ? "tokens" : "samples",
-                s.train_s > 0 ? 100.0 * bookkeeping / s.train_s : 0.0, s.o.trace.empty() ? "" : ", trace ",
-                s.o.trace.c_str());
-  }
+  recorder->Finish(RunStatus::kComplete);
+  if (leader()) PrintSummary();
   return 0;
+}
+
+Trainer::State::EpochPlan Trainer::State::PlanEpoch(int epoch) const {
+  // A static run keeps its one level, but the controller still says what
+  // Accordion would do. The batch scheme's single decision holds for every
+  // layer.
+  const std::vector<double> decided = controller->levels();
+  const std::vector<bool> decided_critical = controller->critical();
+  const auto L = layers.size();
+  EpochPlan plan;
+  plan.layer_levels = batch_scheme ? std::vector<double>(L, decided[0]) : decided;
+  plan.critical = batch_scheme ? std::vector<bool>(L, decided_critical[0]) : decided_critical;
+  plan.global_batch = batch_scheme ? static_cast<int64_t>(decided[0]) : o.batch_size;
+  plan.model_critical = model_controller->critical()[0];
+  plan.lr = ScaledLearningRate(o, epoch, static_cast<double>(plan.global_batch));
+  return plan;
+}
+
+void Trainer::State::StartEpoch(int epoch, const EpochPlan& plan) {
+  exchange->SetLevels(plan.layer_levels, epoch);
+  // A step at a grown batch counts as that many steps at the low batch, so
+  // the epoch's norm does not shrink because its steps became fewer.
+  exchange->set_raw_gradient_weight(batch_scheme ? static_cast<double>(plan.global_batch) / levels.low : 1.0);
+  for (auto& group : optimizer->param_groups()) group.options().set_lr(plan.lr);
+  data->StartEpoch(epoch, plan.global_batch);
+}
+
+AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms) {
+  const Clock::time_point t_bookkeeping = Clock::now();
+  // The controllers see the schedule's LR without the batch factor, so a
+  // batch that grows is not read as an LR change; a replay of the recorded
+  // (scaled) LRs reaches the same verdicts, as the factor only ever grows
+  // together with a non-critical verdict.
+  const double lr_base = LearningRate(o, epoch);
+  const double lr_next = LearningRate(o, epoch + 1);
+  const double model_norm = WholeModelNorm(norms);
+  AccordionDecision decision =
+      controller->EndEpoch(batch_scheme ? std::vector<double>{model_norm} : norms, lr_base, lr_next);
+  model_controller->EndEpoch({model_norm}, lr_base, lr_next);
+  bookkeeping_s += Since(t_bookkeeping);
+  return decision;
+}
+
+void Trainer::State::FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
+                                      const std::vector<double>& norms, EpochData& epoch_data) const {
+  EpochRecord& rec = epoch_data.epoch;
+  rec.epoch = epoch;
+  rec.lr = plan.lr;
+  rec.batch_size = plan.global_batch;
+  rec.critical = plan.model_critical;
+  rec.model_grad_norm = WholeModelNorm(norms);
+  for (size_t l = 0; l < layers.size(); ++l) {
+    EpochLayerRecord r;
+    r.epoch = epoch;
+    r.layer_id = static_cast<int>(l);
+    r.grad_norm = norms[l];
+    r.ratio = decision.ratios[batch_scheme ? 0 : l];
+    r.critical = plan.critical[l];
+    r.level = plan.layer_levels[l];
+    r.floats_sent = FloatsPerStep(levels.scheme, layers[l].shape, r.level) * static_cast<double>(rec.iterations);
+    rec.floats_sent += r.floats_sent;
+    epoch_data.layers.push_back(r);
+  }
+}
+
+void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const {
+  const EpochRecord& rec = epoch_data.epoch;
+  std::string note;
+  if (batch_scheme) {
+    note = "  batch " + std::to_string(plan.global_batch);
+  } else if (levels.scheme.scheme() != Scheme::kDense) {
+    const auto low_layers = std::count(plan.layer_levels.begin(), plan.layer_levels.end(), levels.low);
+    note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(layers.size()) + " layers";
+  }
+  if (!epoch_data.hessian.empty()) {
+    char buf[96];
+    std::snprintf(buf, sizeof(buf), "  hessian %.4g (%d it)", epoch_data.hessian[0].eigenvalue,
+                  epoch_data.hessian[0].iterations);
+    note += buf;
+  }
+  std::printf("epoch %d/%d  lr %.4g  train loss %.4f acc %.4f  test loss %.4f acc %.4f%s  "
+              "%.4g floats sent  %.1f s\n",
+              rec.epoch + 1, o.epochs, rec.lr, rec.train_loss, rec.train_acc, rec.test_loss, rec.test_acc,
+              note.c_str(), rec.floats_sent, rec.total_s);
+  std::fflush(stdout);
+}
+
+void Trainer::State::PrintSummary() const {
+  const double bookkeeping = bookkeeping_s + exchange->bookkeeping_s();
+  std::printf("done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
+              "step time%s%s\n",
+              o.epochs - start_epoch, train_s > 0 ? static_cast<double>(samples) / train_s : 0.0,
+              o.dataset == "tokens" ? "tokens" : "samples", train_s > 0 ? 100.0 * bookkeeping / train_s : 0.0,
+              o.trace.empty() ? "" : ", trace ", o.trace.c_str());
+}
+
+int Trainer::State::EndInterrupted(int epoch) {
+  recorder->Finish(RunStatus::kInterrupted);
+  if (leader()) {
+    std::printf("interrupted during epoch %d; %d finished epoch(s) kept%s\n", epoch + 1, epoch,
+                o.trace.empty() ? "" : ", trace marked interrupted");
+  }
+  return kExitInterrupted;
 }
 
 }  // namespace accordion

@@ -9,23 +9,14 @@ namespace accordion {
 
 std::unique_ptr<Communicator> ConnectWorker(const std::string& backend, const WorkerEnvironment& env,
                                             const std::string& bind_addr, double timeout_s) {
-  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
-  if (backend == "nccl") {
-    return ConnectNccl(NcclOptions()
-                           .rank(env.rank)
-                           .world_size(env.world_size)
-                           .master_addr(env.master_addr)
-                           .master_port(env.master_port)
-                           .device_index(env.local_rank)
-                           .timeout(timeout));
-  }
-  return std::make_unique<GlooCommunicator>(GlooOptions()
-                                                .rank(env.rank)
-                                                .world_size(env.world_size)
-                                                .master_addr(env.master_addr)
-                                                .master_port(env.master_port)
-                                                .bind_addr(bind_addr)
-                                                .timeout(timeout));
+  const RendezvousOptions rendezvous = RendezvousOptions()
+                                           .rank(env.rank)
+                                           .world_size(env.world_size)
+                                           .master_addr(env.master_addr)
+                                           .master_port(env.master_port)
+                                           .timeout(std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000)));
+  if (backend == "nccl") return ConnectNccl(NcclOptions().rendezvous(rendezvous).device_index(env.local_rank));
+  return ConnectGloo(GlooOptions().rendezvous(rendezvous).bind_addr(bind_addr));
 }
 
 }  // namespace accordion

@@ -9,8 +9,14 @@
 // background; the bandwidth sweep (fifty replays) follows once the settings
 // have been still for a fifth of a second, so dragging a slider does not
 // load the machine with sweeps nobody sees; with auto-simulation on, the
-// SimGrid replay follows once they have been still a little longer. A background result that arrives after the settings or the run
-// changed again is dropped, not shown.
+// SimGrid replay follows once they have been still a little longer. A
+// background result that arrives after the settings or the run changed
+// again is dropped, not shown.
+//
+// Thread safety: an object of the GUI thread. Its methods are called and
+// its signals emitted there only; the background jobs in its thread pools
+// read what they were given (runs are immutable, shared_ptr<const>) and
+// hand their results back to the GUI thread with queued calls.
 #ifndef ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
 #define ACCORDION_GUI_MODEL_EXPLORER_DOCUMENT_H_
 

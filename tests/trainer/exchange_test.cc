@@ -210,7 +210,8 @@ TEST(GlooCommunicator, GathersBytesOfDifferentLengths) {
 TEST(GlooCommunicator, RendezvousFailsWithinTheTimeoutWhenAPeerNeverComes) {
   const int port = PickFreePort("127.0.0.1");
   const auto start = std::chrono::steady_clock::now();
-  EXPECT_THROW(GlooCommunicator(GlooOptions().rank(0).world_size(2).master_port(port).timeout(std::chrono::seconds(2))),
+  EXPECT_THROW(ConnectGloo(GlooOptions().rendezvous(
+                   RendezvousOptions().rank(0).world_size(2).master_port(port).timeout(std::chrono::seconds(2)))),
                CommunicationError);
   EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30));
 }

@@ -21,8 +21,9 @@ inline void OnTwoRanks(const std::function<void(Communicator&)>& body) {
   for (int r = 0; r < 2; ++r) {
     threads.emplace_back([&, r] {
       try {
-        GlooCommunicator comm(GlooOptions().rank(r).world_size(2).master_port(port).timeout(std::chrono::seconds(20)));
-        body(comm);
+        const auto comm = ConnectGloo(GlooOptions().rendezvous(
+            RendezvousOptions().rank(r).world_size(2).master_port(port).timeout(std::chrono::seconds(20))));
+        body(*comm);
       } catch (...) {
         errors[static_cast<size_t>(r)] = std::current_exception();
       }
