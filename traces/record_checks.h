@@ -6,11 +6,35 @@
 #ifndef ACCORDION_TRACES_RECORD_CHECKS_H_
 #define ACCORDION_TRACES_RECORD_CHECKS_H_
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "traces/records.h"
 
 namespace accordion {
+
+// What a column's value must satisfy whatever the rest of the trace says; each
+// column of traces/trace_tables.cc names one. The Check* functions below add
+// the rules that need the run or other fields (an epoch below epochs_planned,
+// a level of the run's scheme, numel the product of shape).
+enum class ValueCheck {
+  kAny,
+  kFinite,       // REAL: not NaN or infinite (may be negative)
+  kNonNegative,  // REAL: finite and >= 0; INTEGER: >= 0
+  kFraction,     // REAL: in [0, 1]
+  kAtLeastOne,   // INTEGER: >= 1
+  kNotEmpty,     // TEXT: not ""
+};
+
+// Applies `check` to the value of column `name` of the row `where`, as it is
+// stored (a bool as 0/1, an enum or a shape as its text). A check the stored
+// type has no meaning for (kNotEmpty on a number) is a std::logic_error: a
+// mistake in trace_tables.cc, not in the file.
+void CheckValue(int64_t value, ValueCheck check, const std::string& where, const std::string& name);
+void CheckValue(double value, ValueCheck check, const std::string& where, const std::string& name);
+void CheckValue(const std::string& value, ValueCheck check, const std::string& where,
+                const std::string& name);
 
 void CheckRun(const RunInfo& run);
 // `expected_id` is the layer's position in the layer list.

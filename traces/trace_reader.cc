@@ -10,6 +10,7 @@
 #include "traces/schema.h"
 #include "traces/sqlite_handle.h"
 #include "traces/trace_error.h"
+#include "traces/trace_tables.h"
 
 namespace accordion {
 
@@ -140,114 +141,9 @@ void TraceReader::CheckStructure() {
   }
 }
 
-void TraceReader::LoadRun() {
-  SqliteStatement st(*db_,
-                     "SELECT status, synthetic, model, dataset, train_samples, scheme, policy, "
-                     "level_low, level_high, eta, interval, world_size, backend, device, "
-                     "batch_size, epochs_planned, seed, config_json, versions_json, started_utc, "
-                     "finished_utc FROM run ORDER BY id");
-  if (!st.Step()) throw TraceError(TraceErrorCode::kMissingRow, path_ + ": the run table is empty");
-  RunInfo r;
-  const std::string status = st.Text(0, "run.status");
-  const auto parsed_status = ParseRunStatus(status);
-  if (!parsed_status) {
-    throw TraceError(TraceErrorCode::kInvalidValue, path_ + ": run.status '" + status + "' is unknown");
-  }
-  r.status = *parsed_status;
-  r.synthetic = st.Int(1, "run.synthetic") != 0;
-  r.model = st.Text(2, "run.model");
-  r.dataset = st.Text(3, "run.dataset");
-  r.train_samples = st.Int(4, "run.train_samples");
-  const std::string scheme = st.Text(5, "run.scheme");
-  const auto parsed_scheme = ParseScheme(scheme);
-  if (!parsed_scheme) {
-    throw TraceError(TraceErrorCode::kInvalidValue, path_ + ": run.scheme '" + scheme + "' is unknown");
-  }
-  r.scheme = *parsed_scheme;
-  const std::string policy = st.Text(6, "run.policy");
-  const auto parsed_policy = ParsePolicy(policy);
-  if (!parsed_policy) {
-    throw TraceError(TraceErrorCode::kInvalidValue, path_ + ": run.policy '" + policy + "' is unknown");
-  }
-  r.policy = *parsed_policy;
-  r.level_low = st.Real(7, "run.level_low");
-  r.level_high = st.Real(8, "run.level_high");
-  r.eta = st.Real(9, "run.eta");
-  const int64_t interval = st.Int(10, "run.interval");
-  const int64_t world = st.Int(11, "run.world_size");
-  r.backend = st.Text(12, "run.backend");
-  r.device = st.Text(13, "run.device");
-  r.batch_size = st.Int(14, "run.batch_size");
-  const int64_t planned = st.Int(15, "run.epochs_planned");
-  r.seed = st.Int(16, "run.seed");
-  r.config_json = st.Text(17, "run.config_json");
-  r.versions_json = st.Text(18, "run.versions_json");
-  r.started_utc = st.Text(19, "run.started_utc");
-  r.finished_utc = st.IsNull(20) ? "" : st.Text(20, "run.finished_utc");
-  SqliteStatement id(*db_, "SELECT value FROM meta WHERE key='run_id'");
-  if (id.Step() && !id.IsNull(0)) r.run_id = id.Text(0, "meta.run_id");
-  // Keep the int fields inside int range before narrowing them.
-  constexpr int64_t kMaxCount = 1 << 30;
-  if (interval < 1 || interval > kMaxCount || world < 1 || world > kMaxCount || planned < 1 ||
-      planned > kMaxCount) {
-    throw TraceError(TraceErrorCode::kInvalidValue,
-                     path_ + ": run: interval, world_size and epochs_planned must be in [1, 2^30]");
-  }
-  r.interval = static_cast<int>(interval);
-  r.world_size = static_cast<int>(world);
-  r.epochs_planned = static_cast<int>(planned);
-  if (st.Step()) {
-    throw TraceError(TraceErrorCode::kInconsistent, path_ + ": the run table has more than one row");
-  }
-  try {
-    CheckRun(r);
-  } catch (const TraceError& e) {
-    throw TraceError(e.code(), path_ + ": " + e.what());
-  }
-  run_ = r;
-}
-
-void TraceReader::LoadLayers() {
-  SqliteStatement st(*db_,
-                     "SELECT layer_id, name, shape, numel, compressible, floats_dense, "
-                     "floats_low, floats_high FROM layers ORDER BY layer_id");
-  while (st.Step()) {
-    LayerInfo l;
-    const int64_t id = st.Int(0, "layers.layer_id");
-    if (id < 0 || id > (1 << 24)) {
-      throw TraceError(TraceErrorCode::kOutOfRange,
-                       path_ + ": layers.layer_id " + std::to_string(id) + " is out of range");
-    }
-    l.layer_id = static_cast<int>(id);
-    l.name = st.Text(1, "layers.name");
-    l.shape = ParseShape(st.Text(2, "layers.shape"));
-    l.numel = st.Int(3, "layers.numel");
-    l.compressible = st.Int(4, "layers.compressible") != 0;
-    l.floats_dense = st.Real(5, "layers.floats_dense");
-    l.floats_low = st.Real(6, "layers.floats_low");
-    l.floats_high = st.Real(7, "layers.floats_high");
-    try {
-      CheckLayer(l, static_cast<int>(layers_.size()));
-    } catch (const TraceError& e) {
-      throw TraceError(e.code(), path_ + ": " + e.what());
-    }
-    layers_.push_back(std::move(l));
-  }
-  if (layers_.empty()) throw TraceError(TraceErrorCode::kMissingRow, path_ + ": no layers");
-}
-
 namespace {
 
-// Narrows an integer column to int after a range check.
-int SmallInt(const SqliteStatement& st, int column, const char* what, const std::string& path) {
-  const int64_t v = st.Int(column, what);
-  if (v < -(int64_t{1} << 30) || v > (int64_t{1} << 30)) {
-    throw TraceError(TraceErrorCode::kOutOfRange,
-                     path + ": " + what + " " + std::to_string(v) + " is out of range");
-  }
-  return static_cast<int>(v);
-}
-
+// Prefixes `path` to the message of a TraceError `fn` throws, unless there.
 template <typename Fn>
 void Checked(const std::string& path, Fn&& fn) {
   try {
@@ -259,103 +155,82 @@ void Checked(const std::string& path, Fn&& fn) {
   }
 }
 
+// Reads `table` in key order (`filter`, bound by `bind`, may narrow it) and
+// hands each row to `fn`, which checks it.
+template <typename Record, typename Bind, typename Fn>
+void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table,
+              const std::string& filter, Bind&& bind, Fn&& fn) {
+  SqliteStatement st(db, table.SelectSql(filter));
+  bind(st);
+  Checked(path, [&] {
+    while (st.Step()) fn(table.Read(st));
+  });
+}
+
+template <typename Record, typename Fn>
+void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table, Fn&& fn) {
+  ReadRows(db, path, table, "", [](SqliteStatement&) {}, std::forward<Fn>(fn));
+}
+
 }  // namespace
+
+void TraceReader::LoadRun() {
+  int rows = 0;
+  ReadRows(*db_, path_, RunTable(), [&](RunInfo r) {
+    if (++rows > 1) {
+      throw TraceError(TraceErrorCode::kInconsistent, "the run table has more than one row");
+    }
+    CheckRun(r);
+    run_ = std::move(r);
+  });
+  if (rows == 0) throw TraceError(TraceErrorCode::kMissingRow, path_ + ": the run table is empty");
+  SqliteStatement id(*db_, "SELECT value FROM meta WHERE key='run_id'");
+  if (id.Step() && !id.IsNull(0)) run_.run_id = id.Text(0, "meta.run_id");
+}
+
+void TraceReader::LoadLayers() {
+  ReadRows(*db_, path_, LayersTable(), [&](LayerInfo l) {
+    CheckLayer(l, static_cast<int>(layers_.size()));
+    layers_.push_back(std::move(l));
+  });
+  if (layers_.empty()) throw TraceError(TraceErrorCode::kMissingRow, path_ + ": no layers");
+}
 
 std::vector<EpochRecord> TraceReader::Epochs() {
   std::vector<EpochRecord> out;
-  SqliteStatement st(*db_,
-                     "SELECT epoch, lr, batch_size, iterations, critical, model_grad_norm, "
-                     "train_loss, train_acc, test_loss, test_acc, compute_s, compress_s, comm_s, "
-                     "total_s, floats_sent FROM epochs ORDER BY epoch");
-  Checked(path_, [&] {
-    while (st.Step()) {
-      EpochRecord e;
-      e.epoch = SmallInt(st, 0, "epochs.epoch", path_);
-      e.lr = st.Real(1, "epochs.lr");
-      e.batch_size = st.Int(2, "epochs.batch_size");
-      e.iterations = st.Int(3, "epochs.iterations");
-      e.critical = st.Int(4, "epochs.critical") != 0;
-      e.model_grad_norm = st.Real(5, "epochs.model_grad_norm");
-      e.train_loss = st.Real(6, "epochs.train_loss");
-      e.train_acc = st.Real(7, "epochs.train_acc");
-      e.test_loss = st.Real(8, "epochs.test_loss");
-      e.test_acc = st.Real(9, "epochs.test_acc");
-      e.compute_s = st.Real(10, "epochs.compute_s");
-      e.compress_s = st.Real(11, "epochs.compress_s");
-      e.comm_s = st.Real(12, "epochs.comm_s");
-      e.total_s = st.Real(13, "epochs.total_s");
-      e.floats_sent = st.Real(14, "epochs.floats_sent");
-      CheckEpoch(e, run_);
-      if (!out.empty() && e.epoch == out.back().epoch) {
-        throw TraceError(TraceErrorCode::kInconsistent,
-                         "epochs: epoch " + std::to_string(e.epoch) + " appears twice");
-      }
-      out.push_back(e);
+  ReadRows(*db_, path_, EpochsTable(), [&](const EpochRecord& e) {
+    CheckEpoch(e, run_);
+    if (!out.empty() && e.epoch == out.back().epoch) {
+      throw TraceError(TraceErrorCode::kInconsistent,
+                       "epochs: epoch " + std::to_string(e.epoch) + " appears twice");
     }
+    out.push_back(e);
   });
   return out;
 }
 
 std::vector<EpochLayerRecord> TraceReader::EpochLayers() {
   std::vector<EpochLayerRecord> out;
-  SqliteStatement st(*db_,
-                     "SELECT epoch, layer_id, grad_norm, ratio, critical, level, floats_sent "
-                     "FROM epoch_layers ORDER BY epoch, layer_id");
-  Checked(path_, [&] {
-    while (st.Step()) {
-      EpochLayerRecord r;
-      r.epoch = SmallInt(st, 0, "epoch_layers.epoch", path_);
-      r.layer_id = SmallInt(st, 1, "epoch_layers.layer_id", path_);
-      r.grad_norm = st.Real(2, "epoch_layers.grad_norm");
-      r.ratio = st.OptionalReal(3, "epoch_layers.ratio");
-      r.critical = st.Int(4, "epoch_layers.critical") != 0;
-      r.level = st.Real(5, "epoch_layers.level");
-      r.floats_sent = st.Real(6, "epoch_layers.floats_sent");
-      CheckEpochLayer(r, run_, num_layers());
-      out.push_back(r);
-    }
+  ReadRows(*db_, path_, EpochLayersTable(), [&](const EpochLayerRecord& r) {
+    CheckEpochLayer(r, run_, num_layers());
+    out.push_back(r);
   });
   return out;
 }
 
 std::vector<HessianRecord> TraceReader::Hessian() {
   std::vector<HessianRecord> out;
-  SqliteStatement st(*db_,
-                     "SELECT epoch, block, eigenvalue, iterations, seconds FROM hessian "
-                     "ORDER BY epoch, block");
-  Checked(path_, [&] {
-    while (st.Step()) {
-      HessianRecord r;
-      r.epoch = SmallInt(st, 0, "hessian.epoch", path_);
-      r.block = st.Text(1, "hessian.block");
-      r.eigenvalue = st.Real(2, "hessian.eigenvalue");
-      r.iterations = SmallInt(st, 3, "hessian.iterations", path_);
-      r.seconds = st.Real(4, "hessian.seconds");
-      CheckHessian(r, run_);
-      out.push_back(r);
-    }
+  ReadRows(*db_, path_, HessianTable(), [&](const HessianRecord& r) {
+    CheckHessian(r, run_);
+    out.push_back(r);
   });
   return out;
 }
 
 void TraceReader::ForEachIteration(const std::function<void(const IterationRecord&)>& fn) {
-  SqliteStatement st(*db_,
-                     "SELECT epoch, iteration, rank, forward_s, backward_s, compress_s, comm_s, "
-                     "total_s FROM iterations ORDER BY epoch, iteration, rank");
-  Checked(path_, [&] {
-    while (st.Step()) {
-      IterationRecord r;
-      r.epoch = SmallInt(st, 0, "iterations.epoch", path_);
-      r.iteration = st.Int(1, "iterations.iteration");
-      r.rank = SmallInt(st, 2, "iterations.rank", path_);
-      r.forward_s = st.Real(3, "iterations.forward_s");
-      r.backward_s = st.Real(4, "iterations.backward_s");
-      r.compress_s = st.Real(5, "iterations.compress_s");
-      r.comm_s = st.Real(6, "iterations.comm_s");
-      r.total_s = st.Real(7, "iterations.total_s");
-      CheckIteration(r, run_);
-      fn(r);
-    }
+  ReadRows(*db_, path_, IterationsTable(), [&](const IterationRecord& r) {
+    CheckIteration(r, run_);
+    fn(r);
   });
 }
 
@@ -392,54 +267,20 @@ void BindStep(SqliteStatement& st, const std::optional<StepKey>& step) {
 
 void TraceReader::ForEachGradReadyWhere(const std::optional<StepKey>& step,
                                         const std::function<void(const GradReadyRecord&)>& fn) {
-  SqliteStatement st(*db_,
-                     "SELECT epoch, iteration, rank, layer_id, offset_s FROM grad_ready" + StepFilter(step) +
-                         " ORDER BY epoch, iteration, rank, layer_id");
-  BindStep(st, step);
-  Checked(path_, [&] {
-    while (st.Step()) {
-      GradReadyRecord r;
-      r.epoch = SmallInt(st, 0, "grad_ready.epoch", path_);
-      r.iteration = st.Int(1, "grad_ready.iteration");
-      r.rank = SmallInt(st, 2, "grad_ready.rank", path_);
-      r.layer_id = SmallInt(st, 3, "grad_ready.layer_id", path_);
-      r.offset_s = st.Real(4, "grad_ready.offset_s");
-      CheckGradReady(r, run_, num_layers());
-      fn(r);
-    }
-  });
+  ReadRows(*db_, path_, GradReadyTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+           [&](const GradReadyRecord& r) {
+             CheckGradReady(r, run_, num_layers());
+             fn(r);
+           });
 }
 
 void TraceReader::ForEachCollectiveWhere(const std::optional<StepKey>& step,
                                         const std::function<void(const CollectiveRecord&)>& fn) {
-  SqliteStatement st(*db_,
-                     "SELECT epoch, iteration, rank, seq, op, bucket, tag, bytes, start_s, "
-                     "duration_s FROM collectives" +
-                         StepFilter(step) + " ORDER BY epoch, iteration, rank, seq");
-  BindStep(st, step);
-  Checked(path_, [&] {
-    while (st.Step()) {
-      CollectiveRecord r;
-      r.epoch = SmallInt(st, 0, "collectives.epoch", path_);
-      r.iteration = st.Int(1, "collectives.iteration");
-      r.rank = SmallInt(st, 2, "collectives.rank", path_);
-      r.seq = SmallInt(st, 3, "collectives.seq", path_);
-      const std::string op = st.Text(4, "collectives.op");
-      const auto parsed = ParseCollectiveOp(op);
-      if (!parsed) {
-        throw TraceError(TraceErrorCode::kInvalidValue,
-                         "collectives: op '" + op + "' is not allreduce, allgather or broadcast");
-      }
-      r.op = *parsed;
-      r.bucket = SmallInt(st, 5, "collectives.bucket", path_);
-      r.tag = st.Text(6, "collectives.tag");
-      r.bytes = st.Int(7, "collectives.bytes");
-      r.start_s = st.Real(8, "collectives.start_s");
-      r.duration_s = st.Real(9, "collectives.duration_s");
-      CheckCollective(r, run_);
-      fn(r);
-    }
-  });
+  ReadRows(*db_, path_, CollectivesTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+           [&](const CollectiveRecord& r) {
+             CheckCollective(r, run_);
+             fn(r);
+           });
 }
 
 void TraceReader::ForEachRow(const std::string& table,

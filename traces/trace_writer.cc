@@ -17,6 +17,7 @@
 #include "traces/schema.h"
 #include "traces/sqlite_handle.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_tables.h"
 
 namespace accordion {
 
@@ -70,50 +71,13 @@ void ConfigureForWriting(SqliteDb& db) {
   db.Exec("PRAGMA foreign_keys=OFF");
 }
 
-void InsertRun(SqliteDb& db, const RunInfo& run) {
-  SqliteStatement st(db,
-                     "INSERT INTO run (id, status, synthetic, model, dataset, train_samples, "
-                     "scheme, policy, level_low, level_high, eta, interval, world_size, backend, "
-                     "device, batch_size, epochs_planned, seed, config_json, versions_json, "
-                     "started_utc, finished_utc) VALUES (1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                     "?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, NULL)");
-  st.Bind(1, std::string(ToString(run.status)))
-      .Bind(2, int64_t{run.synthetic ? 1 : 0})
-      .Bind(3, run.model)
-      .Bind(4, run.dataset)
-      .Bind(5, run.train_samples)
-      .Bind(6, std::string(ToString(run.scheme)))
-      .Bind(7, std::string(ToString(run.policy)))
-      .Bind(8, run.level_low)
-      .Bind(9, run.level_high)
-      .Bind(10, run.eta)
-      .Bind(11, int64_t{run.interval})
-      .Bind(12, int64_t{run.world_size})
-      .Bind(13, run.backend)
-      .Bind(14, run.device)
-      .Bind(15, run.batch_size)
-      .Bind(16, int64_t{run.epochs_planned})
-      .Bind(17, run.seed)
-      .Bind(18, run.config_json)
-      .Bind(19, run.versions_json)
-      .Bind(20, run.started_utc.empty() ? UtcNow() : run.started_utc);
-  st.Execute();
-}
-
-void InsertLayers(SqliteDb& db, const std::vector<LayerInfo>& layers) {
-  SqliteStatement st(db,
-                     "INSERT INTO layers (layer_id, name, shape, numel, compressible, "
-                     "floats_dense, floats_low, floats_high) VALUES (?1, ?2, ?3, ?4, ?5, ?6, "
-                     "?7, ?8)");
-  for (const LayerInfo& l : layers) {
-    st.Bind(1, int64_t{l.layer_id})
-        .Bind(2, l.name)
-        .Bind(3, FormatShape(l.shape))
-        .Bind(4, l.numel)
-        .Bind(5, int64_t{l.compressible ? 1 : 0})
-        .Bind(6, l.floats_dense)
-        .Bind(7, l.floats_low)
-        .Bind(8, l.floats_high);
+// Inserts `rows` with the statement `table` derives, prepared once.
+template <typename Record>
+void InsertRows(SqliteDb& db, const Table<Record>& table, const std::vector<Record>& rows) {
+  if (rows.empty()) return;
+  SqliteStatement st(db, table.insert_sql());
+  for (const Record& row : rows) {
+    table.Bind(st, row);
     st.Execute();
   }
 }
@@ -195,19 +159,18 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     ConfigureForWriting(*db);
     SqliteTransaction tx(*db);
     db->Exec(TraceSchemaSql());
-    SqliteStatement meta(*db, "INSERT INTO meta (key, value) VALUES (?1, ?2)");
-    meta.Bind(1, std::string("schema_version")).Bind(2, std::to_string(kTraceSchemaVersion));
-    meta.Execute();
-    meta.Bind(1, std::string("producer")).Bind(2, std::string("accordion-toolkit ") + kVersion);
-    meta.Execute();
-    meta.Bind(1, std::string("created_utc")).Bind(2, UtcNow());
-    meta.Execute();
-    if (!stored.run_id.empty()) {
-      meta.Bind(1, std::string("run_id")).Bind(2, stored.run_id);
-      meta.Execute();
-    }
-    InsertRun(*db, stored);
-    InsertLayers(*db, layers);
+    std::vector<MetaEntry> meta = {
+        {"schema_version", std::to_string(kTraceSchemaVersion)},
+        {"producer", std::string("accordion-toolkit ") + kVersion},
+        {"created_utc", UtcNow()}};
+    if (!stored.run_id.empty()) meta.push_back({"run_id", stored.run_id});
+    InsertRows(*db, MetaTable(), meta);
+    // A new run row has not finished, and says when it started.
+    RunInfo row = stored;
+    if (row.started_utc.empty()) row.started_utc = UtcNow();
+    row.finished_utc.clear();
+    InsertRows(*db, RunTable(), {row});
+    InsertRows(*db, LayersTable(), layers);
     tx.Commit();
   } catch (...) {
     // The file is ours and holds no run: leave nothing that looks like a trace.
@@ -253,9 +216,10 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
                        path + ": cannot resume at epoch " + std::to_string(next_epoch) +
                            ": the trace does not hold every earlier epoch");
     }
-    for (const char* table :
-         {"epochs", "epoch_layers", "iterations", "grad_ready", "collectives", "hessian"}) {
-      SqliteStatement del(*db, std::string("DELETE FROM ") + table + " WHERE epoch >= ?1");
+    // Every table keyed by epoch holds rows of the epochs being redone.
+    for (const TableSpec& table : TraceTables()) {
+      if (std::string(table.columns[0]) != "epoch") continue;
+      SqliteStatement del(*db, std::string("DELETE FROM ") + table.name + " WHERE epoch >= ?1");
       del.Bind(1, int64_t{next_epoch});
       del.Execute();
     }
@@ -310,106 +274,12 @@ void TraceWriter::WriteEpoch(const EpochData& data) {
   }
 
   SqliteTransaction tx(*db_);
-  {
-    const EpochRecord& e = data.epoch;
-    SqliteStatement st(*db_,
-                       "INSERT INTO epochs (epoch, lr, batch_size, iterations, critical, "
-                       "model_grad_norm, train_loss, train_acc, test_loss, test_acc, compute_s, "
-                       "compress_s, comm_s, total_s, floats_sent) VALUES (?1, ?2, ?3, ?4, ?5, "
-                       "?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)");
-    st.Bind(1, int64_t{e.epoch})
-        .Bind(2, e.lr)
-        .Bind(3, e.batch_size)
-        .Bind(4, e.iterations)
-        .Bind(5, int64_t{e.critical ? 1 : 0})
-        .Bind(6, e.model_grad_norm)
-        .Bind(7, e.train_loss)
-        .Bind(8, e.train_acc)
-        .Bind(9, e.test_loss)
-        .Bind(10, e.test_acc)
-        .Bind(11, e.compute_s)
-        .Bind(12, e.compress_s)
-        .Bind(13, e.comm_s)
-        .Bind(14, e.total_s)
-        .Bind(15, e.floats_sent);
-    st.Execute();
-  }
-  {
-    SqliteStatement st(*db_,
-                       "INSERT INTO epoch_layers (epoch, layer_id, grad_norm, ratio, critical, "
-                       "level, floats_sent) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)");
-    for (const auto& r : data.layers) {
-      st.Bind(1, int64_t{r.epoch})
-          .Bind(2, int64_t{r.layer_id})
-          .Bind(3, r.grad_norm)
-          .Bind(4, r.ratio)
-          .Bind(5, int64_t{r.critical ? 1 : 0})
-          .Bind(6, r.level)
-          .Bind(7, r.floats_sent);
-      st.Execute();
-    }
-  }
-  if (!data.iterations.empty()) {
-    SqliteStatement st(*db_,
-                       "INSERT INTO iterations (epoch, iteration, rank, forward_s, backward_s, "
-                       "compress_s, comm_s, total_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)");
-    for (const auto& r : data.iterations) {
-      st.Bind(1, int64_t{r.epoch})
-          .Bind(2, r.iteration)
-          .Bind(3, int64_t{r.rank})
-          .Bind(4, r.forward_s)
-          .Bind(5, r.backward_s)
-          .Bind(6, r.compress_s)
-          .Bind(7, r.comm_s)
-          .Bind(8, r.total_s);
-      st.Execute();
-    }
-  }
-  if (!data.grad_ready.empty()) {
-    SqliteStatement st(*db_,
-                       "INSERT INTO grad_ready (epoch, iteration, rank, layer_id, offset_s) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)");
-    for (const auto& r : data.grad_ready) {
-      st.Bind(1, int64_t{r.epoch})
-          .Bind(2, r.iteration)
-          .Bind(3, int64_t{r.rank})
-          .Bind(4, int64_t{r.layer_id})
-          .Bind(5, r.offset_s);
-      st.Execute();
-    }
-  }
-  if (!data.collectives.empty()) {
-    SqliteStatement st(*db_,
-                       "INSERT INTO collectives (epoch, iteration, rank, seq, op, bucket, tag, "
-                       "bytes, start_s, duration_s) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, "
-                       "?10)");
-    for (const auto& r : data.collectives) {
-      st.Bind(1, int64_t{r.epoch})
-          .Bind(2, r.iteration)
-          .Bind(3, int64_t{r.rank})
-          .Bind(4, int64_t{r.seq})
-          .Bind(5, std::string(ToString(r.op)))
-          .Bind(6, int64_t{r.bucket})
-          .Bind(7, r.tag)
-          .Bind(8, r.bytes)
-          .Bind(9, r.start_s)
-          .Bind(10, r.duration_s);
-      st.Execute();
-    }
-  }
-  if (!data.hessian.empty()) {
-    SqliteStatement st(*db_,
-                       "INSERT INTO hessian (epoch, block, eigenvalue, iterations, seconds) "
-                       "VALUES (?1, ?2, ?3, ?4, ?5)");
-    for (const auto& r : data.hessian) {
-      st.Bind(1, int64_t{r.epoch})
-          .Bind(2, r.block)
-          .Bind(3, r.eigenvalue)
-          .Bind(4, int64_t{r.iterations})
-          .Bind(5, r.seconds);
-      st.Execute();
-    }
-  }
+  InsertRows(*db_, EpochsTable(), {data.epoch});
+  InsertRows(*db_, EpochLayersTable(), data.layers);
+  InsertRows(*db_, IterationsTable(), data.iterations);
+  InsertRows(*db_, GradReadyTable(), data.grad_ready);
+  InsertRows(*db_, CollectivesTable(), data.collectives);
+  InsertRows(*db_, HessianTable(), data.hessian);
   tx.Commit();
   ++next_epoch_;
 }
