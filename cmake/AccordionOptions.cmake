@@ -32,6 +32,12 @@ function(accordion_resolve_module var label found why)
   set(_accordion_summary "${_accordion_summary}${line}\n" PARENT_SCOPE)
 endfunction()
 
+# Which LibTorch, first: a pre-C++11 ABI one turns the simulator (and so the
+# GUI) off, and their summary lines must say so rather than "ON".
+if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
+  include(AccordionTorch)
+endif()
+
 # --- simulator: SimGrid (no CMake config in Debian; pkg-config and a plain search)
 if(NOT ACCORDION_BUILD_SIMULATOR STREQUAL "OFF")
   find_path(SIMGRID_INCLUDE_DIR simgrid/s4u.hpp)
@@ -45,7 +51,6 @@ accordion_resolve_module(ACCORDION_BUILD_SIMULATOR "simulator (accordion-sim)"
 
 # --- trainer: LibTorch with c10d/Gloo (cmake/AccordionTorch.cmake picks which)
 if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
-  include(AccordionTorch)
   find_package(Torch QUIET)
 endif()
 accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"

@@ -10,8 +10,8 @@
 # with it must then use that ABI too, which Debian's GoogleTest, Google
 # Benchmark and SimGrid do not: in that case the whole build switches ABI and
 # tests, benchmarks and the simulator are left out (the trainer and the
-# analysis tools build). Included by AccordionOptions.cmake before it looks
-# for LibTorch.
+# analysis tools build). Included by AccordionOptions.cmake before it decides
+# on the simulator, so that its summary line tells the truth.
 option(ACCORDION_TORCH_FROM_PYTHON "Build the trainer against python3's torch package (its LibTorch)" OFF)
 set(ACCORDION_PYTHON "python3" CACHE STRING "The Python whose torch package provides LibTorch")
 

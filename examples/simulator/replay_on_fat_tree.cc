@@ -1,29 +1,25 @@
 // Replaying a trace on a bigger cluster: a 4-worker MLP run with TopK
 // projected onto 16 workers of an oversubscribed fat-tree, Accordion against
 // static TopK 99 % and 10 %, simulated and with the analytic model.
+//
+// The trace is the argument. ctest hands it a SYNTHETIC one shaped like such
+// a run (30 epochs, a check every 5, TopK 99 % inside critical regimes and
+// 10 % outside), made by the test tool
+//   accordion-make-synthetic-trace mlp.trace --model mlp --epochs 30 --workers 4 --scheme topk --interval 5
+// A trace recorded by accordion-train replays the same way.
 #include <cstdio>
-#include <filesystem>
 
 #include "simulator/replay_engine.h"
-#include "tests/support/synthetic_trace.h"
 
 using namespace accordion;
 using namespace accordion::sim;
 
-int main() {
-  // A SYNTHETIC trace stands in for a recorded one (same tables, same shape).
-  const std::string trace = (std::filesystem::temp_directory_path() / "accordion-example-mlp.trace").string();
-  synthetic::SyntheticTraceOptions recorded;
-  recorded.model = "mlp";
-  recorded.epochs = 30;
-  recorded.world_size = 4;
-  recorded.scheme = Scheme::kTopK;
-  recorded.level_low = 0.99;  // inside critical regimes
-  recorded.level_high = 0.1;  // outside them
-  recorded.interval = 5;      // a check every 5 of its 30 epochs
-  synthetic::WriteSyntheticTrace(trace, recorded);
-  const ReplayInput input = LoadReplayInput(trace);
-  std::filesystem::remove(trace);
+int main(int argc, char** argv) {
+  if (argc != 2) {
+    std::fprintf(stderr, "usage: %s TRACE\n", argv[0]);
+    return 2;
+  }
+  const ReplayInput input = LoadReplayInput(argv[1]);
 
   // Leaves of 4 hosts, 2 spines: traffic between leaves shares half the links.
   const PlatformSpec cluster =
