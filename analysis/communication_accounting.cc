@@ -41,23 +41,39 @@ int64_t TopKCount(int64_t numel, double fraction) {
   return std::clamp<int64_t>(k, 1, numel);
 }
 
-double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
-  const int64_t numel = Numel(shape);
-  switch (scheme.scheme()) {
-    case Scheme::kDense:
-    case Scheme::kBatch:
-      return static_cast<double>(numel);
-    case Scheme::kPowerSgd: {
-      const auto rank = static_cast<int64_t>(level);
-      if (!PowerSgdCompresses(shape, rank)) return static_cast<double>(numel);
-      const MatrixView m = MatrixViewOf(shape);
-      return static_cast<double>((m.rows + m.cols) * rank);
-    }
-    case Scheme::kTopK:
-      if (!TopKSparsifies(scheme, shape)) return static_cast<double>(numel);
-      return 2.0 * static_cast<double>(TopKCount(numel, level));
+bool TravelsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
+  switch (Describe(scheme.scheme()).compressor) {
+    case Compressor::kNone:
+      return false;
+    case Compressor::kLowRank:
+      return PowerSgdCompresses(shape, static_cast<int64_t>(level));
+    case Compressor::kSparse:
+      return TopKSparsifies(scheme, shape);
   }
-  return static_cast<double>(numel);
+  return false;
+}
+
+int64_t CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level) {
+  switch (kind) {
+    case CollectiveKind::kDense:
+      return Numel(shape);
+    case CollectiveKind::kPowerSgdP:
+      return MatrixViewOf(shape).rows * static_cast<int64_t>(level);
+    case CollectiveKind::kPowerSgdQ:
+      return MatrixViewOf(shape).cols * static_cast<int64_t>(level);
+    case CollectiveKind::kTopK:
+      return 2 * TopKCount(Numel(shape), level);
+  }
+  return 0;
+}
+
+double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
+  if (!TravelsCompressed(scheme, shape, level)) return static_cast<double>(Numel(shape));
+  int64_t floats = 0;
+  for (CollectiveKind kind : Describe(scheme.scheme()).bucket_collectives) {
+    if (kind != CollectiveKind::kDense) floats += CollectiveFloats(kind, shape, level);
+  }
+  return static_cast<double>(floats);
 }
 
 bool IsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {

@@ -8,6 +8,9 @@
 //             counted as 2k four-byte words per step; numel for a tensor it
 //             does not sparsify (TopKSparsifies).
 //   batch:    numel per step, but an epoch has fewer steps at a larger batch.
+// A compressed tensor's floats per step are what it adds to its scheme's
+// compressed collectives (SchemeDescription::bucket_collectives), so the
+// accounting and the step plan cannot disagree.
 //
 // Floats count 4-byte words of payload one worker contributes, the unit of
 // the paper's "Data Sent" columns; collective algorithms multiply it by
@@ -19,6 +22,7 @@
 #include <vector>
 
 #include "traces/records.h"
+#include "traces/scheme_description.h"
 
 namespace accordion {
 
@@ -69,6 +73,15 @@ bool TopKSparsifies(const CommunicationScheme& scheme, const std::vector<int64_t
 
 // Entries TopK keeps of `numel` at `fraction`.
 int64_t TopKCount(int64_t numel, double fraction);
+
+// Whether `scheme` at `level` sends this tensor in its compressed collectives
+// (PowerSgdCompresses, TopKSparsifies); if not, it travels in its bucket's
+// dense all-reduce.
+bool TravelsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level);
+
+// Floats this tensor adds to a collective of `kind` at `level` (dense: numel;
+// P: n * r; Q: m * r; TopK: 2k).
+int64_t CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level);
 
 // Floats one worker sends for this tensor in one step at `level`. For the
 // batch scheme the level does not change a step's size (see StepsPerEpoch).

@@ -15,6 +15,7 @@
 //                 then one all-gather of values and int32 indices (2k
 //                 words per tensor)                                   "topk"
 // Collectives with no payload are omitted. Bytes are 4 per float or index.
+// The per-scheme lists and the tags come from traces/scheme_description.h.
 //
 // Issue order and dependencies are part of the description, because they
 // decide what hides behind backward: every bucket's dense and P (or TopK)
@@ -49,8 +50,9 @@ std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
                                           int64_t bucket_bytes = kDefaultBucketBytes);
 
 struct PlannedCollective {
-  CollectiveOp op = CollectiveOp::kAllReduce;
-  std::string tag;          // dense, powersgd-p, powersgd-q, topk
+  CollectiveKind kind = CollectiveKind::kDense;  // what it carries: decide by this
+  CollectiveOp op = CollectiveOp::kAllReduce;    // the kind's
+  std::string tag;                               // the kind's, as traces name it
   int bucket = 0;
   int64_t bytes = 0;        // payload one rank contributes
   std::vector<int> layers;  // the tensors it carries

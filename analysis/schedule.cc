@@ -2,6 +2,7 @@
 
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
+#include "traces/scheme_description.h"
 
 namespace accordion {
 
@@ -33,17 +34,9 @@ void CheckLevels(Scheme scheme, double low, double high) {
 }  // namespace
 
 std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size) {
-  switch (scheme) {
-    case Scheme::kDense:
-      return {0, 0};
-    case Scheme::kPowerSgd:
-      return {2, 1};
-    case Scheme::kTopK:
-      return {0.99, 0.1};
-    case Scheme::kBatch:
-      return {static_cast<double>(batch_size), 8.0 * static_cast<double>(batch_size)};
-  }
-  return {0, 0};
+  const SchemeDescription& d = Describe(scheme);
+  const double unit = d.level_kind == LevelKind::kGlobalBatch ? static_cast<double>(batch_size) : 1.0;
+  return {d.default_low * unit, d.default_high * unit};
 }
 
 std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
@@ -57,9 +50,12 @@ std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
 
 Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme,
                                  const AccordionOptions& options) {
-  if (scheme == Scheme::kDense) throw InputError("dense communication has no levels to schedule");
+  const SchemeDescription& description = Describe(scheme);
+  if (!description.has_levels()) {
+    throw InputError(std::string(description.name) + " communication has no levels to schedule");
+  }
   CheckLevels(scheme, options.level_low(), options.level_high());
-  const bool whole_model = scheme == Scheme::kBatch;
+  const bool whole_model = description.level_kind == LevelKind::kGlobalBatch;
   AccordionOptions opts = options;
   opts.mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer);
   Schedule s = EmptySchedule(view, scheme, opts.level_low(), opts.level_high());
@@ -96,7 +92,7 @@ ScheduleCost CostOf(const TraceView& view, const Schedule& schedule) {
   cost.epoch_floats.assign(E, 0.0);
   cost.steps.assign(E, 0);
   for (int e = 0; e < E; ++e) {
-    const int64_t batch = schedule.scheme.scheme() == Scheme::kBatch
+    const int64_t batch = Describe(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
                               ? static_cast<int64_t>(schedule.levels[e][0])
                               : view.run.batch_size;
     cost.steps[e] = StepsPerEpoch(view.run.train_samples, batch, view.run.world_size);

@@ -53,7 +53,8 @@ struct ScheduleCost {
 ScheduleCost CostOf(const TraceView& view, const Schedule& schedule);
 
 // Default level pair of a scheme (paper's settings): PowerSGD rank 2 / 1,
-// TopK 0.99 / 0.1, batch B / 8B for a starting global batch B.
+// TopK 0.99 / 0.1, batch B / 8B for a starting global batch B; from the
+// scheme's description (traces/scheme_description.h).
 std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size);
 
 // The level pair to schedule `scheme` with: `low` / `high` where given, else

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/communication_accounting.h"
+#include "traces/scheme_description.h"
 
 namespace accordion {
 
@@ -43,18 +44,17 @@ int CountCritical(const std::vector<bool>& row) {
 }  // namespace
 
 std::string LevelName(Scheme scheme, double level) {
+  const SchemeDescription& d = Describe(scheme);
   std::ostringstream out;
-  switch (scheme) {
-    case Scheme::kDense:
-      return "dense";
-    case Scheme::kPowerSgd:
-      out << "rank " << static_cast<int64_t>(level);
+  switch (d.level_kind) {
+    case LevelKind::kNone:
+      return d.name;
+    case LevelKind::kRank:
+    case LevelKind::kGlobalBatch:
+      out << d.level_label << ' ' << static_cast<int64_t>(level);
       break;
-    case Scheme::kTopK:
-      out << "TopK " << level * 100 << "%";
-      break;
-    case Scheme::kBatch:
-      out << "batch " << static_cast<int64_t>(level);
+    case LevelKind::kFraction:
+      out << d.level_label << ' ' << level * 100 << "%";
       break;
   }
   return out.str();
@@ -75,7 +75,7 @@ ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme,
 void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std::ostream& out) {
   const Schedule& s = c.accordion;
   const int L = view.num_layers();
-  const bool batch = c.scheme == Scheme::kBatch;
+  const bool batch = Describe(c.scheme).level_kind == LevelKind::kGlobalBatch;
   out << "Accordion schedule for " << view.run.model << " on " << view.run.dataset << " ("
       << L << " layers, " << view.run.world_size << " workers, " << view.num_epochs()
       << " epochs" << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";

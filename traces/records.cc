@@ -4,6 +4,8 @@
 #include <cmath>
 #include <utility>
 
+#include "traces/scheme_description.h"
+
 namespace accordion {
 
 namespace {
@@ -25,12 +27,6 @@ std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& t
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<Scheme, const char*>, 4> kSchemes{{
-    {Scheme::kDense, "dense"},
-    {Scheme::kPowerSgd, "powersgd"},
-    {Scheme::kTopK, "topk"},
-    {Scheme::kBatch, "batch"},
-}};
 constexpr std::array<std::pair<Policy, const char*>, 2> kPolicies{{
     {Policy::kStatic, "static"},
     {Policy::kAccordion, "accordion"},
@@ -51,29 +47,37 @@ constexpr std::array<std::pair<CollectiveOp, const char*>, 3> kOps{{
 
 std::string LevelProblem(Scheme scheme, double level) {
   if (!std::isfinite(level)) return "must be a finite number";
-  const bool whole = level == std::floor(level);
-  switch (scheme) {
-    case Scheme::kDense:
-      return level == 0 ? "" : "must be 0 for dense communication";
-    case Scheme::kPowerSgd:
-      return level >= 1 && level <= kMaxPowerSgdRank && whole
+  const SchemeDescription& d = Describe(scheme);
+  switch (d.level_kind) {
+    case LevelKind::kNone:
+      return level == 0 ? "" : "must be 0 for " + std::string(d.name) + " communication";
+    case LevelKind::kRank:
+    case LevelKind::kGlobalBatch:
+      return level >= 1 && level <= d.max_level && level == std::floor(level)
                  ? ""
-                 : "must be a PowerSGD rank in 1.." + std::to_string(static_cast<int64_t>(kMaxPowerSgdRank));
-    case Scheme::kTopK:
-      return level > 0 && level <= 1 ? "" : "must be a TopK fraction in (0, 1]";
-    case Scheme::kBatch:
-      return level >= 1 && level <= kMaxBatchLevel && whole
-                 ? ""
-                 : "must be a batch size in 1.." + std::to_string(static_cast<int64_t>(kMaxBatchLevel));
+                 : "must be a " + std::string(d.level_meaning) + " in 1.." +
+                       std::to_string(static_cast<int64_t>(d.max_level));
+    case LevelKind::kFraction:
+      return level > 0 && level <= 1 ? "" : "must be a " + std::string(d.level_meaning) + " in (0, 1]";
   }
   return "is not a level";
 }
 
-const char* ToString(Scheme scheme) { return NameOf(kSchemes, scheme); }
+const char* ToString(Scheme scheme) {
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (d.scheme == scheme) return d.name;
+  }
+  return "unknown";
+}
 const char* ToString(Policy policy) { return NameOf(kPolicies, policy); }
 const char* ToString(RunStatus status) { return NameOf(kStatuses, status); }
 const char* ToString(CollectiveOp op) { return NameOf(kOps, op); }
-std::optional<Scheme> ParseScheme(const std::string& name) { return ValueOf(kSchemes, name); }
+std::optional<Scheme> ParseScheme(const std::string& name) {
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (name == d.name) return d.scheme;
+  }
+  return std::nullopt;
+}
 std::optional<Policy> ParsePolicy(const std::string& name) { return ValueOf(kPolicies, name); }
 std::optional<RunStatus> ParseRunStatus(const std::string& name) {
   return ValueOf(kStatuses, name);

@@ -17,6 +17,8 @@ namespace accordion {
 //   kPowerSgd: the PowerSGD rank r (>= 1);
 //   kTopK:     the fraction of entries kept, in (0, 1];
 //   kBatch:    the global batch size (dense gradients, fewer steps per epoch).
+// traces/scheme_description.h describes each one; the names and level
+// checks below are built from it.
 enum class Scheme { kDense, kPowerSgd, kTopK, kBatch };
 
 // Whether levels follow the Accordion controller or stay fixed.

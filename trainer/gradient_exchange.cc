@@ -86,6 +86,7 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
       layers_(std::move(layers)),
       comm_(comm),
       options_(options),
+      compressor_(Describe(options.scheme().scheme()).compressor),
       device_(parameters_.empty() ? torch::Device(torch::kCPU) : parameters_[0].device()),
       compressors_(std::make_unique<Compressors>(options, device_)) {
   if (parameters_.size() != layers_.size()) throw std::logic_error("one LayerInfo per parameter");
@@ -124,8 +125,11 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
   for (size_t b = 0; b < buckets_.size(); ++b) next.push_back(std::make_unique<Bucket>());
   for (const PlannedCollective& c : plan) {
     Bucket& bucket = *next[static_cast<size_t>(c.bucket)];
-    if (c.tag == "dense") bucket.dense_layers = c.layers;
-    if (c.tag == "powersgd-p" || c.tag == "topk") bucket.compressed_layers = c.layers;
+    if (c.kind == CollectiveKind::kDense) {
+      bucket.dense_layers = c.layers;
+    } else {
+      bucket.compressed_layers = c.layers;  // the same in each of the bucket's compressed collectives
+    }
   }
   const int world = comm_.world_size();
   for (size_t b = 0; b < buckets_.size(); ++b) {
@@ -148,7 +152,7 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       parameters_[static_cast<size_t>(l)].mutable_grad() = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
       if (!raw.empty()) bucket.raw_sum.narrow(0, at, info.numel).copy_(raw[static_cast<size_t>(l)].reshape({-1}));
     }
-    if (options_.scheme().scheme() == Scheme::kPowerSgd) {
+    if (compressor_ == Compressor::kLowRank) {
       int64_t p_size = 0, q_size = 0;
       for (int l : bucket.compressed_layers) {
         const MatrixView m = MatrixViewOf(layers_[static_cast<size_t>(l)].shape);
@@ -161,7 +165,7 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       bucket.p = torch::empty({p_size}, device_);
       bucket.q = torch::empty({q_size}, device_);
       for (int l : bucket.dense_layers) bucket.folded_memory.push_back(compressors_->powersgd.TakeMemory(l));
-    } else if (options_.scheme().scheme() == Scheme::kTopK) {
+    } else if (compressor_ == Compressor::kSparse) {
       int64_t words = 0;
       for (int l : bucket.compressed_layers) {
         const int64_t k = TopKCount(layers_[static_cast<size_t>(l)].numel, levels_[static_cast<size_t>(l)]);
@@ -210,16 +214,16 @@ void GradientExchange::OnGradientReady(int layer) {
   }
 }
 
-void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveOp op,
-                             int bucket, const char* tag, int64_t bytes, Clock::time_point start) {
+void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveKind kind,
+                             int bucket, int64_t bytes, Clock::time_point start) {
   flight.work = std::move(work);
   flight.start = start;
   flight.record = timings_.collectives.size();
   CollectiveRecord r;
   r.seq = static_cast<int>(flight.record);
-  r.op = op;
+  r.op = Describe(kind).op;
   r.bucket = bucket;
-  r.tag = tag;
+  r.tag = ToString(kind);
   r.bytes = bytes;
   r.start_s = Seconds(start - step_start_);
   timings_.collectives.push_back(std::move(r));
@@ -239,8 +243,8 @@ void GradientExchange::StartDense(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   if (bucket.dense_numel == 0) return;
   const Clock::time_point t = Clock::now();
-  Start(bucket.dense, comm_.AllReduceSum(bucket.buffer.narrow(0, 0, bucket.dense_numel)), CollectiveOp::kAllReduce,
-        b, "dense", 4 * bucket.dense_numel, t);
+  Start(bucket.dense, comm_.AllReduceSum(bucket.buffer.narrow(0, 0, bucket.dense_numel)), CollectiveKind::kDense, b,
+        4 * bucket.dense_numel, t);
 }
 
 void GradientExchange::FinishDense(int b) {
@@ -254,14 +258,12 @@ void GradientExchange::Launch(int b) {
   Clock::time_point t = Clock::now();
   bucket.raw_sum.add_(bucket.buffer, raw_weight_);
   bookkeeping_s_ += Seconds(Clock::now() - t);
-  switch (options_.scheme().scheme()) {
-    case Scheme::kDense:
-    case Scheme::kBatch:
+  switch (compressor_) {
+    case Compressor::kNone:
       t = Clock::now();
-      Start(bucket.dense, comm_.AllReduceSum(bucket.buffer), CollectiveOp::kAllReduce, b, "dense",
-            4 * bucket.buffer.numel(), t);
+      Start(bucket.dense, comm_.AllReduceSum(bucket.buffer), CollectiveKind::kDense, b, 4 * bucket.buffer.numel(), t);
       break;
-    case Scheme::kPowerSgd: {
+    case Compressor::kLowRank: {
       for (size_t i = 0; i < bucket.dense_layers.size(); ++i) {
         torch::Tensor& memory = bucket.folded_memory[i];
         if (!memory.defined()) continue;
@@ -277,11 +279,10 @@ void GradientExchange::Launch(int b) {
       }
       const Clock::time_point sent = Clock::now();
       timings_.compress_s += Seconds(sent - t);
-      Start(bucket.p_flight, comm_.AllReduceSum(bucket.p), CollectiveOp::kAllReduce, b, "powersgd-p",
-            4 * bucket.p.numel(), sent);
+      Start(bucket.p_flight, comm_.AllReduceSum(bucket.p), CollectiveKind::kPowerSgdP, b, 4 * bucket.p.numel(), sent);
       break;
     }
-    case Scheme::kTopK: {
+    case Compressor::kSparse: {
       StartDense(b);
       if (bucket.compressed_layers.empty()) break;
       t = Clock::now();
@@ -291,8 +292,8 @@ void GradientExchange::Launch(int b) {
       }
       const Clock::time_point sent = Clock::now();
       timings_.compress_s += Seconds(sent - t);
-      Start(bucket.topk, comm_.AllGather(bucket.packed, bucket.gathered), CollectiveOp::kAllGather, b,
-            "topk", 4 * bucket.packed.numel(), sent);
+      Start(bucket.topk, comm_.AllGather(bucket.packed, bucket.gathered), CollectiveKind::kTopK, b,
+            4 * bucket.packed.numel(), sent);
       break;
     }
   }
@@ -303,15 +304,14 @@ void GradientExchange::FinishStep() {
   // A parameter that got no gradient leaves its bucket pending: send it anyway.
   while (next_launch_ < static_cast<int>(state_.size())) Launch(next_launch_++);
   const int world = comm_.world_size();
-  switch (options_.scheme().scheme()) {
-    case Scheme::kDense:
-    case Scheme::kBatch:
+  switch (compressor_) {
+    case Compressor::kNone:
       for (auto& bucket : state_) {
         Wait(bucket->dense);
         bucket->buffer.div_(world);
       }
       break;
-    case Scheme::kPowerSgd:
+    case Compressor::kLowRank:
       // Q's all-reduces need the summed P: start them all, then finish each bucket.
       for (size_t b = 0; b < state_.size(); ++b) {
         Bucket& bucket = *state_[b];
@@ -323,8 +323,8 @@ void GradientExchange::FinishStep() {
         }
         const Clock::time_point sent = Clock::now();
         timings_.compress_s += Seconds(sent - t);
-        Start(bucket.q_flight, comm_.AllReduceSum(bucket.q), CollectiveOp::kAllReduce, static_cast<int>(b),
-              "powersgd-q", 4 * bucket.q.numel(), sent);
+        Start(bucket.q_flight, comm_.AllReduceSum(bucket.q), CollectiveKind::kPowerSgdQ, static_cast<int>(b),
+              4 * bucket.q.numel(), sent);
       }
       for (size_t b = 0; b < state_.size(); ++b) {
         FinishDense(static_cast<int>(b));
@@ -339,7 +339,7 @@ void GradientExchange::FinishStep() {
         timings_.compress_s += Seconds(Clock::now() - t);
       }
       break;
-    case Scheme::kTopK:
+    case Compressor::kSparse:
       for (size_t b = 0; b < state_.size(); ++b) {
         FinishDense(static_cast<int>(b));
         Bucket& bucket = *state_[b];

@@ -39,6 +39,7 @@
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
 #include "traces/records.h"
+#include "traces/scheme_description.h"
 #include "trainer/communicator.h"
 
 namespace torch::serialize {
@@ -136,8 +137,9 @@ class GradientExchange {
   // tensors), if it has any; and after it, their average.
   void StartDense(int bucket);
   void FinishDense(int bucket);
-  void Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveOp op, int bucket,
-             const char* tag, int64_t bytes, Clock::time_point start);
+  // Records the collective `work` runs; the kind gives its op and tag.
+  void Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveKind kind, int bucket, int64_t bytes,
+             Clock::time_point start);
   void Wait(Flight& flight);
   torch::Tensor GradView(int layer) const;
 
@@ -145,6 +147,7 @@ class GradientExchange {
   std::vector<LayerInfo> layers_;
   Communicator& comm_;
   ExchangeOptions options_;
+  Compressor compressor_;  // the scheme's: what the exchange runs
   torch::Device device_;  // the parameters': buffers and compressor state live there
   std::vector<GradientBucket> buckets_;
   std::vector<int> bucket_of_;  // layer -> bucket

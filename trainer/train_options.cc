@@ -14,6 +14,7 @@
 #include "analysis/schedule.h"
 #include "common/errors.h"
 #include "traces/trace_reader.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/cifar_file.h"
@@ -305,8 +306,9 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
       ->capture_default_str();
   app.add_option("--clip", o.clip, "Clip the averaged gradient's global norm to this (0: off)")
       ->capture_default_str();
-  app.add_option("--scheme", o.scheme, "dense, powersgd, topk or batch (levels are global batch sizes)")
-      ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}))
+  app.add_option("--scheme", o.scheme,
+                 JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
+      ->check(CLI::IsMember(SchemeNames()))
       ->capture_default_str();
   app.add_option("--policy", o.policy, "static (fixed level) or accordion")
       ->check(CLI::IsMember({"static", "accordion"}))
@@ -396,13 +398,17 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
     throw InputError("unknown dataset '" + o.dataset + "' (datasets: " + Joined(kDatasets) + ")");
   }
   const auto scheme = ParseScheme(o.scheme);
-  if (!scheme) throw InputError("unknown scheme '" + o.scheme + "' (schemes: dense, powersgd, topk, batch)");
+  if (!scheme) {
+    throw InputError("unknown scheme '" + o.scheme + "' (schemes: " + JoinSchemeNames(SchemeSet::kAll, ", ", ", ") +
+                     ")");
+  }
   const auto policy = ParsePolicy(o.policy);
   if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion)");
   CheckNumbers(o);
   CheckCombination(o, *scheme);
-  if (*policy == Policy::kAccordion && *scheme == Scheme::kDense) {
-    throw InputError("--policy accordion needs a compressing --scheme (powersgd, topk or batch)");
+  if (*policy == Policy::kAccordion && !Describe(*scheme).has_levels()) {
+    throw InputError("--policy accordion needs a compressing --scheme (" +
+                     JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
   }
   if (*policy == Policy::kStatic && (o.low || o.high)) {
     throw InputError("--low and --high belong to --policy accordion; a static run takes --level");

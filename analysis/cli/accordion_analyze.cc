@@ -15,6 +15,7 @@
 #include "common/errors.h"
 #include "common/output_file.h"
 #include "traces/schema.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_export.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
@@ -144,10 +145,10 @@ int RunSchedule(const ScheduleArgs& args) {
   const TraceView view = LoadTraceView(args.trace);
   Scheme scheme = view.run.scheme;
   if (!args.scheme.empty()) scheme = *ParseScheme(args.scheme);
-  if (scheme == Scheme::kDense) {
-    throw InputError(args.trace +
-                     " was recorded with dense communication; pick the scheme to schedule "
-                     "with --scheme powersgd|topk|batch");
+  if (!Describe(scheme).has_levels()) {
+    throw InputError(args.trace + " was recorded with " + ToString(scheme) +
+                     " communication; pick the scheme to schedule with --scheme " +
+                     JoinSchemeNames(SchemeSet::kWithLevels, "|", "|"));
   }
   const auto [low, high] = ResolveLevels(view.run, scheme, args.low, args.high);
   for (const auto& [level, flag] : {std::pair{low, "--low"}, std::pair{high, "--high"}}) {
@@ -267,8 +268,10 @@ int main(int argc, char** argv) {
       "schedule", "Derive the Accordion schedule from a trace's gradient norms and compare its "
                   "communication with static low and static high");
   sched_cmd->add_option("trace", sched.trace, "Trace file")->required();
-  sched_cmd->add_option("--scheme", sched.scheme, "powersgd, topk or batch (default: the trace's)")
-      ->check(CLI::IsMember({"powersgd", "topk", "batch"}));
+  sched_cmd
+      ->add_option("--scheme", sched.scheme,
+                   JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + " (default: the trace's)")
+      ->check(CLI::IsMember(SchemeNames(SchemeSet::kWithLevels)));
   sched_cmd->add_option("--eta", sched.eta, "Critical-regime threshold on the norm's relative change")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();

@@ -15,6 +15,7 @@
 #include "gui/app/run_list_view.h"
 #include "gui/figures/figure_style.h"
 #include "gui/model/explorer_document.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -63,9 +64,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   interval_spin_->setToolTip(tr("Accordion checks the gradient norms every this many epochs"));
   scheme_combo_->setObjectName("schemeCombo");
   scheme_combo_->addItem(tr("as recorded"));
-  scheme_combo_->addItem(tr("PowerSGD"), static_cast<int>(Scheme::kPowerSgd));
-  scheme_combo_->addItem(tr("TopK"), static_cast<int>(Scheme::kTopK));
-  scheme_combo_->addItem(tr("batch size"), static_cast<int>(Scheme::kBatch));
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (d.has_levels()) scheme_combo_->addItem(tr(d.title), static_cast<int>(d.scheme));
+  }
   scheme_combo_->setToolTip(tr("Explore the run as if it had used another scheme (a dense run has none)"));
   for (QDoubleSpinBox* spin : {low_spin_, high_spin_}) {
     spin->setMinimum(0);  // 0 is the "auto" special value
@@ -170,22 +171,22 @@ void ScheduleControls::adaptLevelSpins() {
   updating_ = true;
   for (QDoubleSpinBox* spin : {low_spin_, high_spin_}) {
     const double value = spin->value();
-    switch (scheme) {
-      case Scheme::kTopK:
+    switch (Describe(scheme).level_kind) {
+      case LevelKind::kFraction:
         spin->setDecimals(3);
         spin->setMaximum(1);
         spin->setSingleStep(0.01);
         spin->setStepType(QAbstractSpinBox::DefaultStepType);
         spin->setPrefix(QString());
         break;
-      case Scheme::kBatch:
+      case LevelKind::kGlobalBatch:
         spin->setDecimals(0);
         spin->setMaximum(1e7);
         spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
         spin->setPrefix(QString());
         break;
-      case Scheme::kPowerSgd:
-      case Scheme::kDense:
+      case LevelKind::kRank:
+      case LevelKind::kNone:
         spin->setDecimals(0);
         spin->setMaximum(4096);
         spin->setSingleStep(1);
@@ -195,8 +196,8 @@ void ScheduleControls::adaptLevelSpins() {
     }
     spin->setValue(value);
   }
-  low_spin_->setEnabled(scheme != Scheme::kDense);
-  high_spin_->setEnabled(scheme != Scheme::kDense);
+  low_spin_->setEnabled(Describe(scheme).has_levels());
+  high_spin_->setEnabled(Describe(scheme).has_levels());
   updating_ = was_updating;
 }
 

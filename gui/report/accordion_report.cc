@@ -31,6 +31,7 @@
 #include "gui/model/what_if.h"
 #include "gui/report/report_writer.h"
 #include "simulator/child_process.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_validator.h"
 
 namespace accordion::gui::report {
@@ -276,8 +277,8 @@ int main(int argc, char** argv) {
       ->check(CLI::PositiveNumber);
   app.add_option("--interval", a.interval, "Epochs between regime checks (default: the run's)")
       ->check(CLI::Range(1, 1000000));
-  app.add_option("--scheme", a.scheme, "powersgd, topk, batch or dense (default: the trace's)")
-      ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
+  app.add_option("--scheme", a.scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
+      ->check(CLI::IsMember(SchemeNames()));
   app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
   app.add_option("--high", a.high, "Level outside critical regimes");
   app.add_option("--workers", a.workers, "Workers to project to (default 64)")->check(CLI::Range(1, 1000000));

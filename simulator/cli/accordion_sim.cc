@@ -17,6 +17,7 @@
 #include "simulator/replay_report.h"
 #include "simulator/sweep.h"
 #include "simulator/timeline.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::sim {
 namespace {
@@ -142,8 +143,8 @@ struct ReplayFlags {
       cmd->add_option("--low", low, "Level in critical regimes (rank, TopK fraction or global batch)");
       cmd->add_option("--high", high, "Level outside critical regimes");
     }
-    cmd->add_option("--scheme", scheme, "powersgd, topk, batch or dense (default: the trace's)")
-        ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
+    cmd->add_option("--scheme", scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
+        ->check(CLI::IsMember(SchemeNames()));
     cmd->add_option("--model", model,
                     "simulate (SimGrid), analytic (alpha-beta formulas) or recorded (each collective as the "
                     "trace measured it: the trace's own workers and network)")

@@ -2,11 +2,14 @@
 // behind it) for tests, examples and benchmarks.
 #include <cstdio>
 #include <iostream>
+#include <tuple>
 
+#include "analysis/schedule.h"
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/output_file.h"
 #include "tests/support/synthetic_trace.h"
+#include "traces/scheme_description.h"
 
 namespace {
 
@@ -41,7 +44,7 @@ int main(int argc, char** argv) {
   app.add_option("--model", o.model, "resnet18 or mlp")->check(CLI::IsMember({"resnet18", "mlp"}));
   app.add_option("--epochs", o.epochs)->check(CLI::Range(1, 100000));
   app.add_option("--workers", o.world_size)->check(CLI::Range(1, 1 << 20));
-  app.add_option("--scheme", scheme)->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
+  app.add_option("--scheme", scheme)->check(CLI::IsMember(SchemeNames()));
   app.add_option("--policy", policy)->check(CLI::IsMember({"static", "accordion"}));
   app.add_option("--low", low);
   app.add_option("--high", high);
@@ -64,16 +67,8 @@ int main(int argc, char** argv) {
     }
     o.scheme = *ParseScheme(scheme);
     o.policy = *ParsePolicy(policy);
-    if (o.scheme == Scheme::kDense) {
-      o.level_low = o.level_high = 0;
-      o.policy = Policy::kStatic;
-    } else if (o.scheme == Scheme::kTopK) {
-      o.level_low = 0.99;
-      o.level_high = 0.1;
-    } else if (o.scheme == Scheme::kBatch) {
-      o.level_low = static_cast<double>(o.batch_size);
-      o.level_high = 8.0 * static_cast<double>(o.batch_size);
-    }
+    std::tie(o.level_low, o.level_high) = DefaultLevels(o.scheme, o.batch_size);
+    if (!Describe(o.scheme).has_levels()) o.policy = Policy::kStatic;
     if (low) o.level_low = *low;
     if (high) o.level_high = *high;
     if (o.policy == Policy::kStatic) o.level_high = o.level_low;

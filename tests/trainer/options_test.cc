@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "tests/support/run_command.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/train_options.h"
@@ -288,6 +289,29 @@ TEST(TrainOptions, TopKChoicesBelongToTopKAndReachTheLevelPlan) {
   CLI::App strict;
   AddTrainFlags(strict, parsed);
   EXPECT_THROW(strict.parse("--topk-error-feedback no"), CLI::ValidationError);
+}
+
+// --scheme's choices, help and errors come from traces/scheme_description.h.
+TEST(TrainOptions, SchemeFlagTakesEveryDescribedSchemeAndNothingElse) {
+  for (const SchemeDescription& d : AllSchemes()) {
+    TrainOptions parsed = Synthetic();
+    CLI::App app;
+    AddTrainFlags(app, parsed);
+    EXPECT_NE(app.get_option("--scheme")->get_description().find(d.name), std::string::npos) << d.name;
+    app.parse(std::string("--scheme ") + d.name);
+    EXPECT_EQ(parsed.scheme, d.name);
+    EXPECT_EQ(LevelsOf(parsed).scheme.scheme(), d.scheme);
+    if (!d.has_levels()) {
+      parsed.policy = "accordion";
+      ExpectRefused(parsed, "needs a compressing --scheme (powersgd, topk or batch)");
+    }
+  }
+  TrainOptions parsed = Synthetic();
+  CLI::App app;
+  AddTrainFlags(app, parsed);
+  EXPECT_THROW(app.parse("--scheme powersgd-p"), CLI::ValidationError);
+  ExpectRefused(With([](TrainOptions& o) { o.scheme = "signsgd"; }),
+                "unknown scheme 'signsgd' (schemes: dense, powersgd, topk, batch)");
 }
 
 TEST(TrainOptions, ResumeRefusesOtherTopKChoices) {

@@ -1,0 +1,92 @@
+// One description per compression scheme: its name in traces and on command
+// lines, what its level means and which numbers are levels, its default
+// levels, how it shrinks a tensor and the collectives each gradient bucket of
+// a step issues.
+//
+// Every per-scheme rule of the toolkit is built from the one table in
+// scheme_description.cc: records.h's names and level checks, the accounting
+// and the step plan (analysis), the exchange (trainer) and the command lines'
+// --scheme choices. A new scheme is a new row there (and its compressor's
+// code where it is one), not a case in parallel switches.
+#ifndef ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
+#define ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "traces/records.h"
+
+namespace accordion {
+
+// What a level is, and so which numbers are levels.
+enum class LevelKind {
+  kNone,         // the scheme has no levels: always 0
+  kRank,         // a whole number in 1..max_level
+  kFraction,     // a fraction of a tensor's entries, in (0, 1]
+  kGlobalBatch,  // a global batch size, a whole number in 1..max_level: it
+                 // changes the steps of an epoch, not a step's size, and one
+                 // level holds for the whole model
+};
+
+// How a scheme shrinks the tensors it compresses.
+enum class Compressor {
+  kNone,     // every tensor travels dense
+  kLowRank,  // PowerSGD: an n x m matrix as factors P (n x r) and Q (m x r)
+  kSparse,   // TopK: the k largest entries as values and int32 indices
+};
+
+// What one collective of a step carries. Its name is the collective's tag in
+// traces ("dense", "powersgd-p", "powersgd-q", "topk"), part of the format.
+enum class CollectiveKind { kDense, kPowerSgdP, kPowerSgdQ, kTopK };
+
+struct CollectiveDescription {
+  CollectiveKind kind;
+  const char* tag;  // as written in traces
+  CollectiveOp op;
+  // Issued only once backward has ended, after the bucket's collective
+  // before it in SchemeDescription::bucket_collectives completed (PowerSGD's
+  // Q = G^T P needs the summed P).
+  bool after_backward;
+};
+
+const CollectiveDescription& Describe(CollectiveKind kind);
+const char* ToString(CollectiveKind kind);
+std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag);
+
+struct SchemeDescription {
+  Scheme scheme;
+  const char* name;           // in traces and on command lines: "powersgd"
+  const char* title;          // for people (the explorer's menu): "PowerSGD"
+  LevelKind level_kind;
+  const char* level_meaning;  // in level errors: "PowerSGD rank"
+  const char* level_label;    // a level's name in reports starts with it: "rank 2"
+  double max_level;           // kRank, kGlobalBatch: the largest level
+  // The paper's levels inside and outside critical regimes; for
+  // kGlobalBatch, multiples of the run's batch size.
+  double default_low;
+  double default_high;
+  Compressor compressor;
+  // The collectives one bucket issues, in order. kDense carries the tensors
+  // the compressor leaves alone (all of them for Compressor::kNone); the
+  // others carry the compressed ones.
+  std::vector<CollectiveKind> bucket_collectives;
+
+  bool has_levels() const { return level_kind != LevelKind::kNone; }
+};
+
+// Every scheme, in the order command lines list them.
+const std::vector<SchemeDescription>& AllSchemes();
+// Throws std::logic_error for a value outside the enum.
+const SchemeDescription& Describe(Scheme scheme);
+
+enum class SchemeSet { kAll, kWithLevels };
+// The names of the schemes in `set`, for --scheme's choices.
+std::vector<std::string> SchemeNames(SchemeSet set = SchemeSet::kAll);
+// Those names joined for help and errors: ", " and " or " give
+// "dense, powersgd, topk or batch".
+std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
