@@ -21,3 +21,12 @@ run_step("configure" ${CMAKE_COMMAND} -S ${SOURCE_DIR} -B ${EXAMPLE_BUILD_DIR} -
   -DCMAKE_CXX_COMPILER_LAUNCHER=${CXX_COMPILER_LAUNCHER}
   "-DCMAKE_CXX_FLAGS=${CXX_FLAGS}" "-DCMAKE_EXE_LINKER_FLAGS=${EXE_LINKER_FLAGS}")
 run_step("build" ${CMAKE_COMMAND} --build ${EXAMPLE_BUILD_DIR})
+
+# Every installed header on its own: one that includes a header the package
+# does not install fails here, whatever the example happens to include.
+file(GLOB_RECURSE headers RELATIVE ${PREFIX}/include/accordion ${PREFIX}/include/accordion/*.h)
+foreach(header IN LISTS headers)
+  file(WRITE ${EXAMPLE_BUILD_DIR}/header_check.cc "#include \"${header}\"\n")
+  run_step("compiling the installed ${header} on its own"
+    ${CXX_COMPILER} -std=c++17 -fsyntax-only -I${PREFIX}/include/accordion ${EXAMPLE_BUILD_DIR}/header_check.cc)
+endforeach()
