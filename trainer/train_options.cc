@@ -100,6 +100,9 @@ enum class RankAgreement {
   kWhetherGiven,  // only whether it is given: rank 0 writes the trace, each rank its state file
 };
 
+// One setting of accordion-train: how it is given, checked and recorded, and
+// who may change it. Rows are built by Flag, Number, OnOff or RecordedOnly
+// and refined by the chained setters.
 struct TrainFlag {
   const char* flag = nullptr;  // nullptr: ConfigJson records it, but no flag sets it
   const char* help = "";
