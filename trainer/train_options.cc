@@ -5,8 +5,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <limits>
+#include <optional>
 #include <sstream>
 #include <thread>
+#include <type_traits>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -67,47 +71,339 @@ void CheckLevel(Scheme scheme, double level, const char* flag) {
   }
 }
 
+// The flag table. Each accordion-train setting is described once, by one
+// TrainFlag row: AddTrainFlags, the number checks, ConfigJson, the resume
+// whitelist and the flag names in ResumeMismatch and RankConfigMismatch are
+// all read from it, so a new flag cannot be registered but left out of the
+// checkpoint's identity, or reported under a flag that does not exist.
+
+// The numbers a flag accepts. NaN and infinities never are.
+struct Range {
+  double min;
+  bool min_included;
+  double max;
+  bool max_included;
+
+  bool Contains(double v) const {
+    return std::isfinite(v) && (min_included ? v >= min : v > min) && (max_included ? v <= max : v < max);
+  }
+};
+
+constexpr double kNoLimit = std::numeric_limits<double>::infinity();
+
+Range AtLeast(double min) { return {min, /*min_included=*/true, kNoLimit, /*max_included=*/true}; }
+Range Above(double min) { return {min, /*min_included=*/false, kNoLimit, /*max_included=*/true}; }
+
+// What the workers of one run must agree on.
+enum class RankAgreement {
+  kSame,          // it shapes the computation every rank takes part in
+  kNodeOwn,       // each node's own: paths, threads, the address it binds, its patience
+  kWhetherGiven,  // only whether it is given: rank 0 writes the trace, each rank its state file
+};
+
+// One setting of accordion-train: how it is given, checked and recorded, and
+// who may change it. Rows are built by Flag, Number, OnOff or RecordedOnly
+// and refined by the chained setters.
+struct TrainFlag {
+  const char* flag = nullptr;  // nullptr: ConfigJson records it, but no flag sets it
+  std::string help;
+  // ConfigJson's key; nullptr where other keys record the value (--level's
+  // is in level_low and level_high).
+  const char* key = nullptr;
+  // The flag that sets `key` under a static policy, when it is not `flag`:
+  // --level for level_low and level_high.
+  const char* static_policy_flag = nullptr;
+  std::vector<std::string> choices;  // the accepted values; empty: any the member's type takes
+  std::string default_text;          // what --help shows as the default; empty: nothing
+  bool resume_may_change = false;    // the resume whitelist
+  RankAgreement ranks = RankAgreement::kSame;
+  std::function<CLI::Option*(CLI::App&, TrainOptions&)> bind;  // registers `flag` on the app
+  std::function<nlohmann::json(const TrainOptions&)> record;   // the value under `key`
+  std::function<void(const TrainOptions&)> check;              // throws InputError; empty: none
+
+  TrainFlag& Choices(std::vector<std::string> values) {
+    choices = std::move(values);
+    return *this;
+  }
+  // For members whose default is a stand-in (0 for "computed"): the help
+  // text says what it stands for.
+  TrainFlag& NoDefaultShown() {
+    default_text.clear();
+    return *this;
+  }
+  // ConfigJson records what the run actually uses, not the member as given.
+  TrainFlag& Records(std::function<nlohmann::json(const TrainOptions&)> value) {
+    record = std::move(value);
+    return *this;
+  }
+  TrainFlag& Checked(std::function<void(const TrainOptions&)> test) {
+    check = std::move(test);
+    return *this;
+  }
+  TrainFlag& MayChangeOnResume() {
+    resume_may_change = true;
+    return *this;
+  }
+  TrainFlag& StaticPolicyFlag(const char* name) {
+    static_policy_flag = name;
+    return *this;
+  }
+  TrainFlag& Ranks(RankAgreement agreement) {
+    ranks = agreement;
+    return *this;
+  }
+};
+
+template <typename T>
+nlohmann::json JsonOf(const T& value) {
+  return value;
+}
+template <typename T>
+nlohmann::json JsonOf(const std::optional<T>& value) {
+  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
+}
+
+// The default --help shows, as CLI11 itself would print the member of a
+// default-constructed TrainOptions (so the help never restates a default).
+template <typename T>
+std::string DefaultTextOf(T TrainOptions::*member) {
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    return CLI::detail::checked_to_string<T, T>(TrainOptions().*member);
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return TrainOptions().*member;
+  } else {
+    return "";  // switches, optionals and lists have no default to show
+  }
+}
+
+// `flag` sets `member`, which ConfigJson records under `key`.
+template <typename T>
+TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const std::string& help) {
+  TrainFlag f;
+  f.flag = flag;
+  f.help = help;
+  f.key = key;
+  f.default_text = DefaultTextOf(member);
+  f.bind = [flag, member, help](CLI::App& app, TrainOptions& o) {
+    if constexpr (std::is_same_v<T, bool>) {
+      return app.add_flag(flag, o.*member, help);
+    } else {
+      return app.add_option(flag, o.*member, help);
+    }
+  };
+  f.record = [member](const TrainOptions& o) { return JsonOf(o.*member); };
+  return f;
+}
+
+// A number flag whose value must lie in `range`; else the error is the flag
+// followed by `rule`.
+template <typename T>
+TrainFlag Number(const char* flag, const char* key, T TrainOptions::*member, const std::string& help, Range range,
+                 const char* rule) {
+  return Flag(flag, key, member, help).Checked([flag, member, range, rule](const TrainOptions& o) {
+    if (!range.Contains(static_cast<double>(o.*member))) throw InputError(std::string(flag) + " " + rule);
+  });
+}
+
+// A switch given as on or off; unset means on.
+TrainFlag OnOff(const char* flag, const char* key, std::optional<bool> TrainOptions::*member,
+                const std::string& help) {
+  TrainFlag f;
+  f.flag = flag;
+  f.help = help;
+  f.key = key;
+  f.choices = {"on", "off"};
+  f.bind = [flag, member, help](CLI::App& app, TrainOptions& o) {
+    return app.add_option_function<std::string>(
+        flag, [&o, member](const std::string& v) { o.*member = v == "on"; }, help);
+  };
+  f.record = [member](const TrainOptions& o) { return (o.*member).value_or(true) ? "on" : "off"; };
+  return f;
+}
+
+// A ConfigJson key that no flag sets.
+TrainFlag RecordedOnly(const char* key, std::function<nlohmann::json(const TrainOptions&)> value) {
+  TrainFlag f;
+  f.key = key;
+  f.record = std::move(value);
+  return f;
+}
+
+const std::vector<TrainFlag>& TrainFlags() {
+  // Built once and never destroyed: worker threads may still read it at exit.
+  static const auto* const flags = new std::vector<TrainFlag>{
+      Flag("--model", "model", &TrainOptions::model,
+           "mlp, cnn, resnet18, vgg19bn (CIFAR variants) or lstm (language model)")
+          .Choices(kModels),
+      Flag("--dataset", "dataset", &TrainOptions::dataset,
+           "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary files), tokens (a text "
+           "file) or synthetic")
+          .Choices(kDatasets),
+      Flag("--data-dir", "data_dir", &TrainOptions::data_dir,
+           "Directory of the IDX or CIFAR files (default /usr/share/datasets/<dataset>)")
+          .Records(DataDirOf)
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+      Flag("--data-file", "data_file", &TrainOptions::data_file,
+           "--dataset tokens: the training text (words, one sentence or paragraph per line)")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+      Flag("--valid-file", "valid_file", &TrainOptions::valid_file,
+           "--dataset tokens: validation text (default: the last --valid-fraction of --data-file's lines)")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+      Number("--valid-fraction", "valid_fraction", &TrainOptions::valid_fraction,
+             "Share of --data-file's lines held out to validate",
+             {0, /*min_included=*/false, 1, /*max_included=*/false}, "must be in (0, 1)"),
+      Flag("--augment", "augment", &TrainOptions::augment,
+           "Random crop (padding 4) and horizontal flip of training images"),
+      Number("--epochs", "epochs", &TrainOptions::epochs, "Epochs to train", AtLeast(1), "must be at least 1"),
+      Number("--batch-size", "batch_size", &TrainOptions::batch_size,
+             "GLOBAL batch size, split evenly over workers (lstm: token streams; --scheme batch: "
+             "the default levels B / 8B)",
+             AtLeast(1), "must be at least 1"),
+      Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", Above(0), "must be a positive number"),
+      Number("--momentum", "momentum", &TrainOptions::momentum, "SGD momentum",
+             {0, /*min_included=*/true, 1, /*max_included=*/false}, "must be in [0, 1)"),
+      Flag("--nesterov", "nesterov", &TrainOptions::nesterov, "Nesterov momentum")
+          .Checked([](const TrainOptions& o) {
+            if (o.nesterov && o.momentum == 0) throw InputError("--nesterov needs a --momentum above 0");
+          }),
+      Number("--weight-decay", "weight_decay", &TrainOptions::weight_decay, "L2 weight decay", AtLeast(0),
+             "must be >= 0"),
+      Number("--warmup-epochs", "warmup_epochs", &TrainOptions::warmup_epochs, "Linear LR warm-up over these epochs",
+             AtLeast(0), "must be >= 0"),
+      Flag("--warmup-from", "warmup_from", &TrainOptions::warmup_from,
+           "First LR of the warm-up (default lr / warmup epochs)")
+          .Checked([](const TrainOptions& o) {
+            if (o.warmup_from && !Above(0).Contains(*o.warmup_from)) {
+              throw InputError("--warmup-from must be a positive learning rate");
+            }
+            if (o.warmup_from && o.warmup_epochs < 1) {
+              throw InputError("--warmup-from needs --warmup-epochs of at least 1");
+            }
+          }),
+      Flag("--decay-epochs", "decay_epochs", &TrainOptions::decay_epochs,
+           "Epochs from which the LR is multiplied by --decay-factor (e.g. --decay-epochs 10 15)")
+          .Checked([](const TrainOptions& o) {
+            for (int d : o.decay_epochs) {
+              if (d < 1) throw InputError("--decay-epochs must be epochs >= 1 (got " + std::to_string(d) + ")");
+            }
+          }),
+      Number("--decay-factor", "decay_factor", &TrainOptions::decay_factor, "LR factor at each decay epoch",
+             {0, /*min_included=*/false, 1, /*max_included=*/true}, "must be in (0, 1]"),
+      Number("--clip", "clip", &TrainOptions::clip, "Clip the averaged gradient's global norm to this (0: off)",
+             AtLeast(0), "must be >= 0 (0: no clipping)"),
+      Flag("--scheme", "scheme", &TrainOptions::scheme,
+           JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
+          .Choices(SchemeNames()),
+      Flag("--policy", "policy", &TrainOptions::policy, "static (fixed level) or accordion")
+          .Choices({"static", "accordion"}),
+      Flag("--level", /*key=*/nullptr, &TrainOptions::level,
+           "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the scheme's low"),
+      Flag("--low", "level_low", &TrainOptions::low, "Accordion: level in critical regimes (default 2 / 0.99 / B)")
+          .Records([](const TrainOptions& o) { return LevelsOf(o).low; })
+          .StaticPolicyFlag("--level"),
+      Flag("--high", "level_high", &TrainOptions::high, "Accordion: level outside them (default 1 / 0.1 / 8B)")
+          .Records([](const TrainOptions& o) { return LevelsOf(o).high; })
+          .StaticPolicyFlag("--level"),
+      Flag("--topk-dense-vectors", "topk_dense_vectors", &TrainOptions::topk_dense_vectors,
+           "--scheme topk: send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as the "
+           "reference code does (default: sparsify them too)"),
+      OnOff("--topk-error-feedback", "topk_error_feedback", &TrainOptions::topk_error_feedback,
+            "--scheme topk: on keeps what a step did not send and adds it to the next (default); off drops it, "
+            "as the reference code effectively does"),
+      Number("--micro-batch", "micro_batch", &TrainOptions::micro_batch,
+             "--scheme batch: global batch of one forward/backward; larger levels accumulate gradients over "
+             "several (default: the low level)",
+             AtLeast(0), "must be >= 0 (0: the low level)")
+          .NoDefaultShown()
+          .Records(MicroBatchOf),
+      Number("--eta", "eta", &TrainOptions::eta, "Accordion threshold on the norm's relative change", Above(0),
+             "must be a positive number"),
+      Number("--interval", "interval", &TrainOptions::interval, "Epochs between Accordion checks", AtLeast(1),
+             "must be at least 1 epoch"),
+      Number("--bptt", "bptt", &TrainOptions::bptt, "lstm: tokens per truncated-backprop window", AtLeast(1),
+             "must be at least 1 token"),
+      Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size, "lstm: embedding and hidden width", AtLeast(1),
+             "must be at least 1"),
+      Number("--dropout", "dropout", &TrainOptions::dropout, "lstm: dropout",
+             {0, /*min_included=*/true, 1, /*max_included=*/false}, "must be in [0, 1)"),
+      Flag("--tie-weights", "tie_weights", &TrainOptions::tie_weights,
+           "lstm: the decoder shares the embedding's weights"),
+      Number("--hessian-every", "hessian_every", &TrainOptions::hessian_every,
+             "Top Hessian eigenvalue every K epochs, recorded in the trace (0: never)", AtLeast(0),
+             "must be >= 0 (0: never)"),
+      Number("--hessian-batch", "hessian_batch", &TrainOptions::hessian_batch,
+             "Samples (lstm: sequences) of its fixed batch", AtLeast(1), "must be at least 1"),
+      Number("--hessian-tolerance", "hessian_tolerance", &TrainOptions::hessian_tolerance,
+             "Power iteration's relative tolerance", Above(0), "must be a positive number"),
+      Number("--hessian-iterations", "hessian_max_iterations", &TrainOptions::hessian_max_iterations,
+             "Power iteration's cap", AtLeast(1), "must be at least 1"),
+      Flag("--hessian-blocks", "hessian_blocks", &TrainOptions::hessian_blocks,
+           "Also one eigenvalue per top-level module"),
+      Flag("--backend", "backend", &TrainOptions::backend, "gloo (CPU) or nccl (CUDA)").Choices({"gloo", "nccl"}),
+      Flag("--device", "device", &TrainOptions::device, "cpu or cuda (one GPU per worker: LOCAL_RANK's)")
+          .Choices({"cpu", "cuda"}),
+      Number("--nproc", "nproc", &TrainOptions::nproc, "Local worker processes to start", AtLeast(1),
+             "must be at least 1"),
+      Number("--threads", "threads", &TrainOptions::threads, "Compute threads per worker (default cores / nproc)",
+             AtLeast(0), "must be positive (0 picks cores / nproc)")
+          .NoDefaultShown()
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+      Flag("--seed", "seed", &TrainOptions::seed, "Seed of weights, data order and compressors"),
+      Flag("--trace", "trace", &TrainOptions::trace, "Trace file to record (SQLite)")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kWhetherGiven),
+      Flag("--overwrite", "overwrite", &TrainOptions::overwrite,
+           "Replace an existing --trace file, and another run's checkpoint in --checkpoint-dir (never a trace a "
+           "live run is writing)")
+          .MayChangeOnResume(),
+      Flag("--checkpoint-dir", "checkpoint_dir", &TrainOptions::checkpoint_dir,
+           "Checkpoint every epoch into this directory")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kWhetherGiven),
+      Flag("--resume", "resume", &TrainOptions::resume, "Continue the run checkpointed in --checkpoint-dir")
+          .MayChangeOnResume(),
+      Number("--trace-iterations", "trace_iterations", &TrainOptions::trace_iterations,
+             "Per-iteration timings recorded for the first N iterations of every epoch, on every rank", AtLeast(0),
+             "must be >= 0")
+          .MayChangeOnResume(),
+      // The sampling policy of the per-iteration tables, spelled out for a reader of the trace.
+      RecordedOnly("trace_sample",
+                   [](const TrainOptions& o) {
+                     return "iterations 0.." + std::to_string(o.trace_iterations - 1) +
+                            " of every epoch, from every rank (iterations, grad_ready, collectives)";
+                   })
+          .MayChangeOnResume(),
+      Number("--bucket-mb", "bucket_mb", &TrainOptions::bucket_mb, "Gradient bucket size in MiB", Above(0),
+             "must be > 0"),
+      Number("--limit-samples", "limit_samples", &TrainOptions::limit_samples,
+             "Train on the first N samples (lstm: tokens) only (0: all)", AtLeast(0), "must be >= 0"),
+      Flag("--bind-addr", "bind_addr", &TrainOptions::bind_addr,
+           "Address this node's workers bind to (multi-node: an address the other nodes reach)")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+      Number("--timeout", "timeout_s", &TrainOptions::timeout_s, "Seconds after which a silent peer fails the run",
+             AtLeast(1), "must be at least 1 second")
+          .MayChangeOnResume()
+          .Ranks(RankAgreement::kNodeOwn),
+  };
+  return *flags;
+}
+
+// The row whose ConfigJson key is `key`; nullptr for none.
+const TrainFlag* FlagWithKey(const std::string& key) {
+  for (const TrainFlag& f : TrainFlags()) {
+    if (f.key != nullptr && key == f.key) return &f;
+  }
+  return nullptr;
+}
+
 void CheckNumbers(const TrainOptions& o) {
-  if (o.epochs < 1) throw InputError("--epochs must be at least 1");
-  if (o.nproc < 1) throw InputError("--nproc must be at least 1");
-  if (o.threads < 0) throw InputError("--threads must be positive (0 picks cores / nproc)");
-  if (o.batch_size < 1) throw InputError("--batch-size must be at least 1");
-  if (!(o.lr > 0) || !std::isfinite(o.lr)) throw InputError("--lr must be a positive number");
-  if (!(o.momentum >= 0 && o.momentum < 1)) throw InputError("--momentum must be in [0, 1)");
-  if (o.nesterov && o.momentum == 0) throw InputError("--nesterov needs a --momentum above 0");
-  if (!(o.weight_decay >= 0) || !std::isfinite(o.weight_decay)) {
-    throw InputError("--weight-decay must be >= 0");
-  }
-  if (o.warmup_epochs < 0) throw InputError("--warmup-epochs must be >= 0");
-  for (int d : o.decay_epochs) {
-    if (d < 1) throw InputError("--decay-epochs must be epochs >= 1 (got " + std::to_string(d) + ")");
-  }
-  if (!(o.decay_factor > 0 && o.decay_factor <= 1)) {
-    throw InputError("--decay-factor must be in (0, 1]");
-  }
-  if (!(o.eta > 0) || !std::isfinite(o.eta)) throw InputError("--eta must be a positive number");
-  if (o.interval < 1) throw InputError("--interval must be at least 1 epoch");
-  if (o.trace_iterations < 0) throw InputError("--trace-iterations must be >= 0");
-  if (!(o.bucket_mb > 0) || !std::isfinite(o.bucket_mb)) throw InputError("--bucket-mb must be > 0");
-  if (o.limit_samples < 0) throw InputError("--limit-samples must be >= 0");
-  if (o.warmup_from && (!(*o.warmup_from > 0) || !std::isfinite(*o.warmup_from))) {
-    throw InputError("--warmup-from must be a positive learning rate");
-  }
-  if (o.warmup_from && o.warmup_epochs < 1) throw InputError("--warmup-from needs --warmup-epochs of at least 1");
-  if (!(o.clip >= 0) || !std::isfinite(o.clip)) throw InputError("--clip must be >= 0 (0: no clipping)");
-  if (o.micro_batch < 0) throw InputError("--micro-batch must be >= 0 (0: the low level)");
-  if (o.bptt < 1) throw InputError("--bptt must be at least 1 token");
-  if (o.lstm_size < 1) throw InputError("--lstm-size must be at least 1");
-  if (!(o.dropout >= 0 && o.dropout < 1)) throw InputError("--dropout must be in [0, 1)");
-  if (o.hessian_every < 0) throw InputError("--hessian-every must be >= 0 (0: never)");
-  if (o.hessian_batch < 1) throw InputError("--hessian-batch must be at least 1");
-  if (!(o.hessian_tolerance > 0) || !std::isfinite(o.hessian_tolerance)) {
-    throw InputError("--hessian-tolerance must be a positive number");
-  }
-  if (o.hessian_max_iterations < 1) throw InputError("--hessian-iterations must be at least 1");
-  if (!(o.valid_fraction > 0 && o.valid_fraction < 1)) throw InputError("--valid-fraction must be in (0, 1)");
-  if (!(o.timeout_s >= 1) || !std::isfinite(o.timeout_s)) {
-    throw InputError("--timeout must be at least 1 second");
+  for (const TrainFlag& f : TrainFlags()) {
+    if (f.check) f.check(o);
   }
 }
 
@@ -271,107 +567,12 @@ void CheckPaths(const TrainOptions& o) {
 }  // namespace
 
 void AddTrainFlags(CLI::App& app, TrainOptions& o) {
-  app.add_option("--model", o.model, "mlp, cnn, resnet18, vgg19bn (CIFAR variants) or lstm (language model)")
-      ->check(CLI::IsMember(kModels))
-      ->capture_default_str();
-  app.add_option("--dataset", o.dataset,
-                 "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary files), tokens (a text "
-                 "file) or synthetic")
-      ->check(CLI::IsMember(kDatasets))
-      ->capture_default_str();
-  app.add_option("--data-dir", o.data_dir,
-                 "Directory of the IDX or CIFAR files (default /usr/share/datasets/<dataset>)");
-  app.add_option("--data-file", o.data_file, "--dataset tokens: the training text (words, one "
-                                             "sentence or paragraph per line)");
-  app.add_option("--valid-file", o.valid_file, "--dataset tokens: validation text (default: the last "
-                                               "--valid-fraction of --data-file's lines)");
-  app.add_option("--valid-fraction", o.valid_fraction, "Share of --data-file's lines held out to validate")
-      ->capture_default_str();
-  app.add_flag("--augment", o.augment, "Random crop (padding 4) and horizontal flip of training images");
-  app.add_option("--epochs", o.epochs, "Epochs to train")->capture_default_str();
-  app.add_option("--batch-size", o.batch_size,
-                 "GLOBAL batch size, split evenly over workers (lstm: token streams; --scheme batch: "
-                 "the default levels B / 8B)")
-      ->capture_default_str();
-  app.add_option("--lr", o.lr, "Learning rate after warm-up")->capture_default_str();
-  app.add_option("--momentum", o.momentum, "SGD momentum")->capture_default_str();
-  app.add_flag("--nesterov", o.nesterov, "Nesterov momentum");
-  app.add_option("--weight-decay", o.weight_decay, "L2 weight decay")->capture_default_str();
-  app.add_option("--warmup-epochs", o.warmup_epochs, "Linear LR warm-up over these epochs")
-      ->capture_default_str();
-  app.add_option("--warmup-from", o.warmup_from, "First LR of the warm-up (default lr / warmup epochs)");
-  app.add_option("--decay-epochs", o.decay_epochs, "Epochs from which the LR is multiplied by "
-                                                   "--decay-factor (e.g. --decay-epochs 10 15)");
-  app.add_option("--decay-factor", o.decay_factor, "LR factor at each decay epoch")
-      ->capture_default_str();
-  app.add_option("--clip", o.clip, "Clip the averaged gradient's global norm to this (0: off)")
-      ->capture_default_str();
-  app.add_option("--scheme", o.scheme,
-                 JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
-      ->check(CLI::IsMember(SchemeNames()))
-      ->capture_default_str();
-  app.add_option("--policy", o.policy, "static (fixed level) or accordion")
-      ->check(CLI::IsMember({"static", "accordion"}))
-      ->capture_default_str();
-  app.add_option("--level", o.level,
-                 "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the "
-                 "scheme's low");
-  app.add_option("--low", o.low, "Accordion: level in critical regimes (default 2 / 0.99 / B)");
-  app.add_option("--high", o.high, "Accordion: level outside them (default 1 / 0.1 / 8B)");
-  app.add_flag("--topk-dense-vectors", o.topk_dense_vectors,
-               "--scheme topk: send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as "
-               "the reference code does (default: sparsify them too)");
-  app.add_option_function<std::string>(
-         "--topk-error-feedback", [&o](const std::string& v) { o.topk_error_feedback = v == "on"; },
-         "--scheme topk: on keeps what a step did not send and adds it to the next (default); off drops it, "
-         "as the reference code effectively does")
-      ->check(CLI::IsMember({"on", "off"}));
-  app.add_option("--micro-batch", o.micro_batch,
-                 "--scheme batch: global batch of one forward/backward; larger levels accumulate "
-                 "gradients over several (default: the low level)");
-  app.add_option("--eta", o.eta, "Accordion threshold on the norm's relative change")
-      ->capture_default_str();
-  app.add_option("--interval", o.interval, "Epochs between Accordion checks")->capture_default_str();
-  app.add_option("--bptt", o.bptt, "lstm: tokens per truncated-backprop window")->capture_default_str();
-  app.add_option("--lstm-size", o.lstm_size, "lstm: embedding and hidden width")->capture_default_str();
-  app.add_option("--dropout", o.dropout, "lstm: dropout")->capture_default_str();
-  app.add_flag("--tie-weights", o.tie_weights, "lstm: the decoder shares the embedding's weights");
-  app.add_option("--hessian-every", o.hessian_every,
-                 "Top Hessian eigenvalue every K epochs, recorded in the trace (0: never)")
-      ->capture_default_str();
-  app.add_option("--hessian-batch", o.hessian_batch, "Samples (lstm: sequences) of its fixed batch")
-      ->capture_default_str();
-  app.add_option("--hessian-tolerance", o.hessian_tolerance, "Power iteration's relative tolerance")
-      ->capture_default_str();
-  app.add_option("--hessian-iterations", o.hessian_max_iterations, "Power iteration's cap")
-      ->capture_default_str();
-  app.add_flag("--hessian-blocks", o.hessian_blocks, "Also one eigenvalue per top-level module");
-  app.add_option("--backend", o.backend, "gloo (CPU) or nccl (CUDA)")
-      ->check(CLI::IsMember({"gloo", "nccl"}))
-      ->capture_default_str();
-  app.add_option("--device", o.device, "cpu or cuda (one GPU per worker: LOCAL_RANK's)")
-      ->check(CLI::IsMember({"cpu", "cuda"}))
-      ->capture_default_str();
-  app.add_option("--nproc", o.nproc, "Local worker processes to start")->capture_default_str();
-  app.add_option("--threads", o.threads, "Compute threads per worker (default cores / nproc)");
-  app.add_option("--seed", o.seed, "Seed of weights, data order and compressors")
-      ->capture_default_str();
-  app.add_option("--trace", o.trace, "Trace file to record (SQLite)");
-  app.add_flag("--overwrite", o.overwrite, "Replace an existing --trace file, and another run's checkpoint in --checkpoint-dir (never a trace a live run is writing)");
-  app.add_option("--checkpoint-dir", o.checkpoint_dir, "Checkpoint every epoch into this directory");
-  app.add_flag("--resume", o.resume, "Continue the run checkpointed in --checkpoint-dir");
-  app.add_option("--trace-iterations", o.trace_iterations,
-                 "Per-iteration timings recorded for the first N iterations of every epoch, "
-                 "on every rank")
-      ->capture_default_str();
-  app.add_option("--bucket-mb", o.bucket_mb, "Gradient bucket size in MiB")->capture_default_str();
-  app.add_option("--limit-samples", o.limit_samples, "Train on the first N samples (lstm: tokens) only (0: all)")
-      ->capture_default_str();
-  app.add_option("--bind-addr", o.bind_addr, "Address this node's workers bind to (multi-node: "
-                                             "an address the other nodes reach)")
-      ->capture_default_str();
-  app.add_option("--timeout", o.timeout_s, "Seconds after which a silent peer fails the run")
-      ->capture_default_str();
+  for (const TrainFlag& f : TrainFlags()) {
+    if (f.flag == nullptr) continue;
+    CLI::Option* option = f.bind(app, o);
+    if (!f.choices.empty()) option->check(CLI::IsMember(f.choices));
+    if (!f.default_text.empty()) option->default_str(f.default_text);
+  }
 }
 
 LevelPlan LevelsOf(const TrainOptions& o) {
@@ -482,60 +683,10 @@ int ThreadsOf(const TrainOptions& o, int workers_on_this_node) {
 }
 
 std::string ConfigJson(const TrainOptions& o) {
-  const LevelPlan levels = LevelsOf(o);
   nlohmann::json j;
-  j["model"] = o.model;
-  j["dataset"] = o.dataset;
-  j["data_dir"] = DataDirOf(o);
-  j["data_file"] = o.data_file;
-  j["valid_file"] = o.valid_file;
-  j["valid_fraction"] = o.valid_fraction;
-  j["augment"] = o.augment;
-  j["epochs"] = o.epochs;
-  j["batch_size"] = o.batch_size;
-  j["lr"] = o.lr;
-  j["momentum"] = o.momentum;
-  j["nesterov"] = o.nesterov;
-  j["weight_decay"] = o.weight_decay;
-  j["warmup_epochs"] = o.warmup_epochs;
-  j["warmup_from"] = o.warmup_from ? nlohmann::json(*o.warmup_from) : nlohmann::json(nullptr);
-  j["decay_epochs"] = o.decay_epochs;
-  j["decay_factor"] = o.decay_factor;
-  j["clip"] = o.clip;
-  j["scheme"] = o.scheme;
-  j["policy"] = o.policy;
-  j["level_low"] = levels.low;
-  j["level_high"] = levels.high;
-  j["topk_dense_vectors"] = o.topk_dense_vectors;
-  j["topk_error_feedback"] = o.topk_error_feedback.value_or(true) ? "on" : "off";
-  j["micro_batch"] = MicroBatchOf(o);
-  j["eta"] = o.eta;
-  j["interval"] = o.interval;
-  j["bptt"] = o.bptt;
-  j["lstm_size"] = o.lstm_size;
-  j["dropout"] = o.dropout;
-  j["tie_weights"] = o.tie_weights;
-  j["hessian_every"] = o.hessian_every;
-  j["hessian_batch"] = o.hessian_batch;
-  j["hessian_tolerance"] = o.hessian_tolerance;
-  j["hessian_max_iterations"] = o.hessian_max_iterations;
-  j["hessian_blocks"] = o.hessian_blocks;
-  j["backend"] = o.backend;
-  j["device"] = o.device;
-  j["nproc"] = o.nproc;
-  j["threads"] = o.threads;
-  j["seed"] = o.seed;
-  j["trace"] = o.trace;
-  j["overwrite"] = o.overwrite;
-  j["checkpoint_dir"] = o.checkpoint_dir;
-  j["resume"] = o.resume;
-  j["trace_iterations"] = o.trace_iterations;
-  j["trace_sample"] = "iterations 0.." + std::to_string(o.trace_iterations - 1) +
-                      " of every epoch, from every rank (iterations, grad_ready, collectives)";
-  j["bucket_mb"] = o.bucket_mb;
-  j["limit_samples"] = o.limit_samples;
-  j["bind_addr"] = o.bind_addr;
-  j["timeout_s"] = o.timeout_s;
+  for (const TrainFlag& f : TrainFlags()) {
+    if (f.key != nullptr) j[f.key] = f.record(o);
+  }
   return j.dump();
 }
 
@@ -549,9 +700,8 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
     if (!saved.contains(key)) saved[key] = value;
   }
   // What may change between the interrupted run and its continuation.
-  for (const char* free : {"threads", "trace", "overwrite", "checkpoint_dir", "resume", "data_dir", "data_file",
-                           "valid_file", "bind_addr", "timeout_s", "trace_iterations", "trace_sample"}) {
-    saved.erase(free);
+  for (const TrainFlag& f : TrainFlags()) {
+    if (f.key != nullptr && f.resume_may_change) saved.erase(f.key);
   }
   for (const auto& [key, value] : saved.items()) {
     if (!now.contains(key) || now[key] != value) {
@@ -567,11 +717,12 @@ std::string RankConfigMismatch(const std::vector<std::string>& configs) {
   auto comparable = [](const std::string& text) {
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (j.is_discarded() || !j.is_object()) return nlohmann::json();
-    for (const char* own : {"threads", "data_dir", "data_file", "valid_file", "bind_addr", "timeout_s"}) {
-      j.erase(own);
-    }
-    for (const char* given : {"trace", "checkpoint_dir"}) {
-      if (j.contains(given)) j[given] = j[given].is_string() && !j[given].get<std::string>().empty();
+    for (const TrainFlag& f : TrainFlags()) {
+      if (f.key == nullptr) continue;
+      if (f.ranks == RankAgreement::kNodeOwn) j.erase(f.key);
+      if (f.ranks == RankAgreement::kWhetherGiven && j.contains(f.key)) {
+        j[f.key] = j[f.key].is_string() && !j[f.key].get<std::string>().empty();
+      }
     }
     return j;
   };
@@ -587,7 +738,10 @@ std::string RankConfigMismatch(const std::vector<std::string>& configs) {
       const std::string flag = FlagOfConfigKey(key, policy);
       // An init-capture: C++17 cannot capture a structured binding (clang refuses).
       auto shown = [&name = key](const nlohmann::json& v) {
-        if (v.is_boolean() && (name == "trace" || name == "checkpoint_dir")) return std::string(v ? "given" : "none");
+        const TrainFlag* f = FlagWithKey(name);
+        if (v.is_boolean() && f != nullptr && f->ranks == RankAgreement::kWhetherGiven) {
+          return std::string(v ? "given" : "none");
+        }
         return v.is_null() ? std::string("absent") : v.dump();
       };
       return "the workers were started with different flags: " + (flag.empty() ? key : flag) + " is " +
@@ -599,15 +753,10 @@ std::string RankConfigMismatch(const std::vector<std::string>& configs) {
 }
 
 std::string FlagOfConfigKey(const std::string& key, const std::string& policy) {
-  // Keys named otherwise than their flag; the rest are the flag with '-' for '_'.
-  if (key == "level_low") return policy == "static" ? "--level" : "--low";
-  if (key == "level_high") return policy == "static" ? "--level" : "--high";
-  if (key == "hessian_max_iterations") return "--hessian-iterations";
-  if (key == "timeout_s") return "--timeout";
-  if (key == "trace_sample") return "";
-  std::string flag = key;
-  std::replace(flag.begin(), flag.end(), '_', '-');
-  return "--" + flag;
+  const TrainFlag* f = FlagWithKey(key);
+  if (f == nullptr || f->flag == nullptr) return "";
+  if (f->static_policy_flag != nullptr && policy == "static") return f->static_policy_flag;
+  return f->flag;
 }
 
 }  // namespace accordion

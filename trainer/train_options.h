@@ -22,6 +22,10 @@ class App;
 
 namespace accordion {
 
+// Each member is one setting of accordion-train, described once by a row of
+// the flag table in train_options.cc: its flag, help, check, ConfigJson key
+// and whether a resume or another rank may change it ("How to add a training
+// flag" in docs/trainer.md).
 struct TrainOptions {
   std::string model = "mlp";               // mlp, cnn, resnet18, vgg19bn, lstm
   std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, cifar100, tokens, synthetic
@@ -82,7 +86,8 @@ struct TrainOptions {
 // Whether this build has the NCCL communicator (a CUDA LibTorch was found).
 bool NcclAvailable();
 
-// Declares every flag of accordion-train on `app`, bound to `options`.
+// Declares every flag of accordion-train on `app`, bound to `options`; the
+// help shows the defaults of a default-constructed TrainOptions.
 void AddTrainFlags(CLI::App& app, TrainOptions& options);
 
 // Throws InputError naming the first problem: values out of range, levels
@@ -147,7 +152,7 @@ std::string RankConfigMismatch(const std::vector<std::string>& configs);
 
 // The accordion-train flag that sets a ConfigJson key (level_low is --low
 // under Accordion and --level under a static policy); "" for keys no flag
-// sets (trace_sample).
+// sets (trace_sample) and keys this build does not record.
 std::string FlagOfConfigKey(const std::string& key, const std::string& policy);
 
 }  // namespace accordion

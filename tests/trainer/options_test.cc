@@ -1,7 +1,12 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <set>
+#include <utility>
+#include <vector>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
@@ -230,9 +235,10 @@ TEST(TrainOptions, ResumeNeedsTheSameTrajectory) {
             std::string::npos);
 }
 
-// Every field a resume can find different is named by a flag accordion-train
-// really has, under either policy.
-TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
+// Calls visit(app, policy, options, config, key) for each key of the
+// ConfigJson of a PowerSGD run under either policy; `app` has every flag.
+template <typename Visit>
+void ForEveryConfigKey(Visit visit) {
   TrainOptions parsed;
   CLI::App app;
   AddTrainFlags(app, parsed);
@@ -241,15 +247,22 @@ TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
     o.scheme = "powersgd";
     o.policy = policy;
     const nlohmann::json config = nlohmann::json::parse(ConfigJson(o));
-    for (const auto& [key, value] : config.items()) {
-      const std::string flag = FlagOfConfigKey(key, policy);
-      if (key == "trace_sample") {
-        EXPECT_EQ(flag, "");
-        continue;
-      }
-      EXPECT_NE(app.get_option_no_throw(flag), nullptr) << key << " -> " << flag << " (" << policy << ")";
-    }
+    for (const auto& item : config.items()) visit(app, policy, o, config, item.key());
   }
+}
+
+// Every field a resume can find different is named by a flag accordion-train
+// really has, under either policy.
+TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
+  ForEveryConfigKey([](const CLI::App& app, const std::string& policy, const TrainOptions&,
+                        const nlohmann::json&, const std::string& key) {
+    const std::string flag = FlagOfConfigKey(key, policy);
+    if (key == "trace_sample") {
+      EXPECT_EQ(flag, "");
+      return;
+    }
+    EXPECT_NE(app.get_option_no_throw(flag), nullptr) << key << " -> " << flag << " (" << policy << ")";
+  });
   TrainOptions o = Synthetic();
   o.scheme = "powersgd";
   o.policy = "accordion";
@@ -462,6 +475,210 @@ TEST(CheckpointManifest, KeepsTheRunIdAndADigestPerRankThatCatchesOneChangedByte
   WriteCheckpointManifest(dir, {2, 2, 10, ConfigJson(Synthetic()), "abc", {digest}});
   EXPECT_THROW(ReadCheckpointManifest(dir), InputError);
   std::filesystem::remove_all(dir);
+}
+
+
+// Every flag away from its default.
+const char* const kEveryFlagSet =
+    "--model cnn --dataset mnist --data-dir /data/mnist --data-file train.txt --valid-file valid.txt "
+    "--valid-fraction 0.25 --augment --epochs 7 --batch-size 64 --lr 0.05 --momentum 0.5 --nesterov "
+    "--weight-decay 0.0005 --warmup-epochs 3 --warmup-from 0.01 --decay-epochs 4 6 --decay-factor 0.2 "
+    "--clip 0.25 --scheme topk --policy accordion --low 0.5 --high 0.05 --topk-dense-vectors "
+    "--topk-error-feedback off --micro-batch 32 --eta 0.3 --interval 2 --bptt 20 --lstm-size 100 "
+    "--dropout 0.2 --tie-weights --hessian-every 2 --hessian-batch 256 --hessian-tolerance 0.01 "
+    "--hessian-iterations 50 --hessian-blocks --backend nccl --device cuda --nproc 2 --threads 3 --seed 42 "
+    "--trace run.trace --overwrite --checkpoint-dir ckpt --resume --trace-iterations 6 --bucket-mb 12.5 "
+    "--limit-samples 1000 --bind-addr 10.0.0.1 --timeout 90";
+
+TrainOptions Parsed(const std::string& command_line) {
+  TrainOptions o;
+  CLI::App app;
+  AddTrainFlags(app, o);
+  app.parse(command_line);
+  return o;
+}
+
+// Synthetic() as a static batch run at level 256 in micro-batches of 64.
+TrainOptions StaticBatch() {
+  TrainOptions o = Synthetic();
+  o.scheme = "batch";
+  o.level = 256;
+  o.micro_batch = 64;
+  return o;
+}
+
+// Traces and checkpoints store ConfigJson and a resume compares it, so its
+// bytes must not change. These strings were printed by ConfigJson as built
+// from commit eef2391 (before the flag table) for the same settings (the
+// default, kEveryFlagSet's values assigned member by member, StaticBatch()),
+// not written by hand; the checked-in sample traces predate the TopK keys.
+const char* const kDefaultConfigJson =
+      "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
+      "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/fa"
+      "shion-mnist\",\"data_file\":\"\",\"dataset\":\"fashion-mnist\",\"decay_epochs\":[],\"decay_facto"
+      "r\":0.1,\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hes"
+      "sian_blocks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.0"
+      "01,\"interval\":10,\"level_high\":0.0,\"level_low\":0.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_si"
+      "ze\":650,\"micro_batch\":128,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,"
+      "\"overwrite\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"dense\",\"seed\":1,\"thr"
+      "eads\":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feed"
+      "back\":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every "
+      "epoch, from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fract"
+      "ion\":0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
+const char* const kEveryFlagSetConfigJson =
+      "{\"augment\":true,\"backend\":\"nccl\",\"batch_size\":64,\"bind_addr\":\"10.0.0.1\",\"bptt\":20,"
+      "\"bucket_mb\":12.5,\"checkpoint_dir\":\"ckpt\",\"clip\":0.25,\"data_dir\":\"/data/mnist\",\"data"
+      "_file\":\"train.txt\",\"dataset\":\"mnist\",\"decay_epochs\":[4,6],\"decay_factor\":0.2,\"device"
+      "\":\"cuda\",\"dropout\":0.2,\"epochs\":7,\"eta\":0.3,\"hessian_batch\":256,\"hessian_blocks\":tr"
+      "ue,\"hessian_every\":2,\"hessian_max_iterations\":50,\"hessian_tolerance\":0.01,\"interval\":2,"
+      "\"level_high\":0.05,\"level_low\":0.5,\"limit_samples\":1000,\"lr\":0.05,\"lstm_size\":100,\"mic"
+      "ro_batch\":64,\"model\":\"cnn\",\"momentum\":0.5,\"nesterov\":true,\"nproc\":2,\"overwrite\":tru"
+      "e,\"policy\":\"accordion\",\"resume\":true,\"scheme\":\"topk\",\"seed\":42,\"threads\":3,\"tie_w"
+      "eights\":true,\"timeout_s\":90.0,\"topk_dense_vectors\":true,\"topk_error_feedback\":\"off\",\"t"
+      "race\":\"run.trace\",\"trace_iterations\":6,\"trace_sample\":\"iterations 0..5 of every epoch, f"
+      "rom every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"valid.txt\",\"valid_frac"
+      "tion\":0.25,\"warmup_epochs\":3,\"warmup_from\":0.01,\"weight_decay\":0.0005}";
+const char* const kStaticBatchConfigJson =
+      "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
+      "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/sy"
+      "nthetic\",\"data_file\":\"\",\"dataset\":\"synthetic\",\"decay_epochs\":[],\"decay_factor\":0.1,"
+      "\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hessian_blo"
+      "cks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.001,\"int"
+      "erval\":10,\"level_high\":256.0,\"level_low\":256.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_size\""
+      ":650,\"micro_batch\":64,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,\"over"
+      "write\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"batch\",\"seed\":1,\"threads\""
+      ":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feedback\""
+      ":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every epoch,"
+      " from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fraction\":"
+      "0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
+
+TEST(TrainOptions, ConfigJsonIsByteForByteWhatItWasBeforeTheFlagTable) {
+  EXPECT_EQ(ConfigJson(TrainOptions()), kDefaultConfigJson);
+  EXPECT_EQ(ConfigJson(StaticBatch()), kStaticBatchConfigJson);
+  // Also proof that each flag lands in its own member: a table row bound to
+  // the wrong member would record another value.
+  EXPECT_EQ(ConfigJson(Parsed(kEveryFlagSet)), kEveryFlagSetConfigJson);
+  EXPECT_EQ(ConfigJson(Parsed("--dataset synthetic --scheme batch --level 256 --micro-batch 64")),
+            kStaticBatchConfigJson);
+  // What ConfigJson records as derived values.
+  const TrainOptions every = Parsed(kEveryFlagSet);
+  EXPECT_EQ(every.micro_batch, 32);  // recorded as the batch used: 64 (not --scheme batch)
+  EXPECT_EQ(every.low, std::optional<double>(0.5));
+  EXPECT_EQ(every.high, std::optional<double>(0.05));
+  EXPECT_EQ(every.topk_error_feedback, std::optional<bool>(false));
+  EXPECT_EQ(every.data_dir, "/data/mnist");
+}
+
+// --help shows what a default-constructed TrainOptions holds, whatever the
+// options the flags are bound to hold.
+TEST(TrainOptions, HelpShowsTheDefaultsOfADefaultTrainOptions) {
+  TrainOptions o;
+  o.lr = 0.05;
+  o.model = "cnn";
+  o.hessian_max_iterations = 7;
+  o.bind_addr = "10.0.0.1";
+  CLI::App app;
+  AddTrainFlags(app, o);
+  EXPECT_EQ(app.get_option("--lr")->get_default_str(), "0.1");
+  EXPECT_EQ(app.get_option("--model")->get_default_str(), "mlp");
+  EXPECT_EQ(app.get_option("--hessian-iterations")->get_default_str(), "100");
+  EXPECT_EQ(app.get_option("--bind-addr")->get_default_str(), "127.0.0.1");
+  // 0 stands for "computed" there; the help text says what.
+  EXPECT_EQ(app.get_option("--threads")->get_default_str(), "");
+  EXPECT_EQ(app.get_option("--micro-batch")->get_default_str(), "");
+  EXPECT_EQ(o.lr, 0.05);  // registering the flags leaves the options alone
+}
+
+// Walks every ConfigJson key: changed in a checkpoint or on another rank, it
+// is either allowed to differ or reported under a flag AddTrainFlags
+// registers (under both policies: level_low is --level or --low).
+TEST(TrainOptions, EveryKeyAResumeOrARankCanReportNamesARegisteredFlag) {
+  const std::string rank_prefix = "the workers were started with different flags: ";
+  std::set<std::string> resume_may_change, rank_may_differ;
+  ForEveryConfigKey([&](const CLI::App& app, const std::string& policy, const TrainOptions& o,
+                        const nlohmann::json& config, const std::string& key) {
+    nlohmann::json changed = config;
+    changed[key] = "changed on purpose";
+    // A key no flag sets is reported by its name.
+    const std::string flag = key == "trace_sample" ? key : FlagOfConfigKey(key, policy);
+    if (key != "trace_sample") {
+      EXPECT_NE(app.get_option_no_throw(flag), nullptr) << key << " -> '" << flag << "' (" << policy << ")";
+    }
+    const std::string resume = ResumeMismatch(changed.dump(), o);
+    if (resume.empty()) {
+      resume_may_change.insert(key);
+    } else {
+      EXPECT_EQ(resume.rfind(flag + " differs from the checkpointed run", 0), 0u) << key << ": " << resume;
+    }
+    const std::string ranks = RankConfigMismatch({config.dump(), changed.dump()});
+    if (ranks.empty()) {
+      rank_may_differ.insert(key);
+    } else {
+      EXPECT_EQ(ranks.rfind(rank_prefix + flag + " is ", 0), 0u) << key << ": " << ranks;
+    }
+  });
+  EXPECT_EQ(FlagOfConfigKey("level_low", "static"), "--level");
+  EXPECT_EQ(FlagOfConfigKey("level_high", "accordion"), "--high");
+  EXPECT_EQ(FlagOfConfigKey("no_such_key", "static"), "");
+  EXPECT_EQ(resume_may_change,
+            (std::set<std::string>{"bind_addr", "checkpoint_dir", "data_dir", "data_file", "overwrite", "resume",
+                                   "threads", "timeout_s", "trace", "trace_iterations", "trace_sample",
+                                   "valid_file"}));
+  EXPECT_EQ(rank_may_differ,
+            (std::set<std::string>{"bind_addr", "data_dir", "data_file", "threads", "timeout_s", "valid_file"}));
+}
+
+// The number checks' messages, word for word as before the flag table.
+TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
+  const std::vector<std::pair<std::function<void(TrainOptions&)>, std::string>> cases = {
+      {[](TrainOptions& o) { o.epochs = 0; }, "--epochs must be at least 1"},
+      {[](TrainOptions& o) { o.nproc = 0; }, "--nproc must be at least 1"},
+      {[](TrainOptions& o) { o.threads = -1; }, "--threads must be positive (0 picks cores / nproc)"},
+      {[](TrainOptions& o) { o.batch_size = 0; }, "--batch-size must be at least 1"},
+      {[](TrainOptions& o) { o.lr = std::nan(""); }, "--lr must be a positive number"},
+      {[](TrainOptions& o) { o.momentum = 1; }, "--momentum must be in [0, 1)"},
+      {[](TrainOptions& o) { o.nesterov = true; o.momentum = 0; }, "--nesterov needs a --momentum above 0"},
+      {[](TrainOptions& o) { o.weight_decay = HUGE_VAL; }, "--weight-decay must be >= 0"},
+      {[](TrainOptions& o) { o.warmup_epochs = -1; }, "--warmup-epochs must be >= 0"},
+      {[](TrainOptions& o) { o.decay_epochs = {3, 0}; }, "--decay-epochs must be epochs >= 1 (got 0)"},
+      {[](TrainOptions& o) { o.decay_factor = 0; }, "--decay-factor must be in (0, 1]"},
+      {[](TrainOptions& o) { o.eta = 0; }, "--eta must be a positive number"},
+      {[](TrainOptions& o) { o.interval = 0; }, "--interval must be at least 1 epoch"},
+      {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be >= 0"},
+      {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be > 0"},
+      {[](TrainOptions& o) { o.limit_samples = -1; }, "--limit-samples must be >= 0"},
+      {[](TrainOptions& o) { o.warmup_epochs = 2; o.warmup_from = -0.1; },
+       "--warmup-from must be a positive learning rate"},
+      {[](TrainOptions& o) { o.warmup_from = 0.1; }, "--warmup-from needs --warmup-epochs of at least 1"},
+      {[](TrainOptions& o) { o.clip = -HUGE_VAL; }, "--clip must be >= 0 (0: no clipping)"},
+      {[](TrainOptions& o) { o.micro_batch = -1; }, "--micro-batch must be >= 0 (0: the low level)"},
+      {[](TrainOptions& o) { o.bptt = 0; }, "--bptt must be at least 1 token"},
+      {[](TrainOptions& o) { o.lstm_size = 0; }, "--lstm-size must be at least 1"},
+      {[](TrainOptions& o) { o.dropout = -0.1; }, "--dropout must be in [0, 1)"},
+      {[](TrainOptions& o) { o.hessian_every = -1; }, "--hessian-every must be >= 0 (0: never)"},
+      {[](TrainOptions& o) { o.hessian_batch = 0; }, "--hessian-batch must be at least 1"},
+      {[](TrainOptions& o) { o.hessian_tolerance = -1; }, "--hessian-tolerance must be a positive number"},
+      {[](TrainOptions& o) { o.hessian_max_iterations = 0; }, "--hessian-iterations must be at least 1"},
+      {[](TrainOptions& o) { o.valid_fraction = 1; }, "--valid-fraction must be in (0, 1)"},
+      {[](TrainOptions& o) { o.timeout_s = 0.5; }, "--timeout must be at least 1 second"},
+  };
+  for (const auto& [change, message] : cases) {
+    try {
+      ValidateOptions(With(change));
+      ADD_FAILURE() << "accepted; expected: " << message;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()), message);
+    }
+  }
+  // The edges themselves are accepted.
+  EXPECT_NO_THROW(ValidateOptions(With([](TrainOptions& o) {
+    o.momentum = 0;
+    o.decay_factor = 1;
+    o.dropout = 0;
+    o.timeout_s = 1;
+    o.threads = 0;
+    o.clip = 0;
+  })));
 }
 
 }  // namespace
