@@ -280,7 +280,7 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"dense", "powersgd", "topk", "batch"}));
   app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
   app.add_option("--high", a.high, "Level outside critical regimes");
-  const WhatIfSettings what_if;
+  const gui::WhatIfSettings what_if;
   app.add_option("--workers", a.workers, "Workers to project to (default " + std::to_string(what_if.workers) + ")")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--bandwidth-gbps", a.bandwidth_gbps,
