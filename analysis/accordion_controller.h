@@ -31,6 +31,8 @@
 #include <optional>
 #include <vector>
 
+#include "common/options.h"
+
 namespace accordion {
 
 enum class ControllerMode {
@@ -40,27 +42,19 @@ enum class ControllerMode {
 
 class AccordionOptions {
  public:
-  AccordionOptions& eta(double v) { eta_ = v; return *this; }
-  AccordionOptions& interval(int v) { interval_ = v; return *this; }
-  AccordionOptions& level_low(double v) { level_low_ = v; return *this; }
-  AccordionOptions& level_high(double v) { level_high_ = v; return *this; }
-  AccordionOptions& mode(ControllerMode v) { mode_ = v; return *this; }
-
-  double eta() const { return eta_; }
-  int interval() const { return interval_; }
-  double level_low() const { return level_low_; }
-  double level_high() const { return level_high_; }
-  ControllerMode mode() const { return mode_; }
-
   // Throws InputError naming the first bad option.
   void Validate() const;
 
- private:
-  double eta_ = 0.5;
-  int interval_ = 10;
-  double level_low_ = 2;   // PowerSGD rank 2 by default
-  double level_high_ = 1;  // PowerSGD rank 1
-  ControllerMode mode_ = ControllerMode::kPerLayer;
+  /// The relative change of a gradient norm that counts as critical. Default: 0.5.
+  ACCORDION_ARG(double, eta) = 0.5;
+  /// Epochs between regime checks. Default: 10.
+  ACCORDION_ARG(int, interval) = 10;
+  /// The level of critical layers (low compression). Default: 2 (PowerSGD rank 2).
+  ACCORDION_ARG(double, level_low) = 2;
+  /// The level of the other layers. Default: 1 (PowerSGD rank 1).
+  ACCORDION_ARG(double, level_high) = 1;
+  /// Per layer or whole model. Default: ControllerMode::kPerLayer.
+  ACCORDION_ARG(ControllerMode, mode) = ControllerMode::kPerLayer;
 };
 
 // What the controller concluded at the end of one epoch.

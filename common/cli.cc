@@ -1,6 +1,8 @@
 #include "common/cli.h"
 
+#include <iomanip>
 #include <iostream>
+#include <sstream>
 
 #include "common/errors.h"
 #include "common/version.h"
@@ -67,6 +69,14 @@ int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
     std::cerr << tool_name << ": internal error: " << OneLine(e.what()) << "\n";
     return kExitFailure;
   }
+}
+
+std::string HelpNumber(double value) {
+  // 15 digits: unit conversions (1.25e9 B/s * 8 / 1e9) land a rounding error
+  // away from the number a user reads, and the 16th or 17th digit shows it.
+  std::ostringstream out;
+  out << std::setprecision(15) << value;
+  return out.str();
 }
 
 }  // namespace accordion

@@ -21,6 +21,11 @@ inline constexpr int kExitBadInput = 2;
 // subcommands are declared).
 void AddVersionFlags(CLI::App& app, const std::string& tool_name);
 
+// A default value as help text shows it ("10", "0.5", "4194304": up to 15
+// significant digits, no trailing zeros), so that help reads defaults from
+// the options objects instead of restating them.
+std::string HelpNumber(double value);
+
 // Parses argv into `app`, then runs `body`. Maps parse errors, InputError
 // and other exceptions onto the contract above and returns the exit code.
 int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,

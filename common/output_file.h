@@ -18,35 +18,25 @@
 #include <string>
 #include <vector>
 
+#include "common/options.h"
+
 namespace accordion {
 
 // What CheckOutput() allows at an output path.
 class OutputOptions {
- public:
-  // Replace an existing regular file (a tool's --overwrite). Never lets an
-  // output replace one of the inputs.
-  OutputOptions& overwrite(bool v) { overwrite_ = v; return *this; }
-  // The files the tool reads; the output may not be any of them, whatever
-  // name (symbolic or hard link) it is given by.
-  OutputOptions& inputs(std::vector<std::string> v) { inputs_ = std::move(v); return *this; }
-  // The flag that named the output, for messages ("--out").
-  OutputOptions& flag(std::string v) { flag_ = std::move(v); return *this; }
-  // Whether an existing FIFO or character device (/dev/null, /dev/stdout)
-  // may be written into as a stream: what a user asks for with
-  // --out /dev/null. True for text outputs; false for databases, which need
-  // a regular file.
-  OutputOptions& streams(bool v) { streams_ = v; return *this; }
-
-  bool overwrite() const { return overwrite_; }
-  const std::vector<std::string>& inputs() const { return inputs_; }
-  const std::string& flag() const { return flag_; }
-  bool streams() const { return streams_; }
-
- private:
-  bool overwrite_ = false;
-  std::vector<std::string> inputs_;
-  std::string flag_ = "--out";
-  bool streams_ = true;
+  /// Replace an existing regular file (a tool's --overwrite). Never lets an
+  /// output replace one of the inputs. Default: false.
+  ACCORDION_ARG(bool, overwrite) = false;
+  /// The files the tool reads; the output may not be any of them, whatever
+  /// name (symbolic or hard link) it is given by. Default: none.
+  ACCORDION_ARG(std::vector<std::string>, inputs);
+  /// The flag that named the output, for messages. Default: "--out".
+  ACCORDION_ARG(std::string, flag) = "--out";
+  /// Whether an existing FIFO or character device (/dev/null, /dev/stdout)
+  /// may be written into as a stream: what a user asks for with
+  /// --out /dev/null. True for text outputs; false for databases, which need
+  /// a regular file. Default: true.
+  ACCORDION_ARG(bool, streams) = true;
 };
 
 // Throws InputError, one line naming the flag, unless `path` can be written

@@ -34,6 +34,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/options.h"
 #include "simulator/collectives.h"
 #include "simulator/platform.h"
 #include "traces/records.h"
@@ -72,22 +73,15 @@ struct Calibration {
 };
 
 class CalibratorOptions {
- public:
-  // Upper bounds of the segments but the last, in message bytes.
-  CalibratorOptions& boundaries(std::vector<double> v) { boundaries_ = std::move(v); return *this; }
-  CalibratorOptions& allreduce(AllReduceAlgorithm v) { allreduce_ = v; return *this; }
-  // The nominal rate of the links the samples crossed (a NIC's speed, a tc
-  // rate), Gb/s; 0: unknown. Only with it can the fitted bandwidth be split
-  // into the links' rate and the hosts' per-byte cost.
-  CalibratorOptions& link_gbps(double v) { link_gbps_ = v; return *this; }
-  const std::vector<double>& boundaries() const { return boundaries_; }
-  AllReduceAlgorithm allreduce() const { return allreduce_; }
-  double link_gbps() const { return link_gbps_; }
-
- private:
-  std::vector<double> boundaries_ = {65536, 4194304};
-  AllReduceAlgorithm allreduce_ = AllReduceAlgorithm::kRing;
-  double link_gbps_ = 0;
+  /// Upper bounds of the segments but the last, in message bytes.
+  /// Default: {65536, 4194304}.
+  ACCORDION_ARG(std::vector<double>, boundaries) = {65536, 4194304};
+  /// The algorithm the samples' collectives ran. Default: AllReduceAlgorithm::kRing.
+  ACCORDION_ARG(AllReduceAlgorithm, allreduce) = AllReduceAlgorithm::kRing;
+  /// The nominal rate of the links the samples crossed (a NIC's speed, a tc
+  /// rate), Gb/s; 0: unknown. Only with it can the fitted bandwidth be split
+  /// into the links' rate and the hosts' per-byte cost. Default: 0.
+  ACCORDION_ARG(double, link_gbps) = 0;
 };
 
 class Calibrator {

@@ -63,6 +63,7 @@
 #include <string>
 #include <vector>
 
+#include "common/options.h"
 #include "traces/records.h"
 
 namespace accordion::sim {
@@ -87,25 +88,20 @@ class CollectiveOptions {
   static constexpr int kDefaultChannels = 2;
   static constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
 
-  CollectiveOptions& chunk_bytes(int64_t v) { chunk_bytes_ = v; return *this; }
-  CollectiveOptions& channels(int v) { channels_ = v; return *this; }
-  // hierarchical: ranks per node (consecutive ranks share one). 0: not set,
-  // which CollectiveRounds takes as 1 (the plain ring); the command line
-  // sets it to the platform's gpus_per_node on hierarchical platforms.
-  CollectiveOptions& ranks_per_node(int v) { ranks_per_node_ = v; return *this; }
-
-  int64_t chunk_bytes() const { return chunk_bytes_; }
-  int channels() const { return channels_; }
-  int ranks_per_node() const { return ranks_per_node_; }
-
   void Validate() const;  // throws InputError naming the first problem
   // "4 channels, 512 KiB chunks" or "8 ranks per node", as the algorithm uses them.
   std::string Describe(AllReduceAlgorithm algorithm) const;
 
- private:
-  int64_t chunk_bytes_ = kDefaultChunkBytes;
-  int channels_ = kDefaultChannels;
-  int ranks_per_node_ = 0;
+  /// nccl-ring, nccl-tree: the largest chunk a hop forwards, bytes.
+  /// Default: kDefaultChunkBytes.
+  ACCORDION_ARG(int64_t, chunk_bytes) = kDefaultChunkBytes;
+  /// nccl-ring, nccl-tree: concurrent rings or tree flows. Default: kDefaultChannels.
+  ACCORDION_ARG(int, channels) = kDefaultChannels;
+  /// hierarchical: ranks per node (consecutive ranks share one). 0: not set,
+  /// which CollectiveRounds takes as 1 (the plain ring); the command line
+  /// sets it to the platform's gpus_per_node on hierarchical platforms.
+  /// Default: 0.
+  ACCORDION_ARG(int, ranks_per_node) = 0;
 };
 
 // Who talks to whom in a round is a function of the rank, the world size and

@@ -20,6 +20,8 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/options.h"
+
 namespace simgrid::s4u {
 class Host;
 }
@@ -34,23 +36,17 @@ namespace accordion::sim {
 // "exact" setting that docs/simulator.md describes.
 class NetworkOptions {
  public:
-  NetworkOptions& model(std::string v) { model_ = std::move(v); return *this; }
-  NetworkOptions& tcp_gamma(double bytes) { tcp_gamma_ = bytes; return *this; }
-  NetworkOptions& crosstraffic(bool v) { crosstraffic_ = v; return *this; }
-
-  const std::string& model() const { return model_; }
-  double tcp_gamma() const { return tcp_gamma_; }
-  bool crosstraffic() const { return crosstraffic_; }
-
   // CM02 with tcp_gamma 0 and no cross-traffic.
   static NetworkOptions Exact() { return NetworkOptions().model("CM02").tcp_gamma(0).crosstraffic(false); }
   void Validate() const;  // throws InputError
   std::string Describe() const;
 
- private:
-  std::string model_ = "LV08";
-  double tcp_gamma_ = 4194304;
-  bool crosstraffic_ = true;
+  /// SimGrid's network model, LV08 or CM02. Default: "LV08".
+  ACCORDION_ARG(std::string, model) = "LV08";
+  /// SimGrid's network/TCP-gamma, the TCP window in bytes; 0: no window. Default: 4194304.
+  ACCORDION_ARG(double, tcp_gamma) = 4194304;
+  /// SimGrid's network/crosstraffic. Default: true.
+  ACCORDION_ARG(bool, crosstraffic) = true;
 };
 
 // Calibrated latency and bandwidth for messages of at least
@@ -128,6 +124,10 @@ struct PlatformSpec {
   nlohmann::json ToJson() const;
 };
 
+// The platform options write their PlatformSpec directly, converting units
+// (Gb/s to B/s, us to s) on the way; they are hand-written, not
+// ACCORDION_ARG, because the spec, not a member per option, is what they
+// build.
 template <typename Self>
 class PlatformOptionsBase {
  public:

@@ -346,8 +346,8 @@ ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options)
   r.trace_workers = view.run.world_size;
   r.workers = options.workers() > 0 ? options.workers() : view.run.world_size;
   r.scheme = options.scheme().value_or(view.run.scheme);
-  r.eta = options.eta();
-  r.interval = options.interval();
+  r.eta = options.accordion().eta();
+  r.interval = options.accordion().interval();
   r.model = options.model();
   r.profile = input.profile;
   return r;

@@ -5,7 +5,7 @@
 //   ReplayInput in = LoadReplayInput("run.trace");
 //   ReplayResult r = ReplayEngine(ReplayOptions()
 //       .platform(FatTreePlatformOptions().bandwidth_gbps(25).latency_us(5))
-//       .workers(64).eta(0.3).interval(5)).Run(in);
+//       .workers(64).accordion(AccordionOptions().eta(0.3).interval(5))).Run(in);
 //
 // One step of epoch e, as the trainer runs it (analysis/communication_plan.h):
 // forward, then backward, during which each bucket's collectives start once
@@ -37,8 +37,10 @@
 #include <string>
 #include <vector>
 
+#include "analysis/accordion_controller.h"
 #include "analysis/communication_plan.h"
 #include "analysis/schedule.h"
+#include "common/options.h"
 #include "simulator/communication_model.h"
 #include "simulator/replay_input.h"
 
@@ -51,83 +53,58 @@ namespace accordion::sim {
 enum class OverheadSource { kTrace, kPlatform };
 
 class ReplayOptions {
- public:
-  ReplayOptions& platform(const PlatformSpec& v) { platform_ = v; return *this; }
-  ReplayOptions& workers(int v) { workers_ = v; return *this; }  // 0: the trace's
-  ReplayOptions& scheme(std::optional<Scheme> v) { scheme_ = v; return *this; }  // empty: the trace's
-  ReplayOptions& eta(double v) { eta_ = v; return *this; }
-  ReplayOptions& interval(int v) { interval_ = v; return *this; }
-  ReplayOptions& level_low(std::optional<double> v) { level_low_ = v; return *this; }
-  ReplayOptions& level_high(std::optional<double> v) { level_high_ = v; return *this; }
-  ReplayOptions& model(ModelKind v) { model_ = v; return *this; }
-  ReplayOptions& allreduce(AllReduceAlgorithm v) { allreduce_ = v; return *this; }
-  // The all-reduce algorithm's settings (NCCL's chunks and channels, ranks per node).
-  ReplayOptions& collective(const CollectiveOptions& v) { collective_ = v; return *this; }
-  ReplayOptions& fidelity(Fidelity v) { fidelity_ = v; return *this; }
-  ReplayOptions& memoise(bool v) { memoise_ = v; return *this; }
-  // Empty: the bucket size the trace's configuration names, else DDP's 25 MiB.
-  ReplayOptions& bucket_bytes(std::optional<int64_t> v) { bucket_bytes_ = v; return *this; }
-  ReplayOptions& jobs(int v) { jobs_ = v; return *this; }
-  // Stragglers: every rank's compute in every step slowed by an independent
-  // log-normal factor (mean 1, this coefficient of variation); a step waits
-  // for the slowest rank. 0: ranks as measured.
-  ReplayOptions& straggler_cv(double v) { straggler_cv_ = v; return *this; }
-  // The most one pattern's SimGrid simulation may take, in seconds (0: no
-  // limit); a simulation past it is stopped and the replay fails.
-  ReplayOptions& timeout_s(double v) { timeout_s_ = v; return *this; }
-  ReplayOptions& overhead(OverheadSource v) { overhead_ = v; return *this; }
-  // The network the trace was recorded on: the replay's platform at this
-  // bandwidth (and latency). With it every recorded collective's host cost
-  // is its measured time less what that network takes for it; without it,
-  // one cost for all, the fixed part of the trace's collectives.
-  ReplayOptions& recorded_bandwidth_gbps(std::optional<double> v) { recorded_bandwidth_gbps_ = v; return *this; }
-  ReplayOptions& recorded_latency_us(std::optional<double> v) { recorded_latency_us_ = v; return *this; }
-  // When set and it becomes true, a running simulation stops and Run()
-  // throws Cancelled (child_process.h). The flag must outlive Run().
-  ReplayOptions& cancel(const std::atomic<bool>* v) { cancel_ = v; return *this; }
-
-  const PlatformSpec& platform() const { return platform_; }
-  int workers() const { return workers_; }
-  std::optional<Scheme> scheme() const { return scheme_; }
-  double eta() const { return eta_; }
-  int interval() const { return interval_; }
-  std::optional<double> level_low() const { return level_low_; }
-  std::optional<double> level_high() const { return level_high_; }
-  ModelKind model() const { return model_; }
-  AllReduceAlgorithm allreduce() const { return allreduce_; }
-  const CollectiveOptions& collective() const { return collective_; }
-  Fidelity fidelity() const { return fidelity_; }
-  bool memoise() const { return memoise_; }
-  std::optional<int64_t> bucket_bytes() const { return bucket_bytes_; }
-  int jobs() const { return jobs_; }
-  double straggler_cv() const { return straggler_cv_; }
-  double timeout_s() const { return timeout_s_; }
-  OverheadSource overhead() const { return overhead_; }
-  std::optional<double> recorded_bandwidth_gbps() const { return recorded_bandwidth_gbps_; }
-  std::optional<double> recorded_latency_us() const { return recorded_latency_us_; }
-  const std::atomic<bool>* cancel() const { return cancel_; }
-
- private:
-  PlatformSpec platform_;
-  int workers_ = 0;
-  std::optional<Scheme> scheme_;
-  double eta_ = 0.5;
-  int interval_ = 10;
-  std::optional<double> level_low_;
-  std::optional<double> level_high_;
-  ModelKind model_ = ModelKind::kSimulate;
-  AllReduceAlgorithm allreduce_ = AllReduceAlgorithm::kRing;
-  CollectiveOptions collective_;
-  Fidelity fidelity_ = Fidelity::kAuto;
-  bool memoise_ = true;
-  std::optional<int64_t> bucket_bytes_;
-  int jobs_ = 1;
-  double straggler_cv_ = 0;
-  double timeout_s_ = 3600;
-  OverheadSource overhead_ = OverheadSource::kTrace;
-  std::optional<double> recorded_bandwidth_gbps_;
-  std::optional<double> recorded_latency_us_;
-  const std::atomic<bool>* cancel_ = nullptr;
+  /// The cluster to project onto. Default: PlatformSpec() (a star).
+  ACCORDION_ARG(PlatformSpec, platform);
+  /// Workers to project to; 0: the trace's. Default: 0.
+  ACCORDION_ARG(int, workers) = 0;
+  /// The scheme to replay; empty: the trace's. Default: empty.
+  ACCORDION_ARG(std::optional<Scheme>, scheme);
+  /// Accordion's eta and interval: the controller's own options and
+  /// defaults. Its levels and mode are not read: the levels are the two
+  /// overrides below, the mode follows the scheme. Default: AccordionOptions().
+  ACCORDION_ARG(AccordionOptions, accordion) = AccordionOptions();
+  /// The low and high levels; empty: the trace's pair. Optional here, not
+  /// AccordionOptions' concrete levels, because "empty" means "what the trace
+  /// ran", which only the trace knows. Default: empty.
+  ACCORDION_ARG(std::optional<double>, level_low);
+  ACCORDION_ARG(std::optional<double>, level_high);
+  /// What times the collectives: SimGrid, the alpha-beta formulas or the
+  /// trace. Default: ModelKind::kSimulate.
+  ACCORDION_ARG(ModelKind, model) = ModelKind::kSimulate;
+  /// The all-reduce algorithm. Default: AllReduceAlgorithm::kRing.
+  ACCORDION_ARG(AllReduceAlgorithm, allreduce) = AllReduceAlgorithm::kRing;
+  /// The all-reduce algorithm's settings (NCCL's chunks and channels, ranks
+  /// per node). Default: CollectiveOptions().
+  ACCORDION_ARG(CollectiveOptions, collective);
+  /// How finely SimGrid simulates a collective (network_simulation.h). Default: Fidelity::kAuto.
+  ACCORDION_ARG(Fidelity, fidelity) = Fidelity::kAuto;
+  /// Time every distinct pattern once. Default: true.
+  ACCORDION_ARG(bool, memoise) = true;
+  /// Gradient bucket size; empty: the bucket size the trace's configuration
+  /// names, else DDP's 25 MiB. Default: empty.
+  ACCORDION_ARG(std::optional<int64_t>, bucket_bytes);
+  /// Patterns timed at once. Default: 1.
+  ACCORDION_ARG(int, jobs) = 1;
+  /// Stragglers: every rank's compute in every step slowed by an independent
+  /// log-normal factor (mean 1, this coefficient of variation); a step waits
+  /// for the slowest rank. 0: ranks as measured. Default: 0.
+  ACCORDION_ARG(double, straggler_cv) = 0;
+  /// The most one pattern's SimGrid simulation may take, in seconds (0: no
+  /// limit); a simulation past it is stopped and the replay fails. Default: 3600.
+  ACCORDION_ARG(double, timeout_s) = 3600;
+  /// Where a collective's software cost comes from. Default: OverheadSource::kTrace.
+  ACCORDION_ARG(OverheadSource, overhead) = OverheadSource::kTrace;
+  /// The network the trace was recorded on: the replay's platform at this
+  /// bandwidth (and latency). With it every recorded collective's host cost
+  /// is its measured time less what that network takes for it; without it,
+  /// one cost for all, the fixed part of the trace's collectives. Default: empty.
+  ACCORDION_ARG(std::optional<double>, recorded_bandwidth_gbps);
+  /// Default: empty (the replay platform's latency).
+  ACCORDION_ARG(std::optional<double>, recorded_latency_us);
+  /// When set and it becomes true, a running simulation stops and Run()
+  /// throws Cancelled (child_process.h). The flag must outlive Run().
+  /// Default: nullptr.
+  ACCORDION_ARG(const std::atomic<bool>*, cancel) = nullptr;
 };
 
 struct EpochProjection {

@@ -74,8 +74,10 @@ ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
   if (p.latency_us) spec.latency_s = *p.latency_us * 1e-6;
   o.platform(spec);
   if (p.workers) o.workers(*p.workers);
-  if (p.eta) o.eta(*p.eta);
-  if (p.interval) o.interval(*p.interval);
+  AccordionOptions accordion = base.accordion();
+  if (p.eta) accordion.eta(*p.eta);
+  if (p.interval) accordion.interval(*p.interval);
+  o.accordion(accordion);
   if (p.levels) o.level_low(p.levels->first).level_high(p.levels->second);
   return o;
 }

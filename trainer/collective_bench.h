@@ -17,6 +17,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "common/options.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -26,35 +27,25 @@ int64_t ParseByteSize(const std::string& text);
 
 class CollectiveBenchOptions {
  public:
-  CollectiveBenchOptions& ops(std::vector<CollectiveOp> v) { ops_ = std::move(v); return *this; }
-  CollectiveBenchOptions& min_bytes(int64_t v) { min_bytes_ = v; return *this; }
-  CollectiveBenchOptions& max_bytes(int64_t v) { max_bytes_ = v; return *this; }
-  CollectiveBenchOptions& factor(int v) { factor_ = v; return *this; }
-  CollectiveBenchOptions& warmup(int v) { warmup_ = v; return *this; }
-  CollectiveBenchOptions& iters(int v) { iters_ = v; return *this; }
-  CollectiveBenchOptions& backend(std::string v) { backend_ = std::move(v); return *this; }
-
-  const std::vector<CollectiveOp>& ops() const { return ops_; }
-  int64_t min_bytes() const { return min_bytes_; }
-  int64_t max_bytes() const { return max_bytes_; }
-  int factor() const { return factor_; }
-  int warmup() const { return warmup_; }
-  int iters() const { return iters_; }
-  const std::string& backend() const { return backend_; }
-
   void Validate() const;  // throws InputError naming the first problem
   // min_bytes, min_bytes * factor, ... while not above max_bytes.
   std::vector<int64_t> Sizes() const;
 
- private:
-  std::vector<CollectiveOp> ops_ = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
-                                    CollectiveOp::kBroadcast};
-  int64_t min_bytes_ = 1024;
-  int64_t max_bytes_ = 64 << 20;
-  int factor_ = 4;
-  int warmup_ = 3;
-  int iters_ = 10;
-  std::string backend_ = "gloo";
+  /// The collectives to time. Default: all-reduce, all-gather, broadcast.
+  ACCORDION_ARG(std::vector<CollectiveOp>, ops) = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather,
+                                                   CollectiveOp::kBroadcast};
+  /// Smallest size timed, bytes. Default: 1024.
+  ACCORDION_ARG(int64_t, min_bytes) = 1024;
+  /// Largest size timed, bytes. Default: 64 << 20 (64 MiB).
+  ACCORDION_ARG(int64_t, max_bytes) = 64 << 20;
+  /// Growth from one size to the next. Default: 4.
+  ACCORDION_ARG(int, factor) = 4;
+  /// Untimed runs per size. Default: 3.
+  ACCORDION_ARG(int, warmup) = 3;
+  /// Timed runs per size. Default: 10.
+  ACCORDION_ARG(int, iters) = 10;
+  /// The communication backend, gloo or nccl. Default: "gloo".
+  ACCORDION_ARG(std::string, backend) = "gloo";
 };
 
 // One op at one swept size on `world` ranks, in float32 elements.

@@ -22,6 +22,8 @@
 
 #include <torch/types.h>
 
+#include "common/options.h"
+
 namespace accordion {
 
 // A peer died, hung past the timeout or the transport failed. Not an
@@ -35,27 +37,17 @@ class CommunicationError : public std::runtime_error {
 // master_addr:master_port and every rank connects to it. Every communicator
 // starts with this rendezvous.
 class RendezvousOptions {
- public:
-  RendezvousOptions& rank(int v) { rank_ = v; return *this; }
-  RendezvousOptions& world_size(int v) { world_size_ = v; return *this; }
-  RendezvousOptions& master_addr(std::string v) { master_addr_ = std::move(v); return *this; }
-  RendezvousOptions& master_port(int v) { master_port_ = v; return *this; }
-  // How long the rendezvous and then every collective may take before it
-  // fails with CommunicationError.
-  RendezvousOptions& timeout(std::chrono::milliseconds v) { timeout_ = v; return *this; }
-
-  int rank() const { return rank_; }
-  int world_size() const { return world_size_; }
-  const std::string& master_addr() const { return master_addr_; }
-  int master_port() const { return master_port_; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
-
- private:
-  int rank_ = 0;
-  int world_size_ = 1;
-  std::string master_addr_ = "127.0.0.1";
-  int master_port_ = 29500;
-  std::chrono::milliseconds timeout_ = std::chrono::seconds(45);
+  /// This process's rank. Default: 0.
+  ACCORDION_ARG(int, rank) = 0;
+  /// Ranks in the job. Default: 1.
+  ACCORDION_ARG(int, world_size) = 1;
+  /// Where rank 0's store listens. Default: "127.0.0.1".
+  ACCORDION_ARG(std::string, master_addr) = "127.0.0.1";
+  /// The port of rank 0's store. Default: 29500.
+  ACCORDION_ARG(int, master_port) = 29500;
+  /// How long the rendezvous and then every collective may take before it
+  /// fails with CommunicationError. Default: 45 s.
+  ACCORDION_ARG(std::chrono::milliseconds, timeout) = std::chrono::seconds(45);
 };
 
 class CollectiveWork {

@@ -12,24 +12,18 @@
 #include <memory>
 #include <string>
 
+#include "common/options.h"
 #include "trainer/communicator.h"
 
 namespace accordion {
 
 class GlooOptions {
- public:
-  GlooOptions& rendezvous(RendezvousOptions v) { rendezvous_ = std::move(v); return *this; }
-  GlooOptions& bind_addr(std::string v) { bind_addr_ = std::move(v); return *this; }
-  GlooOptions& threads(int v) { threads_ = v; return *this; }  // Gloo's worker threads
-
-  const RendezvousOptions& rendezvous() const { return rendezvous_; }
-  const std::string& bind_addr() const { return bind_addr_; }
-  int threads() const { return threads_; }
-
- private:
-  RendezvousOptions rendezvous_;
-  std::string bind_addr_ = "127.0.0.1";
-  int threads_ = 2;  // as in PyTorch
+  /// Where and how the ranks meet. Default: RendezvousOptions().
+  ACCORDION_ARG(RendezvousOptions, rendezvous);
+  /// The address Gloo's transport binds. Default: "127.0.0.1".
+  ACCORDION_ARG(std::string, bind_addr) = "127.0.0.1";
+  /// Gloo's worker threads. Default: 2, as in PyTorch.
+  ACCORDION_ARG(int, threads) = 2;
 };
 
 // Rendezvous with the other ranks and a Gloo process group; throws

@@ -38,6 +38,7 @@
 
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
+#include "common/options.h"
 #include "traces/records.h"
 #include "traces/scheme_description.h"
 #include "trainer/communicator.h"
@@ -53,23 +54,15 @@ struct Node;
 namespace accordion {
 
 class ExchangeOptions {
- public:
-  // The scheme with TopK's choices (dense vectors, error feedback).
-  ExchangeOptions& scheme(CommunicationScheme v) { scheme_ = v; return *this; }
-  ExchangeOptions& bucket_bytes(int64_t v) { bucket_bytes_ = v; return *this; }
-  ExchangeOptions& seed(uint64_t v) { seed_ = v; return *this; }  // PowerSGD's shared Q seed
-  ExchangeOptions& powersgd_epsilon(double v) { powersgd_epsilon_ = v; return *this; }
-
-  const CommunicationScheme& scheme() const { return scheme_; }
-  int64_t bucket_bytes() const { return bucket_bytes_; }
-  uint64_t seed() const { return seed_; }
-  double powersgd_epsilon() const { return powersgd_epsilon_; }
-
- private:
-  CommunicationScheme scheme_;
-  int64_t bucket_bytes_ = kDefaultBucketBytes;
-  uint64_t seed_ = 0;
-  double powersgd_epsilon_ = 1e-8;
+  /// The scheme with TopK's choices (dense vectors, error feedback).
+  /// Default: CommunicationScheme().
+  ACCORDION_ARG(CommunicationScheme, scheme);
+  /// Gradient bucket size, bytes. Default: kDefaultBucketBytes.
+  ACCORDION_ARG(int64_t, bucket_bytes) = kDefaultBucketBytes;
+  /// PowerSGD's shared Q seed. Default: 0.
+  ACCORDION_ARG(uint64_t, seed) = 0;
+  /// PowerSgdOptions::epsilon. Default: 1e-8.
+  ACCORDION_ARG(double, powersgd_epsilon) = 1e-8;
 };
 
 // What one step did, for the trace's per-iteration tables.

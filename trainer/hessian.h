@@ -27,26 +27,18 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
+#include "common/options.h"
 #include "trainer/communicator.h"
 
 namespace accordion {
 
 class HessianOptions {
- public:
-  // Stop once |lambda - lambda_prev| <= tolerance * |lambda_prev|.
-  HessianOptions& tolerance(double v) { tolerance_ = v; return *this; }
-  HessianOptions& max_iterations(int v) { max_iterations_ = v; return *this; }
-  // Seed of the starting vector, the same on every rank.
-  HessianOptions& seed(uint64_t v) { seed_ = v; return *this; }
-
-  double tolerance() const { return tolerance_; }
-  int max_iterations() const { return max_iterations_; }
-  uint64_t seed() const { return seed_; }
-
- private:
-  double tolerance_ = 1e-3;
-  int max_iterations_ = 100;
-  uint64_t seed_ = 0;
+  /// Stop once |lambda - lambda_prev| <= tolerance * |lambda_prev|. Default: 1e-3.
+  ACCORDION_ARG(double, tolerance) = 1e-3;
+  /// Most power iterations. Default: 100.
+  ACCORDION_ARG(int, max_iterations) = 100;
+  /// Seed of the starting vector, the same on every rank. Default: 0.
+  ACCORDION_ARG(uint64_t, seed) = 0;
 };
 
 struct HessianEstimate {

@@ -14,6 +14,8 @@
 #include <optional>
 #include <string>
 
+#include "common/options.h"
+
 namespace accordion {
 
 // Exit code of a worker (and the launcher) whose run was interrupted by
@@ -47,26 +49,16 @@ std::optional<WorkerEnvironment> WorkerEnvironmentFromEnv();
 int PickFreePort(const std::string& addr);
 
 class LauncherOptions {
- public:
-  LauncherOptions& nproc(int v) { nproc_ = v; return *this; }
-  LauncherOptions& master_addr(std::string v) { master_addr_ = std::move(v); return *this; }
-  LauncherOptions& master_port(int v) { master_port_ = v; return *this; }  // 0: pick a free one
-  LauncherOptions& tool_name(std::string v) { tool_name_ = std::move(v); return *this; }
-  // Seconds between asking a worker to stop (SIGTERM) and killing it.
-  LauncherOptions& grace_s(double v) { grace_s_ = v; return *this; }
-
-  int nproc() const { return nproc_; }
-  const std::string& master_addr() const { return master_addr_; }
-  int master_port() const { return master_port_; }
-  const std::string& tool_name() const { return tool_name_; }
-  double grace_s() const { return grace_s_; }
-
- private:
-  int nproc_ = 1;
-  std::string master_addr_ = "127.0.0.1";
-  int master_port_ = 0;
-  std::string tool_name_ = "accordion-train";
-  double grace_s_ = 3;
+  /// Worker processes. Default: 1.
+  ACCORDION_ARG(int, nproc) = 1;
+  /// Where rank 0's store listens. Default: "127.0.0.1".
+  ACCORDION_ARG(std::string, master_addr) = "127.0.0.1";
+  /// The port of rank 0's store; 0: pick a free one. Default: 0.
+  ACCORDION_ARG(int, master_port) = 0;
+  /// The name messages give the tool. Default: "accordion-train".
+  ACCORDION_ARG(std::string, tool_name) = "accordion-train";
+  /// Seconds between asking a worker to stop (SIGTERM) and killing it. Default: 3.
+  ACCORDION_ARG(double, grace_s) = 3;
 };
 
 class Launcher {

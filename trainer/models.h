@@ -16,6 +16,7 @@
 
 #include <torch/nn/module.h>
 
+#include "common/options.h"
 #include "traces/records.h"
 #include "trainer/datasets.h"
 
@@ -35,19 +36,12 @@ class Model : public torch::nn::Module {
 
 // What the LSTM language model is built with.
 class ModelOptions {
- public:
-  ModelOptions& lstm_size(int64_t v) { lstm_size_ = v; return *this; }  // embedding = hidden width
-  ModelOptions& dropout(double v) { dropout_ = v; return *this; }
-  ModelOptions& tie_weights(bool v) { tie_weights_ = v; return *this; }
-
-  int64_t lstm_size() const { return lstm_size_; }
-  double dropout() const { return dropout_; }
-  bool tie_weights() const { return tie_weights_; }
-
- private:
-  int64_t lstm_size_ = 650;
-  double dropout_ = 0.4;
-  bool tie_weights_ = false;
+  /// The LSTM's width (embedding = hidden width). Default: 650.
+  ACCORDION_ARG(int64_t, lstm_size) = 650;
+  /// Dropout probability. Default: 0.4.
+  ACCORDION_ARG(double, dropout) = 0.4;
+  /// Share the embedding and output weights. Default: false.
+  ACCORDION_ARG(bool, tie_weights) = false;
 };
 
 // "mlp" (784-256-128-10 on 28x28), "cnn" (two 5x5 convolutions, two linear

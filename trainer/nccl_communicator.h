@@ -24,22 +24,16 @@
 #include <memory>
 #include <string>
 
+#include "common/options.h"
 #include "trainer/communicator.h"
 
 namespace accordion {
 
 class NcclOptions {
- public:
-  NcclOptions& rendezvous(RendezvousOptions v) { rendezvous_ = std::move(v); return *this; }
-  // The CUDA device this rank drives (normally LOCAL_RANK).
-  NcclOptions& device_index(int v) { device_index_ = v; return *this; }
-
-  const RendezvousOptions& rendezvous() const { return rendezvous_; }
-  int device_index() const { return device_index_; }
-
- private:
-  RendezvousOptions rendezvous_;
-  int device_index_ = 0;
+  /// Where and how the ranks meet. Default: RendezvousOptions().
+  ACCORDION_ARG(RendezvousOptions, rendezvous);
+  /// The CUDA device this rank drives (normally LOCAL_RANK). Default: 0.
+  ACCORDION_ARG(int, device_index) = 0;
 };
 
 // Rendezvous and an NCCL process group on the options' device. Throws

@@ -18,6 +18,8 @@
 
 #include <torch/types.h>
 
+#include "common/options.h"
+
 namespace torch::serialize {
 class InputArchive;
 class OutputArchive;
@@ -26,26 +28,14 @@ class OutputArchive;
 namespace accordion {
 
 class PowerSgdOptions {
- public:
-  // Default rank of layers SetRank has not been told about.
-  PowerSgdOptions& rank(int v) { rank_ = v; return *this; }
-  // Added to column norms in Gram-Schmidt, so a zero column stays finite.
-  PowerSgdOptions& epsilon(double v) { epsilon_ = v; return *this; }
-  // Seed of the random Q every rank draws identically.
-  PowerSgdOptions& seed(uint64_t v) { seed_ = v; return *this; }
-  // Where memories and Qs live: the gradients' device.
-  PowerSgdOptions& device(torch::Device v) { device_ = v; return *this; }
-
-  int rank() const { return rank_; }
-  double epsilon() const { return epsilon_; }
-  uint64_t seed() const { return seed_; }
-  torch::Device device() const { return device_; }
-
- private:
-  int rank_ = 2;
-  double epsilon_ = 1e-8;
-  uint64_t seed_ = 0;
-  torch::Device device_ = torch::kCPU;
+  /// Rank of layers SetRank has not been told about. Default: 2.
+  ACCORDION_ARG(int, rank) = 2;
+  /// Added to column norms in Gram-Schmidt, so a zero column stays finite. Default: 1e-8.
+  ACCORDION_ARG(double, epsilon) = 1e-8;
+  /// Seed of the random Q every rank draws identically. Default: 0.
+  ACCORDION_ARG(uint64_t, seed) = 0;
+  /// Where memories and Qs live: the gradients' device. Default: torch::kCPU.
+  ACCORDION_ARG(torch::Device, device) = torch::kCPU;
 };
 
 // Orthonormalises the columns of `matrix` (n x r) in place, left to right.

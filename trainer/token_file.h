@@ -17,31 +17,22 @@
 #include <string>
 #include <vector>
 
+#include "common/options.h"
+
 namespace accordion {
 
 inline constexpr const char* kUnknownToken = "<unk>";
 inline constexpr const char* kEndOfLineToken = "<eos>";
 
 class TokenCorpusOptions {
- public:
-  TokenCorpusOptions& train_path(std::string v) { train_path_ = std::move(v); return *this; }
-  // A separate validation file; empty: split the training file.
-  TokenCorpusOptions& valid_path(std::string v) { valid_path_ = std::move(v); return *this; }
-  // Share of the training file's lines (the last ones) that validate.
-  TokenCorpusOptions& valid_fraction(double v) { valid_fraction_ = v; return *this; }
-  // Keep only the first N training tokens (0: all).
-  TokenCorpusOptions& limit_tokens(int64_t v) { limit_tokens_ = v; return *this; }
-
-  const std::string& train_path() const { return train_path_; }
-  const std::string& valid_path() const { return valid_path_; }
-  double valid_fraction() const { return valid_fraction_; }
-  int64_t limit_tokens() const { return limit_tokens_; }
-
- private:
-  std::string train_path_;
-  std::string valid_path_;
-  double valid_fraction_ = 0.1;
-  int64_t limit_tokens_ = 0;
+  /// The training token file. Default: empty.
+  ACCORDION_ARG(std::string, train_path);
+  /// A separate validation file; empty: split the training file. Default: empty.
+  ACCORDION_ARG(std::string, valid_path);
+  /// Share of the training file's lines (the last ones) that validate. Default: 0.1.
+  ACCORDION_ARG(double, valid_fraction) = 0.1;
+  /// Keep only the first N training tokens (0: all). Default: 0.
+  ACCORDION_ARG(int64_t, limit_tokens) = 0;
 };
 
 struct TokenCorpus {

@@ -133,8 +133,8 @@ int RunValidate(const std::string& trace) {
 struct ScheduleArgs {
   std::string trace;
   std::string scheme;  // empty: the trace's own
-  double eta = 0.5;
-  int interval = 10;
+  double eta = AccordionOptions().eta();
+  int interval = AccordionOptions().interval();
   std::optional<double> low;
   std::optional<double> high;
   std::string format = "table";
@@ -208,8 +208,8 @@ int RunExport(const ExportArgs& args) {
 
 struct RegimesArgs {
   std::string trace;
-  double eta = 0.5;
-  int interval = 10;
+  double eta = AccordionOptions().eta();
+  int interval = AccordionOptions().interval();
   double hessian_threshold = 0.5;
 };
 

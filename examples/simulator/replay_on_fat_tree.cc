@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
       FatTreePlatformOptions().hosts_per_leaf(4).spines(2).bandwidth_gbps(1).latency_us(5);
   // TopK sends values and indices by all-gather: at 16 workers every worker
   // receives fifteen others' payloads, so the level matters a lot.
-  const ReplayOptions options = ReplayOptions().platform(cluster).workers(16).eta(0.5).interval(5);
+  const ReplayOptions options = ReplayOptions().platform(cluster).workers(16).accordion(AccordionOptions().eta(0.5).interval(5));
 
   for (ModelKind model : {ModelKind::kSimulate, ModelKind::kAnalytic}) {
     const ReplayResult r = ReplayEngine(ReplayOptions(options).model(model)).Run(input);

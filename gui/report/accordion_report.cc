@@ -281,10 +281,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(SchemeNames()));
   app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
   app.add_option("--high", a.high, "Level outside critical regimes");
-  app.add_option("--workers", a.workers, "Workers to project to (default 64)")->check(CLI::Range(1, 1000000));
-  app.add_option("--bandwidth-gbps", a.bandwidth_gbps, "Link bandwidth, Gb/s (default 25)")
+  const gui::WhatIfSettings what_if;
+  app.add_option("--workers", a.workers, "Workers to project to (default " + std::to_string(what_if.workers) + ")")
+      ->check(CLI::Range(1, 1000000));
+  app.add_option("--bandwidth-gbps", a.bandwidth_gbps,
+                 "Link bandwidth, Gb/s (default " + HelpNumber(what_if.bandwidth_gbps) + ")")
       ->check(CLI::PositiveNumber);
-  app.add_option("--latency-us", a.latency_us, "Latency per link, microseconds (default 5)")
+  app.add_option("--latency-us", a.latency_us,
+                 "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
       ->check(CLI::NonNegativeNumber);
   app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
       ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));

@@ -46,36 +46,45 @@ struct PlatformFlags {
   // `link_values`: whether --bandwidth-gbps / --latency-us are single values
   // here (a sweep lists them instead).
   void Add(CLI::App* cmd, bool link_values) {
+    const PlatformSpec defaults;
     cmd->add_option("--platform", file, "Platform file: JSON (see docs/simulator.md) or SimGrid XML (.xml)");
     cmd->add_option("--topology", topology, "star, fat-tree, hierarchical or ring (default star)");
     if (link_values) {
       cmd->add_option("--bandwidth-gbps", bandwidth_gbps,
-                      "Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)");
-      cmd->add_option("--latency-us", latency_us, "Latency per link, microseconds (default 5)");
+                      "Link bandwidth, Gb/s (hierarchical: the node NICs; default " +
+                          HelpNumber(defaults.bandwidth_Bps * 8 / 1e9) + ")");
+      cmd->add_option("--latency-us", latency_us,
+                      "Latency per link, microseconds (default " + HelpNumber(defaults.latency_s * 1e6) + ")");
     }
     cmd->add_option("--hosts", hosts,
                     "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
                         ", more than the largest clusters, in whole nodes or leaves too)");
     cmd->add_option("--gpus-per-node", gpus_per_node,
-                    "Hierarchical: devices per node (default 8; at most " + std::to_string(kMaxGpusPerNode) +
+                    "Hierarchical: devices per node (default " + std::to_string(defaults.gpus_per_node) + "; at most " + std::to_string(kMaxGpusPerNode) +
                         ")");
     cmd->add_option("--intra-bandwidth-gbps", intra_bandwidth_gbps,
-                    "Hierarchical: device link, Gb/s (default 600)");
-    cmd->add_option("--intra-latency-us", intra_latency_us, "Hierarchical: device link latency (default 1)");
-    cmd->add_option("--hosts-per-leaf", hosts_per_leaf, "Fat-tree: hosts per leaf switch (default 16)");
+                    "Hierarchical: device link, Gb/s (default " + HelpNumber(defaults.intra_bandwidth_Bps * 8 / 1e9) +
+                        ")");
+    cmd->add_option("--intra-latency-us", intra_latency_us,
+                    "Hierarchical: device link latency (default " + HelpNumber(defaults.intra_latency_s * 1e6) +
+                        ")");
+    cmd->add_option("--hosts-per-leaf", hosts_per_leaf,
+                    "Fat-tree: hosts per leaf switch (default " + std::to_string(defaults.hosts_per_leaf) + ")");
     cmd->add_option("--spines", spines,
                     "Fat-tree: spine switches (default: hosts per leaf, non-blocking; leaves x spines at most " +
                         std::to_string(kMaxFatTreeLinks) + ")");
     cmd->add_option("--network-model", network_model, "SimGrid network model: LV08 (default) or CM02");
     cmd->add_option("--tcp-gamma", tcp_gamma,
-                    "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)");
+                    "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) +
+                        "; 0: no window)");
     cmd->add_option("--crosstraffic", crosstraffic, "SimGrid network/crosstraffic: on (default) or off")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
-                    "Software cost of one collective, microseconds (default 0; calibrate measures it)");
+                    "Software cost of one collective, microseconds (default " +
+                        HelpNumber(defaults.collective_overhead_s * 1e6) + "; calibrate measures it)");
     cmd->add_option("--host-ns-per-byte", host_ns_per_byte,
-                    "Hosts' cost per byte, ns: links of rate R deliver 1/(1/R + h) (default 0; calibrate "
-                    "measures it given --link-gbps)");
+                    "Hosts' cost per byte, ns: links of rate R deliver 1/(1/R + h) (default " +
+                        HelpNumber(defaults.host_s_per_byte * 1e9) + "; calibrate measures it given --link-gbps)");
   }
 
   PlatformSpec Resolve() const {
@@ -110,21 +119,22 @@ struct PlatformFlags {
   }
 };
 
-// The flags that shape a replay besides the platform.
+// The flags that shape a replay besides the platform; their defaults, and
+// so the help's, are ReplayOptions'.
 struct ReplayFlags {
-  int workers = 0;
+  int workers = ReplayOptions().workers();
   std::string scheme;
-  double eta = 0.5;
-  int interval = 10;
+  double eta = ReplayOptions().accordion().eta();
+  int interval = ReplayOptions().accordion().interval();
   std::optional<double> low, high;
   std::string model = "simulate";
   std::string allreduce = "ring";
   std::string fidelity = "auto";
   bool no_memo = false;
   std::optional<double> bucket_mb;
-  int jobs = 1;
-  double straggler_cv = 0;
-  double timeout_s = 3600;
+  int jobs = ReplayOptions().jobs();
+  double straggler_cv = ReplayOptions().straggler_cv();
+  double timeout_s = ReplayOptions().timeout_s();
   std::string overhead = "trace";
   std::optional<double> recorded_bandwidth_gbps;
   std::optional<double> recorded_latency_us;
@@ -196,8 +206,7 @@ struct ReplayFlags {
     ReplayOptions o;
     o.platform(platform)
         .workers(workers)
-        .eta(eta)
-        .interval(interval)
+        .accordion(AccordionOptions().eta(eta).interval(interval))
         .level_low(low)
         .level_high(high)
         .model(*ParseModelKind(model))

@@ -99,6 +99,23 @@ TEST_F(SimCli, VersionAndHelpEverywhere) {
   EXPECT_NE(Sim("replay --help").out.find("--network-model"), std::string::npos);
 }
 
+// The platform flags' help reads PlatformSpec's defaults and shows them as
+// they were written by hand.
+TEST_F(SimCli, HelpShowsThePlatformDefaults) {
+  const std::string help = Sim("replay --help").out;
+  for (const std::string text :
+       {"Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)",
+        "Latency per link, microseconds (default 5)",
+        "Hierarchical: devices per node (default 8; at most 1024)",
+        "Hierarchical: device link, Gb/s (default 600)",
+        "Hierarchical: device link latency (default 1)",
+        "Fat-tree: hosts per leaf switch (default 16)",
+        "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)",
+        "Software cost of one collective, microseconds (default 0; calibrate measures it)"}) {
+    EXPECT_NE(help.find(text), std::string::npos) << text << "\n" << help;
+  }
+}
+
 TEST_F(SimCli, BadPlatformsExitTwoWithOneLine) {
   const std::string t = Path("mlp.trace");
   ExpectBadInput("replay " + t + " --platform " + Path("broken.json"), "not valid JSON");

@@ -19,6 +19,7 @@
 #include "common/output_file.h"
 #include "trainer/collective_bench.h"
 #include "trainer/communicator.h"
+#include "trainer/gloo_communicator.h"
 #include "trainer/worker_connection.h"
 #include "trainer/worker_exit.h"
 #include "trainer/launcher.h"
@@ -33,18 +34,21 @@ namespace {
 
 constexpr const char* kTool = "accordion-bench-collectives";
 
+// The numbers' defaults, and so the help's, are the options classes'. The ops
+// and sizes are text here (names, "64M"), CollectiveBenchOptions' defaults
+// written as a user would type them.
 struct BenchFlags {
-  int nproc = 1;
+  int nproc = LauncherOptions().nproc();
   std::vector<std::string> ops = {"allreduce", "allgather", "broadcast"};
   std::string min_bytes = "1K";
   std::string max_bytes = "64M";
-  int factor = 4;
-  int warmup = 3;
-  int iters = 10;
-  std::string backend = "gloo";
+  int factor = CollectiveBenchOptions().factor();
+  int warmup = CollectiveBenchOptions().warmup();
+  int iters = CollectiveBenchOptions().iters();
+  std::string backend = CollectiveBenchOptions().backend();
   std::string out;
   bool overwrite = false;
-  std::string bind_addr = "127.0.0.1";
+  std::string bind_addr = GlooOptions().bind_addr();
   double timeout_s = 120;
 
   CollectiveBenchOptions Options() const {
