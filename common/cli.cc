@@ -71,12 +71,4 @@ int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
   }
 }
 
-std::string HelpNumber(double value) {
-  // 15 digits: unit conversions (1.25e9 B/s * 8 / 1e9) land a rounding error
-  // away from the number a user reads, and the 16th or 17th digit shows it.
-  std::ostringstream out;
-  out << std::setprecision(15) << value;
-  return out.str();
-}
-
 }  // namespace accordion

@@ -11,6 +11,8 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/number_format.h"
+
 namespace accordion {
 
 inline constexpr int kExitOk = 0;
@@ -21,10 +23,6 @@ inline constexpr int kExitBadInput = 2;
 // subcommands are declared).
 void AddVersionFlags(CLI::App& app, const std::string& tool_name);
 
-// A default value as help text shows it ("10", "0.5", "4194304": up to 15
-// significant digits, no trailing zeros), so that help reads defaults from
-// the options objects instead of restating them.
-std::string HelpNumber(double value);
 
 // Parses argv into `app`, then runs `body`. Maps parse errors, InputError
 // and other exceptions onto the contract above and returns the exit code.

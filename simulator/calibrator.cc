@@ -15,6 +15,7 @@
 #include <tuple>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
 
@@ -402,7 +403,7 @@ Calibration Calibrator::Fit() const {
   if (options_.link_gbps() > 0) {
     // 1/B = 1/rate + h: what the links do not explain of the largest
     // messages' time per byte is the hosts' (copies, reductions, the stack).
-    cal.link_bandwidth_Bps = options_.link_gbps() * 1e9 / 8;
+    cal.link_bandwidth_Bps = BytesPerSecondFromGbps(options_.link_gbps());
     const double fitted_bw = cal.segments.back().bandwidth_Bps;
     if (fitted_bw < cal.link_bandwidth_Bps) {
       cal.host_s_per_byte = 1.0 / fitted_bw - 1.0 / cal.link_bandwidth_Bps;
@@ -456,7 +457,7 @@ nlohmann::json Calibration::PlatformJson(const std::string& source) const {
                       {"rms_relative_error", rms_relative_error},
                       {"notes", notes}};
   if (link_bandwidth_Bps > 0) {
-    j["calibration"]["link_gbps"] = link_bandwidth_Bps * 8 / 1e9;
+    j["calibration"]["link_gbps"] = GbpsFromBytesPerSecond(link_bandwidth_Bps);
     j["calibration"]["host_ns_per_byte"] = host_s_per_byte * 1e9;
   }
   return j;

@@ -18,6 +18,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "simulator/child_process.h"
 
 namespace accordion::sim {
@@ -29,29 +30,23 @@ namespace {
 // Host speed does not matter: compute is replayed from the trace as delays.
 constexpr double kHostSpeed = 1e9;
 
-std::string Number(double v) {
-  std::ostringstream s;
-  s << std::setprecision(12) << v;
-  return s.str();
-}
-
 std::string Gbps(double bytes_per_s) {
-  return Number(bytes_per_s * 8 / 1e9) + " Gb/s";
+  return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s";
 }
 std::string Micros(double s) {
-  return Number(s * 1e6) + " us";
+  return FormatNumber(s * 1e6, 12) + " us";
 }
 
 // `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9):
 // --bandwidth-gbps -1 is reported as -1 Gb/s, not as -125000000 bytes/s.
 void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {
   if (!std::isfinite(v) || v <= 0) {
-    throw InputError(what + " must be a positive number, not " + Number(v * scale) + unit);
+    throw InputError(what + " must be a positive number, not " + FormatNumber(v * scale, 12) + unit);
   }
 }
 void RequireNonNegative(double v, const std::string& what, const char* unit = "", double scale = 1) {
   if (!std::isfinite(v) || v < 0) {
-    throw InputError(what + " must be zero or positive, not " + Number(v * scale) + unit);
+    throw InputError(what + " must be zero or positive, not " + FormatNumber(v * scale, 12) + unit);
   }
 }
 void RequireRate(double bytes_per_s, const std::string& what) {
@@ -94,7 +89,7 @@ bool NaturalLess(const std::string& a, const std::string& b) {
 void ApplyNetworkOptions(const PlatformSpec& spec) {
   const NetworkOptions& n = spec.network;
   sg4::Engine::set_config("network/model:" + n.model());
-  sg4::Engine::set_config("network/TCP-gamma:" + Number(n.tcp_gamma()));
+  sg4::Engine::set_config("network/TCP-gamma:" + FormatNumber(n.tcp_gamma(), 12));
   sg4::Engine::set_config(std::string("network/crosstraffic:") + (n.crosstraffic() ? "1" : "0"));
 }
 
@@ -209,7 +204,7 @@ std::vector<sg4::Host*> LoadXml(const PlatformSpec& spec) {
   for (const sg4::Link* link : engine->get_all_links()) {
     if (!(link->get_bandwidth() > 0)) {
       throw InputError(spec.xml_path + ": link '" + link->get_name() + "' has bandwidth " +
-                       Number(link->get_bandwidth()) + "; it must be positive");
+                       FormatNumber(link->get_bandwidth(), 12) + "; it must be positive");
     }
     if (link->get_latency() < 0) {
       throw InputError(spec.xml_path + ": link '" + link->get_name() + "' has a negative latency");
@@ -254,7 +249,7 @@ void NetworkOptions::Validate() const {
 }
 
 std::string NetworkOptions::Describe() const {
-  return model_ + " (TCP-gamma " + Number(tcp_gamma_) + ", cross-traffic " + (crosstraffic_ ? "on" : "off") +
+  return model_ + " (TCP-gamma " + FormatNumber(tcp_gamma_, 12) + ", cross-traffic " + (crosstraffic_ ? "on" : "off") +
          ")";
 }
 
@@ -283,11 +278,11 @@ void PlatformSpec::Validate() const {
   }
   RequireNonNegative(collective_overhead_s, "collective overhead");
   if (collective_overhead_s >= 10) {
-    throw InputError("collective overhead must be below 10 s, not " + Number(collective_overhead_s) + " s");
+    throw InputError("collective overhead must be below 10 s, not " + FormatNumber(collective_overhead_s, 12) + " s");
   }
   RequireNonNegative(host_s_per_byte, "host cost per byte");
   if (host_s_per_byte >= 1e-6) {
-    throw InputError("host cost per byte must be below 1000 ns/B, not " + Number(host_s_per_byte * 1e9) +
+    throw InputError("host cost per byte must be below 1000 ns/B, not " + FormatNumber(host_s_per_byte * 1e9, 12) +
                      " ns/B");
   }
   if (topology == Topology::kXml && host_s_per_byte > 0) {
@@ -391,7 +386,7 @@ std::string PlatformSpec::Describe(int ranks) const {
   if (!segments.empty()) text += ", " + std::to_string(segments.size()) + " calibrated message-size segments";
   if (collective_overhead_s > 0) text += ", collective overhead " + Micros(collective_overhead_s);
   if (host_s_per_byte > 0) {
-    text += ", host cost " + Number(host_s_per_byte * 1e9) + " ns/B (links deliver " + Gbps(LinkBandwidth()) + ")";
+    text += ", host cost " + FormatNumber(host_s_per_byte * 1e9, 12) + " ns/B (links deliver " + Gbps(LinkBandwidth()) + ")";
   }
   return text;
 }
@@ -402,13 +397,13 @@ nlohmann::json PlatformSpec::ToJson() const {
   if (topology == Topology::kXml) {
     j["xml"] = xml_path;
   } else {
-    j["bandwidth_gbps"] = bandwidth_Bps * 8 / 1e9;
+    j["bandwidth_gbps"] = GbpsFromBytesPerSecond(bandwidth_Bps);
     j["latency_us"] = latency_s * 1e6;
   }
   if (hosts > 0) j["hosts"] = hosts;
   if (topology == Topology::kHierarchical) {
     j["gpus_per_node"] = gpus_per_node;
-    j["intra_bandwidth_gbps"] = intra_bandwidth_Bps * 8 / 1e9;
+    j["intra_bandwidth_gbps"] = GbpsFromBytesPerSecond(intra_bandwidth_Bps);
     j["intra_latency_us"] = intra_latency_s * 1e6;
   }
   if (topology == Topology::kFatTree) {
@@ -423,7 +418,7 @@ nlohmann::json PlatformSpec::ToJson() const {
     for (const MessageSegment& s : segments) {
       j["segments"].push_back({{"min_message_bytes", s.min_message_bytes},
                                {"latency_us", s.latency_s * 1e6},
-                               {"bandwidth_gbps", s.bandwidth_Bps * 8 / 1e9}});
+                               {"bandwidth_gbps", GbpsFromBytesPerSecond(s.bandwidth_Bps)}});
     }
   }
   // Only when set, so platforms without them keep their cache keys.
@@ -449,14 +444,14 @@ class JsonFields {
   }
   ~JsonFields() = default;
 
-  std::optional<double> Number(const std::string& key) {
+  std::optional<double> FormatNumber(const std::string& key, 12) {
     if (!Take(key)) return std::nullopt;
     const nlohmann::json& v = j_.at(key);
     if (!v.is_number()) throw InputError(where_ + ": '" + key + "' must be a number");
     return v.get<double>();
   }
   std::optional<int> Integer(const std::string& key) {
-    const std::optional<double> v = Number(key);
+    const std::optional<double> v = FormatNumber(key, 12);
     if (!v) return std::nullopt;
     if (*v != std::floor(*v) || std::fabs(*v) > std::numeric_limits<int>::max()) {
       throw InputError(where_ + ": '" + key + "' must be a whole number");
@@ -509,10 +504,10 @@ PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin
     throw InputError(origin + ": unknown topology '" + *topology + "' (star, fat-tree, hierarchical, ring)");
   }
   if (auto v = f.Integer("hosts")) spec.hosts = *v;
-  if (auto v = f.Number("bandwidth_gbps")) spec.bandwidth_Bps = *v * 1e9 / 8;
+  if (auto v = f.Number("bandwidth_gbps")) spec.bandwidth_Bps = BytesPerSecondFromGbps(*v);
   if (auto v = f.Number("latency_us")) spec.latency_s = *v * 1e-6;
   if (auto v = f.Integer("gpus_per_node")) spec.gpus_per_node = *v;
-  if (auto v = f.Number("intra_bandwidth_gbps")) spec.intra_bandwidth_Bps = *v * 1e9 / 8;
+  if (auto v = f.Number("intra_bandwidth_gbps")) spec.intra_bandwidth_Bps = BytesPerSecondFromGbps(*v);
   if (auto v = f.Number("intra_latency_us")) spec.intra_latency_s = *v * 1e-6;
   if (auto v = f.Integer("hosts_per_leaf")) spec.hosts_per_leaf = *v;
   if (auto v = f.Integer("spines")) spec.spines = *v;
@@ -532,7 +527,7 @@ PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin
       MessageSegment m;
       m.min_message_bytes = sf.Number("min_message_bytes").value_or(0);
       m.latency_s = sf.Number("latency_us").value_or(-1) * 1e-6;
-      m.bandwidth_Bps = sf.Number("bandwidth_gbps").value_or(0) * 1e9 / 8;
+      m.bandwidth_Bps = BytesPerSecondFromGbps(sf.Number("bandwidth_gbps").value_or(0));
       sf.Child("samples");  // written by calibrate for people, not read
       sf.Child("rms_relative_error");
       sf.RefuseOthers();

@@ -21,6 +21,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "common/options.h"
+#include "common/number_format.h"
 
 namespace simgrid::s4u {
 class Host;
@@ -132,7 +133,7 @@ template <typename Self>
 class PlatformOptionsBase {
  public:
   Self& hosts(int n) { spec_.hosts = n; return self(); }
-  Self& bandwidth_gbps(double v) { spec_.bandwidth_Bps = v * 1e9 / 8; return self(); }
+  Self& bandwidth_gbps(double v) { spec_.bandwidth_Bps = BytesPerSecondFromGbps(v); return self(); }
   Self& latency_us(double v) { spec_.latency_s = v * 1e-6; return self(); }
   Self& network(const NetworkOptions& v) { spec_.network = v; return self(); }
   const PlatformSpec& spec() const { return spec_; }
@@ -168,7 +169,7 @@ class HierarchicalPlatformOptions : public PlatformOptionsBase<HierarchicalPlatf
   HierarchicalPlatformOptions() : PlatformOptionsBase(Topology::kHierarchical) {}
   HierarchicalPlatformOptions& gpus_per_node(int v) { spec_.gpus_per_node = v; return *this; }
   HierarchicalPlatformOptions& intra_bandwidth_gbps(double v) {
-    spec_.intra_bandwidth_Bps = v * 1e9 / 8;
+    spec_.intra_bandwidth_Bps = BytesPerSecondFromGbps(v);
     return *this;
   }
   HierarchicalPlatformOptions& intra_latency_us(double v) { spec_.intra_latency_s = v * 1e-6; return *this; }

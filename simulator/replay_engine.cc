@@ -10,6 +10,7 @@
 #include "analysis/communication_accounting.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 
 namespace accordion::sim {
 
@@ -139,12 +140,6 @@ void AddTo(EpochProjection& total, const EpochProjection& e) {
   total.wire_bytes += e.wire_bytes;
 }
 
-std::string Format(double v) {
-  std::ostringstream s;
-  s << v;
-  return s.str();
-}
-
 struct Schedules {
   Schedule accordion, static_low, static_high;
 };
@@ -249,7 +244,7 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   note.precision(3);
   if (options.recorded_bandwidth_gbps()) {
     PlatformSpec recorded = platform;
-    recorded.bandwidth_Bps = *options.recorded_bandwidth_gbps() * 1e9 / 8;
+    recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
     if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
     recorded.Validate();
     const AlphaBetaModel network = AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world));
@@ -576,7 +571,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   if (r.synthetic) r.notes.push_back("SYNTHETIC trace: no training produced these timings");
   if (r.workers != r.trace_workers) {
     r.notes.push_back("scaled from " + std::to_string(r.trace_workers) + " to " + std::to_string(r.workers) +
-                      " workers at " + Format(input.profile.per_worker_batch) +
+                      " workers at " + FormatNumber(input.profile.per_worker_batch) +
                       " samples per worker per step; compute per step as measured");
   }
   return r;

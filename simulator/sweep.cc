@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "simulator/child_process.h"
 
 namespace accordion::sim {
@@ -70,7 +71,7 @@ ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
     throw InputError(
         "bandwidth and latency cannot be swept on an XML platform; describe it with flags or JSON");
   }
-  if (p.bandwidth_gbps) spec.bandwidth_Bps = *p.bandwidth_gbps * 1e9 / 8;
+  if (p.bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*p.bandwidth_gbps);
   if (p.latency_us) spec.latency_s = *p.latency_us * 1e-6;
   o.platform(spec);
   if (p.workers) o.workers(*p.workers);
@@ -98,7 +99,7 @@ ChildWork PointWork(const ReplayInput& input, const ReplayOptions& o) {
   return [&input, o] {
     const ReplayResult r = ReplayEngine(o).Run(input);
     SweepRow row;
-    row.bandwidth_gbps = o.platform().bandwidth_Bps * 8 / 1e9;
+    row.bandwidth_gbps = GbpsFromBytesPerSecond(o.platform().bandwidth_Bps);
     row.latency_us = o.platform().latency_s * 1e6;
     row.workers = r.workers;
     row.eta = r.eta;

@@ -5,18 +5,13 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/number_format.h"
 #include "traces/trace_error.h"
 #include "traces/trace_tables.h"
 
 namespace accordion {
 
 namespace {
-
-std::string Num(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
 
 [[noreturn]] void Invalid(const std::string& where, const std::string& what) {
   throw TraceError(TraceErrorCode::kInvalidValue, where + ": " + what);
@@ -57,7 +52,7 @@ std::string EpochWhere(const char* table, int epoch) {
 
 void CheckLevel(double level, Scheme scheme, const std::string& where, const char* column) {
   const std::string problem = LevelProblem(scheme, level);
-  if (!problem.empty()) Invalid(where, std::string(column) + " " + problem + " (" + Num(level) + ")");
+  if (!problem.empty()) Invalid(where, std::string(column) + " " + problem + " (" + FormatNumber(level) + ")");
 }
 
 }  // namespace
@@ -114,10 +109,10 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
     case ValueCheck::kFinite:
     case ValueCheck::kNonNegative:
     case ValueCheck::kFraction:
-      if (!std::isfinite(v)) Invalid(where, name + " is not finite (" + Num(v) + ")");
+      if (!std::isfinite(v)) Invalid(where, name + " is not finite (" + FormatNumber(v) + ")");
       if (check == ValueCheck::kFinite) return;
-      if (v < 0) Invalid(where, name + " is negative (" + Num(v) + ")");
-      if (check == ValueCheck::kFraction && v > 1.0) Invalid(where, name + " is above 1 (" + Num(v) + ")");
+      if (v < 0) Invalid(where, name + " is negative (" + FormatNumber(v) + ")");
+      if (check == ValueCheck::kFraction && v > 1.0) Invalid(where, name + " is above 1 (" + FormatNumber(v) + ")");
       return;
     case ValueCheck::kAtLeastOne:
     case ValueCheck::kNotEmpty:

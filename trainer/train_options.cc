@@ -17,8 +17,9 @@
 
 #include "analysis/schedule.h"
 #include "common/errors.h"
-#include "traces/trace_reader.h"
+#include "common/number_format.h"
 #include "traces/scheme_description.h"
+#include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/cifar_file.h"
@@ -57,16 +58,10 @@ std::string ParentOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-std::string Num(double v) {
-  std::ostringstream out;
-  out << v;
-  return out.str();
-}
-
 void CheckLevel(Scheme scheme, double level, const char* flag) {
   const std::string problem = LevelProblem(scheme, level);
   if (!problem.empty()) {
-    throw InputError(std::string(flag) + " " + Num(level) + " " + problem + " for --scheme " +
+    throw InputError(std::string(flag) + " " + FormatNumber(level) + " " + problem + " for --scheme " +
                      ToString(scheme));
   }
 }
@@ -492,7 +487,7 @@ void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
   }
   for (double level : {levels.low, levels.high}) {
     if (static_cast<int64_t>(level) % micro != 0) {
-      throw InputError("batch level " + Num(level) + " is not a whole number of micro-batches of " +
+      throw InputError("batch level " + FormatNumber(level) + " is not a whole number of micro-batches of " +
                        std::to_string(micro));
     }
   }

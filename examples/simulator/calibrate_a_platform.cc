@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "simulator/alpha_beta_model.h"
+#include "common/number_format.h"
 #include "simulator/calibrator.h"
 
 using namespace accordion;
@@ -24,7 +25,7 @@ int main() {
   const Calibration fit = calibrator.Fit();
   for (const CalibrationSegment& s : fit.segments) {
     std::printf("messages from %7.0f bytes: latency %5.1f us, bandwidth %5.2f Gb/s (%d samples)\n",
-                s.min_message_bytes, s.latency_s * 1e6, s.bandwidth_Bps * 8 / 1e9, s.samples);
+                s.min_message_bytes, s.latency_s * 1e6, GbpsFromBytesPerSecond(s.bandwidth_Bps), s.samples);
   }
   // The platform: a star whose links reproduce the fit, with one host per
   // rank of whatever run replays on it (accordion-sim calibrate writes it as

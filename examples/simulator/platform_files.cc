@@ -7,6 +7,7 @@
 #include <set>
 
 #include "simulator/communication_model.h"
+#include "common/number_format.h"
 
 using namespace accordion::sim;
 
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
     const PlatformProbe probe = ProbePlatform(spec, ranks);
     std::printf("%s\n  %s\n  ring neighbours: %.1f us, %.1f Gb/s\n", name.c_str(),
                 spec.Describe(ranks).c_str(), probe.ring_route.latency_s * 1e6,
-                probe.ring_route.bandwidth_Bps * 8 / 1e9);
+                GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps));
   }
   return 0;
 }

@@ -5,17 +5,11 @@
 #include <thread>
 
 #include "analysis/schedule.h"
+#include "common/number_format.h"
 
 namespace accordion::gui {
 
 namespace {
-
-std::string Number(double v) {
-  std::ostringstream s;
-  s.precision(12);
-  s << v;
-  return s.str();
-}
 
 // SimGrid replays run in child processes; two at a time keeps the window
 // responsive on a two-core machine and uses more where there are more.
@@ -51,7 +45,7 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
     spec = sim::LoadPlatformFile(w.platform_file);
   } else {
     spec.topology = w.topology;
-    spec.bandwidth_Bps = w.bandwidth_gbps * 1e9 / 8;
+    spec.bandwidth_Bps = BytesPerSecondFromGbps(w.bandwidth_gbps);
     spec.latency_s = w.latency_us * 1e-6;
     spec.gpus_per_node = w.gpus_per_node;
     spec.hosts_per_leaf = w.hosts_per_leaf;
@@ -84,17 +78,17 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   if (w.topology == sim::Topology::kXml) {
     f << " --platform '" << w.platform_file << "'";
   } else {
-    f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << Number(w.bandwidth_gbps)
-      << " --latency-us " << Number(w.latency_us);
+    f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12)
+      << " --latency-us " << FormatNumber(w.latency_us, 12);
     if (w.topology == sim::Topology::kHierarchical) f << " --gpus-per-node " << w.gpus_per_node;
     if (w.topology == sim::Topology::kFatTree) f << " --hosts-per-leaf " << w.hosts_per_leaf;
   }
   if (w.topology != sim::Topology::kXml) f << " --network-model " << w.network_model;
   f << " --allreduce " << sim::ToString(w.allreduce);
   if (s.scheme) f << " --scheme " << ToString(*s.scheme);
-  f << " --eta " << Number(s.eta) << " --interval " << s.interval;
-  if (s.level_low) f << " --low " << Number(*s.level_low);
-  if (s.level_high) f << " --high " << Number(*s.level_high);
+  f << " --eta " << FormatNumber(s.eta, 12) << " --interval " << s.interval;
+  if (s.level_low) f << " --low " << FormatNumber(*s.level_low, 12);
+  if (s.level_high) f << " --high " << FormatNumber(*s.level_high, 12);
   f << " --model " << sim::ToString(model);
   return f.str();
 }

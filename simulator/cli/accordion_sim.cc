@@ -9,6 +9,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/progress_bar.h"
 #include "simulator/calibrator.h"
 #include "simulator/child_process.h"
@@ -52,7 +53,7 @@ struct PlatformFlags {
     if (link_values) {
       cmd->add_option("--bandwidth-gbps", bandwidth_gbps,
                       "Link bandwidth, Gb/s (hierarchical: the node NICs; default " +
-                          HelpNumber(defaults.bandwidth_Bps * 8 / 1e9) + ")");
+                          HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)) + ")");
       cmd->add_option("--latency-us", latency_us,
                       "Latency per link, microseconds (default " + HelpNumber(defaults.latency_s * 1e6) + ")");
     }
@@ -63,7 +64,7 @@ struct PlatformFlags {
                     "Hierarchical: devices per node (default " + std::to_string(defaults.gpus_per_node) + "; at most " + std::to_string(kMaxGpusPerNode) +
                         ")");
     cmd->add_option("--intra-bandwidth-gbps", intra_bandwidth_gbps,
-                    "Hierarchical: device link, Gb/s (default " + HelpNumber(defaults.intra_bandwidth_Bps * 8 / 1e9) +
+                    "Hierarchical: device link, Gb/s (default " + HelpNumber(GbpsFromBytesPerSecond(defaults.intra_bandwidth_Bps)) +
                         ")");
     cmd->add_option("--intra-latency-us", intra_latency_us,
                     "Hierarchical: device link latency (default " + HelpNumber(defaults.intra_latency_s * 1e6) +
@@ -101,9 +102,9 @@ struct PlatformFlags {
     if (xml && (bandwidth_gbps || latency_us || intra_bandwidth_gbps || intra_latency_us)) {
       throw InputError("an XML platform has its own links: drop the bandwidth and latency flags");
     }
-    if (bandwidth_gbps) spec.bandwidth_Bps = *bandwidth_gbps * 1e9 / 8;
+    if (bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*bandwidth_gbps);
     if (latency_us) spec.latency_s = *latency_us * 1e-6;
-    if (intra_bandwidth_gbps) spec.intra_bandwidth_Bps = *intra_bandwidth_gbps * 1e9 / 8;
+    if (intra_bandwidth_gbps) spec.intra_bandwidth_Bps = BytesPerSecondFromGbps(*intra_bandwidth_gbps);
     if (intra_latency_us) spec.intra_latency_s = *intra_latency_us * 1e-6;
     if (hosts) spec.hosts = *hosts;
     if (gpus_per_node) spec.gpus_per_node = *gpus_per_node;
@@ -364,7 +365,7 @@ int RunCalibrate(const CalibrateArgs& a) {
             << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
             << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
   if (cal.link_bandwidth_Bps > 0) {
-    std::cout << "links " << std::setprecision(3) << cal.link_bandwidth_Bps * 8 / 1e9
+    std::cout << "links " << std::setprecision(3) << GbpsFromBytesPerSecond(cal.link_bandwidth_Bps)
               << " Gb/s; host cost h = " << cal.host_s_per_byte * 1e9 << " ns/B (1/B = 1/rate + h)\n";
   }
   std::cout << std::defaultfloat << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14)
@@ -379,7 +380,7 @@ int RunCalibrate(const CalibrateArgs& a) {
     }
     std::cout << std::setw(14) << std::setprecision(6) << s.min_message_bytes << std::setw(14) << to.str()
               << std::fixed << std::setprecision(3) << std::setw(14) << s.latency_s * 1e6 << std::setw(16)
-              << s.bandwidth_Bps * 8 / 1e9 << std::setw(9) << s.samples << std::setw(10)
+              << GbpsFromBytesPerSecond(s.bandwidth_Bps) << std::setw(9) << s.samples << std::setw(10)
               << std::setprecision(1) << s.rms_relative_error * 100 << " %\n"
               << std::defaultfloat;
   }
@@ -472,7 +473,7 @@ int RunCollectiveCommand(const CollectiveArgs& a) {
             << " of " << a.bytes << " bytes over " << a.workers << " ranks"
             << (settings.empty() ? "" : " (" + settings + ")") << " on " << spec.Describe(a.workers) << "\n"
             << "route between ring neighbours: " << probe.ring_route.latency_s * 1e6 << " us, "
-            << probe.ring_route.bandwidth_Bps * 8 / 1e9 << " Gb/s\n"
+            << GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps) << " Gb/s\n"
             << std::fixed << std::setprecision(6) << "simulated (" << ToString(fidelity) << "): " << simulated
             << " s\nalpha-beta:        " << analytic << " s\n";
   // One rank sends nothing: both are 0 and there is no ratio to speak of.

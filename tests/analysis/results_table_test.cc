@@ -24,7 +24,7 @@ TEST(MeanWithCi95, UsesStudentsTForSmallSamples) {
 
 class ResultsTableTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("table"); }
+  void SetUp() override { dir_ = test_support::MakeTempDir("table"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string Run(Policy policy, double low, double high, uint64_t seed) {

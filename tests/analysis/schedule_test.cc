@@ -15,7 +15,7 @@ namespace {
 
 class ScheduleTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("schedule"); }
+  void SetUp() override { dir_ = test_support::MakeTempDir("schedule"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
 
   TraceView Make(const synthetic::SyntheticTraceOptions& o) {

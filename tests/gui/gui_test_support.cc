@@ -6,7 +6,7 @@
 #include <memory>
 #include <vector>
 
-namespace accordion::gui::testing {
+namespace accordion::gui::test_support {
 
 QString SampleTrace(const QString& name) {
   return QString(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name;
@@ -38,4 +38,4 @@ QString WriteTruncatedTrace(const QString& dir, const QString& file) {
   return path;
 }
 
-}  // namespace accordion::gui::testing
+}  // namespace accordion::gui::test_support

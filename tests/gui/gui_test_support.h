@@ -8,7 +8,7 @@
 
 #include "tests/support/synthetic_trace.h"
 
-namespace accordion::gui::testing {
+namespace accordion::gui::test_support {
 
 // traces/samples/<name> in the source tree.
 QString SampleTrace(const QString& name);
@@ -24,6 +24,6 @@ QString WriteSynthetic(const QString& dir, const QString& file,
 // refuses it.
 QString WriteTruncatedTrace(const QString& dir, const QString& file);
 
-}  // namespace accordion::gui::testing
+}  // namespace accordion::gui::test_support
 
 #endif  // ACCORDION_TESTS_GUI_GUI_TEST_SUPPORT_H_

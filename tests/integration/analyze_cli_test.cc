@@ -12,9 +12,9 @@
 namespace accordion {
 namespace {
 
-using testing::CommandResult;
-using testing::CountLines;
-using testing::RunCommand;
+using test_support::CommandResult;
+using test_support::CountLines;
+using test_support::RunCommand;
 
 const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
 const std::string kSynth = std::string(ACCORDION_BIN_DIR) + "/accordion-make-synthetic-trace";
@@ -22,7 +22,7 @@ const std::string kSynth = std::string(ACCORDION_BIN_DIR) + "/accordion-make-syn
 class AnalyzeCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(testing::MakeTempDir("cli"));
+    dir_ = new std::string(test_support::MakeTempDir("cli"));
     const CommandResult r = RunCommand(kSynth + " " + Trace() + " --epochs 30 --decay 20");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const CommandResult d =
@@ -206,23 +206,23 @@ TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
 TEST_F(AnalyzeCli, ExportNeverWritesOverItsTraceNorOverOldFilesUnlessTold) {
   const std::string trace = *dir_ + "/mine.trace";
   std::filesystem::copy_file(Trace(), trace, std::filesystem::copy_options::overwrite_existing);
-  const std::string before = testing::ReadFile(trace);
+  const std::string before = test_support::ReadFile(trace);
   std::filesystem::create_symlink(trace, *dir_ + "/alias.trace");
   for (const std::string& out : {trace, *dir_ + "/alias.trace"}) {
     ExpectBadInput("export " + trace + " --format json --out " + out, "is the input");
     ExpectBadInput("export " + trace + " --format json --out " + out + " --overwrite", "is the input");
   }
-  EXPECT_EQ(testing::ReadFile(trace), before);
+  EXPECT_EQ(test_support::ReadFile(trace), before);
 
   const std::string json = *dir_ + "/old.json";
-  testing::RunCommand("echo precious > " + json);
+  test_support::RunCommand("echo precious > " + json);
   ExpectBadInput("export " + trace + " --format json --out " + json, "--overwrite replaces it");
-  EXPECT_EQ(testing::ReadFile(json), "precious\n");
+  EXPECT_EQ(test_support::ReadFile(json), "precious\n");
   ExpectBadInput("export " + trace + " --format json --out " + *dir_, "is a directory");
   ExpectBadInput("export " + trace + " --format json --out " + *dir_ + "/no/such/dir.json", "does not exist");
   const CommandResult replaced = Analyze("export " + trace + " --format json --out " + json + " --overwrite");
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
-  EXPECT_NE(testing::ReadFile(json), "precious\n");
+  EXPECT_NE(test_support::ReadFile(json), "precious\n");
   const CommandResult devnull = Analyze("export " + trace + " --format json --out /dev/null");
   EXPECT_EQ(devnull.exit_code, 0) << devnull.err;
 
@@ -243,7 +243,7 @@ TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
   auto make = [](const std::string& args) { return RunCommand(kSynth + " " + args); };
   const std::string existing = *dir_ + "/existing.trace";
   std::filesystem::copy_file(Trace(), existing, std::filesystem::copy_options::overwrite_existing);
-  const std::string before = testing::ReadFile(existing);
+  const std::string before = test_support::ReadFile(existing);
   const std::string fifo = *dir_ + "/fifo";
   ASSERT_EQ(RunCommand("mkfifo " + fifo).exit_code, 0);
   for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
@@ -258,7 +258,7 @@ TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
     EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
   }
-  EXPECT_EQ(testing::ReadFile(existing), before);
+  EXPECT_EQ(test_support::ReadFile(existing), before);
   EXPECT_TRUE(std::filesystem::is_fifo(fifo));
   EXPECT_FALSE(std::filesystem::exists(*dir_ + "/huge.trace"));
   const CommandResult replaced = make(existing + " --model mlp --epochs 3 --overwrite");

@@ -137,7 +137,7 @@ TEST(CalibrationSplit, ALinkRateRevealsTheHostsPerByteCost) {
 // queue, and its duration says so).
 class QueuedTrace : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::TempDir("queued"); }
+  void SetUp() override { dir_ = test_support::TempDir("queued"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
 };
@@ -239,13 +239,13 @@ TEST_F(QueuedTrace, BenchmarkFilesFromSeveralWorldSizesFeedOneFit) {
   std::ofstream(dir_ + "/text.txt") << "hello\n";
   std::ofstream(dir_ + "/other.json") << R"({"topology": "star"})";
   std::ofstream(dir_ + "/bad.json") << R"({"format": "accordion-bench-collectives", "samples": [{"op": "scatter"}]})";
-  EXPECT_NE(testing::InputErrorOf([&] { c.AddFile(dir_ + "/text.txt"); }).find("neither a trace"),
+  EXPECT_NE(test_support::InputErrorOf([&] { c.AddFile(dir_ + "/text.txt"); }).find("neither a trace"),
             std::string::npos);
-  EXPECT_NE(testing::InputErrorOf([&] { c.AddFile(dir_ + "/other.json"); }).find("not an accordion-bench"),
+  EXPECT_NE(test_support::InputErrorOf([&] { c.AddFile(dir_ + "/other.json"); }).find("not an accordion-bench"),
             std::string::npos);
-  EXPECT_NE(testing::InputErrorOf([&] { c.AddFile(dir_ + "/bad.json"); }).find("unknown op 'scatter'"),
+  EXPECT_NE(test_support::InputErrorOf([&] { c.AddFile(dir_ + "/bad.json"); }).find("unknown op 'scatter'"),
             std::string::npos);
-  EXPECT_NE(testing::InputErrorOf([&] { c.AddFile(dir_ + "/missing.json"); }).find("cannot open"),
+  EXPECT_NE(test_support::InputErrorOf([&] { c.AddFile(dir_ + "/missing.json"); }).find("cannot open"),
             std::string::npos);
 }
 
@@ -264,7 +264,7 @@ TEST(PlatformOverheadAndHostCost, RoundTripThroughJsonAndAreValidated) {
   EXPECT_NE(spec.Describe(4).find("collective overhead 250 us"), std::string::npos) << spec.Describe(4);
   EXPECT_NE(spec.Describe(4).find("host cost 2 ns/B"), std::string::npos) << spec.Describe(4);
 
-  using testing::InputErrorOf;
+  using test_support::InputErrorOf;
   auto problem = [](double overhead, double h) {
     PlatformSpec s;
     s.collective_overhead_s = overhead;
@@ -292,7 +292,7 @@ TEST(PlatformOverheadAndHostCost, RoundTripThroughJsonAndAreValidated) {
 // of a calibrated platform keeps the hosts' cost instead of scaling the
 // fitted bandwidth.
 TEST(PlatformOverheadAndHostCost, BuiltLinksDeliverTheRateLessTheHostCost) {
-  PlatformSpec spec = testing::ExactStar(4, 5, 10);  // 5 Gb/s = 0.625e9 B/s
+  PlatformSpec spec = test_support::ExactStar(4, 5, 10);  // 5 Gb/s = 0.625e9 B/s
   spec.host_s_per_byte = 1e-9;
   const double expected = 1 / (1 / 0.625e9 + 1e-9);
   EXPECT_DOUBLE_EQ(spec.LinkBandwidth(), expected);
@@ -303,7 +303,7 @@ TEST(PlatformOverheadAndHostCost, BuiltLinksDeliverTheRateLessTheHostCost) {
   EXPECT_NEAR(built / expected, 1.0, 1e-6);
   // One all-reduce of 64 MiB, simulated: the formula with B_link.
   const int64_t bytes = int64_t{64} << 20;
-  const double simulated = testing::SimulateCollective(spec, 4, CollectiveOp::kAllReduce,
+  const double simulated = test_support::SimulateCollective(spec, 4, CollectiveOp::kAllReduce,
                                                        AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
   const double formula = 6 * 20e-6 + 6 * static_cast<double>(bytes / 4) / expected;
   EXPECT_NEAR(simulated / formula, 1.0, 1e-3);

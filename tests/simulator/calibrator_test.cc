@@ -17,10 +17,10 @@ namespace {
 // A network that is slow to start small messages and fast for large ones.
 const AlphaBetaModel kTruth({{0, 60e-6, 0.4e9}, {65536, 25e-6, 1.1e9}});
 
-std::vector<testing::MeasuredCollective> Measurements(int world, double noise) {
+std::vector<test_support::MeasuredCollective> Measurements(int world, double noise) {
   std::mt19937 rng(7);
   std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
-  std::vector<testing::MeasuredCollective> out;
+  std::vector<test_support::MeasuredCollective> out;
   for (double bytes = 4096; bytes <= 256e6; bytes *= 2) {
     for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
       const auto b = static_cast<int64_t>(op == CollectiveOp::kAllGather ? bytes / world : bytes);
@@ -55,10 +55,10 @@ TEST(Calibrator, RecoversLatencyAndBandwidthPerSegment) {
 class CalibrateTrace : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::TempDir("calibrate");
-    synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(1);
+    dir_ = test_support::TempDir("calibrate");
+    synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(1);
     o.world_size = 4;
-    trace_ = testing::SyntheticTrace(dir_, "t", o);
+    trace_ = test_support::SyntheticTrace(dir_, "t", o);
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_, trace_;
@@ -67,8 +67,8 @@ class CalibrateTrace : public ::testing::Test {
 // Every rank records the collective; ranks that arrived early waited for the
 // others, so only the shortest duration is the network's.
 TEST_F(CalibrateTrace, UsesTheShortestDurationOfEachCollective) {
-  testing::ReplaceCollectives(trace_, 4, Measurements(4, 0.0));
-  testing::ExecuteSql(
+  test_support::ReplaceCollectives(trace_, 4, Measurements(4, 0.0));
+  test_support::ExecuteSql(
       trace_, "UPDATE collectives SET duration_s = duration_s + 0.001 * rank + 0.002 WHERE rank > 0;");
   Calibrator c(CalibratorOptions().boundaries({65536}));
   c.AddTrace(trace_);
@@ -81,23 +81,23 @@ TEST_F(CalibrateTrace, UsesTheShortestDurationOfEachCollective) {
 // takes the measured times again.
 TEST_F(CalibrateTrace, ThePlatformItWritesReproducesTheMeasurements) {
   const auto measured = Measurements(4, 0.0);
-  testing::ReplaceCollectives(trace_, 4, measured);
+  test_support::ReplaceCollectives(trace_, 4, measured);
   Calibrator c(CalibratorOptions().boundaries({65536}));
   c.AddTrace(trace_);
   const PlatformSpec platform = PlatformFromJson(c.Fit().PlatformJson(trace_), "calibrated");
   EXPECT_EQ(platform.hosts, 0);  // no fixed size: the star grows with the replay's ranks
   for (size_t i = 0; i < measured.size(); i += 5) {
-    const double simulated = testing::SimulateCollective(
+    const double simulated = test_support::SimulateCollective(
         platform, 4, measured[i].op, AllReduceAlgorithm::kRing, measured[i].bytes, Fidelity::kFull);
     EXPECT_NEAR(simulated / measured[i].duration_s, 1.0, 0.01) << measured[i].bytes;
   }
 }
 
 TEST_F(CalibrateTrace, RefusesWhatCannotBeFitted) {
-  testing::ExecuteSql(trace_, "DELETE FROM collectives;");
+  test_support::ExecuteSql(trace_, "DELETE FROM collectives;");
   EXPECT_THROW(Calibrator().AddTrace(trace_), InputError);
   // One size cannot separate latency from bandwidth.
-  testing::ReplaceCollectives(
+  test_support::ReplaceCollectives(
       trace_, 4, {{CollectiveOp::kAllReduce, 1 << 20, 0.01}, {CollectiveOp::kAllReduce, 1 << 20, 0.011}});
   Calibrator one_size;
   one_size.AddTrace(trace_);

@@ -364,7 +364,7 @@ TEST(Hierarchical, IsRingsInsideNodesAndAcrossThem) {
 }
 
 TEST(Hierarchical, NeedsWholeNodes) {
-  EXPECT_EQ(testing::InputErrorOf([] {
+  EXPECT_EQ(test_support::InputErrorOf([] {
               CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, 1 << 20, 12,
                                CollectiveOptions().ranks_per_node(8));
             }),
@@ -373,7 +373,7 @@ TEST(Hierarchical, NeedsWholeNodes) {
 
 TEST(CollectiveOptions, BadSettingsAreInputErrors) {
   auto error = [](const CollectiveOptions& o) {
-    return testing::InputErrorOf(
+    return test_support::InputErrorOf(
         [&] { CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1 << 20, 8, o); });
   };
   EXPECT_NE(error(CollectiveOptions().channels(0)).find("channels must be between 1 and 64"),

@@ -16,8 +16,8 @@
 namespace accordion::sim {
 namespace {
 
-using testing::ExactStar;
-using testing::SimulateCollective;
+using test_support::ExactStar;
+using test_support::SimulateCollective;
 
 constexpr CollectiveOp kAllReduce = CollectiveOp::kAllReduce;
 constexpr double kGbps = 10, kLinkUs = 5;

@@ -13,8 +13,8 @@
 namespace accordion::sim {
 namespace {
 
-using testing::ExactStar;
-using testing::SimulateCollective;
+using test_support::ExactStar;
+using test_support::SimulateCollective;
 
 constexpr double kBandwidthGbps = 10;
 constexpr double kLinkLatencyUs = 5;

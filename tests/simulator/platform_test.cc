@@ -29,11 +29,11 @@ nlohmann::json Build(const PlatformSpec& spec, int ranks) {
   }));
 }
 
-using testing::InputErrorOf;
+using test_support::InputErrorOf;
 
 class PlatformFiles : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::TempDir("platform"); }
+  void SetUp() override { dir_ = test_support::TempDir("platform"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
@@ -184,11 +184,11 @@ TEST_F(PlatformFiles, BadXmlIsAnInputError) {
 // Calibrated segments reach SimGrid as factors: a message in segment k sees
 // segment k's latency and bandwidth, end to end.
 TEST(BuiltPlatforms, SegmentsGiveEachMessageSizeItsLatencyAndBandwidth) {
-  PlatformSpec spec = testing::ExactStar(8, 10, 20);  // 40 us route: the largest segment latency
+  PlatformSpec spec = test_support::ExactStar(8, 10, 20);  // 40 us route: the largest segment latency
   spec.segments = {{0, 40e-6, 2e8}, {65536, 25e-6, 1.25e9}};
   const AlphaBetaModel model(spec.segments);
   for (int64_t bytes : {int64_t{8} * 4096, int64_t{8} << 20}) {  // 4 KiB and 1 MiB messages
-    const double simulated = testing::SimulateCollective(spec, 8, CollectiveOp::kAllReduce,
+    const double simulated = test_support::SimulateCollective(spec, 8, CollectiveOp::kAllReduce,
                                                          AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
     EXPECT_NEAR(simulated / model.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, bytes, 8), 1.0,
                 0.01)

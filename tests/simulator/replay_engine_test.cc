@@ -12,17 +12,17 @@
 namespace accordion::sim {
 namespace {
 
-using testing::ExactStar;
+using test_support::ExactStar;
 
 class Replay : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(testing::TempDir("replay"));
-    synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+    dir_ = new std::string(test_support::TempDir("replay"));
+    synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(30);
     // A decay at 20 would hold every layer critical through epoch 29 (one
     // interval of 10), leaving Accordion nothing but the low level.
     o.decay_epochs = {25};
-    mlp_ = new ReplayInput(LoadReplayInput(testing::SyntheticTrace(*dir_, "mlp", o)));
+    mlp_ = new ReplayInput(LoadReplayInput(test_support::SyntheticTrace(*dir_, "mlp", o)));
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
@@ -30,7 +30,7 @@ class Replay : public ::testing::Test {
     delete dir_;
   }
   static ReplayInput Load(const std::string& name, const synthetic::SyntheticTraceOptions& o) {
-    return LoadReplayInput(testing::SyntheticTrace(*dir_, name, o));
+    return LoadReplayInput(test_support::SyntheticTrace(*dir_, name, o));
   }
   static std::string* dir_;
   static ReplayInput* mlp_;
@@ -176,15 +176,15 @@ TEST_F(Replay, ExposedCommunicationIsWhatRunsPastBackward) {
 }
 
 TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
-  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(30);
   o.scheme = Scheme::kBatch;
   o.level_low = 512;
   o.level_high = 4096;
   o.decay_epochs = {};
   // A batch the trace sampled keeps the compute measured at it; one it did
   // not is scaled linearly from the nearest it did.
-  const std::string path = testing::SyntheticTrace(*dir_, "batch", o);
-  testing::ExecuteSql(path, "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
+  const std::string path = test_support::SyntheticTrace(*dir_, "batch", o);
+  test_support::ExecuteSql(path, "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
                             "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 1u);
@@ -201,14 +201,14 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
 }
 
 TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
-  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(30);
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(30);
   o.scheme = Scheme::kBatch;
   o.level_low = 512;
   o.level_high = 4096;
   o.decay_epochs = {};
-  const std::string path = testing::SyntheticTrace(*dir_, "batch-measured", o);
+  const std::string path = test_support::SyntheticTrace(*dir_, "batch-measured", o);
   // The large batch's steps took 3 ms longer forward than measured at the small one.
-  testing::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
+  test_support::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
                             "(SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 2u);
@@ -219,42 +219,42 @@ TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
 }
 
 TEST_F(Replay, TracesWithoutTheNeededTablesAreRefused) {
-  const synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(2);
-  const std::string no_iterations = testing::SyntheticTrace(*dir_, "no-iterations", o);
-  testing::ExecuteSql(no_iterations, "DELETE FROM iterations;");
-  EXPECT_NE(testing::InputErrorOf([&] { LoadReplayInput(no_iterations); }).find("no per-iteration timings"),
+  const synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(2);
+  const std::string no_iterations = test_support::SyntheticTrace(*dir_, "no-iterations", o);
+  test_support::ExecuteSql(no_iterations, "DELETE FROM iterations;");
+  EXPECT_NE(test_support::InputErrorOf([&] { LoadReplayInput(no_iterations); }).find("no per-iteration timings"),
             std::string::npos);
-  const std::string no_ready = testing::SyntheticTrace(*dir_, "no-ready", o);
-  testing::ExecuteSql(no_ready, "DELETE FROM grad_ready WHERE layer_id = 3;");
+  const std::string no_ready = test_support::SyntheticTrace(*dir_, "no-ready", o);
+  test_support::ExecuteSql(no_ready, "DELETE FROM grad_ready WHERE layer_id = 3;");
   EXPECT_NE(
-      testing::InputErrorOf([&] { LoadReplayInput(no_ready); }).find("no gradient-ready offsets for layer 3"),
+      test_support::InputErrorOf([&] { LoadReplayInput(no_ready); }).find("no gradient-ready offsets for layer 3"),
       std::string::npos);
 }
 
 TEST_F(Replay, AnEpochsFirstStepCountsAsWarmUpWhereLaterStepsWereSampled) {
   const std::string warm =
       "UPDATE iterations SET forward_s = forward_s + 1, total_s = total_s + 1 WHERE iteration = 0;";
-  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(3);  // iterations 0 and 1 sampled
-  const std::string two = testing::SyntheticTrace(*dir_, "two-samples", o);
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(3);  // iterations 0 and 1 sampled
+  const std::string two = test_support::SyntheticTrace(*dir_, "two-samples", o);
   const ReplayInput before = LoadReplayInput(two);
-  testing::ExecuteSql(two, warm);
+  test_support::ExecuteSql(two, warm);
   const ReplayInput after = LoadReplayInput(two);
   EXPECT_DOUBLE_EQ(after.profile.forward_s, before.profile.forward_s);
   EXPECT_DOUBLE_EQ(after.measured_iteration_s.at(1), before.measured_iteration_s.at(1));
   EXPECT_EQ(after.profile.iteration_samples, 3 * 4);  // one steady step per epoch and rank
   // Sampled at the first step only, it is all there is: kept.
   o.sampled_iterations = 1;
-  const std::string one = testing::SyntheticTrace(*dir_, "one-sample", o);
+  const std::string one = test_support::SyntheticTrace(*dir_, "one-sample", o);
   const double forward = LoadReplayInput(one).profile.forward_s;
-  testing::ExecuteSql(one, warm);
+  test_support::ExecuteSql(one, warm);
   EXPECT_NEAR(LoadReplayInput(one).profile.forward_s, forward + 1, 1e-12);
 }
 
 // The step plan must be the one the trainer executed: its bucket size comes
 // from the trace's configuration unless the options say otherwise.
 TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
-  const std::string path = testing::SyntheticTrace(*dir_, "buckets", testing::MlpTraceOptions(2));
-  testing::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1}';");
+  const std::string path = test_support::SyntheticTrace(*dir_, "buckets", test_support::MlpTraceOptions(2));
+  test_support::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1}';");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_TRUE(in.bucket_bytes.has_value());
   EXPECT_EQ(*in.bucket_bytes, 104858);
@@ -271,12 +271,12 @@ TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
 // ran: each bucket's biases in a dense all-reduce before the all-gather of
 // the rest, and the biases counted whole.
 TEST_F(Replay, TopKFollowsTheTracesDenseVectors) {
-  synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(2);
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(2);
   o.scheme = Scheme::kTopK;
   o.policy = Policy::kStatic;
   o.level_low = o.level_high = 0.1;
-  const std::string path = testing::SyntheticTrace(*dir_, "topk-dense-vectors", o);
-  testing::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1, \"topk_dense_vectors\": true}';");
+  const std::string path = test_support::SyntheticTrace(*dir_, "topk-dense-vectors", o);
+  test_support::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1, \"topk_dense_vectors\": true}';");
   const ReplayInput in = LoadReplayInput(path);
   const ReplayResult r =
       ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(0.1).level_high(0.1)).Run(in);
@@ -291,7 +291,7 @@ TEST_F(Replay, TopKFollowsTheTracesDenseVectors) {
 }
 
 TEST_F(Replay, MoreWorkersThanHostsIsRefusedBeforeAnythingRuns) {
-  EXPECT_NE(testing::InputErrorOf([] {
+  EXPECT_NE(test_support::InputErrorOf([] {
               ReplayEngine(ReplayOptions().platform(StarPlatformOptions().hosts(4)).workers(8)).Run(*mlp_);
             }).find("8 ranks do not fit on 4 hosts"),
             std::string::npos);

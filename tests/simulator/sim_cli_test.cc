@@ -27,17 +27,17 @@ const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyz
 class SimCli : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(testing::TempDir("sim-cli"));
-    synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(12);
+    dir_ = new std::string(test_support::TempDir("sim-cli"));
+    synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
     o.interval = 5;
-    testing::SyntheticTrace(*dir_, "mlp", o);
+    test_support::SyntheticTrace(*dir_, "mlp", o);
     o.epochs = 2;
-    testing::ExecuteSql(testing::SyntheticTrace(*dir_, "no-iterations", o), "DELETE FROM iterations;");
-    testing::ExecuteSql(testing::SyntheticTrace(*dir_, "no-collectives", o), "DELETE FROM collectives;");
-    std::vector<testing::MeasuredCollective> measured;
+    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "no-iterations", o), "DELETE FROM iterations;");
+    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "no-collectives", o), "DELETE FROM collectives;");
+    std::vector<test_support::MeasuredCollective> measured;
     for (double b = 4096; b <= 64e6; b *= 4)
       measured.push_back({CollectiveOp::kAllReduce, int64_t(b), 1e-4 + b * 1.6e-9});
-    testing::ReplaceCollectives(testing::SyntheticTrace(*dir_, "measured", o), 4, measured);
+    test_support::ReplaceCollectives(test_support::SyntheticTrace(*dir_, "measured", o), 4, measured);
     Write("broken.json", "{\"topology\": \"star\", ");
     Write("torus.json", "{\"topology\": \"torus\"}");
     Write("zero.json", "{\"topology\": \"star\", \"bandwidth_gbps\": 0}");
@@ -57,7 +57,7 @@ class SimCli : public ::testing::Test {
           head + "<zone id=\"z\" routing=\"Full\">" + hosts + link + route + route + "</zone></platform>\n");
     Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts +
                                   "<host id=\"c\" speed=\"1Gf\"/>" + link + route + "</zone></platform>\n");
-    testing::ExecuteSql(testing::SyntheticTrace(*dir_, "rows-past-epochs", o),
+    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "rows-past-epochs", o),
                         "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
                         "UPDATE run SET status = 'failed';");
   }

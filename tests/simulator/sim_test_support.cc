@@ -10,7 +10,7 @@
 #include "simulator/child_process.h"
 #include "tests/support/run_command.h"
 
-namespace accordion::sim::testing {
+namespace accordion::sim::test_support {
 
 double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, AllReduceAlgorithm algorithm,
                           int64_t bytes, Fidelity fidelity) {
@@ -92,4 +92,4 @@ void ReplaceCollectives(const std::string& path, int world, const std::vector<Me
   ExecuteSql(path, sql.str());
 }
 
-}  // namespace accordion::sim::testing
+}  // namespace accordion::sim::test_support

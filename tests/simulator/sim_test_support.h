@@ -14,7 +14,7 @@
 #include "simulator/platform.h"
 #include "tests/support/synthetic_trace.h"
 
-namespace accordion::sim::testing {
+namespace accordion::sim::test_support {
 
 // Seconds one collective takes in a fresh SimGrid engine. With `options`,
 // they are the child's default CollectiveOptions, as the command line makes them.
@@ -52,6 +52,6 @@ struct MeasuredCollective {
 // epoch 0 (iterations 0, 1, ...), as seen by every rank.
 void ReplaceCollectives(const std::string& path, int world, const std::vector<MeasuredCollective>& measured);
 
-}  // namespace accordion::sim::testing
+}  // namespace accordion::sim::test_support
 
 #endif  // ACCORDION_TESTS_SIMULATOR_SIM_TEST_SUPPORT_H_

@@ -14,7 +14,7 @@
 namespace accordion::sim {
 namespace {
 
-using testing::ExactStar;
+using test_support::ExactStar;
 
 std::string Sample(const std::string& name) { return std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name; }
 
@@ -75,7 +75,7 @@ TEST(ComposeIteration, SimGridRanksHonourTheSameDependencies) {
     const IterationTiming simulated = sim.Time({p}, {}).at(0);
     std::vector<double> durations;
     for (const CollectiveCall& c : p.calls) {
-      durations.push_back(testing::SimulateCollective(star, 4, c.op, AllReduceAlgorithm::kRing, c.bytes, f));
+      durations.push_back(test_support::SimulateCollective(star, 4, c.op, AllReduceAlgorithm::kRing, c.bytes, f));
     }
     const IterationTiming composed = ComposeIteration(p, durations);
     ASSERT_EQ(simulated.spans.size(), composed.spans.size());
@@ -89,11 +89,11 @@ TEST(ComposeIteration, SimGridRanksHonourTheSameDependencies) {
 
 TEST(ComposeIteration, PlatformOverheadIsPaidOncePerCollective) {
   PlatformSpec star = ExactStar(0, 1, 5);
-  const double plain = testing::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing,
+  const double plain = test_support::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing,
                                                    1 << 20, Fidelity::kFull);
   star.collective_overhead_s = 0.003;
   for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
-    EXPECT_NEAR(testing::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1 << 20, f),
+    EXPECT_NEAR(test_support::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1 << 20, f),
                 plain + 0.003, 1e-6)
         << ToString(f);
   }
@@ -162,7 +162,7 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
 
 TEST(RecordedReplay, RefusesAnotherWorkerCount) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
-  const std::string error = testing::InputErrorOf(
+  const std::string error = test_support::InputErrorOf(
       [&] { ReplayEngine(ReplayOptions().model(ModelKind::kRecorded).workers(8)).Run(in); });
   EXPECT_NE(error.find("own 2 workers"), std::string::npos) << error;
 }
@@ -190,12 +190,12 @@ TEST(RecordedReplay, PowerSgdQueriesStartAfterBackwardAndTheirP) {
 // A synchronous step waits for its slowest rank: slowing one rank's forward
 // pass slows the replayed step by as much, not by half as much.
 TEST(SlowestRank, OneSlowRankSetsTheStep) {
-  const std::string dir = testing::TempDir("slowest");
+  const std::string dir = test_support::TempDir("slowest");
   const std::string path = dir + "/dense.trace";
   std::filesystem::copy_file(Sample("fmnist-mlp-dense.trace"), path);
   const ReplayOptions o = ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5));
   const ReplayResult before = ReplayEngine(o).Run(LoadReplayInput(path));
-  testing::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.020 WHERE rank = 1");
+  test_support::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.020 WHERE rank = 1");
   const ReplayResult after = ReplayEngine(o).Run(LoadReplayInput(path));
   EXPECT_NEAR(after.accordion.total.iteration_s - before.accordion.total.iteration_s, 0.020, 0.002);
   std::filesystem::remove_all(dir);
@@ -240,7 +240,7 @@ TEST(CollectiveSettings, ReachBothModelsThroughTheReplayOptions) {
     };
     EXPECT_GT(exposed(1024), 1.5 * exposed(512 * 1024)) << ToString(model);
   }
-  EXPECT_NE(testing::InputErrorOf([&] {
+  EXPECT_NE(test_support::InputErrorOf([&] {
               ReplayEngine(ReplayOptions().collective(CollectiveOptions().channels(0))).Run(in);
             }),
             "");
@@ -263,7 +263,7 @@ TEST(Stragglers, SlowTheStepMoreWithMoreRanks) {
   // E[max of 64 log-normals, cv 0.3] is about 1.9: the compute part of a step
   // cannot grow by more.
   EXPECT_LT(at64, 2.0);
-  EXPECT_NE(testing::InputErrorOf([&] { iteration(4, -1); }), "");
+  EXPECT_NE(test_support::InputErrorOf([&] { iteration(4, -1); }), "");
 }
 
 }  // namespace

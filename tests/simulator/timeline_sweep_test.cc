@@ -18,10 +18,10 @@ namespace {
 class TimelineAndSweep : public ::testing::Test {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(testing::TempDir("timeline"));
-    synthetic::SyntheticTraceOptions o = testing::MlpTraceOptions(12);
+    dir_ = new std::string(test_support::TempDir("timeline"));
+    synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
     o.interval = 5;
-    trace_ = new std::string(testing::SyntheticTrace(*dir_, "mlp", o));
+    trace_ = new std::string(test_support::SyntheticTrace(*dir_, "mlp", o));
     input_ = new ReplayInput(LoadReplayInput(*trace_));
   }
   static void TearDownTestSuite() {
@@ -39,7 +39,7 @@ ReplayInput* TimelineAndSweep::input_ = nullptr;
 
 TEST_F(TimelineAndSweep, TimelineDrawsTheReplayedIterationNextToTheMeasuredOne) {
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().platform(testing::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5))).Run(*input_);
+      ReplayEngine(ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5))).Run(*input_);
   const MeasuredIteration measured = LoadMeasuredIteration(*trace_, 3);
   EXPECT_EQ(measured.record.epoch, 3);
   const nlohmann::json t = IterationTimeline(r, 3, &measured);
@@ -88,12 +88,12 @@ TEST_F(TimelineAndSweep, PointsRunTheirPatternsOneAtATime) {
   // --jobs 4 runs four points at once, not four points of four processes each.
   SweepGrid g;
   g.bandwidth_gbps = {1, 10};
-  const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).jobs(4);
+  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).jobs(4);
   for (const ReplayOptions& o : PlanSweep(*input_, base, ExpandGrid(g))) EXPECT_EQ(o.jobs(), 1);
 }
 
 TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
-  const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.eta = {0.3, 0.5};
@@ -120,7 +120,7 @@ TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
 // The CLI streams rows as they complete; what it writes is what the held
 // rows would have made, in the same order.
 TEST_F(TimelineAndSweep, StreamedRowsAreTheHeldOnesInGridOrder) {
-  const ReplayOptions base = ReplayOptions().platform(testing::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.levels = {{2, 1}, {4, 1}};

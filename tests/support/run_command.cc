@@ -11,7 +11,7 @@
 #include <sstream>
 #include <stdexcept>
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 std::string MakeTempDir(const std::string& tag) {
   std::string tmpl = (std::filesystem::temp_directory_path() / ("accordion-" + tag + "-XXXXXX")).string();
@@ -43,4 +43,4 @@ int CountLines(const std::string& text) {
   return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
 }
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support

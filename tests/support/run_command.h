@@ -4,7 +4,7 @@
 
 #include <string>
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 struct CommandResult {
   int exit_code = -1;
@@ -24,6 +24,6 @@ int CountLines(const std::string& text);
 // The whole file at `path` ("" when it cannot be read).
 std::string ReadFile(const std::string& path);
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_SUPPORT_RUN_COMMAND_H_

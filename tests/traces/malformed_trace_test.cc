@@ -191,7 +191,7 @@ std::vector<Case> Cases() {
 class MalformedTrace : public ::testing::TestWithParam<Case> {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("malformed");
+    dir_ = test_support::MakeTempDir("malformed");
     path_ = dir_ + "/t.trace";
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
@@ -226,7 +226,7 @@ INSTANTIATE_TEST_SUITE_P(Cases, MalformedTrace, ::testing::ValuesIn(Cases()),
 // Random byte damage anywhere in the file: the reader may accept or refuse,
 // but it must refuse with a TraceError, never crash or throw anything else.
 TEST(MalformedTraceFuzz, RandomByteDamageNeverCrashesTheReader) {
-  const std::string dir = testing::MakeTempDir("fuzz");
+  const std::string dir = test_support::MakeTempDir("fuzz");
   const std::string clean = dir + "/clean.trace", path = dir + "/t.trace";
   synthetic::SyntheticTraceOptions o;
   o.model = "mlp";

@@ -17,7 +17,7 @@ namespace {
 class TraceExport : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("export");
+    dir_ = test_support::MakeTempDir("export");
     path_ = dir_ + "/t.trace";
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";

@@ -96,7 +96,7 @@ EpochData SmallEpoch(int epoch) {
 class TraceRoundTrip : public ::testing::Test {
  protected:
   void SetUp() override {
-    dir_ = testing::MakeTempDir("trace");
+    dir_ = test_support::MakeTempDir("trace");
     path_ = dir_ + "/run.trace";
   }
   void TearDown() override { std::filesystem::remove_all(dir_); }

@@ -47,7 +47,7 @@ std::vector<std::string> Query(const std::string& path, const std::string& sql) 
 
 class TraceTablesTest : public ::testing::Test {
  protected:
-  void SetUp() override { dir_ = testing::MakeTempDir("tables"); }
+  void SetUp() override { dir_ = test_support::MakeTempDir("tables"); }
   void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string dir_;
 };

@@ -17,9 +17,9 @@
 namespace accordion {
 namespace {
 
-using testing::CommandResult;
-using testing::CountLines;
-using testing::RunCommand;
+using test_support::CommandResult;
+using test_support::CountLines;
+using test_support::RunCommand;
 
 const std::string kBench = std::string(ACCORDION_BIN_DIR) + "/accordion-bench-collectives";
 const std::string kSim = std::string(ACCORDION_BIN_DIR) + "/accordion-sim";
@@ -52,7 +52,7 @@ std::vector<Row> ParseTable(const std::string& out) {
   return rows;
 }
 
-using BenchCli = testing::TempDirTest;
+using BenchCli = test_support::TempDirTest;
 
 TEST_F(BenchCli, TwoRanksTimeEverySizeAndOpAndFeedCalibrate) {
   const std::string json = Path("bench.json");

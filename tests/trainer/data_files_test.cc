@@ -16,11 +16,11 @@
 namespace accordion {
 namespace {
 
-using testing::CifarBytes;
-using testing::TestPixel;
-using testing::WriteBytes;
+using test_support::CifarBytes;
+using test_support::TestPixel;
+using test_support::WriteBytes;
 
-using DataFiles = testing::TempDirTest;
+using DataFiles = test_support::TempDirTest;
 
 // The InputError `f` throws ("(no error)" when it does not).
 std::string ErrorOf(const std::function<void()>& f) {
@@ -56,7 +56,7 @@ TEST_F(DataFiles, Cifar100TrainsOnTheFineLabel) {
 }
 
 TEST_F(DataFiles, CifarSplitsReadInOrderUpToALimit) {
-  testing::WriteCifarDir(dir_, CifarVariant::kCifar10, 4, 3);
+  test_support::WriteCifarDir(dir_, CifarVariant::kCifar10, 4, 3);
   const CifarSplitFiles files = FindCifarFiles(dir_, CifarVariant::kCifar10);
   ASSERT_EQ(files.train.size(), 5u);
   EXPECT_EQ(files.train[4], Path("data_batch_5.bin"));

@@ -11,7 +11,7 @@
 
 #include "trainer/cifar_file.h"
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 // Image i of a test file: every pixel of channel c is (i * 7 + c * 50) % 256,
 // so tests can tell images and channels apart after loading.
@@ -73,6 +73,6 @@ inline std::string TestCorpus(int lines) {
   return text;
 }
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_TRAINER_DATA_WRITERS_H_

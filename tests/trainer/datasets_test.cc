@@ -19,12 +19,12 @@
 namespace accordion {
 namespace {
 
-using testing::TestPixel;
+using test_support::TestPixel;
 
-using Datasets = testing::TempDirTest;
+using Datasets = test_support::TempDirTest;
 
 TEST_F(Datasets, CifarLoadsWithThePapersNormalisation) {
-  testing::WriteCifarDir(dir_, CifarVariant::kCifar10, 3, 4);
+  test_support::WriteCifarDir(dir_, CifarVariant::kCifar10, 3, 4);
   const DataSplits d = LoadDataSplits("cifar10", dir_, 0);
   EXPECT_EQ(d.train.size(), 15);
   EXPECT_EQ(d.test.size(), 4);
@@ -39,7 +39,7 @@ TEST_F(Datasets, CifarLoadsWithThePapersNormalisation) {
     EXPECT_NEAR(x[0][c][31][0].item<float>(), (TestPixel(7, c) / 255.0 - mean[c]) / sd[c], 1e-5) << c;
   }
   const DataSplits hundred = [&] {
-    testing::WriteCifarDir(dir_, CifarVariant::kCifar100, 6, 2);
+    test_support::WriteCifarDir(dir_, CifarVariant::kCifar100, 6, 2);
     return LoadDataSplits("cifar100", dir_, 4);
   }();
   EXPECT_EQ(hundred.train.size(), 4);
@@ -82,7 +82,7 @@ TrainOptions ImageOptions(const std::string& dir) {
 }
 
 TEST_F(Datasets, RanksShareStepsTestSetAndTheFixedHessianBatch) {
-  testing::WriteCifarDir(dir_, CifarVariant::kCifar10, 4, 5);
+  test_support::WriteCifarDir(dir_, CifarVariant::kCifar10, 4, 5);
   const TrainOptions o = ImageOptions(dir_);
   auto one = TrainingData::Load(o, 1, 0);
   auto r0 = TrainingData::Load(o, 2, 0);

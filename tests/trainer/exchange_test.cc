@@ -15,7 +15,7 @@
 namespace accordion {
 namespace {
 
-using testing::OnTwoRanks;
+using test_support::OnTwoRanks;
 
 // Four tensors in two buckets: PowerSGD compresses w1 only at rank 1 and w2
 // at ranks 1 and 2; biases always travel dense.

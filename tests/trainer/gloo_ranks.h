@@ -12,7 +12,7 @@
 #include "trainer/gloo_communicator.h"
 #include "trainer/launcher.h"
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 inline void OnTwoRanks(const std::function<void(Communicator&)>& body) {
   const int port = PickFreePort("127.0.0.1");
@@ -35,6 +35,6 @@ inline void OnTwoRanks(const std::function<void(Communicator&)>& body) {
   }
 }
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_TRAINER_GLOO_RANKS_H_

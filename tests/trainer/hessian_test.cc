@@ -156,7 +156,7 @@ TEST(HessianEigenEstimator, RanksAddTheirShardsProductsAndAgree) {
   const HessianEstimate whole =
       HessianEigenEstimator(options).EstimateModule(single, [&] { return single.Loss(d.x, d.y, 32); }, false)[0];
   std::vector<HessianEstimate> per_rank(2);
-  testing::OnTwoRanks([&](Communicator& comm) {
+  test_support::OnTwoRanks([&](Communicator& comm) {
     // Any weights will do: the loss is quadratic, its Hessian the same everywhere.
     Regression model(false);
     // Rank 0 takes 20 samples, rank 1 the other 12: the shards need not be even.

@@ -34,7 +34,7 @@ void WriteGz(const std::string& path, const std::string& bytes) {
   gzclose(f);
 }
 
-using IdxFiles = testing::TempDirTest;
+using IdxFiles = test_support::TempDirTest;
 
 TEST_F(IdxFiles, ReadsGzippedAndPlainAlike) {
   std::vector<uint8_t> pixels(3 * 2 * 2);

@@ -79,7 +79,7 @@ TEST(TrainOptions, RefusesBadConfigurations) {
 }
 
 TEST(TrainOptions, RefusesToOverwriteATraceUnlessAsked) {
-  const std::string dir = testing::MakeTempDir("options");
+  const std::string dir = test_support::MakeTempDir("options");
   TrainOptions o = Synthetic();
   o.trace = dir + "/run.trace";
   std::ofstream(o.trace) << "x";
@@ -202,7 +202,7 @@ TEST(TrainOptions, ModelsDatasetsAndBackendsMustFitTogether) {
 }
 
 TEST(TrainOptions, ATokenCorpusMustFeedEveryStream) {
-  const std::string dir = testing::MakeTempDir("options-tokens");
+  const std::string dir = test_support::MakeTempDir("options-tokens");
   std::ofstream(dir + "/small.txt") << "one two three\nfour five six\nseven eight\n";
   TrainOptions o;
   o.model = "lstm";
@@ -352,7 +352,7 @@ TEST(TrainOptions, ResumeRefusesOtherTopKChoices) {
 }
 
 TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
-  const std::string dir = testing::MakeTempDir("manifest");
+  const std::string dir = test_support::MakeTempDir("manifest");
   EXPECT_FALSE(ReadCheckpointManifest(dir).has_value());
   WriteCheckpointManifest(dir, {4, 2, 120, ConfigJson(Synthetic()), "", {}});
   const auto m = ReadCheckpointManifest(dir);
@@ -385,7 +385,7 @@ TEST(TrainOptions, RefusesATraceThatIsNotARegularFileEvenWithOverwrite) {
 }
 
 TEST(TrainOptions, RefusesAnotherRunsCheckpointDirectoryUnlessAsked) {
-  const std::string dir = testing::MakeTempDir("options");
+  const std::string dir = test_support::MakeTempDir("options");
   WriteCheckpointManifest(dir, {3, 1, 90, ConfigJson(Synthetic()), "", {}});
   TrainOptions o = Synthetic();
   o.checkpoint_dir = dir;
@@ -396,7 +396,7 @@ TEST(TrainOptions, RefusesAnotherRunsCheckpointDirectoryUnlessAsked) {
 }
 
 TEST(TrainOptions, ResumeRefusesATraceOfAnotherRunBeforeTouchingIt) {
-  const std::string dir = testing::MakeTempDir("options");
+  const std::string dir = test_support::MakeTempDir("options");
   TrainOptions o = Synthetic();
   o.epochs = 5;
   o.checkpoint_dir = dir + "/ckpt";
@@ -453,7 +453,7 @@ TEST(TrainOptions, WorkersWithDifferentFlagsAreNamed) {
 }
 
 TEST(CheckpointManifest, KeepsTheRunIdAndADigestPerRankThatCatchesOneChangedByte) {
-  const std::string dir = testing::MakeTempDir("manifest");
+  const std::string dir = test_support::MakeTempDir("manifest");
   const std::string file = dir + "/state.pt";
   std::ofstream(file) << std::string(300000, 'a');
   const FileDigest digest = DigestOfFile(file);

@@ -9,7 +9,7 @@
 
 #include "tests/support/run_command.h"
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 class TempDirTest : public ::testing::Test {
  public:
@@ -22,6 +22,6 @@ class TempDirTest : public ::testing::Test {
   std::string dir_;
 };
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_TRAINER_TEMP_DIR_TEST_H_

@@ -22,14 +22,14 @@
 namespace accordion {
 namespace {
 
-using testing::CommandResult;
-using testing::kAnalyze;
-using testing::ReadTrace;
-using testing::RunCommand;
-using testing::Train;
-using testing::TraceContent;
+using test_support::CommandResult;
+using test_support::kAnalyze;
+using test_support::ReadTrace;
+using test_support::RunCommand;
+using test_support::Train;
+using test_support::TraceContent;
 
-using TrainBreadth = testing::TempDirTest;
+using TrainBreadth = test_support::TempDirTest;
 
 bool Near(double a, double b, double rel) {
   return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)});
@@ -128,7 +128,7 @@ TEST_F(TrainBreadth, AccumulatedMicroBatchesInTwoProcessesEqualOneLargeBatchInOn
 }
 
 TEST_F(TrainBreadth, LstmLearnsATextFileWithTiedWeightsClippingAndTopK) {
-  std::ofstream(Path("corpus.txt")) << testing::TestCorpus(400);
+  std::ofstream(Path("corpus.txt")) << test_support::TestCorpus(400);
   const std::string trace = Path("lstm.trace");
   const CommandResult r =
       Train("--model lstm --dataset tokens --data-file " + Path("corpus.txt") +
@@ -154,7 +154,7 @@ TEST_F(TrainBreadth, LstmLearnsATextFileWithTiedWeightsClippingAndTopK) {
 }
 
 TEST_F(TrainBreadth, Vgg19BnTrainsOnCifarFilesWithAugmentation) {
-  testing::WriteCifarDir(dir_, CifarVariant::kCifar10, 8, 10);
+  test_support::WriteCifarDir(dir_, CifarVariant::kCifar10, 8, 10);
   const std::string trace = Path("vgg.trace");
   const CommandResult r = Train("--model vgg19bn --dataset cifar10 --data-dir " + dir_ +
                                 " --augment --batch-size 8 --nproc 2 --epochs 1 --scheme powersgd --level 2"
@@ -174,13 +174,13 @@ TEST_F(TrainBreadth, BadDataAndCombinationsAreOneLineExitTwoBeforeAnyWorker) {
   // Three broken CIFAR-10 directories and two broken text files.
   for (const char* name : {"truncated", "label", "missing"}) {
     std::filesystem::create_directory(Path(name));
-    testing::WriteCifarDir(Path(name), CifarVariant::kCifar10, 2, 2);
+    test_support::WriteCifarDir(Path(name), CifarVariant::kCifar10, 2, 2);
   }
   std::filesystem::resize_file(Path("truncated/data_batch_3.bin"), 5000);
-  testing::WriteBytes(Path("label/test_batch.bin"), testing::CifarBytes(CifarVariant::kCifar10, {1, 12}));
+  test_support::WriteBytes(Path("label/test_batch.bin"), test_support::CifarBytes(CifarVariant::kCifar10, {1, 12}));
   std::filesystem::remove(Path("missing/test_batch.bin"));
-  testing::WriteBytes(Path("binary.txt"), std::string("words\n\0\0\0\n", 10));
-  std::ofstream(Path("words.txt")) << testing::TestCorpus(50);
+  test_support::WriteBytes(Path("binary.txt"), std::string("words\n\0\0\0\n", 10));
+  std::ofstream(Path("words.txt")) << test_support::TestCorpus(50);
   const std::string trace = Path("bad.trace");
   const std::string lstm = "--model lstm --dataset tokens --data-file ";
   const std::vector<std::pair<std::string, std::string>> cases = {
@@ -204,7 +204,7 @@ TEST_F(TrainBreadth, BadDataAndCombinationsAreOneLineExitTwoBeforeAnyWorker) {
   for (const auto& [args, fragment] : cases) {
     const CommandResult r = Train("--nproc 2 --trace " + trace + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
-    EXPECT_EQ(testing::CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_EQ(test_support::CountLines(r.err), 1) << args << "\n" << r.err;
     EXPECT_EQ(r.err.rfind("accordion-train: error: ", 0), 0u) << r.err;
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;

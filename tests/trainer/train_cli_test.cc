@@ -25,15 +25,15 @@
 namespace accordion {
 namespace {
 
-using testing::CommandResult;
-using testing::CountLines;
-using testing::kAnalyze;
-using testing::kQuickRun;
-using testing::ReadTrace;
-using testing::Train;
-using testing::TraceContent;
+using test_support::CommandResult;
+using test_support::CountLines;
+using test_support::kAnalyze;
+using test_support::kQuickRun;
+using test_support::ReadTrace;
+using test_support::Train;
+using test_support::TraceContent;
 
-using TrainCli = testing::TempDirTest;
+using TrainCli = test_support::TempDirTest;
 
 bool Near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)}); }
 
@@ -187,7 +187,7 @@ TEST_F(TrainCli, AccordionSwitchesLevelsExactlyWhereTheControllerSays) {
   for (size_t l = 0; l < t.layers.size(); ++l) EXPECT_TRUE(t.layer_rows[4][l].critical);
   ExpectTracedCommunicationFollowsThePlan(trace, t, 2, 0.1);
 
-  const CommandResult schedule = testing::RunCommand(kAnalyze + " schedule " + trace + " --interval 2");
+  const CommandResult schedule = test_support::RunCommand(kAnalyze + " schedule " + trace + " --interval 2");
   EXPECT_EQ(schedule.exit_code, 0) << schedule.err;
 }
 
@@ -244,16 +244,16 @@ TEST_F(TrainCli, WorkersRendezvousFromTorchrunStyleEnvironment) {
   auto worker = [&](int rank) {
     return "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
            " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " +
-           testing::kTrain + kQuickRun + " --epochs 1 --threads 1 --trace " + trace;
+           test_support::kTrain + kQuickRun + " --epochs 1 --threads 1 --trace " + trace;
   };
-  const CommandResult r = testing::RunCommand(worker(1) + " & other=$!; " + worker(0) +
+  const CommandResult r = test_support::RunCommand(worker(1) + " & other=$!; " + worker(0) +
                                               "; mine=$?; wait $other; exit $((mine | $?))");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const TraceContent t = ReadTrace(trace);
   EXPECT_EQ(t.run.status, RunStatus::kComplete);
   EXPECT_EQ(t.run.world_size, 2);
   // Under torchrun, --nproc would start workers inside workers: refused.
-  const CommandResult nested = testing::RunCommand("RANK=0 WORLD_SIZE=1 MASTER_PORT=1 " + testing::kTrain +
+  const CommandResult nested = test_support::RunCommand("RANK=0 WORLD_SIZE=1 MASTER_PORT=1 " + test_support::kTrain +
                                                    " --dataset synthetic --nproc 2");
   EXPECT_EQ(nested.exit_code, 2) << nested.err;
   EXPECT_NE(nested.err.find("--nproc"), std::string::npos) << nested.err;
@@ -266,19 +266,19 @@ TEST_F(TrainCli, WorkersStartedWithDifferentFlagsAreRefusedAtTheRendezvous) {
   const int port = PickFreePort("127.0.0.1");
   auto worker = [&](int rank, const std::string& extra) {
     return "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
-           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + testing::kTrain +
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + test_support::kTrain +
            kQuickRun + " --epochs 1 --threads 1 --timeout 120" + extra;
   };
   const auto started = std::chrono::steady_clock::now();
-  const CommandResult r = testing::RunCommand(worker(1, "") + " 2>" + Path("err1") + " & other=$!; " +
+  const CommandResult r = test_support::RunCommand(worker(1, "") + " 2>" + Path("err1") + " & other=$!; " +
                                               worker(0, " --trace " + Path("t.trace")) +
                                               "; mine=$?; wait $other; echo \"$mine $?\"");
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
   EXPECT_NE(r.out.find("2 2"), std::string::npos) << r.out << r.err;
   const std::string want = "--trace is given on rank 0 and none on rank 1";
   EXPECT_NE(r.err.find(want), std::string::npos) << r.err;
-  EXPECT_EQ(testing::CountLines(r.err), 1) << r.err;
-  EXPECT_NE(testing::ReadFile(Path("err1")).find(want), std::string::npos) << testing::ReadFile(Path("err1"));
+  EXPECT_EQ(test_support::CountLines(r.err), 1) << r.err;
+  EXPECT_NE(test_support::ReadFile(Path("err1")).find(want), std::string::npos) << test_support::ReadFile(Path("err1"));
   EXPECT_FALSE(std::filesystem::exists(Path("t.trace"))) << "nothing is written before the workers agree";
 }
 
@@ -296,11 +296,11 @@ TEST_F(TrainCli, ABusyMasterPortIsOneLine) {
   ASSERT_EQ(::listen(fd, 1), 0);
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
   const int port = ntohs(sa.sin_port);
-  const CommandResult r = testing::RunCommand("MASTER_PORT=" + std::to_string(port) + " " + testing::kTrain +
+  const CommandResult r = test_support::RunCommand("MASTER_PORT=" + std::to_string(port) + " " + test_support::kTrain +
                                               kQuickRun + " --nproc 2 --epochs 1");
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
-  EXPECT_EQ(testing::CountLines(r.err), 1) << r.err;
+  EXPECT_EQ(test_support::CountLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("MASTER_PORT " + std::to_string(port) + " is already in use"), std::string::npos) << r.err;
 }
 

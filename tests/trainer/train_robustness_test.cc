@@ -15,15 +15,15 @@
 namespace accordion {
 namespace {
 
-using testing::BackgroundRun;
-using testing::CommandResult;
-using testing::CountLines;
-using testing::kQuickRun;
-using testing::ReadTrace;
-using testing::Train;
-using testing::TraceContent;
+using test_support::BackgroundRun;
+using test_support::CommandResult;
+using test_support::CountLines;
+using test_support::kQuickRun;
+using test_support::ReadTrace;
+using test_support::Train;
+using test_support::TraceContent;
 
-using TrainRobustness = testing::TempDirTest;
+using TrainRobustness = test_support::TempDirTest;
 
 TEST_F(TrainRobustness, AKilledWorkerEndsTheRunWithAnErrorNotAHang) {
   const std::string trace = Path("killed.trace");
@@ -81,7 +81,7 @@ TEST_F(TrainRobustness, ADivergingRunStopsWithItsOwnExitCodeOneLineAndAFailedTra
 // levels the run used (epoch_layers.level), to check both were exercised.
 // Twelve epochs: after "epoch 2/12" there is ample time for the interrupt to
 // land mid-run, even on a fast machine.
-std::set<double> ExpectInterruptThenResumeReproduces(testing::TempDirTest& test, const std::string& config) {
+std::set<double> ExpectInterruptThenResumeReproduces(test_support::TempDirTest& test, const std::string& config) {
   constexpr int kEpochs = 12;
   const std::string common = config + " --nproc 2 --epochs 12 --threads 1 ";
   auto path = [&](const std::string& name) { return test.Path(name); };
@@ -155,7 +155,7 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsTheGrownBatch) {
 // Dropout draws from each rank's own generator (WorkerSeed): a resume must
 // give every rank back its own stream, or the continued epochs differ.
 TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
-  std::ofstream(Path("corpus.txt")) << testing::TestCorpus(400);
+  std::ofstream(Path("corpus.txt")) << test_support::TestCorpus(400);
   const std::set<double> levels = ExpectInterruptThenResumeReproduces(
       *this, " --model lstm --dataset tokens --data-file " + Path("corpus.txt") +
                  " --lstm-size 32 --dropout 0.3 --bptt 12 --batch-size 8 --clip 0.5 --lr 20 --momentum 0"
@@ -169,8 +169,8 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
 // file behind. LibTorch's writer alone would abort with a backtrace.
 TEST_F(TrainRobustness, AFullDiskEndsTheRunInOneLineKeepsTheEpochAndLeavesNoPartialFile) {
   const std::string trace = Path("full.trace");
-  const CommandResult r = testing::RunCommand(
-      "bash -c \"trap '' XFSZ; ulimit -f 1000; exec " + testing::kTrain + kQuickRun +
+  const CommandResult r = test_support::RunCommand(
+      "bash -c \"trap '' XFSZ; ulimit -f 1000; exec " + test_support::kTrain + kQuickRun +
       " --nproc 2 --epochs 2 --threads 1 --trace " + trace + " --checkpoint-dir " + Path("ckpt") + "\"");
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;

@@ -11,7 +11,7 @@
 
 #include "traces/trace_reader.h"
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 CommandResult Train(const std::string& args) { return RunCommand(kTrain + " " + args); }
 
@@ -91,4 +91,4 @@ TraceContent ReadTrace(const std::string& path) {
   return t;
 }
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support

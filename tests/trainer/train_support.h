@@ -15,7 +15,7 @@
 #include "tests/trainer/temp_dir_test.h"
 #include "traces/records.h"
 
-namespace accordion::testing {
+namespace accordion::test_support {
 
 inline const std::string kTrain = std::string(ACCORDION_BIN_DIR) + "/accordion-train";
 inline const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
@@ -58,6 +58,6 @@ struct TraceContent {
 };
 TraceContent ReadTrace(const std::string& path);
 
-}  // namespace accordion::testing
+}  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_TRAINER_TRAIN_SUPPORT_H_

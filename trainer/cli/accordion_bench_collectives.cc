@@ -16,6 +16,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/output_file.h"
 #include "trainer/collective_bench.h"
 #include "trainer/communicator.h"
@@ -167,7 +168,7 @@ void WriteResults(const BenchFlags& f, const CollectiveBenchOptions& o, int worl
     std::printf("# fit (accordion-sim calibrate): o = %.1f us per collective", cal.collective_overhead_s * 1e6);
     for (const sim::CalibrationSegment& s : cal.segments) {
       std::printf("; messages from %.0f B: alpha %.1f us, B %.3f Gb/s", s.min_message_bytes, s.latency_s * 1e6,
-                  s.bandwidth_Bps * 8 / 1e9);
+                  GbpsFromBytesPerSecond(s.bandwidth_Bps));
     }
     std::printf("; rms %.1f %%\n", cal.rms_relative_error * 100);
     for (const std::string& note : cal.notes) std::printf("# fit note: %s\n", note.c_str());

@@ -246,7 +246,7 @@ class MainWindowTest : public QObject {
 
   void corruptTraceOpensADialogAndTheWindowStaysUsable() {
     const QString dir = ScratchDir("corrupt");
-    const QString bad = testing::WriteTruncatedTrace(dir, "cut.trace");
+    const QString bad = test_support::WriteTruncatedTrace(dir, "cut.trace");
     QVERIFY(!bad.isEmpty());
     MainWindow window;
     window.show();
@@ -283,7 +283,7 @@ class MainWindowTest : public QObject {
     options.epochs = 6;
     options.decay_epochs = {};
     options.final_status = RunStatus::kRunning;
-    const QString path = testing::WriteSynthetic(dir, "live.trace", options);
+    const QString path = test_support::WriteSynthetic(dir, "live.trace", options);
     MainWindow window;
     window.show();
     OpenAndSettle(window, {path});
@@ -296,7 +296,7 @@ class MainWindowTest : public QObject {
     // The trainer writes five more epochs: a new file renamed over the old
     // one, as an atomic writer would.
     options.epochs = 11;
-    const QString grown = testing::WriteSynthetic(dir, "grown.tmp", options);
+    const QString grown = test_support::WriteSynthetic(dir, "grown.tmp", options);
     QVERIFY(std::rename(grown.toLocal8Bit().constData(), path.toLocal8Bit().constData()) == 0);
     window.document()->pollLiveRuns();
     QTRY_COMPARE(window.document()->run(0)->summary.epochs, 11);

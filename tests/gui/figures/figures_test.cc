@@ -56,12 +56,12 @@ class FiguresTest : public QObject {
 
  private slots:
   void initTestCase() {
-    run_ = std::make_shared<RunData>(LoadRunData(testing::SampleTrace("fmnist-mlp-powersgd-accordion.trace").toStdString()));
+    run_ = std::make_shared<RunData>(LoadRunData(test_support::SampleTrace("fmnist-mlp-powersgd-accordion.trace").toStdString()));
     settings_.interval = 2;  // as the sample was recorded
     analysis_ = AnalyseRegimes(*run_, settings_);
     QVERIFY2(analysis_.schedulable, analysis_.problem.c_str());
     QVERIFY(!analysis_.model_bands.empty());
-    scratch_ = testing::ScratchDir("figures");
+    scratch_ = test_support::ScratchDir("figures");
   }
 
   void savesPngAndPdf() {
@@ -340,7 +340,7 @@ class FiguresTest : public QObject {
   void accuracyComparison() {
     std::vector<std::shared_ptr<const RunData>> runs = {run_};
     for (const char* name : {"fmnist-mlp-powersgd-static-1.trace", "fmnist-mlp-powersgd-static-2.trace"}) {
-      runs.push_back(std::make_shared<RunData>(LoadRunData(testing::SampleTrace(name).toStdString())));
+      runs.push_back(std::make_shared<RunData>(LoadRunData(test_support::SampleTrace(name).toStdString())));
     }
     QCustomPlot plot;
     DrawAccuracyComparison(&plot, runs, CompareAxis::kEpoch);
@@ -361,7 +361,7 @@ class FiguresTest : public QObject {
     o.model = "resnet18";
     o.epochs = 40;
     o.decay_epochs = {20, 30};
-    const QString path = testing::WriteSynthetic(scratch_, "resnet.trace", o);
+    const QString path = test_support::WriteSynthetic(scratch_, "resnet.trace", o);
     const RunData run = LoadRunData(path.toStdString());
     const RegimeAnalysis analysis = AnalyseRegimes(run, ScheduleSettings());
     QCustomPlot plot;

@@ -45,8 +45,8 @@ bool OneErrorLine(const Result& r) {
   return lines.size() == 1 && lines[0].startsWith("accordion-report: error: ");
 }
 
-QString Accordion() { return testing::SampleTrace("fmnist-mlp-powersgd-accordion.trace"); }
-QString Static1() { return testing::SampleTrace("fmnist-mlp-powersgd-static-1.trace"); }
+QString Accordion() { return test_support::SampleTrace("fmnist-mlp-powersgd-accordion.trace"); }
+QString Static1() { return test_support::SampleTrace("fmnist-mlp-powersgd-static-1.trace"); }
 
 // Small and quick: a 4-worker cluster, the analytic model.
 const QStringList kQuick = {"--workers", "4", "--bandwidth-gbps", "1", "--interval", "2"};
@@ -66,7 +66,7 @@ class ReportCliTest : public QObject {
 
  private slots:
   void writesACompleteReport() {
-    const QString parent = testing::ScratchDir("report");
+    const QString parent = test_support::ScratchDir("report");
     const QString out = parent + "/report";
     const Result r = RunReport(QStringList{Accordion(), Static1(), "--out", out} + kQuick);
     QVERIFY2(r.code == 0, qPrintable(r.err));
@@ -97,7 +97,7 @@ class ReportCliTest : public QObject {
   }
 
   void refusesToReplaceWithoutOverwrite() {
-    const QString parent = testing::ScratchDir("report-twice");
+    const QString parent = test_support::ScratchDir("report-twice");
     const QString out = parent + "/report";
     QCOMPARE(RunReport(QStringList{Accordion(), "--out", out} + kQuick).code, 0);
     const QByteArray before = Hash(out + "/index.html");
@@ -115,7 +115,7 @@ class ReportCliTest : public QObject {
   }
 
   void overwriteLeavesOtherDirectoriesAlone() {
-    const QString parent = testing::ScratchDir("report-mine");
+    const QString parent = test_support::ScratchDir("report-mine");
     const QString out = parent + "/thesis";
     QVERIFY(QDir().mkpath(out));
     QFile mine(out + "/chapter1.tex");
@@ -130,8 +130,8 @@ class ReportCliTest : public QObject {
   }
 
   void badTraceWritesNothing() {
-    const QString parent = testing::ScratchDir("report-bad");
-    const QString bad = testing::WriteTruncatedTrace(parent, "cut.trace");
+    const QString parent = test_support::ScratchDir("report-bad");
+    const QString bad = test_support::WriteTruncatedTrace(parent, "cut.trace");
     const QString out = parent + "/report";
     // A good trace first: every trace is checked before anything is written.
     const Result r = RunReport(QStringList{Accordion(), bad, "--out", out} + kQuick);
@@ -143,7 +143,7 @@ class ReportCliTest : public QObject {
   }
 
   void outMustNotBeATrace() {
-    const QString parent = testing::ScratchDir("report-self");
+    const QString parent = test_support::ScratchDir("report-self");
     const QString trace = parent + "/run.trace";
     QVERIFY(QFile::copy(Accordion(), trace));
     const QByteArray before = Hash(trace);
@@ -159,7 +159,7 @@ class ReportCliTest : public QObject {
   }
 
   void badInputIsOneLine() {
-    const QString parent = testing::ScratchDir("report-input");
+    const QString parent = test_support::ScratchDir("report-input");
     const QString out = parent + "/report";
     const std::vector<QStringList> cases = {
         {parent + "/missing.trace", "--out", out},
