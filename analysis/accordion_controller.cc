@@ -22,8 +22,7 @@ void AccordionOptions::Validate() const {
   }
 }
 
-AccordionController::AccordionController(int num_groups, const AccordionOptions& options)
-    : options_(options) {
+AccordionController::AccordionController(int num_groups, const AccordionOptions& options) : options_(options) {
   options_.Validate();
   if (num_groups < 1) throw InputError("the controller needs at least one layer");
   if (options_.mode() == ControllerMode::kWholeModel && num_groups != 1) {
@@ -34,12 +33,11 @@ AccordionController::AccordionController(int num_groups, const AccordionOptions&
   state_.levels.assign(num_groups, options_.level_low());
 }
 
-AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms,
-                                                double lr_current, double lr_next) {
+AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms, double lr_current, double lr_next) {
   const int groups = num_groups();
   if (static_cast<int>(norms.size()) != groups) {
-    throw InputError("controller got " + std::to_string(norms.size()) + " norms for " +
-                     std::to_string(groups) + " groups");
+    throw InputError("controller got " + std::to_string(norms.size()) + " norms for " + std::to_string(groups) +
+                     " groups");
   }
   for (double n : norms) {
     if (!std::isfinite(n) || n < 0) throw InputError("gradient norms must be finite and >= 0");
@@ -53,8 +51,7 @@ AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms
   // `found` is what the checks say; `critical` adds the post-decay hold.
   std::vector<bool>& found = state_.check_critical;
   if (d.checked) {
-    const bool have_prev = state_.check_epoch >= 0 &&
-                           state_.check_epoch == d.epoch - options_.interval();
+    const bool have_prev = state_.check_epoch >= 0 && state_.check_epoch == d.epoch - options_.interval();
     for (int g = 0; g < groups; ++g) {
       if (d.epoch == 0 || !have_prev) {
         found[g] = true;  // nothing to compare against yet
@@ -83,8 +80,7 @@ AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms
   for (int g = 0; g < groups; ++g) {
     levels[g] = critical[g] ? options_.level_low() : options_.level_high();
     // The batch only grows: once large, it stays large.
-    if (options_.mode() == ControllerMode::kWholeModel &&
-        state_.levels[g] == options_.level_high()) {
+    if (options_.mode() == ControllerMode::kWholeModel && state_.levels[g] == options_.level_high()) {
       levels[g] = options_.level_high();
     }
   }
@@ -98,9 +94,9 @@ AccordionDecision AccordionController::EndEpoch(const std::vector<double>& norms
 
 void AccordionController::Restore(const AccordionState& state) {
   const size_t groups = state_.critical.size();
-  if (state.critical.size() != groups || state.levels.size() != groups ||
-      state.check_critical.size() != groups || state.critical_through < -1 ||
-      (state.check_epoch >= 0 && state.check_norms.size() != groups) || state.next_epoch < 0) {
+  if (state.critical.size() != groups || state.levels.size() != groups || state.check_critical.size() != groups ||
+      state.critical_through < -1 || (state.check_epoch >= 0 && state.check_norms.size() != groups) ||
+      state.next_epoch < 0) {
     throw InputError("saved controller state does not match this model's layers");
   }
   state_ = state;

@@ -41,8 +41,14 @@ class CommunicationScheme {
   // drops the choices.
   CommunicationScheme(Scheme scheme = Scheme::kDense) : scheme_(scheme) {}  // NOLINT(google-explicit-constructor)
 
-  CommunicationScheme& topk_dense_vectors(bool v) { topk_dense_vectors_ = v; return *this; }
-  CommunicationScheme& topk_error_feedback(bool v) { topk_error_feedback_ = v; return *this; }
+  CommunicationScheme& topk_dense_vectors(bool v) {
+    topk_dense_vectors_ = v;
+    return *this;
+  }
+  CommunicationScheme& topk_error_feedback(bool v) {
+    topk_error_feedback_ = v;
+    return *this;
+  }
 
   Scheme scheme() const { return scheme_; }
   bool topk_dense_vectors() const { return topk_dense_vectors_; }

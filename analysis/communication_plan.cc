@@ -6,8 +6,7 @@
 
 namespace accordion {
 
-std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
-                                          int64_t bucket_bytes) {
+std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers, int64_t bucket_bytes) {
   if (bucket_bytes < 1) throw InputError("bucket size must be at least one byte");
   std::vector<GradientBucket> buckets;
   GradientBucket current;
@@ -24,8 +23,7 @@ std::vector<GradientBucket> AssignBuckets(const std::vector<LayerInfo>& layers,
 }
 
 std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers,
-                                        const std::vector<GradientBucket>& buckets,
-                                        const std::vector<double>& levels) {
+                                        const std::vector<GradientBucket>& buckets, const std::vector<double>& levels) {
   if (levels.size() != layers.size()) {
     throw InputError("a step plan needs one level per layer");
   }

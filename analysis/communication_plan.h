@@ -54,16 +54,15 @@ struct PlannedCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;    // the kind's
   std::string tag;                               // the kind's, as traces name it
   int bucket = 0;
-  int64_t bytes = 0;        // payload one rank contributes
-  std::vector<int> layers;  // the tensors it carries
+  int64_t bytes = 0;            // payload one rank contributes
+  std::vector<int> layers;      // the tensors it carries
   int after = -1;               // index in the plan of a collective whose result it needs
   bool after_backward = false;  // issued only once backward has ended
 };
 
 // The step's collectives in issue order. `levels` has one level per layer.
 std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers,
-                                        const std::vector<GradientBucket>& buckets,
-                                        const std::vector<double>& levels);
+                                        const std::vector<GradientBucket>& buckets, const std::vector<double>& levels);
 
 }  // namespace accordion
 

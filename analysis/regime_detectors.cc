@@ -12,8 +12,7 @@ namespace accordion {
 namespace {
 
 // Labels epochs (prev, at] from consecutive measurements (epoch, value).
-RegimeSeries LabelBetween(const std::vector<std::pair<int, double>>& points, int num_epochs,
-                          double threshold) {
+RegimeSeries LabelBetween(const std::vector<std::pair<int, double>>& points, int num_epochs, double threshold) {
   RegimeSeries s;
   s.critical.assign(num_epochs, std::nullopt);
   s.ratio.assign(num_epochs, std::nullopt);
@@ -58,8 +57,7 @@ RegimeSeries DetectFromGradientNorms(const TraceView& view, double eta, int inte
   return LabelBetween(points, view.num_epochs(), eta);
 }
 
-RegimeSeries DetectFromHessian(const std::vector<HessianRecord>& hessian, int num_epochs,
-                               double threshold) {
+RegimeSeries DetectFromHessian(const std::vector<HessianRecord>& hessian, int num_epochs, double threshold) {
   std::map<int, double> by_epoch;
   for (const HessianRecord& h : hessian) {
     if (h.block.empty() && h.epoch < num_epochs) by_epoch[h.epoch] = h.eigenvalue;
@@ -82,32 +80,28 @@ RegimeAgreement CompareRegimes(const RegimeSeries& first, const RegimeSeries& se
   return a;
 }
 
-void WriteRegimeComparison(const TraceView& view, const std::vector<HessianRecord>& hessian,
-                           const RegimeSeries& norm, const RegimeSeries& eigen,
-                           std::ostream& out) {
+void WriteRegimeComparison(const TraceView& view, const std::vector<HessianRecord>& hessian, const RegimeSeries& norm,
+                           const RegimeSeries& eigen, std::ostream& out) {
   std::map<int, double> eig;
   for (const HessianRecord& h : hessian) {
     if (h.block.empty()) eig[h.epoch] = h.eigenvalue;
   }
   char line[160];
-  std::snprintf(line, sizeof(line), "%5s %9s %12s %9s %-9s %12s %9s %-9s\n", "epoch", "lr",
-                "model_norm", "change", "norm", "eigenvalue", "change", "hessian");
+  std::snprintf(line, sizeof(line), "%5s %9s %12s %9s %-9s %12s %9s %-9s\n", "epoch", "lr", "model_norm", "change",
+                "norm", "eigenvalue", "change", "hessian");
   out << line;
   for (int e = 0; e < view.num_epochs(); ++e) {
     const auto it = eig.find(e);
-    const std::optional<double> lambda =
-        it == eig.end() ? std::nullopt : std::optional<double>(it->second);
-    std::snprintf(line, sizeof(line), "%5d %9.4g %12.5g %9s %-9s %12s %9s %-9s\n", e,
-                  view.epochs[e].lr, WholeModelNorm(view.grad_norms[e]),
-                  Number(norm.ratio[e], "%.3f").c_str(), Label(norm.critical[e]),
-                  Number(lambda, "%.5g").c_str(), Number(eigen.ratio[e], "%.3f").c_str(),
-                  Label(eigen.critical[e]));
+    const std::optional<double> lambda = it == eig.end() ? std::nullopt : std::optional<double>(it->second);
+    std::snprintf(line, sizeof(line), "%5d %9.4g %12.5g %9s %-9s %12s %9s %-9s\n", e, view.epochs[e].lr,
+                  WholeModelNorm(view.grad_norms[e]), Number(norm.ratio[e], "%.3f").c_str(), Label(norm.critical[e]),
+                  Number(lambda, "%.5g").c_str(), Number(eigen.ratio[e], "%.3f").c_str(), Label(eigen.critical[e]));
     out << line;
   }
   const RegimeAgreement a = CompareRegimes(norm, eigen);
-  out << "\nEpochs both detectors labelled: " << a.compared << "; both critical " << a.both_critical
-      << ", both stable " << a.both_stable << ", critical by gradient norm only " << a.only_first
-      << ", by Hessian eigenvalue only " << a.only_second << ".\n";
+  out << "\nEpochs both detectors labelled: " << a.compared << "; both critical " << a.both_critical << ", both stable "
+      << a.both_stable << ", critical by gradient norm only " << a.only_first << ", by Hessian eigenvalue only "
+      << a.only_second << ".\n";
   std::snprintf(line, sizeof(line), "Agreement %.1f %%, Jaccard index of the critical epochs %.2f.\n",
                 100.0 * a.agreement(), a.jaccard());
   out << line;

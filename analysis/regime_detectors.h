@@ -29,14 +29,13 @@ struct RegimeSeries {
 
 RegimeSeries DetectFromGradientNorms(const TraceView& view, double eta, int interval);
 // Whole-model rows (block "") of `hessian`; other blocks are ignored.
-RegimeSeries DetectFromHessian(const std::vector<HessianRecord>& hessian, int num_epochs,
-                               double threshold);
+RegimeSeries DetectFromHessian(const std::vector<HessianRecord>& hessian, int num_epochs, double threshold);
 
 struct RegimeAgreement {
   int compared = 0;  // epochs both detectors labelled
   int both_critical = 0;
   int both_stable = 0;
-  int only_first = 0;   // critical for the first series only
+  int only_first = 0;  // critical for the first series only
   int only_second = 0;
   double agreement() const { return compared ? double(both_critical + both_stable) / compared : 0; }
   // |critical in both| / |critical in either|, over the compared epochs.
@@ -49,9 +48,8 @@ struct RegimeAgreement {
 RegimeAgreement CompareRegimes(const RegimeSeries& first, const RegimeSeries& second);
 
 // Per-epoch table of both detectors and the agreement summary.
-void WriteRegimeComparison(const TraceView& view, const std::vector<HessianRecord>& hessian,
-                           const RegimeSeries& norm, const RegimeSeries& eigen,
-                           std::ostream& out);
+void WriteRegimeComparison(const TraceView& view, const std::vector<HessianRecord>& hessian, const RegimeSeries& norm,
+                           const RegimeSeries& eigen, std::ostream& out);
 
 }  // namespace accordion
 

@@ -64,7 +64,7 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
   for (const std::string& path : trace_paths) {
     const TraceView v = LoadTraceView(path);
     const RunInfo& r = v.run;
-    const Key key{r.model, r.dataset, static_cast<int>(r.scheme), static_cast<int>(r.policy),
+    const Key key{r.model,     r.dataset,   static_cast<int>(r.scheme), static_cast<int>(r.policy),
                   r.level_low, r.level_high};
     ResultsRow& row = groups[key];
     row.model = r.model;
@@ -104,8 +104,8 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
   for (size_t i = 0; i < rows.size(); ++i) {
     const ResultsRow* base = nullptr;
     for (const ResultsRow& cand : rows) {
-      if (cand.model == rows[i].model && cand.dataset == rows[i].dataset &&
-          cand.scheme == rows[i].scheme && cand.policy == Policy::kStatic) {
+      if (cand.model == rows[i].model && cand.dataset == rows[i].dataset && cand.scheme == rows[i].scheme &&
+          cand.policy == Policy::kStatic) {
         base = &cand;
         break;
       }
@@ -122,11 +122,10 @@ void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out
          "| time (s) | |\n";
   out << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ResultsRow& r : rows) {
-    out << "| " << r.model << " | " << r.dataset << " | " << ToString(r.scheme) << " | "
-        << r.setting << " | " << r.accuracy.n << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "")
-        << " | " << WithCi(r.accuracy, 100, 2) << " | " << WithCi(r.floats, 1e-6, 1) << " | ("
-        << Fixed(r.floats_ratio, 2) << "×) | " << WithCi(r.seconds, 1, 1) << " | ("
-        << Fixed(r.seconds_ratio, 2) << "×) |\n";
+    out << "| " << r.model << " | " << r.dataset << " | " << ToString(r.scheme) << " | " << r.setting << " | "
+        << r.accuracy.n << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
+        << WithCi(r.accuracy, 100, 2) << " | " << WithCi(r.floats, 1e-6, 1) << " | (" << Fixed(r.floats_ratio, 2)
+        << "×) | " << WithCi(r.seconds, 1, 1) << " | (" << Fixed(r.seconds_ratio, 2) << "×) |\n";
   }
   out << "\nMean ± 95 % confidence half-width over the runs of each setting (Student's t); "
          "floats are per worker; (×) is the 1× row's value divided by this row's.\n";
@@ -137,20 +136,16 @@ void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out) {
          "accuracy_mean,accuracy_ci95,floats_mean,floats_ci95,floats_ratio,seconds_mean,"
          "seconds_ci95,seconds_ratio\n";
   for (const ResultsRow& r : rows) {
-    out << r.model << ',' << r.dataset << ',' << ToString(r.scheme) << ',' << ToString(r.policy)
-        << ',' << r.level_low << ',' << r.level_high << ",\"" << r.setting << "\","
-        << r.accuracy.n << ',' << r.incomplete << ',' << r.accuracy.mean << ','
-        << r.accuracy.half_width << ',' << r.floats.mean << ',' << r.floats.half_width << ','
-        << r.floats_ratio << ',' << r.seconds.mean << ',' << r.seconds.half_width << ','
-        << r.seconds_ratio << '\n';
+    out << r.model << ',' << r.dataset << ',' << ToString(r.scheme) << ',' << ToString(r.policy) << ',' << r.level_low
+        << ',' << r.level_high << ",\"" << r.setting << "\"," << r.accuracy.n << ',' << r.incomplete << ','
+        << r.accuracy.mean << ',' << r.accuracy.half_width << ',' << r.floats.mean << ',' << r.floats.half_width << ','
+        << r.floats_ratio << ',' << r.seconds.mean << ',' << r.seconds.half_width << ',' << r.seconds_ratio << '\n';
   }
 }
 
 void WriteResultsJson(const std::vector<ResultsRow>& rows, std::ostream& out) {
   nlohmann::json doc = nlohmann::json::array();
-  auto ci = [](const MeanCi& m) {
-    return nlohmann::json{{"mean", m.mean}, {"ci95", m.half_width}, {"n", m.n}};
-  };
+  auto ci = [](const MeanCi& m) { return nlohmann::json{{"mean", m.mean}, {"ci95", m.half_width}, {"n", m.n}}; };
   for (const ResultsRow& r : rows) {
     doc.push_back({{"model", r.model},
                    {"dataset", r.dataset},

@@ -32,10 +32,10 @@ struct ResultsRow {
   double level_high = 0;
   std::string setting;  // "rank 2", "TopK 10%", "Accordion (rank 2 / rank 1)"
   std::vector<std::string> traces;
-  int incomplete = 0;   // runs not marked complete
-  MeanCi accuracy;      // final test accuracy, fraction
-  MeanCi floats;        // floats sent per worker over the run
-  MeanCi seconds;       // wall time over the run
+  int incomplete = 0;        // runs not marked complete
+  MeanCi accuracy;           // final test accuracy, fraction
+  MeanCi floats;             // floats sent per worker over the run
+  MeanCi seconds;            // wall time over the run
   double floats_ratio = 1;   // baseline floats / this row's floats
   double seconds_ratio = 1;  // baseline time / this row's time
 };

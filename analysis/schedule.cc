@@ -39,8 +39,8 @@ std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size) {
   return {d.default_low * unit, d.default_high * unit};
 }
 
-std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
-                                        std::optional<double> low, std::optional<double> high) {
+std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme, std::optional<double> low,
+                                        std::optional<double> high) {
   auto levels = DefaultLevels(scheme, run.batch_size);
   if (scheme == run.scheme && run.level_low != run.level_high) {
     levels = {run.level_low, run.level_high};
@@ -48,8 +48,7 @@ std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
   return {low.value_or(levels.first), high.value_or(levels.second)};
 }
 
-Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme,
-                                 const AccordionOptions& options) {
+Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
   const SchemeDescription& description = Describe(scheme);
   if (!description.has_levels()) {
     throw InputError(std::string(description.name) + " communication has no levels to schedule");
@@ -97,8 +96,7 @@ ScheduleCost CostOf(const TraceView& view, const Schedule& schedule) {
                               : view.run.batch_size;
     cost.steps[e] = StepsPerEpoch(view.run.train_samples, batch, view.run.world_size);
     for (int l = 0; l < L; ++l) {
-      const double per_step =
-          FloatsPerStep(schedule.scheme, view.layers[l].shape, schedule.levels[e][l]);
+      const double per_step = FloatsPerStep(schedule.scheme, view.layers[l].shape, schedule.levels[e][l]);
       cost.layer_floats[e][l] = per_step * static_cast<double>(cost.steps[e]);
       cost.epoch_floats[e] += cost.layer_floats[e][l];
     }

@@ -37,8 +37,7 @@ struct Schedule {
 // Accordion's schedule for `view`'s epochs. The scheme and levels come from
 // `options` and `scheme`; in the batch scheme the controller runs in
 // whole-model mode on the model's norm.
-Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme,
-                                 const AccordionOptions& options);
+Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme, const AccordionOptions& options);
 
 // Every layer at `level` in every epoch.
 Schedule StaticSchedule(const TraceView& view, Scheme scheme, double level);
@@ -60,8 +59,8 @@ std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size);
 // The level pair to schedule `scheme` with: `low` / `high` where given, else
 // the run's own pair when it used `scheme` and switched between two levels,
 // else DefaultLevels.
-std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme,
-                                        std::optional<double> low, std::optional<double> high);
+std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme, std::optional<double> low,
+                                        std::optional<double> high);
 
 }  // namespace accordion
 

@@ -60,8 +60,7 @@ std::string LevelName(Scheme scheme, double level) {
   return out.str();
 }
 
-ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme,
-                                    const AccordionOptions& options) {
+ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
   ScheduleComparison c;
   c.scheme = scheme;
   c.options = options;
@@ -76,24 +75,22 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   const Schedule& s = c.accordion;
   const int L = view.num_layers();
   const bool batch = Describe(c.scheme).level_kind == LevelKind::kGlobalBatch;
-  out << "Accordion schedule for " << view.run.model << " on " << view.run.dataset << " ("
-      << L << " layers, " << view.run.world_size << " workers, " << view.num_epochs()
-      << " epochs" << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";
+  out << "Accordion schedule for " << view.run.model << " on " << view.run.dataset << " (" << L << " layers, "
+      << view.run.world_size << " workers, " << view.num_epochs() << " epochs"
+      << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";
   out << "scheme " << ToString(c.scheme) << ": low " << LevelName(c.scheme, s.level_low)
-      << " in critical regimes, high " << LevelName(c.scheme, s.level_high)
-      << " elsewhere; eta " << c.options.eta() << ", check every " << c.options.interval()
-      << " epochs\n\n";
-  out << std::setw(5) << "epoch" << std::setw(12) << "lr" << std::setw(7) << "check"
-      << std::setw(10) << "critical" << std::setw(14) << "floats/worker" << "  "
-      << (batch ? "global batch" : "levels (layer 0.." + std::to_string(L - 1) +
-                                       ": L low, H high, . no difference)")
+      << " in critical regimes, high " << LevelName(c.scheme, s.level_high) << " elsewhere; eta " << c.options.eta()
+      << ", check every " << c.options.interval() << " epochs\n\n";
+  out << std::setw(5) << "epoch" << std::setw(12) << "lr" << std::setw(7) << "check" << std::setw(10) << "critical"
+      << std::setw(14) << "floats/worker"
+      << "  "
+      << (batch ? "global batch" : "levels (layer 0.." + std::to_string(L - 1) + ": L low, H high, . no difference)")
       << '\n';
   for (int e = 0; e < s.num_epochs(); ++e) {
-    out << std::setw(5) << e << std::setw(12) << std::setprecision(6) << view.epochs[e].lr
-        << std::setw(7) << (s.checked[e] ? (s.lr_decay[e] ? "*+lr" : "*") : (s.lr_decay[e] ? "+lr" : ""))
-        << std::setw(10)
-        << (std::to_string(CountCritical(s.critical[e])) + "/" + std::to_string(L))
-        << std::setw(14) << Sci(c.accordion_cost.epoch_floats[e]) << "  ";
+    out << std::setw(5) << e << std::setw(12) << std::setprecision(6) << view.epochs[e].lr << std::setw(7)
+        << (s.checked[e] ? (s.lr_decay[e] ? "*+lr" : "*") : (s.lr_decay[e] ? "+lr" : "")) << std::setw(10)
+        << (std::to_string(CountCritical(s.critical[e])) + "/" + std::to_string(L)) << std::setw(14)
+        << Sci(c.accordion_cost.epoch_floats[e]) << "  ";
     if (batch) {
       out << static_cast<int64_t>(s.levels[e][0]);
     } else {
@@ -107,8 +104,7 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   out << "\n(check: * a regime check ran after the epoch; +lr: the LR decays after it)\n\n";
   out << "Floats sent per worker over " << s.num_epochs() << " epochs:\n";
   auto line = [&out](const std::string& label, double floats) {
-    out << "  " << std::left << std::setw(26) << label << std::right << std::setw(12)
-        << Sci(floats) << '\n';
+    out << "  " << std::left << std::setw(26) << label << std::right << std::setw(12) << Sci(floats) << '\n';
   };
   line("static low (" + LevelName(c.scheme, s.level_low) + ")", low);
   line("static high (" + LevelName(c.scheme, s.level_high) + ")", high);
@@ -122,9 +118,8 @@ void WriteScheduleCsv(const TraceView& view, const ScheduleComparison& c, std::o
   out << "epoch,layer_id,layer,lr,checked,critical,ratio,level,floats\n";
   for (int e = 0; e < s.num_epochs(); ++e) {
     for (int l = 0; l < view.num_layers(); ++l) {
-      out << e << ',' << l << ',' << view.layers[l].name << ',' << std::setprecision(17)
-          << view.epochs[e].lr << ',' << (s.checked[e] ? 1 : 0) << ','
-          << (s.critical[e][l] ? 1 : 0) << ',';
+      out << e << ',' << l << ',' << view.layers[l].name << ',' << std::setprecision(17) << view.epochs[e].lr << ','
+          << (s.checked[e] ? 1 : 0) << ',' << (s.critical[e][l] ? 1 : 0) << ',';
       if (s.ratios[e][l]) out << *s.ratios[e][l];
       out << ',' << s.levels[e][l] << ',' << c.accordion_cost.layer_floats[e][l] << '\n';
     }

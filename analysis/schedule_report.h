@@ -19,8 +19,7 @@ struct ScheduleComparison {
   ScheduleCost high_cost;  // static level_high everywhere
 };
 
-ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme,
-                                    const AccordionOptions& options);
+ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const AccordionOptions& options);
 
 // "rank 2", "TopK 25%", "batch 4096", "dense".
 std::string LevelName(Scheme scheme, double level);

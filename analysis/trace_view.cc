@@ -28,9 +28,8 @@ TraceView LoadTraceView(TraceReader& reader) {
   v.ratios.assign(num_epochs, std::vector<std::optional<double>>(num_layers));
   for (const EpochLayerRecord& r : reader.EpochLayers()) {
     if (r.epoch >= num_epochs) {
-      throw TraceError(TraceErrorCode::kOutOfRange,
-                       reader.path() + ": epoch_layers row for epoch " + std::to_string(r.epoch) +
-                           " beyond the recorded epochs");
+      throw TraceError(TraceErrorCode::kOutOfRange, reader.path() + ": epoch_layers row for epoch " +
+                                                        std::to_string(r.epoch) + " beyond the recorded epochs");
     }
     v.grad_norms[r.epoch][r.layer_id] = r.grad_norm;
     v.levels[r.epoch][r.layer_id] = r.level;
@@ -41,8 +40,7 @@ TraceView LoadTraceView(TraceReader& reader) {
     for (int l = 0; l < num_layers; ++l) {
       if (v.grad_norms[e][l] < 0) {
         throw TraceError(TraceErrorCode::kInconsistent,
-                         reader.path() + ": epoch " + std::to_string(e) + " has no row for layer " +
-                             std::to_string(l));
+                         reader.path() + ": epoch " + std::to_string(e) + " has no row for layer " + std::to_string(l));
       }
     }
   }

@@ -17,7 +17,7 @@ class TraceReader;
 struct TraceView {
   RunInfo run;
   std::vector<LayerInfo> layers;
-  std::vector<EpochRecord> epochs;             // 0..E-1
+  std::vector<EpochRecord> epochs;              // 0..E-1
   std::vector<std::vector<double>> grad_norms;  // [epoch][layer]
   std::vector<std::vector<double>> levels;      // [epoch][layer], as recorded
   // [epoch][layer], as the run recorded them: the layer's regime during the

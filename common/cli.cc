@@ -46,8 +46,7 @@ void AddVersionFlags(CLI::App& app, const std::string& tool_name) {
   AddVersionFlagRecursive(&app, tool_name + " " + kVersion);
 }
 
-int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
-           const std::function<int()>& body) {
+int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -23,11 +23,9 @@ inline constexpr int kExitBadInput = 2;
 // subcommands are declared).
 void AddVersionFlags(CLI::App& app, const std::string& tool_name);
 
-
 // Parses argv into `app`, then runs `body`. Maps parse errors, InputError
 // and other exceptions onto the contract above and returns the exit code.
-int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv,
-           const std::function<int()>& body);
+int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body);
 
 }  // namespace accordion
 

@@ -27,15 +27,15 @@
 // `T const&`, not `const T&`: the macro pastes T as written, and a pointer
 // type (`const std::atomic<bool>*`) must become a const reference to the
 // pointer, not a reference to a pointer with the const repeated.
-#define ACCORDION_ARG(T, name)                          \
- public:                                                \
-  auto name(T const& value)->decltype(*this) {          \
-    name##_ = value;                                    \
-    return *this;                                       \
-  }                                                     \
-  T const& name() const noexcept { return name##_; }    \
-                                                        \
- private:                                               \
+#define ACCORDION_ARG(T, name)                       \
+ public:                                             \
+  auto name(T const& value)->decltype(*this) {       \
+    name##_ = value;                                 \
+    return *this;                                    \
+  }                                                  \
+  T const& name() const noexcept { return name##_; } \
+                                                     \
+ private:                                            \
   T name##_
 
 #endif  // ACCORDION_COMMON_OPTIONS_H_

@@ -39,14 +39,12 @@ void ProgressBar::Finish(const std::string& note) {
 void ProgressBar::Draw(const std::string& note, bool final) {
   constexpr int kWidth = 30;
   const int filled = static_cast<int>(kWidth * done_ / total_);
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   std::string bar(static_cast<size_t>(filled), '#');
   bar.append(static_cast<size_t>(kWidth - filled), '.');
-  std::fprintf(stderr, "%s%s [%s] %lld/%lld %.1f s%s%s%s", interactive_ ? "\r\033[K" : "",
-               label_.c_str(), bar.c_str(), static_cast<long long>(done_),
-               static_cast<long long>(total_), secs, note.empty() ? "" : "  ", note.c_str(),
-               final ? "\n" : "");
+  std::fprintf(stderr, "%s%s [%s] %lld/%lld %.1f s%s%s%s", interactive_ ? "\r\033[K" : "", label_.c_str(), bar.c_str(),
+               static_cast<long long>(done_), static_cast<long long>(total_), secs, note.empty() ? "" : "  ",
+               note.c_str(), final ? "\n" : "");
   std::fflush(stderr);
 }
 

@@ -82,7 +82,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     }
   }
   if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "platform_xml_fuzzer: the child %s %d\n", WIFSIGNALED(status) ? "died of signal" : "exited with",
+    std::fprintf(stderr, "platform_xml_fuzzer: the child %s %d\n",
+                 WIFSIGNALED(status) ? "died of signal" : "exited with",
                  WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
     std::abort();
   }

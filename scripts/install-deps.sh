@@ -9,7 +9,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libeigen3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
-  clang libfuzzer-14-dev
+  clang libfuzzer-14-dev clang-format-14
   libtorch-dev libgloo-dev libopenblas0-openmp
   libsimgrid-dev
   qt6-base-dev libqcustomplot-dev

@@ -28,12 +28,8 @@ const MessageSegment& AlphaBetaModel::SegmentOf(double message_bytes) const {
   return segments_[k];
 }
 
-double AlphaBetaModel::alpha(double message_bytes) const {
-  return SegmentOf(message_bytes).latency_s;
-}
-double AlphaBetaModel::bandwidth(double message_bytes) const {
-  return SegmentOf(message_bytes).bandwidth_Bps;
-}
+double AlphaBetaModel::alpha(double message_bytes) const { return SegmentOf(message_bytes).latency_s; }
+double AlphaBetaModel::bandwidth(double message_bytes) const { return SegmentOf(message_bytes).bandwidth_Bps; }
 
 AlphaBetaModel& AlphaBetaModel::nodes(int ranks_per_node, double alpha_s, double bandwidth_Bps) {
   if (ranks_per_node < 1 || !(bandwidth_Bps > 0) || !(alpha_s >= 0)) {

@@ -43,8 +43,7 @@ Calibrator::Calibrator(CalibratorOptions options) : options_(std::move(options))
 }
 
 void Calibrator::Add(CollectiveOp op, int world_size, int64_t bytes, double duration_s) {
-  if (world_size < 2)
-    throw InputError("collectives of a single worker never cross a network: nothing to calibrate");
+  if (world_size < 2) throw InputError("collectives of a single worker never cross a network: nothing to calibrate");
   if (bytes <= 0 || !(duration_s > 0) || !std::isfinite(duration_s)) {
     ++skipped_;
     return;
@@ -71,8 +70,7 @@ void Calibrator::AddTrace(const std::string& path) {
   std::vector<CollectiveRecord> records;
   reader->ForEachCollective([&](const CollectiveRecord& c) { records.push_back(c); });
   if (records.empty()) {
-    throw InputError(path +
-                     " has no measured collectives (the collectives table is empty): nothing to calibrate");
+    throw InputError(path + " has no measured collectives (the collectives table is empty): nothing to calibrate");
   }
   // Issue order within each rank's step.
   std::sort(records.begin(), records.end(), [](const CollectiveRecord& a, const CollectiveRecord& b) {
@@ -88,8 +86,8 @@ void Calibrator::AddTrace(const std::string& path) {
   double busy_until = 0;  // the latest end of this rank's earlier collectives in the step
   for (size_t i = 0; i < records.size(); ++i) {
     const CollectiveRecord& c = records[i];
-    const bool first_of_step = i == 0 || records[i - 1].epoch != c.epoch ||
-                               records[i - 1].iteration != c.iteration || records[i - 1].rank != c.rank;
+    const bool first_of_step = i == 0 || records[i - 1].epoch != c.epoch || records[i - 1].iteration != c.iteration ||
+                               records[i - 1].rank != c.rank;
     if (first_of_step) busy_until = -std::numeric_limits<double>::infinity();
     // Gloo runs collectives on worker threads: one issued while an earlier
     // one still ran waited behind it (or shared the links with it) for part
@@ -115,8 +113,9 @@ void Calibrator::AddTrace(const std::string& path) {
     Add(c.op, world, c.bytes, c.duration_s);
   }
   if (queued == static_cast<int>(collectives.size())) {
-    throw InputError(path + ": every collective was issued while an earlier one of its step was still running, "
-                            "so none measures a transfer alone: nothing to calibrate");
+    throw InputError(path +
+                     ": every collective was issued while an earlier one of its step was still running, "
+                     "so none measures a transfer alone: nothing to calibrate");
   }
   queued_ += queued;
 }
@@ -233,8 +232,7 @@ Calibration Calibrator::Fit() const {
     for (int i : b.samples) sizes.insert(samples_[i].message_bytes);
     return sizes.size();
   };
-  bins.erase(std::remove_if(bins.begin(), bins.end(), [](const Bin& b) { return b.samples.empty(); }),
-             bins.end());
+  bins.erase(std::remove_if(bins.begin(), bins.end(), [](const Bin& b) { return b.samples.empty(); }), bins.end());
   // Two sizes at least tell latency from bandwidth; a bin with fewer joins a neighbour.
   for (size_t k = 0; k < bins.size() && bins.size() > 1;) {
     if (distinct_sizes(bins[k]) >= 2) {
@@ -413,8 +411,9 @@ Calibration Calibrator::Fit() const {
                          "the link rate");
       }
     } else {
-      cal.notes.push_back("the fitted bandwidth is above the link rate given: the links keep the fitted "
-                          "bandwidth and the hosts' per-byte cost is 0");
+      cal.notes.push_back(
+          "the fitted bandwidth is above the link rate given: the links keep the fitted "
+          "bandwidth and the hosts' per-byte cost is 0");
     }
   }
   return cal;

@@ -51,10 +51,10 @@ struct CalibrationSegment {
 };
 
 struct Calibration {
-  int world_size = 0;                          // the largest measured
-  std::map<int, int> samples_per_world_size;   // world size -> collectives
-  double collective_overhead_s = 0;            // o
-  std::vector<CalibrationSegment> segments;    // fitted ones, by size
+  int world_size = 0;                         // the largest measured
+  std::map<int, int> samples_per_world_size;  // world size -> collectives
+  double collective_overhead_s = 0;           // o
+  std::vector<CalibrationSegment> segments;   // fitted ones, by size
   // The links' nominal rate (CalibratorOptions::link_gbps; 0: not given) and
   // the hosts' per-byte cost h it reveals: 1/B = 1/rate + h for the
   // largest-message segment's B.

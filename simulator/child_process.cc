@@ -127,9 +127,7 @@ void StopAll(std::vector<Running>& running) {
 
 }  // namespace
 
-std::string RunInChildProcess(const ChildWork& work) {
-  return RunInChildProcesses({work}, 1).front();
-}
+std::string RunInChildProcess(const ChildWork& work) { return RunInChildProcesses({work}, 1).front(); }
 
 namespace {
 
@@ -201,8 +199,8 @@ void RunItems(int64_t count, const std::function<ChildWork(int64_t)>& make, int 
 }  // namespace
 
 std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work, int jobs,
-                                             const std::function<void(int)>& progress,
-                                             const std::atomic<bool>* cancel, double timeout_s) {
+                                             const std::function<void(int)>& progress, const std::atomic<bool>* cancel,
+                                             double timeout_s) {
   std::vector<std::string> results(work.size());
   const auto count = static_cast<int64_t>(work.size());
   RunItems(
@@ -216,8 +214,8 @@ std::vector<std::string> RunInChildProcesses(const std::vector<ChildWork>& work,
 }
 
 void RunInChildProcesses(int64_t count, const std::function<ChildWork(int64_t)>& make, int jobs,
-                         const std::function<void(int64_t, std::string)>& result,
-                         const std::atomic<bool>* cancel, double timeout_s) {
+                         const std::function<void(int64_t, std::string)>& result, const std::atomic<bool>* cancel,
+                         double timeout_s) {
   RunItems(count, make, jobs, std::max<int64_t>(4 * int64_t{jobs}, 64), result, cancel, timeout_s);
 }
 

@@ -11,13 +11,11 @@ namespace accordion::sim {
 
 namespace {
 
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
-constexpr AllReduceAlgorithm kAllAlgorithms[] = {
-    AllReduceAlgorithm::kRing,     AllReduceAlgorithm::kHalvingDoubling, AllReduceAlgorithm::kTree,
-    AllReduceAlgorithm::kNcclRing, AllReduceAlgorithm::kNcclTree,        AllReduceAlgorithm::kHierarchical};
+constexpr AllReduceAlgorithm kAllAlgorithms[] = {AllReduceAlgorithm::kRing,     AllReduceAlgorithm::kHalvingDoubling,
+                                                 AllReduceAlgorithm::kTree,     AllReduceAlgorithm::kNcclRing,
+                                                 AllReduceAlgorithm::kNcclTree, AllReduceAlgorithm::kHierarchical};
 
 std::string Bytes(int64_t b) {
   if (b % (1024 * 1024) == 0) return std::to_string(b / (1024 * 1024)) + " MiB";
@@ -128,8 +126,7 @@ void NcclTree(std::vector<Round>& rounds, int64_t bytes, int world, const Collec
   };
   // Up: depth d sends chunk j in wave j + depth - d (d >= 1).
   for (int64_t t = 0; t < chunks + depth - 1; ++t) {
-    wave(RoundKind::kDoubleTreeUp, std::max<int64_t>(1, depth - t),
-         std::min<int64_t>(depth, chunks - 1 + depth - t));
+    wave(RoundKind::kDoubleTreeUp, std::max<int64_t>(1, depth - t), std::min<int64_t>(depth, chunks - 1 + depth - t));
   }
   // Down: depth d sends chunk j in wave j + d (d <= depth - 1).
   for (int64_t t = 0; t < chunks + depth - 1; ++t) {
@@ -148,8 +145,7 @@ void Hierarchical(std::vector<Round>& rounds, int64_t bytes, int world, const Co
   const int64_t shard = CeilDiv(bytes, per_node);
   rounds.insert(rounds.end(), per_node - 1, Round{RoundKind::kNodeShift, per_node, shard});
   if (nodes > 1) {
-    rounds.insert(rounds.end(), 2 * (nodes - 1),
-                  Round{RoundKind::kNodeStride, per_node, CeilDiv(shard, nodes)});
+    rounds.insert(rounds.end(), 2 * (nodes - 1), Round{RoundKind::kNodeStride, per_node, CeilDiv(shard, nodes)});
   }
   rounds.insert(rounds.end(), per_node - 1, Round{RoundKind::kNodeShift, per_node, shard});
 }
@@ -200,8 +196,8 @@ std::string CollectiveOptions::Describe(AllReduceAlgorithm algorithm) const {
   switch (algorithm) {
     case AllReduceAlgorithm::kNcclRing:
     case AllReduceAlgorithm::kNcclTree:
-      return std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") +
-             Bytes(chunk_bytes_) + " chunks";
+      return std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") + Bytes(chunk_bytes_) +
+             " chunks";
     case AllReduceAlgorithm::kHierarchical: {
       const int g = std::max(1, ranks_per_node_);
       return std::to_string(g) + (g == 1 ? " rank per node" : " ranks per node");
@@ -211,9 +207,7 @@ std::string CollectiveOptions::Describe(AllReduceAlgorithm algorithm) const {
   }
 }
 
-bool Round::operator==(const Round& o) const {
-  return !(*this < o) && !(o < *this);
-}
+bool Round::operator==(const Round& o) const { return !(*this < o) && !(o < *this); }
 
 bool Round::operator<(const Round& o) const {
   return std::make_tuple(static_cast<int>(kind), distance, bytes, flows, first_depth, last_depth, busiest) <
@@ -300,9 +294,7 @@ Peers PeersOf(const Round& round, int rank, int world) {
     case RoundKind::kDoubleTreeUp:
     case RoundKind::kDoubleTreeDown: {
       const bool up = round.kind == RoundKind::kDoubleTreeUp;
-      auto takes_part = [&round](int depth) {
-        return depth >= round.first_depth && depth <= round.last_depth;
-      };
+      auto takes_part = [&round](int depth) { return depth >= round.first_depth && depth <= round.last_depth; };
       for (int tree = 0; tree < 2; ++tree) {
         const TreePosition t = DoubleTreePosition(tree, rank, world);
         if (t.parent >= 0 && takes_part(up ? t.depth : t.depth - 1)) up ? send(t.parent) : receive(t.parent);
@@ -388,8 +380,8 @@ double WireBytesPerRank(const std::vector<Round>& rounds, int world) {
   for (const auto& [round, count] : multiplicity) {
     int64_t messages = 0;
     for (int rank = 0; rank < world; ++rank) messages += PeersOf(round, rank, world).sends;
-    total += static_cast<double>(count) * static_cast<double>(messages) * round.flows *
-             static_cast<double>(round.bytes);
+    total +=
+        static_cast<double>(count) * static_cast<double>(messages) * round.flows * static_cast<double>(round.bytes);
   }
   return total / world;
 }

@@ -108,14 +108,14 @@ class CollectiveOptions {
 // a few numbers; that keeps a 1024-rank ring to 2046 small values, and its
 // distinct rounds (what `rounds` fidelity simulates) to one.
 enum class RoundKind {
-  kShift,          // r -> r + 1 (mod N)
-  kExchange,       // r <-> r xor distance, within the largest power-of-two core
-  kFoldIn,         // r >= distance sends to r - distance
-  kFoldOut,        // r < N - distance sends to r + distance
-  kTreeReduce,     // r with r % (2d) == d sends to r - d
-  kTreeBroadcast,  // r with r % (2d) == 0 sends to r + d
-  kNodeShift,      // r -> the next rank of its node of `distance` ranks (a ring inside the node)
-  kNodeStride,     // r -> r + distance (mod N): a ring among the ranks with one local index
+  kShift,           // r -> r + 1 (mod N)
+  kExchange,        // r <-> r xor distance, within the largest power-of-two core
+  kFoldIn,          // r >= distance sends to r - distance
+  kFoldOut,         // r < N - distance sends to r + distance
+  kTreeReduce,      // r with r % (2d) == d sends to r - d
+  kTreeBroadcast,   // r with r % (2d) == 0 sends to r + d
+  kNodeShift,       // r -> the next rank of its node of `distance` ranks (a ring inside the node)
+  kNodeStride,      // r -> r + distance (mod N): a ring among the ranks with one local index
   kDoubleTreeUp,    // in both trees, ranks at depths [first_depth, last_depth] send to their parent
   kDoubleTreeDown,  // in both trees, ranks at depths [first_depth, last_depth] send to their children
 };
@@ -123,8 +123,8 @@ enum class RoundKind {
 struct Round {
   RoundKind kind = RoundKind::kShift;
   int distance = 1;
-  int64_t bytes = 0;  // every message of the round carries this many
-  int flows = 1;      // messages to each peer, side by side (NCCL's channels)
+  int64_t bytes = 0;                    // every message of the round carries this many
+  int flows = 1;                        // messages to each peer, side by side (NCCL's channels)
   int first_depth = 0, last_depth = 0;  // the double tree's: who takes part
   // The most messages one rank sends, or receives, in this round (flows
   // included): CollectiveRounds fills it in, the alpha-beta model prices the

@@ -106,7 +106,8 @@ std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<Itera
   for (const IterationPattern& p : patterns) {
     std::vector<double> durations;
     for (const CollectiveCall& c : p.calls) {
-      durations.push_back(overhead_s_ + model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_, collective_), ranks_));
+      durations.push_back(overhead_s_ +
+                          model_.Time(CollectiveRounds(c.op, algorithm_, c.bytes, ranks_, collective_), ranks_));
     }
     out.push_back(ComposeIteration(p, durations));
     if (progress) progress(static_cast<int>(out.size()));

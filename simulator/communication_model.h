@@ -91,8 +91,8 @@ class RecordedCommunication : public CommunicationModel {
 class SimulatedCommunication : public CommunicationModel {
  public:
   // `timeout_s`: the most one pattern's simulation may take (0: no limit).
-  SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm, Fidelity fidelity,
-                         int jobs = 1, const std::atomic<bool>* cancel = nullptr, double timeout_s = 0,
+  SimulatedCommunication(PlatformSpec spec, int ranks, AllReduceAlgorithm algorithm, Fidelity fidelity, int jobs = 1,
+                         const std::atomic<bool>* cancel = nullptr, double timeout_s = 0,
                          CollectiveOptions collective = CollectiveOptions());
   std::vector<IterationTiming> Time(const std::vector<IterationPattern>& patterns,
                                     const std::function<void(int)>& progress) override;

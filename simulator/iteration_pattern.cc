@@ -66,8 +66,7 @@ nlohmann::json ToJson(const IterationTiming& timing) {
 
 IterationTiming TimingFromJson(const nlohmann::json& j) {
   IterationTiming t;
-  for (const nlohmann::json& s : j.at("spans"))
-    t.spans.push_back({s.at(0).get<double>(), s.at(1).get<double>()});
+  for (const nlohmann::json& s : j.at("spans")) t.spans.push_back({s.at(0).get<double>(), s.at(1).get<double>()});
   t.comm_end_s = j.at("comm_end_s").get<double>();
   return t;
 }

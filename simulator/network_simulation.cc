@@ -45,8 +45,7 @@ void RunRound(const Round& round, int rank, int world, Mailboxes& boxes) {
   if (round.flows == 1 && p.sends <= 1 && p.receives <= 1) {
     // The common case (a ring, halving-doubling) without the vector.
     sg4::CommPtr send;
-    if (p.sends == 1)
-      send = boxes.Get(p.send_to[0], rank)->put_async(&g_token, static_cast<uint64_t>(round.bytes));
+    if (p.sends == 1) send = boxes.Get(p.send_to[0], rank)->put_async(&g_token, static_cast<uint64_t>(round.bytes));
     if (p.receives == 1) boxes.Get(rank, p.recv_from[0])->get<int>();
     if (send) send->wait();
     return;
@@ -55,8 +54,7 @@ void RunRound(const Round& round, int rank, int world, Mailboxes& boxes) {
   comms.reserve(static_cast<size_t>((p.sends + p.receives) * round.flows));
   for (int i = 0; i < p.sends; ++i) {
     sg4::Mailbox* box = boxes.Get(p.send_to[i], rank);
-    for (int f = 0; f < round.flows; ++f)
-      comms.push_back(box->put_async(&g_token, static_cast<uint64_t>(round.bytes)));
+    for (int f = 0; f < round.flows; ++f) comms.push_back(box->put_async(&g_token, static_cast<uint64_t>(round.bytes)));
   }
   int* received = nullptr;
   for (int i = 0; i < p.receives; ++i) {
@@ -160,8 +158,7 @@ IterationTiming NetworkSimulation::RunFull(const IterationPattern& pattern, AllR
   return timing;
 }
 
-IterationTiming NetworkSimulation::RunByRounds(const IterationPattern& pattern,
-                                               AllReduceAlgorithm algorithm) {
+IterationTiming NetworkSimulation::RunByRounds(const IterationPattern& pattern, AllReduceAlgorithm algorithm) {
   std::vector<double> durations;
   for (const CollectiveCall& c : pattern.calls) {
     double seconds = overhead_s_;

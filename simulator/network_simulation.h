@@ -59,8 +59,7 @@ class NetworkSimulation {
 
   // One iteration's collectives, every rank an actor, each collective
   // followed by the platform's per-collective overhead.
-  IterationTiming RunIteration(const IterationPattern& pattern, AllReduceAlgorithm algorithm,
-                               Fidelity fidelity);
+  IterationTiming RunIteration(const IterationPattern& pattern, AllReduceAlgorithm algorithm, Fidelity fidelity);
   // One collective on an idle network, from time 0; seconds until the last rank is done.
   double RunCollective(CollectiveOp op, AllReduceAlgorithm algorithm, int64_t bytes, Fidelity fidelity);
 

@@ -30,12 +30,8 @@ namespace {
 // Host speed does not matter: compute is replayed from the trace as delays.
 constexpr double kHostSpeed = 1e9;
 
-std::string Gbps(double bytes_per_s) {
-  return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s";
-}
-std::string Micros(double s) {
-  return FormatNumber(s * 1e6, 12) + " us";
-}
+std::string Gbps(double bytes_per_s) { return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s"; }
+std::string Micros(double s) { return FormatNumber(s * 1e6, 12) + " us"; }
 
 // `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9):
 // --bandwidth-gbps -1 is reported as -1 Gb/s, not as -125000000 bytes/s.
@@ -49,18 +45,14 @@ void RequireNonNegative(double v, const std::string& what, const char* unit = ""
     throw InputError(what + " must be zero or positive, not " + FormatNumber(v * scale, 12) + unit);
   }
 }
-void RequireRate(double bytes_per_s, const std::string& what) {
-  RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9);
-}
+void RequireRate(double bytes_per_s, const std::string& what) { RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9); }
 void RequireLatency(double s, const std::string& what) { RequireNonNegative(s, what, " us", 1e6); }
 
 void RequireAtMost(int64_t v, int64_t limit, const std::string& what) {
   if (v > limit) throw InputError(what + " " + std::to_string(v) + " is above the limit of " + std::to_string(limit));
 }
 
-int64_t CeilDiv(int64_t a, int64_t b) {
-  return (a + b - 1) / b;
-}
+int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // "host-2" before "host-10": ranks follow the numbering people give hosts.
 bool NaturalLess(const std::string& a, const std::string& b) {
@@ -97,12 +89,10 @@ void ApplyNetworkOptions(const PlatformSpec& spec) {
 void InstallSegments(const PlatformSpec& spec) {
   if (spec.segments.empty()) return;
   auto* model = sg4::Engine::get_instance()->get_netzone_root()->get_network_model();
-  model->set_lat_factor_cb(
-      [spec](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-             const std::unordered_set<sg4::NetZone*>&) { return spec.LatencyFactor(size); });
-  model->set_bw_factor_cb(
-      [spec](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
-             const std::unordered_set<sg4::NetZone*>&) { return spec.BandwidthFactor(size); });
+  model->set_lat_factor_cb([spec](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                                  const std::unordered_set<sg4::NetZone*>&) { return spec.LatencyFactor(size); });
+  model->set_bw_factor_cb([spec](double size, const sg4::Host*, const sg4::Host*, const std::vector<sg4::Link*>&,
+                                 const std::unordered_set<sg4::NetZone*>&) { return spec.BandwidthFactor(size); });
 }
 
 sg4::Link* DuplexLink(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency) {
@@ -111,8 +101,7 @@ sg4::Link* DuplexLink(sg4::NetZone* zone, const std::string& name, double bandwi
 
 void AttachToStar(sg4::NetZone* star, simgrid::kernel::routing::NetPoint* point,
                   simgrid::kernel::routing::NetPoint* gateway, sg4::Link* link) {
-  star->add_route(point, nullptr, gateway, nullptr, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)},
-                  true);
+  star->add_route(point, nullptr, gateway, nullptr, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
 }
 
 std::vector<sg4::Host*> BuildStar(const PlatformSpec& spec, int hosts) {
@@ -169,8 +158,8 @@ std::vector<sg4::Host*> BuildFatTree(const PlatformSpec& spec, int hosts) {
                                   {1u, static_cast<unsigned>(spines)}, {1u, 1u});
   try {
     sg4::NetZone* zone =
-        sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(make_host),
-                                 spec.LinkBandwidth(), spec.latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
+        sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(make_host), spec.LinkBandwidth(),
+                                 spec.latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
     zone->seal();
   } catch (const std::invalid_argument& e) {
     throw InputError(std::string("fat-tree: ") + e.what());
@@ -255,8 +244,7 @@ std::string NetworkOptions::Describe() const {
 
 void PlatformSpec::Validate() const {
   network.Validate();
-  if (hosts < 0)
-    throw InputError("hosts must be zero (one per rank) or positive, not " + std::to_string(hosts));
+  if (hosts < 0) throw InputError("hosts must be zero (one per rank) or positive, not " + std::to_string(hosts));
   if (topology == Topology::kXml) {
     if (xml_path.empty()) throw InputError("an XML platform needs a file");
   } else {
@@ -361,22 +349,20 @@ std::string PlatformSpec::Describe(int ranks) const {
   const int n = HostCount(ranks);
   switch (topology) {
     case Topology::kStar:
-      text = "star of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) +
-             " per link";
+      text = "star of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + " per link";
       break;
     case Topology::kFatTree:
-      text = "fat-tree of " + std::to_string(n) + " hosts (" + std::to_string(hosts_per_leaf) +
-             " per leaf, " + std::to_string(spines > 0 ? spines : hosts_per_leaf) + " spines), " +
-             Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + " per link";
+      text = "fat-tree of " + std::to_string(n) + " hosts (" + std::to_string(hosts_per_leaf) + " per leaf, " +
+             std::to_string(spines > 0 ? spines : hosts_per_leaf) + " spines), " + Gbps(bandwidth_Bps) + ", " +
+             Micros(latency_s) + " per link";
       break;
     case Topology::kHierarchical:
-      text = "hierarchical: " + std::to_string(n / gpus_per_node) + " nodes x " +
-             std::to_string(gpus_per_node) + " devices (intra " + Gbps(intra_bandwidth_Bps) + ", " +
-             Micros(intra_latency_s) + "; NIC " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + ")";
+      text = "hierarchical: " + std::to_string(n / gpus_per_node) + " nodes x " + std::to_string(gpus_per_node) +
+             " devices (intra " + Gbps(intra_bandwidth_Bps) + ", " + Micros(intra_latency_s) + "; NIC " +
+             Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + ")";
       break;
     case Topology::kRing:
-      text = "ring of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) +
-             " per link";
+      text = "ring of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + " per link";
       break;
     case Topology::kXml:
       text = "SimGrid platform " + xml_path;
@@ -386,7 +372,8 @@ std::string PlatformSpec::Describe(int ranks) const {
   if (!segments.empty()) text += ", " + std::to_string(segments.size()) + " calibrated message-size segments";
   if (collective_overhead_s > 0) text += ", collective overhead " + Micros(collective_overhead_s);
   if (host_s_per_byte > 0) {
-    text += ", host cost " + FormatNumber(host_s_per_byte * 1e9, 12) + " ns/B (links deliver " + Gbps(LinkBandwidth()) + ")";
+    text += ", host cost " + FormatNumber(host_s_per_byte * 1e9, 12) + " ns/B (links deliver " + Gbps(LinkBandwidth()) +
+            ")";
   }
   return text;
 }
@@ -410,9 +397,8 @@ nlohmann::json PlatformSpec::ToJson() const {
     j["hosts_per_leaf"] = hosts_per_leaf;
     j["spines"] = spines;
   }
-  j["network"] = {{"model", network.model()},
-                  {"tcp_gamma", network.tcp_gamma()},
-                  {"crosstraffic", network.crosstraffic()}};
+  j["network"] = {
+      {"model", network.model()}, {"tcp_gamma", network.tcp_gamma()}, {"crosstraffic", network.crosstraffic()}};
   if (!segments.empty()) {
     j["segments"] = nlohmann::json::array();
     for (const MessageSegment& s : segments) {
@@ -444,14 +430,14 @@ class JsonFields {
   }
   ~JsonFields() = default;
 
-  std::optional<double> FormatNumber(const std::string& key, 12) {
+  std::optional<double> Number(const std::string& key) {
     if (!Take(key)) return std::nullopt;
     const nlohmann::json& v = j_.at(key);
     if (!v.is_number()) throw InputError(where_ + ": '" + key + "' must be a number");
     return v.get<double>();
   }
   std::optional<int> Integer(const std::string& key) {
-    const std::optional<double> v = FormatNumber(key, 12);
+    const std::optional<double> v = Number(key);
     if (!v) return std::nullopt;
     if (*v != std::floor(*v) || std::fabs(*v) > std::numeric_limits<int>::max()) {
       throw InputError(where_ + ": '" + key + "' must be a whole number");
@@ -616,8 +602,8 @@ void CheckXmlPlatform(const std::string& path) {
       // neighbour too, which collectives use most.
       const size_t n = hosts.size();
       for (size_t i = 0; i < n; ++i) {
-        for (const auto& [from, to] : {std::pair{hosts[0], hosts[i]}, std::pair{hosts[i], hosts[0]},
-                                       std::pair{hosts[i], hosts[(i + 1) % n]}}) {
+        for (const auto& [from, to] :
+             {std::pair{hosts[0], hosts[i]}, std::pair{hosts[i], hosts[0]}, std::pair{hosts[i], hosts[(i + 1) % n]}}) {
           if (from == to) continue;
           std::vector<sg4::Link*> links;
           double latency = 0;
@@ -667,8 +653,8 @@ std::vector<sg4::Host*> BuildPlatform(const PlatformSpec& spec, int ranks) {
       break;
   }
   if (static_cast<int>(all.size()) < ranks) {
-    throw InputError(std::to_string(ranks) + " ranks do not fit on the " + std::to_string(all.size()) +
-                     " hosts of " + spec.Describe(ranks));
+    throw InputError(std::to_string(ranks) + " ranks do not fit on the " + std::to_string(all.size()) + " hosts of " +
+                     spec.Describe(ranks));
   }
   all.resize(ranks);
   sg4::Engine::get_instance()->seal_platform();
@@ -685,8 +671,7 @@ RouteSummary SummariseRingRoutes(const std::vector<sg4::Host*>& hosts) {
     double latency = 0;
     hosts[r]->route_to(hosts[(r + 1) % n], links, &latency);
     summary.latency_s = std::max(summary.latency_s, latency);
-    for (const sg4::Link* l : links)
-      summary.bandwidth_Bps = std::min(summary.bandwidth_Bps, l->get_bandwidth());
+    for (const sg4::Link* l : links) summary.bandwidth_Bps = std::min(summary.bandwidth_Bps, l->get_bandwidth());
   }
   if (!std::isfinite(summary.bandwidth_Bps)) summary.bandwidth_Bps = 0;
   return summary;

@@ -80,10 +80,10 @@ inline constexpr int64_t kMaxFatTreeLinks = int64_t{1} << 22;
 // is wrong with it.
 struct PlatformSpec {
   Topology topology = Topology::kStar;
-  int hosts = 0;                 // 0: one host per simulated rank
-  double bandwidth_Bps = 1.25e9;  // per link (the inter-node links of hierarchical)
-  double latency_s = 5e-6;        // per link
-  int gpus_per_node = 8;          // hierarchical
+  int hosts = 0;                      // 0: one host per simulated rank
+  double bandwidth_Bps = 1.25e9;      // per link (the inter-node links of hierarchical)
+  double latency_s = 5e-6;            // per link
+  int gpus_per_node = 8;              // hierarchical
   double intra_bandwidth_Bps = 75e9;  // hierarchical: device <-> node switch
   double intra_latency_s = 1e-6;
   int hosts_per_leaf = 16;  // fat-tree: hosts under one leaf switch
@@ -132,10 +132,22 @@ struct PlatformSpec {
 template <typename Self>
 class PlatformOptionsBase {
  public:
-  Self& hosts(int n) { spec_.hosts = n; return self(); }
-  Self& bandwidth_gbps(double v) { spec_.bandwidth_Bps = BytesPerSecondFromGbps(v); return self(); }
-  Self& latency_us(double v) { spec_.latency_s = v * 1e-6; return self(); }
-  Self& network(const NetworkOptions& v) { spec_.network = v; return self(); }
+  Self& hosts(int n) {
+    spec_.hosts = n;
+    return self();
+  }
+  Self& bandwidth_gbps(double v) {
+    spec_.bandwidth_Bps = BytesPerSecondFromGbps(v);
+    return self();
+  }
+  Self& latency_us(double v) {
+    spec_.latency_s = v * 1e-6;
+    return self();
+  }
+  Self& network(const NetworkOptions& v) {
+    spec_.network = v;
+    return self();
+  }
   const PlatformSpec& spec() const { return spec_; }
   operator const PlatformSpec&() const { return spec_; }  // NOLINT: options read as a spec
 
@@ -158,8 +170,14 @@ class StarPlatformOptions : public PlatformOptionsBase<StarPlatformOptions> {
 class FatTreePlatformOptions : public PlatformOptionsBase<FatTreePlatformOptions> {
  public:
   FatTreePlatformOptions() : PlatformOptionsBase(Topology::kFatTree) {}
-  FatTreePlatformOptions& hosts_per_leaf(int v) { spec_.hosts_per_leaf = v; return *this; }
-  FatTreePlatformOptions& spines(int v) { spec_.spines = v; return *this; }
+  FatTreePlatformOptions& hosts_per_leaf(int v) {
+    spec_.hosts_per_leaf = v;
+    return *this;
+  }
+  FatTreePlatformOptions& spines(int v) {
+    spec_.spines = v;
+    return *this;
+  }
 };
 
 // Nodes of gpus_per_node devices on a fast intra-node switch; each node has
@@ -167,12 +185,18 @@ class FatTreePlatformOptions : public PlatformOptionsBase<FatTreePlatformOptions
 class HierarchicalPlatformOptions : public PlatformOptionsBase<HierarchicalPlatformOptions> {
  public:
   HierarchicalPlatformOptions() : PlatformOptionsBase(Topology::kHierarchical) {}
-  HierarchicalPlatformOptions& gpus_per_node(int v) { spec_.gpus_per_node = v; return *this; }
+  HierarchicalPlatformOptions& gpus_per_node(int v) {
+    spec_.gpus_per_node = v;
+    return *this;
+  }
   HierarchicalPlatformOptions& intra_bandwidth_gbps(double v) {
     spec_.intra_bandwidth_Bps = BytesPerSecondFromGbps(v);
     return *this;
   }
-  HierarchicalPlatformOptions& intra_latency_us(double v) { spec_.intra_latency_s = v * 1e-6; return *this; }
+  HierarchicalPlatformOptions& intra_latency_us(double v) {
+    spec_.intra_latency_s = v * 1e-6;
+    return *this;
+  }
 };
 
 // Hosts wired in a physical ring, host i to host i+1; routes take the

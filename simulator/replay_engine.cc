@@ -11,6 +11,7 @@
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::sim {
 
@@ -74,17 +75,18 @@ struct Setting {
   // The steps of another scheme than the trace's: its most sampled steps,
   // with none of its compression gaps.
   std::optional<StepProfile> foreign;
-  int inexact_epochs = 0;  // epochs whose levels the trace did not sample
+  int inexact_epochs = 0;         // epochs whose levels the trace did not sample
   bool recorded_buckets = false;  // the buckets are the trainer's
   const HostCosts* host_costs = nullptr;
-  double decompress_scale = 1;    // decompression at these workers over the trace's
+  double decompress_scale = 1;  // decompression at these workers over the trace's
 };
 
 int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
   const TraceView& view = s.input->view;
   const double trace_workers = view.run.world_size;
-  const double global_at_trace = schedule.scheme.scheme() == Scheme::kBatch ? schedule.levels[epoch][0]
-                                                                   : static_cast<double>(view.run.batch_size);
+  const double global_at_trace = Describe(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
+                                     ? schedule.levels[epoch][0]
+                                     : static_cast<double>(view.run.batch_size);
   return std::max<int64_t>(1, std::llround(global_at_trace / trace_workers * s.workers));
 }
 
@@ -124,8 +126,7 @@ EpochStep StepOf(Setting& s, const Schedule& schedule, int epoch, PatternBook& b
   if (schedule.level_low != schedule.level_high) {
     for (double level : schedule.levels[epoch]) step.low_layers += level == schedule.level_low ? 1 : 0;
   }
-  step.pattern =
-      book.Add(PatternOf(s, schedule.levels[epoch], *step.profile, step.batch_scale * s.straggler));
+  step.pattern = book.Add(PatternOf(s, schedule.levels[epoch], *step.profile, step.batch_scale * s.straggler));
   return step;
 }
 
@@ -147,9 +148,8 @@ struct Schedules {
 // Levels: the options, else the trace's own pair when it switched between
 // two, else the paper's defaults for the scheme (as accordion-analyze).
 Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, ReplayResult& r) {
-  std::tie(r.level_low, r.level_high) =
-      ResolveLevels(view.run, r.scheme, options.level_low(), options.level_high());
-  if (r.scheme == Scheme::kDense) {
+  std::tie(r.level_low, r.level_high) = ResolveLevels(view.run, r.scheme, options.level_low(), options.level_high());
+  if (!Describe(r.scheme).has_levels()) {
     r.notes.push_back("dense communication: there are no levels to schedule, all three schedules are dense");
     const Schedule dense = StaticSchedule(view, Scheme::kDense, 0);
     return {dense, dense, dense};
@@ -178,8 +178,8 @@ struct StepParts {
 // is a maximum of readiness and communication, so it is composed per step.
 // `scale` multiplies compute (batch and stragglers).
 StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
-                       const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
-                       bool recorded_network, double decompress_scale) {
+                       const std::vector<GradientBucket>& buckets, double scale, bool own_gaps, bool recorded_network,
+                       double decompress_scale) {
   std::vector<double> modelled;
   for (size_t i = 0; i < timing.spans.size(); ++i) {
     const CollectiveSpan& span = timing.spans[i];
@@ -217,14 +217,14 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
     // On the trace's own network each rank's step as it measured it; on
     // another, every rank waits for the slowest.
     if (recorded_network && !sample.per_rank.empty()) {
-      for (const StepSample& rank : sample.per_rank) add(rank, true, 1 / n / static_cast<double>(sample.per_rank.size()));
+      for (const StepSample& rank : sample.per_rank)
+        add(rank, true, 1 / n / static_cast<double>(sample.per_rank.size()));
     } else {
       add(sample, false, 1 / n);
     }
   }
   return mean;
 }
-
 
 // With the recorded network known, each collective's host cost is what it
 // took less what that network takes for it (negative where the model
@@ -354,15 +354,13 @@ std::unique_ptr<CommunicationModel> MakeCommunicationModel(const ReplayInput& in
   switch (options.model()) {
     case ModelKind::kRecorded:
       if (workers != input.view.run.world_size) {
-        throw InputError(
-            "--model recorded times collectives as the trace measured them: it replays the trace's own " +
-            std::to_string(input.view.run.world_size) + " workers, not " + std::to_string(workers));
+        throw InputError("--model recorded times collectives as the trace measured them: it replays the trace's own " +
+                         std::to_string(input.view.run.world_size) + " workers, not " + std::to_string(workers));
       }
       return std::make_unique<RecordedCommunication>(input);
     case ModelKind::kAnalytic:
-      return std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options.allreduce(),
-                                                     workers, platform.collective_overhead_s,
-                                                     options.collective());
+      return std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options.allreduce(), workers,
+                                                     platform.collective_overhead_s, options.collective());
     case ModelKind::kSimulate:
       break;
   }
@@ -387,8 +385,8 @@ Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, cons
     throw InputError("--straggler-cv must be between 0 and 10");
   }
   setting.straggler = ExpectedSlowestRank(options.straggler_cv(), r.workers);
-  // TopK decompression adds every worker's k entries: it grows with them.
-  if (r.scheme == Scheme::kTopK && view.run.scheme == Scheme::kTopK) {
+  // Sparse decompression adds every worker's k entries: it grows with them.
+  if (r.scheme == view.run.scheme && Describe(r.scheme).compressor == Compressor::kSparse) {
     setting.decompress_scale = static_cast<double>(r.workers) / view.run.world_size;
   }
   if (r.scheme != view.run.scheme) {
@@ -474,11 +472,11 @@ class EpochProjector {
     if (it != composed_.end()) return it->second;
     // Only the trace's own pattern, scheme and buckets may use what each
     // rank's collectives took as recorded.
-    const bool recorded_network = options_.model() == ModelKind::kRecorded && !setting_.foreign &&
-                                  s.exact_levels && setting_.recorded_buckets;
-    return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile,
-                                         setting_.buckets, s.batch_scale * setting_.straggler, !setting_.foreign,
-                                         recorded_network, setting_.decompress_scale);
+    const bool recorded_network =
+        options_.model() == ModelKind::kRecorded && !setting_.foreign && s.exact_levels && setting_.recorded_buckets;
+    return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile, setting_.buckets,
+                                         s.batch_scale * setting_.straggler, !setting_.foreign, recorded_network,
+                                         setting_.decompress_scale);
   }
 
   // Payload and wire bytes of one step of pattern `p`.
@@ -488,8 +486,8 @@ class EpochProjector {
     double payload = 0, wire = 0;
     for (const CollectiveCall& c : r_.patterns[p].calls) {
       payload += static_cast<double>(c.bytes);
-      wire += WireBytesPerRank(
-          CollectiveRounds(c.op, options_.allreduce(), c.bytes, r_.workers, options_.collective()), r_.workers);
+      wire += WireBytesPerRank(CollectiveRounds(c.op, options_.allreduce(), c.bytes, r_.workers, options_.collective()),
+                               r_.workers);
     }
     return bytes_[p] = {payload, wire};
   }
@@ -522,8 +520,7 @@ ReplayEngine::ReplayEngine(ReplayOptions options) : options_(std::move(options))
 // Choose the three schedules, price the trace's host costs, plan every
 // epoch's step pattern, time the distinct patterns on the network model,
 // then project the epochs and check against what the trace measured.
-ReplayResult ReplayEngine::Run(const ReplayInput& input,
-                               const std::function<void(int, int)>& progress) const {
+ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<void(int, int)>& progress) const {
   const TraceView& view = input.view;
   ReplayResult r = StartResult(input, options_);
   const auto [accordion, static_low, static_high] = ChooseSchedules(view, options_, r);
@@ -532,8 +529,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
   const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
   PlatformSpec platform = options_.platform();
   const HostCosts host_costs = MeasureHostCosts(input, options_, probe, platform, r.notes);
-  const std::unique_ptr<CommunicationModel> model =
-      MakeCommunicationModel(input, options_, platform, probe, r.workers);
+  const std::unique_ptr<CommunicationModel> model = MakeCommunicationModel(input, options_, platform, probe, r.workers);
   r.platform = platform.Describe(r.workers);  // as simulated: host costs may replace its overhead
   r.communication = model->Describe();
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
@@ -564,8 +560,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input,
       "accordion", "Accordion " + LevelName(r.scheme, r.level_low) + " / " + LevelName(r.scheme, r.level_high),
       plan_accordion);
   r.static_low = projector.ProjectSchedule("static-low", "static " + LevelName(r.scheme, r.level_low), plan_low);
-  r.static_high =
-      projector.ProjectSchedule("static-high", "static " + LevelName(r.scheme, r.level_high), plan_high);
+  r.static_high = projector.ProjectSchedule("static-high", "static " + LevelName(r.scheme, r.level_high), plan_high);
   if (!plan_recorded.empty()) r.check = CheckAgainstMeasured(input, plan_recorded, projector);
 
   if (r.synthetic) r.notes.push_back("SYNTHETIC trace: no training produced these timings");

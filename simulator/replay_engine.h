@@ -153,9 +153,9 @@ struct ReplayResult {
   double level_low = 0;
   double level_high = 0;
   int64_t bucket_bytes = 0;
-  std::string platform;       // description
+  std::string platform;              // description
   double collective_overhead_s = 0;  // mean software cost per collective, as replayed
-  std::string communication;  // description of the communication model
+  std::string communication;         // description of the communication model
   ModelKind model = ModelKind::kSimulate;
   IterationProfile profile;
   ScheduleProjection accordion, static_low, static_high;

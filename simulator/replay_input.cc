@@ -84,8 +84,8 @@ IterationProfile MeasureProfile(const std::string& path, const std::vector<Itera
   }
   for (int l = 0; l < L; ++l) {
     if (counts[l] == 0) {
-      throw InputError(path + " has no gradient-ready offsets for layer " + std::to_string(l) +
-                       " (" + view.layers[l].name +
+      throw InputError(path + " has no gradient-ready offsets for layer " + std::to_string(l) + " (" +
+                       view.layers[l].name +
                        "); the grad_ready table is needed to overlap communication with backward");
     }
     p.grad_ready_s[l] /= static_cast<double>(counts[l]);
@@ -99,12 +99,11 @@ double Mean(const std::vector<double>& v) {
   return sum / static_cast<double>(v.size());
 }
 
-
 // One sampled step, every rank's rows.
 struct SampledStep {
-  std::map<int, IterationRecord> iteration;                 // by rank
-  std::map<int, std::vector<double>> ready;                 // by rank, [layer]
-  std::map<int, std::map<int, CollectiveRecord>> issued;    // by rank, by seq
+  std::map<int, IterationRecord> iteration;               // by rank
+  std::map<int, std::vector<double>> ready;               // by rank, [layer]
+  std::map<int, std::map<int, CollectiveRecord>> issued;  // by rank, by seq
 };
 
 // The view of one step a synchronous replay needs, from every rank's rows.
@@ -277,7 +276,8 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
   }
   for (auto& [key, seconds] : durations) in.collective_s[key] = Mean(seconds);
   std::map<CollectiveOp, std::vector<std::pair<double, double>>> points;
-  for (const auto& [key, seconds] : in.collective_s) points[key.op].emplace_back(static_cast<double>(key.bytes), seconds);
+  for (const auto& [key, seconds] : in.collective_s)
+    points[key.op].emplace_back(static_cast<double>(key.bytes), seconds);
   for (const auto& [op, xy] : points) {
     const auto n = static_cast<double>(xy.size());
     double sx = 0, sy = 0, sxx = 0, sxy = 0, shortest = xy.front().second;

@@ -35,9 +35,8 @@ void CsvRow(std::ostream& out, const std::string& schedule, const EpochProjectio
   out << schedule << ',' << (e.epoch >= 0 ? std::to_string(e.epoch) : "total") << ','
       << (e.epoch >= 0 ? std::to_string(e.low_layers) : "") << ','
       << (e.epoch >= 0 ? std::to_string(e.global_batch) : "") << ',' << e.steps << ',' << e.iteration_s << ','
-      << e.compute_s << ',' << e.compress_s << ',' << e.exposed_comm_s << ',' << e.other_s << ',' << e.time_s
-      << ',' << e.payload_bytes << ',' << e.wire_bytes << ','
-      << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << '\n';
+      << e.compute_s << ',' << e.compress_s << ',' << e.exposed_comm_s << ',' << e.other_s << ',' << e.time_s << ','
+      << e.payload_bytes << ',' << e.wire_bytes << ',' << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << '\n';
 }
 
 }  // namespace
@@ -50,45 +49,42 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
   out << "cluster:  " << r.workers << " workers (trace: " << r.trace_workers << ") on " << r.platform << "\n";
   out << "model:    " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
       << r.distinct_patterns << " distinct)\n";
-  out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval
-      << " epochs\n";
-  out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3
-      << " ms, backward " << r.profile.backward_s * 1e3 << " ms, compression " << r.profile.compress_s * 1e3
-      << " ms, other " << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0)
-      << r.profile.per_worker_batch << " samples per worker\n\n";
+  out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval << " epochs\n";
+  out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3 << " ms, backward "
+      << r.profile.backward_s * 1e3 << " ms, compression " << r.profile.compress_s * 1e3 << " ms, other "
+      << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0) << r.profile.per_worker_batch
+      << " samples per worker\n\n";
 
   out << std::left << std::setw(30) << "schedule" << std::right << std::setw(12) << "time_s" << std::setw(12)
-      << "compute_s" << std::setw(12) << "compress_s" << std::setw(12) << "exposed_s" << std::setw(14)
-      << "bytes/worker" << std::setw(20) << "Accordion speedup"
+      << "compute_s" << std::setw(12) << "compress_s" << std::setw(12) << "exposed_s" << std::setw(14) << "bytes/worker"
+      << std::setw(20) << "Accordion speedup"
       << "\n";
   for (int i = 0; i < 3; ++i) {
     const ScheduleProjection& s = *Schedules(r, i);
-    out << std::left << std::setw(30) << s.label << std::right << std::fixed << std::setprecision(1)
-        << std::setw(12) << s.total.time_s << std::setw(12) << s.total.compute_s << std::setw(12)
-        << s.total.compress_s << std::setw(12) << s.total.exposed_comm_s << std::scientific
-        << std::setprecision(3) << std::setw(14) << s.total.payload_bytes << std::fixed
-        << std::setprecision(3) << std::setw(19) << (i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s)
-        << "x\n";
+    out << std::left << std::setw(30) << s.label << std::right << std::fixed << std::setprecision(1) << std::setw(12)
+        << s.total.time_s << std::setw(12) << s.total.compute_s << std::setw(12) << s.total.compress_s << std::setw(12)
+        << s.total.exposed_comm_s << std::scientific << std::setprecision(3) << std::setw(14) << s.total.payload_bytes
+        << std::fixed << std::setprecision(3) << std::setw(19)
+        << (i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s) << "x\n";
   }
 
   out << "\n"
-      << std::setw(5) << "epoch" << std::setw(6) << "low" << std::setw(8) << "steps" << std::setw(11)
-      << "iter_ms" << std::setw(12) << "time_s" << std::setw(12) << "exposed_s" << std::setw(14)
-      << "static_low_s" << std::setw(15) << "static_high_s"
+      << std::setw(5) << "epoch" << std::setw(6) << "low" << std::setw(8) << "steps" << std::setw(11) << "iter_ms"
+      << std::setw(12) << "time_s" << std::setw(12) << "exposed_s" << std::setw(14) << "static_low_s" << std::setw(15)
+      << "static_high_s"
       << "\n";
   for (size_t e = 0; e < r.accordion.epochs.size(); ++e) {
     const EpochProjection& a = r.accordion.epochs[e];
     out << std::setw(5) << a.epoch << std::setw(6) << a.low_layers << std::setw(8) << a.steps << std::fixed
-        << std::setprecision(3) << std::setw(11) << a.iteration_s * 1e3 << std::setw(12) << a.time_s
-        << std::setw(12) << a.exposed_comm_s << std::setw(14) << r.static_low.epochs[e].time_s
-        << std::setw(15) << r.static_high.epochs[e].time_s << "\n";
+        << std::setprecision(3) << std::setw(11) << a.iteration_s * 1e3 << std::setw(12) << a.time_s << std::setw(12)
+        << a.exposed_comm_s << std::setw(14) << r.static_low.epochs[e].time_s << std::setw(15)
+        << r.static_high.epochs[e].time_s << "\n";
   }
   if (r.check) {
-    out << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured "
-        << std::setprecision(3) << r.check->measured_iteration_s * 1e3 << " ms per step, replayed "
-        << r.check->simulated_iteration_s * 1e3 << " ms (" << std::showpos << std::setprecision(1)
-        << r.check->relative_error * 100 << std::noshowpos << " %) over " << r.check->epochs
-        << " sampled epochs\n";
+    out << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured " << std::setprecision(3)
+        << r.check->measured_iteration_s * 1e3 << " ms per step, replayed " << r.check->simulated_iteration_s * 1e3
+        << " ms (" << std::showpos << std::setprecision(1) << r.check->relative_error * 100 << std::noshowpos
+        << " %) over " << r.check->epochs << " sampled epochs\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   out.flags(flags);

@@ -9,9 +9,9 @@
 
 namespace accordion::sim {
 
-NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepRow, bandwidth_gbps, latency_us, workers, eta, interval, level_low,
-                                   level_high, accordion_s, static_low_s, static_high_s,
-                                   accordion_exposed_comm_s, accordion_payload_bytes, distinct_patterns)
+NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepRow, bandwidth_gbps, latency_us, workers, eta, interval, level_low, level_high,
+                                   accordion_s, static_low_s, static_high_s, accordion_exposed_comm_s,
+                                   accordion_payload_bytes, distinct_patterns)
 
 namespace {
 
@@ -68,8 +68,7 @@ ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
   ReplayOptions o = base;
   PlatformSpec spec = base.platform();
   if ((p.bandwidth_gbps || p.latency_us) && spec.topology == Topology::kXml) {
-    throw InputError(
-        "bandwidth and latency cannot be swept on an XML platform; describe it with flags or JSON");
+    throw InputError("bandwidth and latency cannot be swept on an XML platform; describe it with flags or JSON");
   }
   if (p.bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*p.bandwidth_gbps);
   if (p.latency_us) spec.latency_s = *p.latency_us * 1e-6;
@@ -145,8 +144,7 @@ std::vector<SweepRow> RunSweep(const ReplayInput& input, const std::vector<Repla
 }
 
 void RunSweep(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid, int jobs,
-              const std::function<void(const SweepRow&)>& row,
-              const std::function<void(int64_t, int64_t)>& progress) {
+              const std::function<void(const SweepRow&)>& row, const std::function<void(int64_t, int64_t)>& progress) {
   const int64_t total = GridSize(grid);
   RunInChildProcesses(
       total, [&](int64_t i) { return PointWork(input, PlanPoint(input, base, GridPoint(grid, i))); }, jobs,
@@ -173,11 +171,10 @@ void SweepWriter::Add(const SweepRow& r) {
     out_ << (rows_ == 0 ? "[\n" : ",\n") << indented;
   } else {
     const auto precision = out_.precision(10);
-    out_ << r.bandwidth_gbps << ',' << r.latency_us << ',' << r.workers << ',' << r.eta << ',' << r.interval
-         << ',' << r.level_low << ',' << r.level_high << ',' << r.accordion_s << ',' << r.static_low_s << ','
-         << r.static_high_s << ',' << r.static_low_s / r.accordion_s << ',' << r.static_high_s / r.accordion_s
-         << ',' << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ','
-         << r.distinct_patterns << '\n';
+    out_ << r.bandwidth_gbps << ',' << r.latency_us << ',' << r.workers << ',' << r.eta << ',' << r.interval << ','
+         << r.level_low << ',' << r.level_high << ',' << r.accordion_s << ',' << r.static_low_s << ','
+         << r.static_high_s << ',' << r.static_low_s / r.accordion_s << ',' << r.static_high_s / r.accordion_s << ','
+         << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ',' << r.distinct_patterns << '\n';
     out_.precision(precision);
   }
   ++rows_;

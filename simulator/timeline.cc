@@ -17,11 +17,8 @@ class Events {
  public:
   void Name(int pid, const std::string& process) {
     events_.push_back({{"ph", "M"}, {"pid", pid}, {"name", "process_name"}, {"args", {{"name", process}}}});
-    events_.push_back({{"ph", "M"},
-                       {"pid", pid},
-                       {"tid", kComputeTid},
-                       {"name", "thread_name"},
-                       {"args", {{"name", "compute"}}}});
+    events_.push_back(
+        {{"ph", "M"}, {"pid", pid}, {"tid", kComputeTid}, {"name", "thread_name"}, {"args", {{"name", "compute"}}}});
     events_.push_back({{"ph", "M"},
                        {"pid", pid},
                        {"tid", kCollectivesTid},
@@ -42,8 +39,7 @@ class Events {
                        {"args", std::move(args)}});
   }
   void Instant(int pid, int tid, const std::string& name, double at_s) {
-    events_.push_back(
-        {{"ph", "i"}, {"s", "t"}, {"pid", pid}, {"tid", tid}, {"name", name}, {"ts", at_s * 1e6}});
+    events_.push_back({{"ph", "i"}, {"s", "t"}, {"pid", pid}, {"tid", tid}, {"name", name}, {"ts", at_s * 1e6}});
   }
   // Forward, backward, the wait for communication, compression and the
   // rest, back to back: the wait right after backward lines up with the
@@ -76,14 +72,13 @@ nlohmann::json IterationTimeline(const ReplayResult& r, int epoch, const Measure
   Events ev;
   if (measured) {
     const IterationRecord& it = measured->record;
-    ev.Name(kMeasuredPid, "measured: " + r.trace + ", rank 0, epoch " + std::to_string(it.epoch) +
-                              " iteration " + std::to_string(it.iteration));
+    ev.Name(kMeasuredPid, "measured: " + r.trace + ", rank 0, epoch " + std::to_string(it.epoch) + " iteration " +
+                              std::to_string(it.iteration));
     const double other = std::max(0.0, it.total_s - it.forward_s - it.backward_s - it.compress_s - it.comm_s);
-    ev.Phases(kMeasuredPid, it.forward_s, it.backward_s, it.compress_s, it.comm_s, other,
-              "blocked on communication");
+    ev.Phases(kMeasuredPid, it.forward_s, it.backward_s, it.compress_s, it.comm_s, other, "blocked on communication");
     for (const CollectiveRecord& c : measured->collectives) {
-      ev.Span(kMeasuredPid, kCollectivesTid, c.tag + " bucket " + std::to_string(c.bucket), c.start_s,
-              c.duration_s, {{"op", ToString(c.op)}, {"bytes", c.bytes}});
+      ev.Span(kMeasuredPid, kCollectivesTid, c.tag + " bucket " + std::to_string(c.bucket), c.start_s, c.duration_s,
+              {{"op", ToString(c.op)}, {"bytes", c.bytes}});
     }
     for (const GradReadyRecord& g : measured->grad_ready) {
       ev.Instant(kMeasuredPid, kComputeTid, "gradient ready: layer " + std::to_string(g.layer_id),
@@ -104,8 +99,7 @@ nlohmann::json IterationTimeline(const ReplayResult& r, int epoch, const Measure
   for (size_t i = 0; i < pattern.calls.size(); ++i) {
     const CollectiveCall& c = pattern.calls[i];
     if (c.bucket != last_bucket) {
-      ev.Instant(kReplayedPid, kCollectivesTid, "bucket " + std::to_string(c.bucket) + " ready",
-                 forward + c.ready_s);
+      ev.Instant(kReplayedPid, kCollectivesTid, "bucket " + std::to_string(c.bucket) + " ready", forward + c.ready_s);
       last_bucket = c.bucket;
     }
     ev.Span(kReplayedPid, kCollectivesTid, c.tag + " bucket " + std::to_string(c.bucket),

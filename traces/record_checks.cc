@@ -20,26 +20,21 @@ namespace {
 // A description asking a column for a check its type cannot make is a bug
 // in trace_tables.cc, found by the first test that writes such a row.
 [[noreturn]] void Unsupported(ValueCheck check, const std::string& name) {
-  throw std::logic_error("trace column " + name + " cannot have check " +
-                         std::to_string(static_cast<int>(check)));
+  throw std::logic_error("trace column " + name + " cannot have check " + std::to_string(static_cast<int>(check)));
 }
 
-void InRange(int64_t v, int64_t end, const std::string& where, const char* column,
-             const char* bound) {
+void InRange(int64_t v, int64_t end, const std::string& where, const char* column, const char* bound) {
   if (v < 0 || v >= end) {
-    throw TraceError(TraceErrorCode::kOutOfRange,
-                     where + ": " + column + " " + std::to_string(v) + " is outside [0, " +
-                         std::to_string(end) + ") (" + bound + ")");
+    throw TraceError(TraceErrorCode::kOutOfRange, where + ": " + column + " " + std::to_string(v) + " is outside [0, " +
+                                                      std::to_string(end) + ") (" + bound + ")");
   }
 }
 
 // Checks the (epoch, iteration, rank) key the per-iteration tables share and
 // returns the row's description for later messages.
-std::string CheckIterationKey(const char* table, int epoch, int64_t iteration, int rank,
-                              const RunInfo& run) {
-  const std::string where = std::string(table) + " row for epoch " + std::to_string(epoch) +
-                            " iteration " + std::to_string(iteration) + " rank " +
-                            std::to_string(rank);
+std::string CheckIterationKey(const char* table, int epoch, int64_t iteration, int rank, const RunInfo& run) {
+  const std::string where = std::string(table) + " row for epoch " + std::to_string(epoch) + " iteration " +
+                            std::to_string(iteration) + " rank " + std::to_string(rank);
   InRange(epoch, run.epochs_planned, where, "epoch", "run.epochs_planned");
   InRange(rank, run.world_size, where, "rank", "run.world_size");
   return where;
@@ -48,7 +43,6 @@ std::string CheckIterationKey(const char* table, int epoch, int64_t iteration, i
 std::string EpochWhere(const char* table, int epoch) {
   return std::string(table) + " row for epoch " + std::to_string(epoch);
 }
-
 
 void CheckLevel(double level, Scheme scheme, const std::string& where, const char* column) {
   const std::string problem = LevelProblem(scheme, level);
@@ -64,8 +58,7 @@ std::vector<int64_t> ParseShape(const std::string& text) {
   while (true) {
     const auto comma = text.find(',', pos);
     const std::string part = text.substr(pos, comma - pos);
-    if (part.empty() || part.size() > 12 ||
-        part.find_first_not_of("0123456789") != std::string::npos) {
+    if (part.empty() || part.size() > 12 || part.find_first_not_of("0123456789") != std::string::npos) {
       Invalid("layers.shape", "'" + text + "' is not a comma-separated list of sizes");
     }
     shape.push_back(std::stoll(part));
@@ -121,8 +114,7 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
   Unsupported(check, name);
 }
 
-void CheckValue(const std::string& v, ValueCheck check, const std::string& where,
-                const std::string& name) {
+void CheckValue(const std::string& v, ValueCheck check, const std::string& where, const std::string& name) {
   if (check == ValueCheck::kAny) return;
   if (check != ValueCheck::kNotEmpty) Unsupported(check, name);
   if (v.empty()) Invalid(where, name + " is empty");
@@ -138,8 +130,7 @@ void CheckLayer(const LayerInfo& layer, int expected_id) {
   const std::string where = "layers row " + std::to_string(expected_id);
   if (layer.layer_id != expected_id) {
     throw TraceError(TraceErrorCode::kInconsistent,
-                     where + ": layer ids must run 0..L-1 without gaps (found " +
-                         std::to_string(layer.layer_id) + ")");
+                     where + ": layer ids must run 0..L-1 without gaps (found " + std::to_string(layer.layer_id) + ")");
   }
   LayersTable().CheckValues(layer, where);
   int64_t product = 1;
@@ -149,9 +140,8 @@ void CheckLayer(const LayerInfo& layer, int expected_id) {
     product *= d;
   }
   if (product != layer.numel) {
-    throw TraceError(TraceErrorCode::kInconsistent,
-                     where + ": numel " + std::to_string(layer.numel) +
-                         " is not the product of shape " + FormatShape(layer.shape));
+    throw TraceError(TraceErrorCode::kInconsistent, where + ": numel " + std::to_string(layer.numel) +
+                                                        " is not the product of shape " + FormatShape(layer.shape));
   }
 }
 
@@ -162,8 +152,8 @@ void CheckEpoch(const EpochRecord& e, const RunInfo& run) {
 }
 
 void CheckEpochLayer(const EpochLayerRecord& row, const RunInfo& run, int num_layers) {
-  const std::string where = "epoch_layers row for epoch " + std::to_string(row.epoch) +
-                            " layer " + std::to_string(row.layer_id);
+  const std::string where =
+      "epoch_layers row for epoch " + std::to_string(row.epoch) + " layer " + std::to_string(row.layer_id);
   InRange(row.epoch, run.epochs_planned, where, "epoch", "run.epochs_planned");
   InRange(row.layer_id, num_layers, where, "layer_id", "number of layers");
   EpochLayersTable().CheckValues(row, where);
@@ -171,21 +161,18 @@ void CheckEpochLayer(const EpochLayerRecord& row, const RunInfo& run, int num_la
 }
 
 void CheckIteration(const IterationRecord& row, const RunInfo& run) {
-  const std::string where =
-      CheckIterationKey("iterations", row.epoch, row.iteration, row.rank, run);
+  const std::string where = CheckIterationKey("iterations", row.epoch, row.iteration, row.rank, run);
   IterationsTable().CheckValues(row, where);
 }
 
 void CheckGradReady(const GradReadyRecord& row, const RunInfo& run, int num_layers) {
-  const std::string where =
-      CheckIterationKey("grad_ready", row.epoch, row.iteration, row.rank, run);
+  const std::string where = CheckIterationKey("grad_ready", row.epoch, row.iteration, row.rank, run);
   InRange(row.layer_id, num_layers, where, "layer_id", "number of layers");
   GradReadyTable().CheckValues(row, where);
 }
 
 void CheckCollective(const CollectiveRecord& row, const RunInfo& run) {
-  const std::string where =
-      CheckIterationKey("collectives", row.epoch, row.iteration, row.rank, run);
+  const std::string where = CheckIterationKey("collectives", row.epoch, row.iteration, row.rank, run);
   CollectivesTable().CheckValues(row, where);
 }
 

@@ -33,8 +33,7 @@ enum class ValueCheck {
 // mistake in trace_tables.cc, not in the file.
 void CheckValue(int64_t value, ValueCheck check, const std::string& where, const std::string& name);
 void CheckValue(double value, ValueCheck check, const std::string& where, const std::string& name);
-void CheckValue(const std::string& value, ValueCheck check, const std::string& where,
-                const std::string& name);
+void CheckValue(const std::string& value, ValueCheck check, const std::string& where, const std::string& name);
 
 void CheckRun(const RunInfo& run);
 // `expected_id` is the layer's position in the layer list.

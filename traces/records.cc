@@ -19,8 +19,7 @@ const char* NameOf(const std::array<std::pair<Enum, const char*>, N>& table, Enu
 }
 
 template <typename Enum, size_t N>
-std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& table,
-                            const std::string& name) {
+std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& table, const std::string& name) {
   for (const auto& [e, n] : table) {
     if (name == n) return e;
   }
@@ -79,11 +78,7 @@ std::optional<Scheme> ParseScheme(const std::string& name) {
   return std::nullopt;
 }
 std::optional<Policy> ParsePolicy(const std::string& name) { return ValueOf(kPolicies, name); }
-std::optional<RunStatus> ParseRunStatus(const std::string& name) {
-  return ValueOf(kStatuses, name);
-}
-std::optional<CollectiveOp> ParseCollectiveOp(const std::string& name) {
-  return ValueOf(kOps, name);
-}
+std::optional<RunStatus> ParseRunStatus(const std::string& name) { return ValueOf(kStatuses, name); }
+std::optional<CollectiveOp> ParseCollectiveOp(const std::string& name) { return ValueOf(kOps, name); }
 
 }  // namespace accordion

@@ -59,8 +59,8 @@ struct RunInfo {
   double eta = 0.5;       // Accordion threshold
   int interval = 10;      // Accordion check interval, epochs
   int world_size = 1;
-  std::string backend;  // gloo, nccl, synthetic
-  std::string device;   // cpu, cuda, ...
+  std::string backend;     // gloo, nccl, synthetic
+  std::string device;      // cpu, cuda, ...
   int64_t batch_size = 0;  // global batch size at the start of the run
   int epochs_planned = 0;
   int64_t seed = 0;
@@ -88,18 +88,18 @@ struct LayerInfo {
 struct EpochRecord {
   int epoch = 0;
   double lr = 0;
-  int64_t batch_size = 0;  // global batch size used in this epoch
-  int64_t iterations = 0;  // optimizer steps (communication rounds) in this epoch
-  bool critical = false;   // whole-model regime in this epoch
+  int64_t batch_size = 0;      // global batch size used in this epoch
+  int64_t iterations = 0;      // optimizer steps (communication rounds) in this epoch
+  bool critical = false;       // whole-model regime in this epoch
   double model_grad_norm = 0;  // norm of the epoch's accumulated raw gradient, whole model
   double train_loss = 0;
   double train_acc = 0;
   double test_loss = 0;
   double test_acc = 0;
-  double compute_s = 0;   // forward + backward, summed over the epoch (rank 0)
-  double compress_s = 0;  // compression and decompression
-  double comm_s = 0;      // time blocked in communication (not hidden by backward)
-  double total_s = 0;     // wall time of the epoch
+  double compute_s = 0;    // forward + backward, summed over the epoch (rank 0)
+  double compress_s = 0;   // compression and decompression
+  double comm_s = 0;       // time blocked in communication (not hidden by backward)
+  double total_s = 0;      // wall time of the epoch
   double floats_sent = 0;  // floats sent by one worker during the epoch
 };
 
@@ -141,12 +141,12 @@ struct CollectiveRecord {
   int epoch = 0;
   int64_t iteration = 0;
   int rank = 0;
-  int seq = 0;          // order of issue within the iteration
+  int seq = 0;  // order of issue within the iteration
   CollectiveOp op = CollectiveOp::kAllReduce;
-  int bucket = 0;       // gradient bucket it carries
-  std::string tag;      // what it carries: dense, powersgd-p, powersgd-q, topk, ...
-  int64_t bytes = 0;    // payload one rank contributes
-  double start_s = 0;   // relative to the start of the iteration
+  int bucket = 0;      // gradient bucket it carries
+  std::string tag;     // what it carries: dense, powersgd-p, powersgd-q, topk, ...
+  int64_t bytes = 0;   // payload one rank contributes
+  double start_s = 0;  // relative to the start of the iteration
   double duration_s = 0;
 };
 

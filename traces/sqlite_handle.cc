@@ -92,8 +92,7 @@ SqliteStatement& SqliteStatement::Bind(int index, double value) {
   return *this;
 }
 SqliteStatement& SqliteStatement::Bind(int index, const std::string& value) {
-  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()),
-                    SQLITE_TRANSIENT);
+  sqlite3_bind_text(stmt_, index, value.data(), static_cast<int>(value.size()), SQLITE_TRANSIENT);
   return *this;
 }
 SqliteStatement& SqliteStatement::BindNull(int index) {
@@ -121,14 +120,11 @@ void SqliteStatement::Reset() {
   sqlite3_clear_bindings(stmt_);
 }
 
-bool SqliteStatement::IsNull(int column) const {
-  return sqlite3_column_type(stmt_, column) == SQLITE_NULL;
-}
+bool SqliteStatement::IsNull(int column) const { return sqlite3_column_type(stmt_, column) == SQLITE_NULL; }
 
 int64_t SqliteStatement::Int(int column, const char* what) const {
   if (sqlite3_column_type(stmt_, column) != SQLITE_INTEGER) {
-    throw TraceError(TraceErrorCode::kInvalidValue,
-                     db_.path() + ": " + what + " is not an integer");
+    throw TraceError(TraceErrorCode::kInvalidValue, db_.path() + ": " + what + " is not an integer");
   }
   return sqlite3_column_int64(stmt_, column);
 }
@@ -138,8 +134,7 @@ double SqliteStatement::Real(int column, const char* what) const {
   if (type != SQLITE_FLOAT && type != SQLITE_INTEGER) {
     // SQLite stores NaN as NULL, so a NULL here is most often a NaN written.
     throw TraceError(TraceErrorCode::kInvalidValue,
-                     db_.path() + ": " + what +
-                         (type == SQLITE_NULL ? " is NULL or NaN" : " is not a number"));
+                     db_.path() + ": " + what + (type == SQLITE_NULL ? " is NULL or NaN" : " is not a number"));
   }
   return sqlite3_column_double(stmt_, column);
 }

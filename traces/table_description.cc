@@ -13,9 +13,7 @@ namespace {
 std::optional<Scheme> ParseName(const std::string& name, Scheme*) { return ParseScheme(name); }
 std::optional<Policy> ParseName(const std::string& name, Policy*) { return ParsePolicy(name); }
 std::optional<RunStatus> ParseName(const std::string& name, RunStatus*) { return ParseRunStatus(name); }
-std::optional<CollectiveOp> ParseName(const std::string& name, CollectiveOp*) {
-  return ParseCollectiveOp(name);
-}
+std::optional<CollectiveOp> ParseName(const std::string& name, CollectiveOp*) { return ParseCollectiveOp(name); }
 
 }  // namespace
 
@@ -63,14 +61,12 @@ int ColumnType<int>::Read(const SqliteStatement& st, int column, const char* wha
   const int64_t v = st.Int(column, what);
   // Far inside int, so sums and products of ids stay in range.
   if (v < -(int64_t{1} << 30) || v > (int64_t{1} << 30)) {
-    throw TraceError(TraceErrorCode::kOutOfRange,
-                     std::string(what) + " " + std::to_string(v) + " is out of range");
+    throw TraceError(TraceErrorCode::kOutOfRange, std::string(what) + " " + std::to_string(v) + " is out of range");
   }
   return static_cast<int>(v);
 }
 
-void ColumnType<int>::Check(int value, ValueCheck check, const std::string& where,
-                            const std::string& name) {
+void ColumnType<int>::Check(int value, ValueCheck check, const std::string& where, const std::string& name) {
   CheckValue(int64_t{value}, check, where, name);
 }
 
@@ -80,21 +76,17 @@ int64_t ColumnType<int64_t>::Read(const SqliteStatement& st, int column, const c
   return st.Int(column, what);
 }
 
-void ColumnType<int64_t>::Check(int64_t value, ValueCheck check, const std::string& where,
-                                const std::string& name) {
+void ColumnType<int64_t>::Check(int64_t value, ValueCheck check, const std::string& where, const std::string& name) {
   CheckValue(value, check, where, name);
 }
 
-void ColumnType<bool>::Bind(SqliteStatement& st, int index, bool value) {
-  st.Bind(index, int64_t{value ? 1 : 0});
-}
+void ColumnType<bool>::Bind(SqliteStatement& st, int index, bool value) { st.Bind(index, int64_t{value ? 1 : 0}); }
 
 bool ColumnType<bool>::Read(const SqliteStatement& st, int column, const char* what) {
   return st.Int(column, what) != 0;
 }
 
-void ColumnType<bool>::Check(bool value, ValueCheck check, const std::string& where,
-                             const std::string& name) {
+void ColumnType<bool>::Check(bool value, ValueCheck check, const std::string& where, const std::string& name) {
   CheckValue(int64_t{value ? 1 : 0}, check, where, name);
 }
 
@@ -104,18 +96,15 @@ double ColumnType<double>::Read(const SqliteStatement& st, int column, const cha
   return st.Real(column, what);
 }
 
-void ColumnType<double>::Check(double value, ValueCheck check, const std::string& where,
-                               const std::string& name) {
+void ColumnType<double>::Check(double value, ValueCheck check, const std::string& where, const std::string& name) {
   CheckValue(value, check, where, name);
 }
 
-void ColumnType<std::optional<double>>::Bind(SqliteStatement& st, int index,
-                                             const std::optional<double>& value) {
+void ColumnType<std::optional<double>>::Bind(SqliteStatement& st, int index, const std::optional<double>& value) {
   st.Bind(index, value);
 }
 
-std::optional<double> ColumnType<std::optional<double>>::Read(const SqliteStatement& st, int column,
-                                                             const char* what) {
+std::optional<double> ColumnType<std::optional<double>>::Read(const SqliteStatement& st, int column, const char* what) {
   return st.OptionalReal(column, what);
 }
 
@@ -124,26 +113,22 @@ void ColumnType<std::optional<double>>::Check(const std::optional<double>& value
   if (value) CheckValue(*value, check, where, name);
 }
 
-void ColumnType<std::string>::Bind(SqliteStatement& st, int index, const std::string& value) {
-  st.Bind(index, value);
-}
+void ColumnType<std::string>::Bind(SqliteStatement& st, int index, const std::string& value) { st.Bind(index, value); }
 
 std::string ColumnType<std::string>::Read(const SqliteStatement& st, int column, const char* what) {
   return st.Text(column, what);
 }
 
-void ColumnType<std::string>::Check(const std::string& value, ValueCheck check,
-                                    const std::string& where, const std::string& name) {
+void ColumnType<std::string>::Check(const std::string& value, ValueCheck check, const std::string& where,
+                                    const std::string& name) {
   CheckValue(value, check, where, name);
 }
 
-void ColumnType<std::vector<int64_t>>::Bind(SqliteStatement& st, int index,
-                                            const std::vector<int64_t>& value) {
+void ColumnType<std::vector<int64_t>>::Bind(SqliteStatement& st, int index, const std::vector<int64_t>& value) {
   st.Bind(index, FormatShape(value));
 }
 
-std::vector<int64_t> ColumnType<std::vector<int64_t>>::Read(const SqliteStatement& st, int column,
-                                                           const char* what) {
+std::vector<int64_t> ColumnType<std::vector<int64_t>>::Read(const SqliteStatement& st, int column, const char* what) {
   return ParseShape(st.Text(column, what));
 }
 
@@ -168,8 +153,7 @@ Enum EnumColumnType<Enum>::Read(const SqliteStatement& st, int column, const cha
 }
 
 template <typename Enum>
-void EnumColumnType<Enum>::Check(Enum value, ValueCheck check, const std::string& where,
-                                 const std::string& name) {
+void EnumColumnType<Enum>::Check(Enum value, ValueCheck check, const std::string& where, const std::string& name) {
   CheckValue(std::string(ToString(value)), check, where, name);
 }
 

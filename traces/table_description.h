@@ -108,8 +108,7 @@ struct ColumnType<std::string> {
   static constexpr bool kNullable = false;
   static void Bind(SqliteStatement& st, int index, const std::string& value);
   static std::string Read(const SqliteStatement& st, int column, const char* what);
-  static void Check(const std::string& value, ValueCheck check, const std::string& where,
-                    const std::string& name);
+  static void Check(const std::string& value, ValueCheck check, const std::string& where, const std::string& name);
 };
 
 template <>
@@ -146,8 +145,7 @@ struct NullWhenEmptyText {
   static constexpr bool kNullable = true;
   static void Bind(SqliteStatement& st, int index, const std::string& value);
   static std::string Read(const SqliteStatement& st, int column, const char* what);
-  static void Check(const std::string& value, ValueCheck check, const std::string& where,
-                    const std::string& name);
+  static void Check(const std::string& value, ValueCheck check, const std::string& where, const std::string& name);
 };
 
 // One column of a table of `Record`s; made by Column() and its siblings.

@@ -10,29 +10,28 @@
 namespace accordion {
 
 enum class TraceErrorCode {
-  kNotFound,         // no such file, or it cannot be opened
-  kNotSqlite,        // the bytes are not an SQLite database
-  kTruncated,        // shorter than its own header says
-  kCorrupt,          // SQLite reports damaged pages
-  kNotATrace,        // an SQLite file, but not an Accordion trace
-  kNewerVersion,     // written by a newer toolkit with a schema we do not know
-  kUnknownVersion,   // the schema version is missing or not a version at all
+  kNotFound,        // no such file, or it cannot be opened
+  kNotSqlite,       // the bytes are not an SQLite database
+  kTruncated,       // shorter than its own header says
+  kCorrupt,         // SQLite reports damaged pages
+  kNotATrace,       // an SQLite file, but not an Accordion trace
+  kNewerVersion,    // written by a newer toolkit with a schema we do not know
+  kUnknownVersion,  // the schema version is missing or not a version at all
   kMissingTable,
   kMissingColumn,
-  kMissingRow,       // a required row (the run row) is absent
-  kInvalidValue,     // NaN, infinite, negative or unknown where impossible
-  kOutOfRange,       // an epoch, layer or rank beyond what the trace declares
-  kInconsistent,     // rows that disagree with each other
-  kIo,               // the file could not be written
-  kBusy,             // another process is writing the trace
+  kMissingRow,    // a required row (the run row) is absent
+  kInvalidValue,  // NaN, infinite, negative or unknown where impossible
+  kOutOfRange,    // an epoch, layer or rank beyond what the trace declares
+  kInconsistent,  // rows that disagree with each other
+  kIo,            // the file could not be written
+  kBusy,          // another process is writing the trace
 };
 
 const char* ToString(TraceErrorCode code);
 
 class TraceError : public InputError {
  public:
-  TraceError(TraceErrorCode code, const std::string& message)
-      : InputError(message), code_(code) {}
+  TraceError(TraceErrorCode code, const std::string& message) : InputError(message), code_(code) {}
   TraceErrorCode code() const { return code_; }
 
  private:

@@ -47,9 +47,7 @@ nlohmann::json CellJson(const Cell& cell) {
   struct Visitor {
     nlohmann::json operator()(std::monostate) const { return nullptr; }
     nlohmann::json operator()(int64_t v) const { return v; }
-    nlohmann::json operator()(double v) const {
-      return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr);
-    }
+    nlohmann::json operator()(double v) const { return std::isfinite(v) ? nlohmann::json(v) : nlohmann::json(nullptr); }
     nlohmann::json operator()(const std::string& v) const { return v; }
   };
   return std::visit(Visitor{}, cell);

@@ -24,8 +24,7 @@ uint32_t BigEndian32(const unsigned char* p) {
 
 }  // namespace
 
-TraceReader::TraceReader(std::string path, std::unique_ptr<SqliteDb> db)
-    : path_(std::move(path)), db_(std::move(db)) {}
+TraceReader::TraceReader(std::string path, std::unique_ptr<SqliteDb> db) : path_(std::move(path)), db_(std::move(db)) {}
 
 TraceReader::~TraceReader() = default;
 
@@ -63,8 +62,7 @@ void TraceReader::CheckFileHeader() {
   }
   if (got < header.size()) {
     throw TraceError(TraceErrorCode::kTruncated,
-                     path_ + ": truncated inside the SQLite header (" + std::to_string(size) +
-                         " bytes)");
+                     path_ + ": truncated inside the SQLite header (" + std::to_string(size) + " bytes)");
   }
   uint32_t page_size = (uint32_t{header[16]} << 8) | header[17];
   if (page_size == 1) page_size = 65536;
@@ -79,9 +77,9 @@ void TraceReader::CheckFileHeader() {
   std::ifstream wal(path_ + "-wal", std::ios::binary | std::ios::ate);
   const bool wal_holds_pages = wal && wal.tellg() > 0;
   if (count_valid && page_count > 0 && uint64_t{page_count} * page_size > size && !wal_holds_pages) {
-    throw TraceError(TraceErrorCode::kTruncated,
-                     path_ + ": truncated: " + std::to_string(size) + " bytes, header says " +
-                         std::to_string(uint64_t{page_count} * page_size));
+    throw TraceError(TraceErrorCode::kTruncated, path_ + ": truncated: " + std::to_string(size) +
+                                                     " bytes, header says " +
+                                                     std::to_string(uint64_t{page_count} * page_size));
   }
 }
 
@@ -95,8 +93,7 @@ void TraceReader::CheckStructure() {
     }
   }
   if (!db_->TableExists("meta")) {
-    throw TraceError(TraceErrorCode::kNotATrace,
-                     path_ + ": an SQLite file but not an Accordion trace (no meta table)");
+    throw TraceError(TraceErrorCode::kNotATrace, path_ + ": an SQLite file but not an Accordion trace (no meta table)");
   }
   if (!db_->ColumnExists("meta", "key") || !db_->ColumnExists("meta", "value")) {
     throw TraceError(TraceErrorCode::kNotATrace, path_ + ": meta table has no key/value columns");
@@ -123,14 +120,13 @@ void TraceReader::CheckStructure() {
   }
   schema_version_ = std::stoi(text);
   if (schema_version_ > kTraceSchemaVersion) {
-    throw TraceError(TraceErrorCode::kNewerVersion,
-                     path_ + ": schema version " + text + " is newer than this toolkit reads (" +
-                         std::to_string(kTraceSchemaVersion) + "); upgrade accordion");
+    throw TraceError(TraceErrorCode::kNewerVersion, path_ + ": schema version " + text +
+                                                        " is newer than this toolkit reads (" +
+                                                        std::to_string(kTraceSchemaVersion) + "); upgrade accordion");
   }
   for (const TableSpec& table : TraceTables()) {
     if (!db_->TableExists(table.name)) {
-      throw TraceError(TraceErrorCode::kMissingTable,
-                       path_ + ": missing table '" + table.name + "'");
+      throw TraceError(TraceErrorCode::kMissingTable, path_ + ": missing table '" + table.name + "'");
     }
     for (const char* column : table.columns) {
       if (!db_->ColumnExists(table.name, column)) {
@@ -158,8 +154,8 @@ void Checked(const std::string& path, Fn&& fn) {
 // Reads `table` in key order (`filter`, bound by `bind`, may narrow it) and
 // hands each row to `fn`, which checks it.
 template <typename Record, typename Bind, typename Fn>
-void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table,
-              const std::string& filter, Bind&& bind, Fn&& fn) {
+void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table, const std::string& filter, Bind&& bind,
+              Fn&& fn) {
   SqliteStatement st(db, table.SelectSql(filter));
   bind(st);
   Checked(path, [&] {
@@ -169,7 +165,8 @@ void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table,
 
 template <typename Record, typename Fn>
 void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table, Fn&& fn) {
-  ReadRows(db, path, table, "", [](SqliteStatement&) {}, std::forward<Fn>(fn));
+  ReadRows(
+      db, path, table, "", [](SqliteStatement&) {}, std::forward<Fn>(fn));
 }
 
 }  // namespace
@@ -201,8 +198,7 @@ std::vector<EpochRecord> TraceReader::Epochs() {
   ReadRows(*db_, path_, EpochsTable(), [&](const EpochRecord& e) {
     CheckEpoch(e, run_);
     if (!out.empty() && e.epoch == out.back().epoch) {
-      throw TraceError(TraceErrorCode::kInconsistent,
-                       "epochs: epoch " + std::to_string(e.epoch) + " appears twice");
+      throw TraceError(TraceErrorCode::kInconsistent, "epochs: epoch " + std::to_string(e.epoch) + " appears twice");
     }
     out.push_back(e);
   });
@@ -267,24 +263,25 @@ void BindStep(SqliteStatement& st, const std::optional<StepKey>& step) {
 
 void TraceReader::ForEachGradReadyWhere(const std::optional<StepKey>& step,
                                         const std::function<void(const GradReadyRecord&)>& fn) {
-  ReadRows(*db_, path_, GradReadyTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
-           [&](const GradReadyRecord& r) {
-             CheckGradReady(r, run_, num_layers());
-             fn(r);
-           });
+  ReadRows(
+      *db_, path_, GradReadyTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+      [&](const GradReadyRecord& r) {
+        CheckGradReady(r, run_, num_layers());
+        fn(r);
+      });
 }
 
 void TraceReader::ForEachCollectiveWhere(const std::optional<StepKey>& step,
-                                        const std::function<void(const CollectiveRecord&)>& fn) {
-  ReadRows(*db_, path_, CollectivesTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
-           [&](const CollectiveRecord& r) {
-             CheckCollective(r, run_);
-             fn(r);
-           });
+                                         const std::function<void(const CollectiveRecord&)>& fn) {
+  ReadRows(
+      *db_, path_, CollectivesTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+      [&](const CollectiveRecord& r) {
+        CheckCollective(r, run_);
+        fn(r);
+      });
 }
 
-void TraceReader::ForEachRow(const std::string& table,
-                             const std::function<void(const std::vector<Cell>&)>& fn) {
+void TraceReader::ForEachRow(const std::string& table, const std::function<void(const std::vector<Cell>&)>& fn) {
   const TableSpec* spec = nullptr;
   for (const TableSpec& t : TraceTables()) {
     if (table == t.name) spec = &t;

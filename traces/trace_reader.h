@@ -58,8 +58,7 @@ class TraceReader {
   void ForEachCollective(const StepKey& step, const std::function<void(const CollectiveRecord&)>& fn);
 
   // Streams any table's columns, as schema.h lists them, in key order.
-  void ForEachRow(const std::string& table,
-                  const std::function<void(const std::vector<Cell>&)>& fn);
+  void ForEachRow(const std::string& table, const std::function<void(const std::vector<Cell>&)>& fn);
 
   int64_t CountRows(const std::string& table);
 
@@ -72,8 +71,7 @@ class TraceReader {
   void CheckStructure();
   void LoadRun();
   void LoadLayers();
-  void ForEachGradReadyWhere(const std::optional<StepKey>& step,
-                             const std::function<void(const GradReadyRecord&)>& fn);
+  void ForEachGradReadyWhere(const std::optional<StepKey>& step, const std::function<void(const GradReadyRecord&)>& fn);
   void ForEachCollectiveWhere(const std::optional<StepKey>& step,
                               const std::function<void(const CollectiveRecord&)>& fn);
 

@@ -18,38 +18,36 @@ constexpr ValueCheck kNotEmpty = ValueCheck::kNotEmpty;
 
 const Table<MetaEntry>& MetaTable() {
   static const Table<MetaEntry> table("meta", {"key"},
-                                      {Column("key", &MetaEntry::key),
-                                       Column("value", &MetaEntry::value)});
+                                      {Column("key", &MetaEntry::key), Column("value", &MetaEntry::value)});
   return table;
 }
 
 const Table<RunInfo>& RunTable() {
   using R = RunInfo;
-  static const Table<RunInfo> table(
-      "run", {"id"},
-      {ConstantColumn<R>("id", 1),
-       Column("status", &R::status),
-       Column("synthetic", &R::synthetic),
-       Column("model", &R::model, kNotEmpty),
-       Column("dataset", &R::dataset),
-       Column("train_samples", &R::train_samples, kAtLeastOne),
-       Column("scheme", &R::scheme),
-       Column("policy", &R::policy),
-       Column("level_low", &R::level_low, kAny),    // a level of the scheme
-       Column("level_high", &R::level_high, kAny),  // a level of the scheme
-       Column("eta", &R::eta, kNonNegative),
-       Column("interval", &R::interval, kAtLeastOne),
-       Column("world_size", &R::world_size, kAtLeastOne),
-       Column("backend", &R::backend),
-       Column("device", &R::device),
-       Column("batch_size", &R::batch_size, kAtLeastOne),
-       Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
-       Column("seed", &R::seed),
-       Column("config_json", &R::config_json),
-       Column("versions_json", &R::versions_json),
-       Column("started_utc", &R::started_utc),
-       NullWhenEmptyColumn("finished_utc", &R::finished_utc)},
-      /*key_check=*/"id = 1");
+  static const Table<RunInfo> table("run", {"id"},
+                                    {ConstantColumn<R>("id", 1),
+                                     Column("status", &R::status),
+                                     Column("synthetic", &R::synthetic),
+                                     Column("model", &R::model, kNotEmpty),
+                                     Column("dataset", &R::dataset),
+                                     Column("train_samples", &R::train_samples, kAtLeastOne),
+                                     Column("scheme", &R::scheme),
+                                     Column("policy", &R::policy),
+                                     Column("level_low", &R::level_low, kAny),    // a level of the scheme
+                                     Column("level_high", &R::level_high, kAny),  // a level of the scheme
+                                     Column("eta", &R::eta, kNonNegative),
+                                     Column("interval", &R::interval, kAtLeastOne),
+                                     Column("world_size", &R::world_size, kAtLeastOne),
+                                     Column("backend", &R::backend),
+                                     Column("device", &R::device),
+                                     Column("batch_size", &R::batch_size, kAtLeastOne),
+                                     Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
+                                     Column("seed", &R::seed),
+                                     Column("config_json", &R::config_json),
+                                     Column("versions_json", &R::versions_json),
+                                     Column("started_utc", &R::started_utc),
+                                     NullWhenEmptyColumn("finished_utc", &R::finished_utc)},
+                                    /*key_check=*/"id = 1");
   return table;
 }
 
@@ -57,13 +55,10 @@ const Table<LayerInfo>& LayersTable() {
   using R = LayerInfo;
   static const Table<LayerInfo> table(
       "layers", {"layer_id"},
-      {Column("layer_id", &R::layer_id),  // 0..L-1
-       Column("name", &R::name, kNotEmpty),
-       Column("shape", &R::shape),  // its product is numel
-       Column("numel", &R::numel, kAtLeastOne),
-       Column("compressible", &R::compressible),
-       Column("floats_dense", &R::floats_dense, kNonNegative),
-       Column("floats_low", &R::floats_low, kNonNegative),
+      {Column("layer_id", &R::layer_id),                                 // 0..L-1
+       Column("name", &R::name, kNotEmpty), Column("shape", &R::shape),  // its product is numel
+       Column("numel", &R::numel, kAtLeastOne), Column("compressible", &R::compressible),
+       Column("floats_dense", &R::floats_dense, kNonNegative), Column("floats_low", &R::floats_low, kNonNegative),
        Column("floats_high", &R::floats_high, kNonNegative)});
   return table;
 }
@@ -72,20 +67,13 @@ const Table<EpochRecord>& EpochsTable() {
   using R = EpochRecord;
   static const Table<EpochRecord> table(
       "epochs", {"epoch"},
-      {Column("epoch", &R::epoch),
-       Column("lr", &R::lr, kNonNegative),
-       Column("batch_size", &R::batch_size, kAtLeastOne),
-       Column("iterations", &R::iterations, kNonNegative),
-       Column("critical", &R::critical),
-       Column("model_grad_norm", &R::model_grad_norm, kNonNegative),
-       Column("train_loss", &R::train_loss, kNonNegative),
-       Column("train_acc", &R::train_acc, kFraction),
-       Column("test_loss", &R::test_loss, kNonNegative),
-       Column("test_acc", &R::test_acc, kFraction),
-       Column("compute_s", &R::compute_s, kNonNegative),
-       Column("compress_s", &R::compress_s, kNonNegative),
-       Column("comm_s", &R::comm_s, kNonNegative),
-       Column("total_s", &R::total_s, kNonNegative),
+      {Column("epoch", &R::epoch), Column("lr", &R::lr, kNonNegative),
+       Column("batch_size", &R::batch_size, kAtLeastOne), Column("iterations", &R::iterations, kNonNegative),
+       Column("critical", &R::critical), Column("model_grad_norm", &R::model_grad_norm, kNonNegative),
+       Column("train_loss", &R::train_loss, kNonNegative), Column("train_acc", &R::train_acc, kFraction),
+       Column("test_loss", &R::test_loss, kNonNegative), Column("test_acc", &R::test_acc, kFraction),
+       Column("compute_s", &R::compute_s, kNonNegative), Column("compress_s", &R::compress_s, kNonNegative),
+       Column("comm_s", &R::comm_s, kNonNegative), Column("total_s", &R::total_s, kNonNegative),
        Column("floats_sent", &R::floats_sent, kNonNegative)});
   return table;
 }
@@ -94,12 +82,9 @@ const Table<EpochLayerRecord>& EpochLayersTable() {
   using R = EpochLayerRecord;
   static const Table<EpochLayerRecord> table(
       "epoch_layers", {"epoch", "layer_id"},
-      {Column("epoch", &R::epoch),
-       Column("layer_id", &R::layer_id),
-       Column("grad_norm", &R::grad_norm, kNonNegative),
-       Column("ratio", &R::ratio, kNonNegative),  // NULL where no check ran
-       Column("critical", &R::critical),
-       Column("level", &R::level, kAny),  // a level of the scheme
+      {Column("epoch", &R::epoch), Column("layer_id", &R::layer_id), Column("grad_norm", &R::grad_norm, kNonNegative),
+       Column("ratio", &R::ratio, kNonNegative),                            // NULL where no check ran
+       Column("critical", &R::critical), Column("level", &R::level, kAny),  // a level of the scheme
        Column("floats_sent", &R::floats_sent, kNonNegative)});
   return table;
 }
@@ -108,13 +93,9 @@ const Table<IterationRecord>& IterationsTable() {
   using R = IterationRecord;
   static const Table<IterationRecord> table(
       "iterations", {"epoch", "iteration", "rank"},
-      {Column("epoch", &R::epoch),
-       Column("iteration", &R::iteration, kNonNegative),
-       Column("rank", &R::rank),
-       Column("forward_s", &R::forward_s, kNonNegative),
-       Column("backward_s", &R::backward_s, kNonNegative),
-       Column("compress_s", &R::compress_s, kNonNegative),
-       Column("comm_s", &R::comm_s, kNonNegative),
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
+       Column("forward_s", &R::forward_s, kNonNegative), Column("backward_s", &R::backward_s, kNonNegative),
+       Column("compress_s", &R::compress_s, kNonNegative), Column("comm_s", &R::comm_s, kNonNegative),
        Column("total_s", &R::total_s, kNonNegative)});
   return table;
 }
@@ -123,11 +104,8 @@ const Table<GradReadyRecord>& GradReadyTable() {
   using R = GradReadyRecord;
   static const Table<GradReadyRecord> table(
       "grad_ready", {"epoch", "iteration", "rank", "layer_id"},
-      {Column("epoch", &R::epoch),
-       Column("iteration", &R::iteration, kNonNegative),
-       Column("rank", &R::rank),
-       Column("layer_id", &R::layer_id),
-       Column("offset_s", &R::offset_s, kNonNegative)});
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
+       Column("layer_id", &R::layer_id), Column("offset_s", &R::offset_s, kNonNegative)});
   return table;
 }
 
@@ -135,15 +113,9 @@ const Table<CollectiveRecord>& CollectivesTable() {
   using R = CollectiveRecord;
   static const Table<CollectiveRecord> table(
       "collectives", {"epoch", "iteration", "rank", "seq"},
-      {Column("epoch", &R::epoch),
-       Column("iteration", &R::iteration, kNonNegative),
-       Column("rank", &R::rank),
-       Column("seq", &R::seq, kNonNegative),
-       Column("op", &R::op),
-       Column("bucket", &R::bucket, kNonNegative),
-       Column("tag", &R::tag),
-       Column("bytes", &R::bytes, kNonNegative),
-       Column("start_s", &R::start_s, kNonNegative),
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
+       Column("seq", &R::seq, kNonNegative), Column("op", &R::op), Column("bucket", &R::bucket, kNonNegative),
+       Column("tag", &R::tag), Column("bytes", &R::bytes, kNonNegative), Column("start_s", &R::start_s, kNonNegative),
        Column("duration_s", &R::duration_s, kNonNegative)});
   return table;
 }
@@ -152,19 +124,17 @@ const Table<HessianRecord>& HessianTable() {
   using R = HessianRecord;
   static const Table<HessianRecord> table(
       "hessian", {"epoch", "block"},
-      {Column("epoch", &R::epoch),
-       Column("block", &R::block),  // "" for the whole model
-       Column("eigenvalue", &R::eigenvalue, kFinite),  // negative on non-convex losses
-       Column("iterations", &R::iterations, kNonNegative),
-       Column("seconds", &R::seconds, kNonNegative)});
+      {Column("epoch", &R::epoch), Column("block", &R::block),  // "" for the whole model
+       Column("eigenvalue", &R::eigenvalue, kFinite),           // negative on non-convex losses
+       Column("iterations", &R::iterations, kNonNegative), Column("seconds", &R::seconds, kNonNegative)});
   return table;
 }
 
 const std::vector<const TableLayout*>& TraceTableLayouts() {
   static const std::vector<const TableLayout*> layouts = {
-      &MetaTable().layout(),        &RunTable().layout(),         &LayersTable().layout(),
-      &EpochsTable().layout(),      &EpochLayersTable().layout(), &IterationsTable().layout(),
-      &GradReadyTable().layout(),   &CollectivesTable().layout(), &HessianTable().layout()};
+      &MetaTable().layout(),      &RunTable().layout(),         &LayersTable().layout(),
+      &EpochsTable().layout(),    &EpochLayersTable().layout(), &IterationsTable().layout(),
+      &GradReadyTable().layout(), &CollectivesTable().layout(), &HessianTable().layout()};
   return layouts;
 }
 

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <map>
 
+#include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
 
@@ -14,9 +15,7 @@ namespace {
   throw TraceError(TraceErrorCode::kInconsistent, path + ": " + what);
 }
 
-bool Close(double a, double b) {
-  return std::fabs(a - b) <= 1e-6 * std::max({1.0, std::fabs(a), std::fabs(b)});
-}
+bool Close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
 }  // namespace
 
@@ -46,9 +45,9 @@ TraceSummary ValidateTrace(const std::string& path) {
   }
   auto recorded = [&](int epoch, const char* table) {
     if (epoch >= num_epochs) {
-      throw TraceError(TraceErrorCode::kOutOfRange,
-                       p + ": " + table + " row for epoch " + std::to_string(epoch) +
-                           " but the epochs table ends at " + std::to_string(num_epochs - 1));
+      throw TraceError(TraceErrorCode::kOutOfRange, p + ": " + table + " row for epoch " + std::to_string(epoch) +
+                                                        " but the epochs table ends at " +
+                                                        std::to_string(num_epochs - 1));
     }
   };
 
@@ -61,34 +60,30 @@ TraceSummary ValidateTrace(const std::string& path) {
     floats[r.epoch] += r.floats_sent;
     const bool level_ok = r.level == run.level_low || r.level == run.level_high;
     if (!level_ok) {
-      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " layer " +
-                          std::to_string(r.layer_id) + " uses level " + std::to_string(r.level) +
-                          ", which is neither level_low nor level_high");
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " layer " + std::to_string(r.layer_id) +
+                          " uses level " + std::to_string(r.level) + ", which is neither level_low nor level_high");
     }
-    if (run.scheme == Scheme::kBatch && r.level != static_cast<double>(epochs[r.epoch].batch_size)) {
-      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) +
-                          " level differs from the epoch's batch size");
+    if (Describe(run.scheme).level_kind == LevelKind::kGlobalBatch &&
+        r.level != static_cast<double>(epochs[r.epoch].batch_size)) {
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " level differs from the epoch's batch size");
     }
   }
   for (int e = 0; e < num_epochs; ++e) {
     if (per_epoch[e] != summary.layers) {
-      Inconsistent(p, "epoch_layers: epoch " + std::to_string(e) + " has " +
-                          std::to_string(per_epoch[e]) + " rows for " +
-                          std::to_string(summary.layers) + " layers");
+      Inconsistent(p, "epoch_layers: epoch " + std::to_string(e) + " has " + std::to_string(per_epoch[e]) +
+                          " rows for " + std::to_string(summary.layers) + " layers");
     }
     if (!Close(floats[e], epochs[e].floats_sent)) {
-      Inconsistent(p, "epochs: floats_sent of epoch " + std::to_string(e) +
-                          " is not the sum over its layers");
+      Inconsistent(p, "epochs: floats_sent of epoch " + std::to_string(e) + " is not the sum over its layers");
     }
   }
 
   reader->ForEachIteration([&](const IterationRecord& r) {
     recorded(r.epoch, "iterations");
     if (r.iteration >= epochs[r.epoch].iterations) {
-      throw TraceError(TraceErrorCode::kOutOfRange,
-                       p + ": iterations row " + std::to_string(r.iteration) + " of epoch " +
-                           std::to_string(r.epoch) + " but the epoch has " +
-                           std::to_string(epochs[r.epoch].iterations) + " iterations");
+      throw TraceError(TraceErrorCode::kOutOfRange, p + ": iterations row " + std::to_string(r.iteration) +
+                                                        " of epoch " + std::to_string(r.epoch) + " but the epoch has " +
+                                                        std::to_string(epochs[r.epoch].iterations) + " iterations");
     }
     ++summary.iteration_rows;
   });
@@ -106,9 +101,9 @@ TraceSummary ValidateTrace(const std::string& path) {
   }
 
   if (run.status != RunStatus::kComplete) {
-    summary.warnings.push_back(std::string("run status is '") + ToString(run.status) + "': " +
-                               std::to_string(num_epochs) + " of " +
-                               std::to_string(run.epochs_planned) + " epochs recorded");
+    summary.warnings.push_back(std::string("run status is '") + ToString(run.status) +
+                               "': " + std::to_string(num_epochs) + " of " + std::to_string(run.epochs_planned) +
+                               " epochs recorded");
   }
   if (run.synthetic) summary.warnings.push_back("synthetic trace: no training produced it");
   if (summary.iteration_rows == 0) {

@@ -108,13 +108,8 @@ bool TraceBeingWritten(const std::string& path) {
   return fd.ok() && ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
-TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers,
-                         int next_epoch)
-    : lock_fd_(lock_fd),
-      db_(std::move(db)),
-      run_(std::move(run)),
-      num_layers_(num_layers),
-      next_epoch_(next_epoch) {}
+TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch)
+    : lock_fd_(lock_fd), db_(std::move(db)), run_(std::move(run)), num_layers_(num_layers), next_epoch_(next_epoch) {}
 
 TraceWriter::~TraceWriter() {
   // SQLite's own locks go when any descriptor of the file closes: close the
@@ -124,8 +119,7 @@ TraceWriter::~TraceWriter() {
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const RunInfo& run,
-                                                 const std::vector<LayerInfo>& layers,
-                                                 bool overwrite) {
+                                                 const std::vector<LayerInfo>& layers, bool overwrite) {
   CheckRun(run);
   if (layers.empty()) {
     throw TraceError(TraceErrorCode::kInvalidValue, "a trace needs at least one layer");
@@ -159,10 +153,9 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     ConfigureForWriting(*db);
     SqliteTransaction tx(*db);
     db->Exec(TraceSchemaSql());
-    std::vector<MetaEntry> meta = {
-        {"schema_version", std::to_string(kTraceSchemaVersion)},
-        {"producer", std::string("accordion-toolkit ") + kVersion},
-        {"created_utc", UtcNow()}};
+    std::vector<MetaEntry> meta = {{"schema_version", std::to_string(kTraceSchemaVersion)},
+                                   {"producer", std::string("accordion-toolkit ") + kVersion},
+                                   {"created_utc", UtcNow()}};
     if (!stored.run_id.empty()) meta.push_back({"run_id", stored.run_id});
     InsertRows(*db, MetaTable(), meta);
     // A new run row has not finished, and says when it started.
@@ -182,8 +175,7 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
       new TraceWriter(fd.Release(), std::move(db), stored, static_cast<int>(layers.size()), 0));
 }
 
-std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int next_epoch,
-                                                 const std::string& run_id) {
+std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int next_epoch, const std::string& run_id) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd.ok()) throw TraceError(TraceErrorCode::kNotFound, path + ": cannot open: " + std::strerror(errno));
   LockForWriting(fd, path);
@@ -195,14 +187,12 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
     num_layers = static_cast<int>(reader->layers().size());
   }
   if (!run_id.empty() && run.run_id != run_id) {
-    throw TraceError(TraceErrorCode::kInconsistent,
-                     path + ": belongs to another run (run id " +
-                         (run.run_id.empty() ? std::string("none") : run.run_id) + ", the checkpoint's is " +
-                         run_id + "); nothing was changed");
+    throw TraceError(TraceErrorCode::kInconsistent, path + ": belongs to another run (run id " +
+                                                        (run.run_id.empty() ? std::string("none") : run.run_id) +
+                                                        ", the checkpoint's is " + run_id + "); nothing was changed");
   }
   if (next_epoch < 0 || next_epoch > run.epochs_planned) {
-    throw TraceError(TraceErrorCode::kOutOfRange,
-                     path + ": cannot resume at epoch " + std::to_string(next_epoch));
+    throw TraceError(TraceErrorCode::kOutOfRange, path + ": cannot resume at epoch " + std::to_string(next_epoch));
   }
   auto db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kReadWrite);
   ConfigureForWriting(*db);
@@ -212,9 +202,8 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
     count.Bind(1, int64_t{next_epoch});
     count.Step();
     if (count.Int(0, "COUNT(*)") != next_epoch) {
-      throw TraceError(TraceErrorCode::kInconsistent,
-                       path + ": cannot resume at epoch " + std::to_string(next_epoch) +
-                           ": the trace does not hold every earlier epoch");
+      throw TraceError(TraceErrorCode::kInconsistent, path + ": cannot resume at epoch " + std::to_string(next_epoch) +
+                                                          ": the trace does not hold every earlier epoch");
     }
     // Every table keyed by epoch holds rows of the epochs being redone.
     for (const TableSpec& table : TraceTables()) {
@@ -234,22 +223,19 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
 void TraceWriter::WriteEpoch(const EpochData& data) {
   const int epoch = data.epoch.epoch;
   if (epoch != next_epoch_) {
-    throw TraceError(TraceErrorCode::kInconsistent,
-                     "epochs must be written in order: expected epoch " +
-                         std::to_string(next_epoch_) + ", got " + std::to_string(epoch));
+    throw TraceError(TraceErrorCode::kInconsistent, "epochs must be written in order: expected epoch " +
+                                                        std::to_string(next_epoch_) + ", got " + std::to_string(epoch));
   }
   CheckEpoch(data.epoch, run_);
   if (static_cast<int>(data.layers.size()) != num_layers_) {
     throw TraceError(TraceErrorCode::kInconsistent,
-                     "epoch " + std::to_string(epoch) + " has " +
-                         std::to_string(data.layers.size()) + " layer rows, the trace has " +
-                         std::to_string(num_layers_) + " layers");
+                     "epoch " + std::to_string(epoch) + " has " + std::to_string(data.layers.size()) +
+                         " layer rows, the trace has " + std::to_string(num_layers_) + " layers");
   }
   auto same_epoch = [epoch](int e, const char* table) {
     if (e != epoch) {
-      throw TraceError(TraceErrorCode::kInconsistent,
-                       std::string(table) + " row for epoch " + std::to_string(e) +
-                           " inside the data of epoch " + std::to_string(epoch));
+      throw TraceError(TraceErrorCode::kInconsistent, std::string(table) + " row for epoch " + std::to_string(e) +
+                                                          " inside the data of epoch " + std::to_string(epoch));
     }
   };
   for (const auto& r : data.layers) {

@@ -26,16 +26,14 @@ class TraceWriter {
   // regular file; a trace another writer holds is kBusy. `run.run_id`, when
   // set, goes into the meta table.
   static std::unique_ptr<TraceWriter> Create(const std::string& path, const RunInfo& run,
-                                             const std::vector<LayerInfo>& layers,
-                                             bool overwrite = false);
+                                             const std::vector<LayerInfo>& layers, bool overwrite = false);
 
   // Reopens a trace to continue its run at `next_epoch` (for --resume): rows of
   // epochs >= next_epoch are dropped and the status returns to "running".
   // When `run_id` is not empty the trace must carry the same id (kInconsistent
   // otherwise, and nothing is changed): the proof that it is the trace of the
   // checkpoint being resumed.
-  static std::unique_ptr<TraceWriter> Resume(const std::string& path, int next_epoch,
-                                             const std::string& run_id = "");
+  static std::unique_ptr<TraceWriter> Resume(const std::string& path, int next_epoch, const std::string& run_id = "");
 
   ~TraceWriter();
   TraceWriter(const TraceWriter&) = delete;

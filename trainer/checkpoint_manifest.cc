@@ -121,7 +121,8 @@ int RemoveUncommittedCheckpointFiles(const std::string& dir) {
   int removed = 0;
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
-    if (entry.is_regular_file(ec) && ours(entry.path().filename().string()) && std::filesystem::remove(entry.path(), ec)) {
+    if (entry.is_regular_file(ec) && ours(entry.path().filename().string()) &&
+        std::filesystem::remove(entry.path(), ec)) {
       ++removed;
     }
   }

@@ -21,9 +21,9 @@ struct FileDigest {
 };
 
 struct CheckpointManifest {
-  int epoch = -1;          // last finished epoch the checkpoint holds
+  int epoch = -1;  // last finished epoch the checkpoint holds
   int world_size = 0;
-  int64_t steps_done = 0;  // optimizer steps since the start of the run
+  int64_t steps_done = 0;   // optimizer steps since the start of the run
   std::string config_json;  // ConfigJson() of the run that wrote it
   std::string run_id;       // the run's id (RunInfo::run_id); empty in old manifests
   // Per rank, the digest of its state file; empty in old manifests (not checked).

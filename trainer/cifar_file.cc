@@ -25,8 +25,8 @@ bool IsFile(const std::string& path) {
 
 // Streams the records of `path`; `pixels` (may be null) receives each
 // record's pixel bytes. Returns the number of records read.
-int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t limit,
-                      std::vector<uint8_t>* labels, std::vector<uint8_t>* pixels) {
+int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t limit, std::vector<uint8_t>* labels,
+                      std::vector<uint8_t>* pixels) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
   if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
@@ -34,8 +34,8 @@ int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t lim
   const auto bytes = static_cast<int64_t>(st.st_size);
   if (bytes == 0) throw InputError(path + ": empty file");
   if (bytes % record != 0) {
-    throw InputError(path + ": " + std::to_string(bytes) + " bytes is not a whole number of " +
-                     std::to_string(record) + "-byte " + NameOf(variant) + " records");
+    throw InputError(path + ": " + std::to_string(bytes) + " bytes is not a whole number of " + std::to_string(record) +
+                     "-byte " + NameOf(variant) + " records");
   }
   std::unique_ptr<std::FILE, FileCloser> f(std::fopen(path.c_str(), "rb"));
   if (!f) throw InputError(path + ": cannot open");
@@ -56,9 +56,8 @@ int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t lim
         // CIFAR-100's first byte is the coarse label (20 superclasses).
         const int64_t bound = b == label_at ? classes : 20;
         if (r[b] >= bound) {
-          throw InputError(path + ": record " + std::to_string(done + i) + " has label " +
-                           std::to_string(r[b]) + ", not a " + NameOf(variant) + " class (0-" +
-                           std::to_string(bound - 1) + ")");
+          throw InputError(path + ": record " + std::to_string(done + i) + " has label " + std::to_string(r[b]) +
+                           ", not a " + NameOf(variant) + " class (0-" + std::to_string(bound - 1) + ")");
         }
       }
       if (labels != nullptr) labels->push_back(r[label_at]);
@@ -73,9 +72,7 @@ int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t lim
 
 int64_t CifarClasses(CifarVariant variant) { return variant == CifarVariant::kCifar10 ? 10 : 100; }
 
-int64_t CifarRecordBytes(CifarVariant variant) {
-  return (variant == CifarVariant::kCifar10 ? 1 : 2) + kCifarPixels;
-}
+int64_t CifarRecordBytes(CifarVariant variant) { return (variant == CifarVariant::kCifar10 ? 1 : 2) + kCifarPixels; }
 
 CifarSplitFiles FindCifarFiles(const std::string& dir, CifarVariant variant) {
   CifarSplitFiles files;
@@ -90,10 +87,12 @@ CifarSplitFiles FindCifarFiles(const std::string& dir, CifarVariant variant) {
   all.push_back(files.test);
   for (const std::string& path : all) {
     if (!IsFile(path)) {
-      throw InputError(std::string(NameOf(variant)) + " file " + path + " not found (the binary "
-                       "version: " + (variant == CifarVariant::kCifar10
-                                          ? "data_batch_1.bin .. data_batch_5.bin, test_batch.bin"
-                                          : "train.bin, test.bin") + ")");
+      throw InputError(std::string(NameOf(variant)) + " file " + path +
+                       " not found (the binary "
+                       "version: " +
+                       (variant == CifarVariant::kCifar10 ? "data_batch_1.bin .. data_batch_5.bin, test_batch.bin"
+                                                          : "train.bin, test.bin") +
+                       ")");
     }
   }
   return files;

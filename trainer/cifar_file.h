@@ -27,8 +27,8 @@ inline constexpr int64_t kCifarSide = 32;
 inline constexpr int64_t kCifarChannels = 3;
 inline constexpr int64_t kCifarPixels = kCifarChannels * kCifarSide * kCifarSide;  // 3072
 
-int64_t CifarClasses(CifarVariant variant);       // 10 or 100
-int64_t CifarRecordBytes(CifarVariant variant);   // 3073 or 3074
+int64_t CifarClasses(CifarVariant variant);      // 10 or 100
+int64_t CifarRecordBytes(CifarVariant variant);  // 3073 or 3074
 
 // The files of a dataset directory, training files in order.
 struct CifarSplitFiles {

@@ -91,9 +91,7 @@ double BusBandwidthFactor(CollectiveOp op, int world) {
 double BenchResult::algbw_GBps() const {
   return median_s > 0 ? static_cast<double>(shape.size_bytes) / median_s / 1e9 : 0;
 }
-double BenchResult::busbw_GBps() const {
-  return algbw_GBps() * BusBandwidthFactor(shape.op, shape.world_size);
-}
+double BenchResult::busbw_GBps() const { return algbw_GBps() * BusBandwidthFactor(shape.op, shape.world_size); }
 
 BenchResult Summarise(const BenchShape& shape, const std::vector<std::vector<double>>& seconds) {
   if (seconds.empty() || seconds.front().empty()) throw std::invalid_argument("Summarise: no timings");
@@ -164,8 +162,7 @@ nlohmann::json BenchJson(const CollectiveBenchOptions& options, int world, const
           {"bytes_convention",
            "bytes: the buffer for allreduce and broadcast, one rank's payload for allgather (as accordion-sim "
            "calibrate counts them); size_bytes and count: nccl-tests' (allgather: the whole output)"},
-          {"timing",
-           "median_s, min_s: over iterations of the slowest rank's issue-to-completion time after a barrier"},
+          {"timing", "median_s, min_s: over iterations of the slowest rank's issue-to-completion time after a barrier"},
           {"samples", samples}};
 }
 

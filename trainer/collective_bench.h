@@ -87,8 +87,7 @@ std::string BenchTableRow(const BenchResult& r);
 // The --out file without its "calibration" (added by the tool when the
 // simulator is built): {"format": "accordion-bench-collectives", ...,
 // "samples": [...]}. Calibrator::AddBenchmark reads it.
-nlohmann::json BenchJson(const CollectiveBenchOptions& options, int world,
-                         const std::vector<BenchResult>& results);
+nlohmann::json BenchJson(const CollectiveBenchOptions& options, int world, const std::vector<BenchResult>& results);
 
 }  // namespace accordion
 

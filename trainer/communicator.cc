@@ -36,8 +36,9 @@ std::string FirstLineOf(const std::exception& e) {
 
 #ifndef ACCORDION_HAVE_NCCL
 std::unique_ptr<Communicator> ConnectNccl(const NcclOptions&) {
-  throw InputError("this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
-                   "see docs/gpu.md)");
+  throw InputError(
+      "this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
+      "see docs/gpu.md)");
 }
 #endif
 

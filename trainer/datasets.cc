@@ -87,7 +87,8 @@ Dataset FromIdx(const std::string& images_path, const std::string& labels_path, 
 Dataset FromCifar(const std::vector<std::string>& paths, CifarVariant variant, int64_t limit) {
   CifarRecords r = ReadCifarFiles(paths, variant, limit);
   const int64_t n = r.size();
-  torch::Tensor pixels = torch::from_blob(r.pixels.data(), {n, kCifarChannels, kCifarSide, kCifarSide}, torch::kUInt8).clone();
+  torch::Tensor pixels =
+      torch::from_blob(r.pixels.data(), {n, kCifarChannels, kCifarSide, kCifarSide}, torch::kUInt8).clone();
   torch::Tensor labels = torch::from_blob(r.labels.data(), {n}, torch::kUInt8).to(torch::kInt64);
   // The paper's channel statistics (appendix A).
   return FromBytes(pixels, labels, {0.49, 0.48, 0.45}, {0.25, 0.24, 0.26});
@@ -98,8 +99,7 @@ Dataset FromCifar(const std::vector<std::string>& paths, CifarVariant variant, i
 Dataset Synthetic(int64_t n, const torch::Tensor& templates, at::Generator& gen) {
   Dataset d;
   d.labels = torch::randint(0, 10, {n}, gen, torch::kInt64);
-  d.images = (templates.index_select(0, d.labels) * 0.15 + torch::randn({n, 1, 28, 28}, gen))
-                 .to(torch::kFloat32);
+  d.images = (templates.index_select(0, d.labels) * 0.15 + torch::randn({n, 1, 28, 28}, gen)).to(torch::kFloat32);
   return d;
 }
 
@@ -188,7 +188,8 @@ class TokenData : public TrainingData {
     const auto [begin, end] = ShareOf(streams_, world_size_, rank_);
     rows_ = all.narrow(0, begin, end - begin);
     steps_ = (all.size(1) - 1 + bptt_ - 1) / bptt_;
-    const int64_t eval_streams = std::max<int64_t>(1, std::min<int64_t>(kEvalStreams, static_cast<int64_t>(corpus.valid.size()) / 2));
+    const int64_t eval_streams =
+        std::max<int64_t>(1, std::min<int64_t>(kEvalStreams, static_cast<int64_t>(corpus.valid.size()) / 2));
     const torch::Tensor valid = Streams(corpus.valid, eval_streams);
     const auto [vb, ve] = ShareOf(eval_streams, world_size_, rank_);
     valid_rows_ = valid.narrow(0, vb, ve - vb);
@@ -289,16 +290,15 @@ std::pair<torch::Tensor, torch::Tensor> Gather(const Dataset& data, const torch:
   return {Normalised(data, data.images.index_select(0, ids)), data.labels.index_select(0, ids)};
 }
 
-torch::Tensor Augment(const Dataset& data, const torch::Tensor& images, const std::vector<int64_t>& ids,
-                      uint64_t seed, int epoch) {
+torch::Tensor Augment(const Dataset& data, const torch::Tensor& images, const std::vector<int64_t>& ids, uint64_t seed,
+                      int epoch) {
   const int64_t n = images.size(0), c = images.size(1), h = images.size(2), w = images.size(3);
   // What a black (0) pixel becomes once normalised: the padding's colour.
   torch::Tensor black = torch::zeros({c});
   for (int64_t i = 0; i < c && static_cast<size_t>(i) < data.mean.size(); ++i) {
     black[i] = -data.mean[static_cast<size_t>(i)] / data.std[static_cast<size_t>(i)];
   }
-  torch::Tensor padded =
-      black.view({1, c, 1, 1}).expand({n, c, h + 2 * kCropPadding, w + 2 * kCropPadding}).clone();
+  torch::Tensor padded = black.view({1, c, 1, 1}).expand({n, c, h + 2 * kCropPadding, w + 2 * kCropPadding}).clone();
   padded.narrow(2, kCropPadding, h).narrow(3, kCropPadding, w).copy_(images);
   torch::Tensor out = torch::empty_like(images);
   for (int64_t i = 0; i < n; ++i) {

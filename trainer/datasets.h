@@ -64,8 +64,8 @@ std::pair<torch::Tensor, torch::Tensor> Gather(const Dataset& data, const torch:
 // random crop of the image padded by 4 black pixels, flipped horizontally
 // with probability 1/2. The draw depends on (seed, epoch, sample id) only, so
 // it does not change with the number of workers or across a resume.
-torch::Tensor Augment(const Dataset& data, const torch::Tensor& images, const std::vector<int64_t>& ids,
-                      uint64_t seed, int epoch);
+torch::Tensor Augment(const Dataset& data, const torch::Tensor& images, const std::vector<int64_t>& ids, uint64_t seed,
+                      int epoch);
 
 // One rank's inputs and next-step targets.
 struct Batch {

@@ -8,8 +8,8 @@
 
 namespace accordion {
 
-DistributedSampler::DistributedSampler(int64_t num_samples, int64_t global_batch, int world_size,
-                                       int rank, uint64_t seed)
+DistributedSampler::DistributedSampler(int64_t num_samples, int64_t global_batch, int world_size, int rank,
+                                       uint64_t seed)
     : num_samples_(num_samples),
       rank_batch_(global_batch / std::max(1, world_size)),
       world_size_(world_size),
@@ -17,8 +17,9 @@ DistributedSampler::DistributedSampler(int64_t num_samples, int64_t global_batch
       seed_(seed) {
   if (num_samples < 1 || world_size < 1 || rank < 0 || rank >= world_size || global_batch < 1 ||
       global_batch % world_size != 0) {
-    throw InputError("sampler: need samples >= 1, 0 <= rank < world size and a global batch "
-                     "that splits evenly over the ranks");
+    throw InputError(
+        "sampler: need samples >= 1, 0 <= rank < world size and a global batch "
+        "that splits evenly over the ranks");
   }
   per_rank_ = (num_samples + world_size - 1) / world_size;
   steps_ = StepsPerEpoch(num_samples, global_batch, world_size);

@@ -18,8 +18,7 @@ namespace accordion {
 class DistributedSampler {
  public:
   // `global_batch` must be a multiple of `world_size`.
-  DistributedSampler(int64_t num_samples, int64_t global_batch, int world_size, int rank,
-                     uint64_t seed);
+  DistributedSampler(int64_t num_samples, int64_t global_batch, int world_size, int rank, uint64_t seed);
 
   // Reshuffles for `epoch`.
   void SetEpoch(int epoch);

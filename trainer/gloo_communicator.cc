@@ -17,9 +17,8 @@ class GlooWork : public CollectiveWork {
     // The future completes on Gloo's thread the moment the data is in place:
     // that, not the later Wait(), is when the collective finished.
     auto done = done_ns_;
-    work_->getFuture()->addCallback([done](c10::ivalue::Future&) {
-      done->store(Clock::now().time_since_epoch().count());
-    });
+    work_->getFuture()->addCallback(
+        [done](c10::ivalue::Future&) { done->store(Clock::now().time_since_epoch().count()); });
   }
 
   void Wait() override {
@@ -32,9 +31,7 @@ class GlooWork : public CollectiveWork {
     done_ns_->compare_exchange_strong(expected, Clock::now().time_since_epoch().count());
   }
 
-  Clock::time_point completed_at() const override {
-    return Clock::time_point(Clock::duration(done_ns_->load()));
-  }
+  Clock::time_point completed_at() const override { return Clock::time_point(Clock::duration(done_ns_->load())); }
 
  private:
   c10::intrusive_ptr<c10d::Work> work_;
@@ -51,13 +48,12 @@ class GlooCommunicator : public Communicator {
       // GLOO_SOCKET_IFNAME picks an interface, as in PyTorch; otherwise the
       // address we were told to bind (loopback unless multi-node).
       const char* ifname = std::getenv("GLOO_SOCKET_IFNAME");
-      group_options->devices.push_back(
-          ifname != nullptr && *ifname != '\0'
-              ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
-              : c10d::ProcessGroupGloo::createDeviceForHostname(options.bind_addr()));
+      group_options->devices.push_back(ifname != nullptr && *ifname != '\0'
+                                           ? c10d::ProcessGroupGloo::createDeviceForInterface(ifname)
+                                           : c10d::ProcessGroupGloo::createDeviceForHostname(options.bind_addr()));
       group_options->threads = options.threads();
-      group_ = c10::make_intrusive<c10d::ProcessGroupGloo>(store_, options_.rank(), options_.world_size(),
-                                                           group_options);
+      group_ =
+          c10::make_intrusive<c10d::ProcessGroupGloo>(store_, options_.rank(), options_.world_size(), group_options);
     } catch (const std::exception& e) {
       throw CommunicationError(RendezvousFailure(options_, e));
     }
@@ -92,7 +88,9 @@ class GlooCommunicator : public Communicator {
     });
   }
 
-  void Barrier() override { Start("barrier", [&] { return group_->barrier(); })->Wait(); }
+  void Barrier() override {
+    Start("barrier", [&] { return group_->barrier(); })->Wait();
+  }
 
  private:
   template <typename Launch>

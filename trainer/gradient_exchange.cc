@@ -13,9 +13,7 @@ namespace accordion {
 
 namespace {
 
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
+double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
 // Runs `ready` after autograd accumulated a parameter's gradient. Our own
 // FunctionPostHook rather than LambdaPostHook, whose constructor changed
@@ -100,7 +98,8 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
     std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
     const int layer = static_cast<int>(l);
     // Runs after autograd accumulated the parameter's gradient into .grad.
-    hook_keys_.push_back(acc->add_post_hook(std::make_unique<GradientReadyHook>([this, layer] { OnGradientReady(layer); })));
+    hook_keys_.push_back(
+        acc->add_post_hook(std::make_unique<GradientReadyHook>([this, layer] { OnGradientReady(layer); })));
     accumulators_.push_back(std::move(acc));
   }
 }
@@ -109,9 +108,7 @@ GradientExchange::~GradientExchange() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hook_keys_[i]);
 }
 
-torch::Tensor GradientExchange::GradView(int layer) const {
-  return parameters_[static_cast<size_t>(layer)].grad();
-}
+torch::Tensor GradientExchange::GradView(int layer) const { return parameters_[static_cast<size_t>(layer)].grad(); }
 
 void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
   if (levels.size() != layers_.size()) throw std::logic_error("one level per layer");
@@ -214,8 +211,8 @@ void GradientExchange::OnGradientReady(int layer) {
   }
 }
 
-void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveKind kind,
-                             int bucket, int64_t bytes, Clock::time_point start) {
+void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> work, CollectiveKind kind, int bucket,
+                             int64_t bytes, Clock::time_point start) {
   flight.work = std::move(work);
   flight.start = start;
   flight.record = timings_.collectives.size();
@@ -234,8 +231,7 @@ void GradientExchange::Wait(Flight& flight) {
   const Clock::time_point t = Clock::now();
   flight.work->Wait();
   timings_.comm_s += Seconds(Clock::now() - t);
-  timings_.collectives[flight.record].duration_s =
-      std::max(0.0, Seconds(flight.work->completed_at() - flight.start));
+  timings_.collectives[flight.record].duration_s = std::max(0.0, Seconds(flight.work->completed_at() - flight.start));
   flight.work.reset();
 }
 
@@ -288,7 +284,8 @@ void GradientExchange::Launch(int b) {
       t = Clock::now();
       for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
         const int l = bucket.compressed_layers[i];
-        compressors_->topk.Compress(l, GradView(l), bucket.k[i], bucket.packed.narrow(0, bucket.packed_offset[i], 2 * bucket.k[i]));
+        compressors_->topk.Compress(l, GradView(l), bucket.k[i],
+                                    bucket.packed.narrow(0, bucket.packed_offset[i], 2 * bucket.k[i]));
       }
       const Clock::time_point sent = Clock::now();
       timings_.compress_s += Seconds(sent - t);

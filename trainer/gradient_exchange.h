@@ -78,8 +78,8 @@ struct ExchangeTimings {
 class GradientExchange {
  public:
   // `layers` describe `parameters` (DescribeLayers order).
-  GradientExchange(std::vector<torch::Tensor> parameters, std::vector<LayerInfo> layers,
-                   Communicator& comm, const ExchangeOptions& options);
+  GradientExchange(std::vector<torch::Tensor> parameters, std::vector<LayerInfo> layers, Communicator& comm,
+                   const ExchangeOptions& options);
   ~GradientExchange();
   GradientExchange(const GradientExchange&) = delete;
   GradientExchange& operator=(const GradientExchange&) = delete;
@@ -141,7 +141,7 @@ class GradientExchange {
   Communicator& comm_;
   ExchangeOptions options_;
   Compressor compressor_;  // the scheme's: what the exchange runs
-  torch::Device device_;  // the parameters': buffers and compressor state live there
+  torch::Device device_;   // the parameters': buffers and compressor state live there
   std::vector<GradientBucket> buckets_;
   std::vector<int> bucket_of_;  // layer -> bucket
   std::vector<double> levels_;

@@ -15,7 +15,8 @@ namespace {
 
 double Dot(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b) {
   double sum = 0;
-  for (size_t i = 0; i < a.size(); ++i) sum += (a[i].to(torch::kFloat64) * b[i].to(torch::kFloat64)).sum().item<double>();
+  for (size_t i = 0; i < a.size(); ++i)
+    sum += (a[i].to(torch::kFloat64) * b[i].to(torch::kFloat64)).sum().item<double>();
   return sum;
 }
 
@@ -122,8 +123,8 @@ HessianEstimate HessianEigenEstimator::Estimate(const torch::Tensor& loss, const
 }
 
 std::vector<HessianEstimate> HessianEigenEstimator::EstimateModule(torch::nn::Module& module,
-                                                                  const std::function<torch::Tensor()>& loss,
-                                                                  bool per_block) const {
+                                                                   const std::function<torch::Tensor()>& loss,
+                                                                   bool per_block) const {
   const bool was_training = module.is_training();
   module.eval();
   std::vector<HessianEstimate> out;

@@ -44,8 +44,8 @@ class HessianOptions {
 struct HessianEstimate {
   std::string block;  // "" for the whole model
   double eigenvalue = 0;
-  int iterations = 0;     // Hessian-vector products computed
-  bool converged = false; // the tolerance was met before the cap
+  int iterations = 0;      // Hessian-vector products computed
+  bool converged = false;  // the tolerance was met before the cap
   double seconds = 0;
 };
 

@@ -104,8 +104,8 @@ void CheckImagesAndLabels(const IdxHeader& images, const IdxHeader& labels) {
   if (images.dims.size() != 3) throw InputError(images.path + ": expected N x rows x cols images");
   if (labels.dims.size() != 1) throw InputError(labels.path + ": expected a vector of labels");
   if (images.dims[0] != labels.dims[0]) {
-    throw InputError(images.path + " holds " + std::to_string(images.dims[0]) + " images but " +
-                     labels.path + " " + std::to_string(labels.dims[0]) + " labels");
+    throw InputError(images.path + " holds " + std::to_string(images.dims[0]) + " images but " + labels.path + " " +
+                     std::to_string(labels.dims[0]) + " labels");
   }
 }
 

@@ -57,9 +57,7 @@ std::string Describe(const Worker& w) {
 }
 
 bool Succeeded(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0; }
-bool Interrupted(const Worker& w) {
-  return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted;
-}
+bool Interrupted(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted; }
 // Every rank of a diverged run ends with this code, and rank 0 has said why.
 bool Diverged(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitDiverged; }
 
@@ -81,8 +79,7 @@ void SignalAll(std::vector<Worker>& workers, int sig) {
   ::setenv("MASTER_PORT", p.c_str(), 1);
   ::setenv("ACCORDION_LAUNCHED", "1", 1);
   ::execv("/proc/self/exe", argv);
-  std::fprintf(stderr, "%s: error: cannot start a worker: %s\n", o.tool_name().c_str(),
-               std::strerror(errno));
+  std::fprintf(stderr, "%s: error: cannot start a worker: %s\n", o.tool_name().c_str(), std::strerror(errno));
   ::_exit(1);
 }
 
@@ -194,8 +191,8 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
       // nor is a peer that lost the connection to a worker that refused its
       // input (exit 2, with its reason).
       const bool signaled_cause = WIFSIGNALED(w.status) && !kill_at && failure.find("signal") == std::string::npos;
-      const bool refused_input = WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitBadInput &&
-                                 failure.find("signal") == std::string::npos;
+      const bool refused_input =
+          WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitBadInput && failure.find("signal") == std::string::npos;
       if (failure.empty() || signaled_cause || refused_input) {
         failure = Describe(w);
         failure_code = WIFEXITED(w.status) ? WEXITSTATUS(w.status) : 1;

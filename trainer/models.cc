@@ -64,8 +64,7 @@ class BasicBlock : public nn::Module {
     if (stride != 1 || in != out) {
       shortcut_ = register_module(
           "shortcut",
-          nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)),
-                         nn::BatchNorm2d(out)));
+          nn::Sequential(nn::Conv2d(nn::Conv2dOptions(in, out, 1).stride(stride).bias(false)), nn::BatchNorm2d(out)));
     }
   }
 
@@ -125,8 +124,8 @@ class Vgg19Bn : public Model {
  public:
   explicit Vgg19Bn(const InputShape& s) {
     constexpr int64_t kPool = 0;
-    const int64_t config[] = {64,  64,  kPool, 128, 128, kPool, 256, 256, 256, 256, kPool,
-                              512, 512, 512,   512, kPool, 512, 512, 512, 512, kPool};
+    const int64_t config[] = {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
+                              512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool};
     int64_t in = s.channels;
     for (int64_t width : config) {
       if (width == kPool) {
@@ -149,9 +148,7 @@ class Vgg19Bn : public Model {
     register_module("classifier", classifier_);
   }
 
-  torch::Tensor forward(torch::Tensor x) override {
-    return classifier_->forward(features_->forward(x).flatten(1));
-  }
+  torch::Tensor forward(torch::Tensor x) override { return classifier_->forward(features_->forward(x).flatten(1)); }
 
  private:
   nn::Sequential features_, classifier_;
@@ -174,10 +171,10 @@ class LstmLanguageModel : public Model {
  public:
   LstmLanguageModel(const InputShape& s, const ModelOptions& o)
       : encoder_(register_module("encoder", nn::Embedding(s.classes, o.lstm_size()))),
-        rnn_(register_module("rnn", nn::LSTM(nn::LSTMOptions(o.lstm_size(), o.lstm_size())
-                                                 .num_layers(2)
-                                                 .dropout(o.dropout())
-                                                 .batch_first(true)))),
+        rnn_(register_module(
+            "rnn",
+            nn::LSTM(
+                nn::LSTMOptions(o.lstm_size(), o.lstm_size()).num_layers(2).dropout(o.dropout()).batch_first(true)))),
         dropout_(register_module("drop", nn::Dropout(o.dropout()))) {
     torch::NoGradGuard no_grad;
     encoder_->weight.uniform_(-0.1, 0.1);
@@ -194,8 +191,8 @@ class LstmLanguageModel : public Model {
     torch::Tensor x = dropout_(encoder_(tokens));
     // The state carried over is detached: backprop stops at the window's start.
     const bool carry = state_ && std::get<0>(*state_).size(1) == tokens.size(0);
-    auto output = carry ? rnn_(x, std::make_tuple(std::get<0>(*state_).detach(), std::get<1>(*state_).detach()))
-                        : rnn_(x);
+    auto output =
+        carry ? rnn_(x, std::make_tuple(std::get<0>(*state_).detach(), std::get<1>(*state_).detach())) : rnn_(x);
     state_ = std::get<1>(output);
     torch::Tensor h = dropout_(std::get<0>(output)).reshape({-1, rnn_->options.hidden_size()});
     return decoder_ ? decoder_(h) : torch::linear(h, encoder_->weight, tied_decoder_->bias);

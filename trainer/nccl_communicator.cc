@@ -74,8 +74,8 @@ class NcclCommunicator : public Communicator {
       store_ = ConnectStore(options_);
       auto group_options = c10d::ProcessGroupNCCL::Options::create();
       group_options->timeout = options_.timeout();
-      group_ = c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options_.rank(), options_.world_size(),
-                                                           group_options);
+      group_ =
+          c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options_.rank(), options_.world_size(), group_options);
     } catch (const std::exception& e) {
       throw CommunicationError("NCCL " + RendezvousFailure(options_, e));
     }

@@ -16,9 +16,7 @@ torch::Tensor RandomColumns(int64_t rows, int64_t cols, uint64_t seed, int layer
   return torch::randn({rows, cols}, gen);
 }
 
-std::string Key(int layer, const char* what) {
-  return "powersgd." + std::to_string(layer) + "." + what;
-}
+std::string Key(int layer, const char* what) { return "powersgd." + std::to_string(layer) + "." + what; }
 
 }  // namespace
 
@@ -80,8 +78,8 @@ void PowerSgdCompressor::ComputeQ(int layer, torch::Tensor p, torch::Tensor q) {
   torch::mm_out(q, st.memory.t(), p);
 }
 
-void PowerSgdCompressor::Decompress(int layer, const torch::Tensor& p, torch::Tensor q,
-                                    int world_size, torch::Tensor grad) {
+void PowerSgdCompressor::Decompress(int layer, const torch::Tensor& p, torch::Tensor q, int world_size,
+                                    torch::Tensor grad) {
   LayerState& st = State(layer);
   q.div_(world_size);
   torch::Tensor out = grad.view(st.memory.sizes());

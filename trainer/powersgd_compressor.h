@@ -60,8 +60,7 @@ class PowerSgdCompressor {
   void ComputeQ(int layer, torch::Tensor p, torch::Tensor q);
   // Step 3, after Q was summed: Q /= world_size and kept warm; `grad` (n x m)
   // receives P Q^T; E = M - P Q^T.
-  void Decompress(int layer, const torch::Tensor& p, torch::Tensor q, int world_size,
-                  torch::Tensor grad);
+  void Decompress(int layer, const torch::Tensor& p, torch::Tensor q, int world_size, torch::Tensor grad);
 
   // The layer stops being sent low-rank: its memory (zeros if none) must be
   // sent with the dense gradient. The warm Q is kept for a later return.

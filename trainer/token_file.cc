@@ -39,8 +39,8 @@ class Tokenizer {
 
   // Appends the ids of `lines` (each ending in <eos>) to `out`; with `grow`,
   // new words join the vocabulary, else they read as <unk>.
-  void Encode(const std::vector<std::string>& lines, size_t begin, size_t end, bool grow,
-              int64_t limit, std::vector<int64_t>& out) {
+  void Encode(const std::vector<std::string>& lines, size_t begin, size_t end, bool grow, int64_t limit,
+              std::vector<int64_t>& out) {
     for (size_t i = begin; i < end; ++i) {
       std::istringstream words(lines[i]);
       std::string word;

@@ -23,7 +23,8 @@ void TopKCompressor::Decompress(const torch::Tensor& gathered, torch::Tensor gra
   const int64_t world = gathered.size(0);
   const int64_t k = gathered.size(1) / 2;
   const torch::Tensor values = gathered.narrow(1, 0, k).reshape({-1});
-  const torch::Tensor indices = gathered.narrow(1, k, k).contiguous().view(torch::kInt32).reshape({-1}).to(torch::kInt64);
+  const torch::Tensor indices =
+      gathered.narrow(1, k, k).contiguous().view(torch::kInt32).reshape({-1}).to(torch::kInt64);
   torch::Tensor flat = grad.view({-1});
   flat.zero_();
   flat.index_add_(0, indices, values);

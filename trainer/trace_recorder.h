@@ -25,8 +25,7 @@ class TraceRecorder {
  public:
   // `writer`: the open trace on rank 0, null elsewhere; `recording` is the
   // same on every rank (false: nothing is gathered, nothing written).
-  TraceRecorder(Communicator& comm, std::unique_ptr<TraceWriter> writer, bool recording,
-                int sample_iterations);
+  TraceRecorder(Communicator& comm, std::unique_ptr<TraceWriter> writer, bool recording, int sample_iterations);
 
   bool Samples(int64_t iteration) const { return recording_ && iteration < sample_iterations_; }
 

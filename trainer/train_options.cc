@@ -31,8 +31,7 @@ namespace accordion {
 namespace {
 
 const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18", "vgg19bn", "lstm"};
-const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens",
-                                            "synthetic"};
+const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens", "synthetic"};
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
@@ -201,8 +200,7 @@ TrainFlag Number(const char* flag, const char* key, T TrainOptions::*member, con
 }
 
 // A switch given as on or off; unset means on.
-TrainFlag OnOff(const char* flag, const char* key, std::optional<bool> TrainOptions::*member,
-                const std::string& help) {
+TrainFlag OnOff(const char* flag, const char* key, std::optional<bool> TrainOptions::*member, const std::string& help) {
   TrainFlag f;
   f.flag = flag;
   f.help = help;
@@ -260,10 +258,9 @@ const std::vector<TrainFlag>& TrainFlags() {
       Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", Above(0), "must be a positive number"),
       Number("--momentum", "momentum", &TrainOptions::momentum, "SGD momentum",
              {0, /*min_included=*/true, 1, /*max_included=*/false}, "must be in [0, 1)"),
-      Flag("--nesterov", "nesterov", &TrainOptions::nesterov, "Nesterov momentum")
-          .Checked([](const TrainOptions& o) {
-            if (o.nesterov && o.momentum == 0) throw InputError("--nesterov needs a --momentum above 0");
-          }),
+      Flag("--nesterov", "nesterov", &TrainOptions::nesterov, "Nesterov momentum").Checked([](const TrainOptions& o) {
+        if (o.nesterov && o.momentum == 0) throw InputError("--nesterov needs a --momentum above 0");
+      }),
       Number("--weight-decay", "weight_decay", &TrainOptions::weight_decay, "L2 weight decay", AtLeast(0),
              "must be >= 0"),
       Number("--warmup-epochs", "warmup_epochs", &TrainOptions::warmup_epochs, "Linear LR warm-up over these epochs",
@@ -420,10 +417,9 @@ void CheckDataset(const TrainOptions& o) {
   const std::string dir = DataDirOf(o);
   if (!IsDirectory(dir)) {
     throw InputError("dataset directory " + dir + " not found" +
-                     (o.dataset == "fashion-mnist"
-                          ? " (apt-get install dataset-fashion-mnist, or pass --data-dir)"
-                          : IsCifar(o.dataset) ? " (pass --data-dir with the binary CIFAR files)"
-                                               : " (pass --data-dir with the IDX files)"));
+                     (o.dataset == "fashion-mnist" ? " (apt-get install dataset-fashion-mnist, or pass --data-dir)"
+                      : IsCifar(o.dataset)         ? " (pass --data-dir with the binary CIFAR files)"
+                                                   : " (pass --data-dir with the IDX files)"));
   }
   if (IsCifar(o.dataset)) {
     const CifarVariant variant = o.dataset == "cifar10" ? CifarVariant::kCifar10 : CifarVariant::kCifar100;
@@ -462,8 +458,9 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
     throw InputError("--backend nccl runs on --device cuda, and --backend gloo on --device cpu");
   }
   if (o.backend == "nccl" && !NcclAvailable()) {
-    throw InputError("this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
-                     "see docs/gpu.md)");
+    throw InputError(
+        "this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
+        "see docs/gpu.md)");
   }
 }
 
@@ -482,8 +479,10 @@ void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
   }
   const int64_t micro = MicroBatchOf(o);
   if (micro % o.nproc != 0) {
-    throw InputError("the micro-batch " + std::to_string(micro) + " (--micro-batch, default the low level) must "
-                     "split evenly over --nproc " + std::to_string(o.nproc) + " workers");
+    throw InputError("the micro-batch " + std::to_string(micro) +
+                     " (--micro-batch, default the low level) must "
+                     "split evenly over --nproc " +
+                     std::to_string(o.nproc) + " workers");
   }
   for (double level : {levels.low, levels.high}) {
     if (static_cast<int64_t>(level) % micro != 0) {
@@ -503,7 +502,8 @@ void CheckPaths(const TrainOptions& o) {
       throw InputError("--trace " + o.trace + " exists and is not a regular file; refusing to write over it");
     }
     if (TraceBeingWritten(o.trace)) {
-      throw InputError("--trace " + o.trace + " is being written by a running accordion-train; wait for it "
+      throw InputError("--trace " + o.trace +
+                       " is being written by a running accordion-train; wait for it "
                        "or choose another path");
     }
     if (!o.resume && !o.overwrite && Exists(o.trace)) {
@@ -536,9 +536,9 @@ void CheckPaths(const TrainOptions& o) {
     if (!o.trace.empty() && !m->run_id.empty()) {
       const std::string trace_run = TraceReader::Open(o.trace)->run().run_id;
       if (trace_run != m->run_id) {
-        throw InputError("--resume: the trace " + o.trace + " is not the one of the checkpoint in " +
-                         o.checkpoint_dir + " (run " + (trace_run.empty() ? std::string("unknown") : trace_run) +
-                         " there, " + m->run_id + " in the checkpoint); nothing was changed");
+        throw InputError("--resume: the trace " + o.trace + " is not the one of the checkpoint in " + o.checkpoint_dir +
+                         " (run " + (trace_run.empty() ? std::string("unknown") : trace_run) + " there, " + m->run_id +
+                         " in the checkpoint); nothing was changed");
       }
     }
     const std::string mismatch = ResumeMismatch(m->config_json, o);
@@ -548,13 +548,14 @@ void CheckPaths(const TrainOptions& o) {
     for (size_t rank = 0; rank < m->state_files.size(); ++rank) {
       const std::string state = CheckpointStatePath(o.checkpoint_dir, m->epoch, static_cast<int>(rank));
       if (Exists(state) && !(DigestOfFile(state) == m->state_files[rank])) {
-        throw InputError("--resume: " + state + " is damaged (its size or CRC-32 differs from the manifest's); "
+        throw InputError("--resume: " + state +
+                         " is damaged (its size or CRC-32 differs from the manifest's); "
                          "the checkpoint cannot be resumed");
       }
     }
     if (m->epoch + 1 >= o.epochs) {
-      throw InputError("--resume: the checkpoint already holds the last epoch (" +
-                       std::to_string(m->epoch) + "); nothing is left to train");
+      throw InputError("--resume: the checkpoint already holds the last epoch (" + std::to_string(m->epoch) +
+                       "); nothing is left to train");
     }
   }
 }
@@ -739,8 +740,8 @@ std::string RankConfigMismatch(const std::vector<std::string>& configs) {
         }
         return v.is_null() ? std::string("absent") : v.dump();
       };
-      return "the workers were started with different flags: " + (flag.empty() ? key : flag) + " is " +
-             shown(value) + " on rank 0 and " + shown(theirs) + " on rank " + std::to_string(rank) +
+      return "the workers were started with different flags: " + (flag.empty() ? key : flag) + " is " + shown(value) +
+             " on rank 0 and " + shown(theirs) + " on rank " + std::to_string(rank) +
              " (every worker needs the same flags; only data paths, --threads, --bind-addr and --timeout may differ)";
     }
   }

@@ -27,13 +27,13 @@ namespace accordion {
 // and whether a resume or another rank may change it ("How to add a training
 // flag" in docs/trainer.md).
 struct TrainOptions {
-  std::string model = "mlp";               // mlp, cnn, resnet18, vgg19bn, lstm
-  std::string dataset = "fashion-mnist";   // fashion-mnist, mnist, cifar10, cifar100, tokens, synthetic
-  std::string data_dir;                    // empty: /usr/share/datasets/<dataset>
-  std::string data_file;                   // tokens: the training text
-  std::string valid_file;                  // tokens: validation text ("" = split data_file)
-  double valid_fraction = 0.1;             // tokens without valid_file: last share of lines
-  bool augment = false;                    // random crop (padding 4) + horizontal flip
+  std::string model = "mlp";              // mlp, cnn, resnet18, vgg19bn, lstm
+  std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, cifar100, tokens, synthetic
+  std::string data_dir;                   // empty: /usr/share/datasets/<dataset>
+  std::string data_file;                  // tokens: the training text
+  std::string valid_file;                 // tokens: validation text ("" = split data_file)
+  double valid_fraction = 0.1;            // tokens without valid_file: last share of lines
+  bool augment = false;                   // random crop (padding 4) + horizontal flip
   int epochs = 10;
   // Global, split evenly over the workers. Language model: the number of
   // token streams trained side by side. Batch scheme: only the default
@@ -43,44 +43,44 @@ struct TrainOptions {
   double momentum = 0.9;
   bool nesterov = false;
   double weight_decay = 1e-4;
-  int warmup_epochs = 0;                   // linear ramp to lr over these epochs
-  std::optional<double> warmup_from;       // the ramp's first LR (default lr / warmup_epochs)
-  std::vector<int> decay_epochs;           // lr *= decay_factor from each of these on
+  int warmup_epochs = 0;              // linear ramp to lr over these epochs
+  std::optional<double> warmup_from;  // the ramp's first LR (default lr / warmup_epochs)
+  std::vector<int> decay_epochs;      // lr *= decay_factor from each of these on
   double decay_factor = 0.1;
-  double clip = 0;                         // clip the gradient's global norm to this (0 = off)
-  std::string scheme = "dense";            // dense, powersgd, topk, batch
-  std::string policy = "static";           // static, accordion
-  std::optional<double> level;             // static: the one level
-  std::optional<double> low;               // accordion: level in critical regimes
-  std::optional<double> high;              // accordion: level outside them
-  bool topk_dense_vectors = false;         // topk: 1-D tensors go dense (the reference code's choice)
-  std::optional<bool> topk_error_feedback; // topk: keep what was not sent for the next step (default on)
-  int64_t micro_batch = 0;                 // batch scheme: global batch of one backward (0 = low)
+  double clip = 0;                          // clip the gradient's global norm to this (0 = off)
+  std::string scheme = "dense";             // dense, powersgd, topk, batch
+  std::string policy = "static";            // static, accordion
+  std::optional<double> level;              // static: the one level
+  std::optional<double> low;                // accordion: level in critical regimes
+  std::optional<double> high;               // accordion: level outside them
+  bool topk_dense_vectors = false;          // topk: 1-D tensors go dense (the reference code's choice)
+  std::optional<bool> topk_error_feedback;  // topk: keep what was not sent for the next step (default on)
+  int64_t micro_batch = 0;                  // batch scheme: global batch of one backward (0 = low)
   double eta = 0.5;
   int interval = 10;
-  int bptt = 35;                           // language model: tokens per truncated-backprop window
-  int lstm_size = 650;                     // language model: embedding and hidden width
-  double dropout = 0.4;                    // language model: dropout
-  bool tie_weights = false;                // language model: decoder shares the embedding
-  int hessian_every = 0;                   // top Hessian eigenvalue every K epochs (0 = never)
-  int64_t hessian_batch = 512;             // samples (LM: sequences) in its fixed batch
-  double hessian_tolerance = 1e-3;         // power iteration's relative tolerance
+  int bptt = 35;                    // language model: tokens per truncated-backprop window
+  int lstm_size = 650;              // language model: embedding and hidden width
+  double dropout = 0.4;             // language model: dropout
+  bool tie_weights = false;         // language model: decoder shares the embedding
+  int hessian_every = 0;            // top Hessian eigenvalue every K epochs (0 = never)
+  int64_t hessian_batch = 512;      // samples (LM: sequences) in its fixed batch
+  double hessian_tolerance = 1e-3;  // power iteration's relative tolerance
   int hessian_max_iterations = 100;
-  bool hessian_blocks = false;             // also per layer block (top-level module)
-  std::string backend = "gloo";            // gloo (CPU) or nccl (CUDA)
-  std::string device = "cpu";              // cpu or cuda
-  int nproc = 1;                           // local workers to start
-  int threads = 0;                         // per worker; 0: cores / nproc
+  bool hessian_blocks = false;   // also per layer block (top-level module)
+  std::string backend = "gloo";  // gloo (CPU) or nccl (CUDA)
+  std::string device = "cpu";    // cpu or cuda
+  int nproc = 1;                 // local workers to start
+  int threads = 0;               // per worker; 0: cores / nproc
   int64_t seed = 1;
-  std::string trace;                       // trace file to write ("" = none)
-  bool overwrite = false;                  // replace an existing trace
-  std::string checkpoint_dir;              // "" = no checkpoints
+  std::string trace;           // trace file to write ("" = none)
+  bool overwrite = false;      // replace an existing trace
+  std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  int trace_iterations = 4;                // sampled iterations per epoch and rank
+  int trace_iterations = 4;  // sampled iterations per epoch and rank
   double bucket_mb = 25;
-  int64_t limit_samples = 0;               // first N samples (LM: tokens) only (0 = all)
-  std::string bind_addr = "127.0.0.1";     // address Gloo binds to
-  double timeout_s = 45;                   // a silent peer fails the run after this
+  int64_t limit_samples = 0;            // first N samples (LM: tokens) only (0 = all)
+  std::string bind_addr = "127.0.0.1";  // address Gloo binds to
+  double timeout_s = 45;                // a silent peer fails the run after this
 };
 
 // Whether this build has the NCCL communicator (a CUDA LibTorch was found).
@@ -101,7 +101,7 @@ void ValidateOptions(const TrainOptions& options, bool check_paths = true);
 struct LevelPlan {
   CommunicationScheme scheme;  // with --topk-dense-vectors and --topk-error-feedback
   Policy policy = Policy::kStatic;
-  double low = 0;   // == high for static runs
+  double low = 0;  // == high for static runs
   double high = 0;
 };
 LevelPlan LevelsOf(const TrainOptions& options);

@@ -17,6 +17,7 @@
 #include "common/errors.h"
 #include "common/progress_bar.h"
 #include "common/version.h"
+#include "traces/scheme_description.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
 #include "trainer/gradient_exchange.h"
@@ -156,6 +157,11 @@ struct Trainer::State {
   // kStopped: a stop was requested; kDiverged: the loss became NaN or Inf on
   // some rank (`diverged_at` says where). The epoch is abandoned in both.
   EpochEnd TrainEpoch(int epoch, EpochData& data);
+  // One optimizer step on `batch`: forward and backward per micro-batch,
+  // the exchange, clipping, the update. Returns the step's summed loss (on
+  // the device), adds its correct predictions to `correct` and its forward
+  // and backward times to `it`.
+  torch::Tensor TrainStep(const Batch& batch, IterationRecord& it, torch::Tensor& correct);
   std::string diverged_at;
   // Where the loss first became NaN or Inf on any rank in this epoch ("" if
   // nowhere), from each rank's `first_bad_step` (-1: none); a collective.
@@ -232,7 +238,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
 
 void Trainer::State::Setup() {
   levels = LevelsOf(o);
-  batch_scheme = levels.scheme.scheme() == Scheme::kBatch;
+  batch_scheme = Describe(levels.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
   comm = ConnectWorker(o.backend, env, o.bind_addr, o.timeout_s);
@@ -277,7 +283,8 @@ void Trainer::State::Setup() {
   const AccordionOptions accordion =
       AccordionOptions().eta(o.eta).interval(o.interval).level_low(levels.low).level_high(levels.high);
   // The batch scheme decides for the whole model, and its batch only grows.
-  controller = batch_scheme ? std::make_unique<AccordionController>(1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
+  controller = batch_scheme ? std::make_unique<AccordionController>(
+                                  1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
                             : std::make_unique<AccordionController>(static_cast<int>(layers.size()), accordion);
   model_controller = std::make_unique<AccordionController>(1, accordion);
   if (o.hessian_every > 0) {
@@ -349,6 +356,41 @@ void Trainer::State::LoadCheckpoint() {
   steps_done = m.steps_done;
 }
 
+torch::Tensor Trainer::State::TrainStep(const Batch& batch, IterationRecord& it, torch::Tensor& correct) {
+  const auto n = static_cast<double>(batch.count());
+  // A step larger than the micro-batch is several backward passes whose
+  // gradients accumulate; only the last one communicates (no_sync). Each
+  // pass's mean loss is weighted by its share of the step, so the sum is
+  // the gradient of the whole step's mean loss.
+  const int64_t rows = batch.inputs.size(0);
+  const int64_t passes = std::max<int64_t>(1, (rows + micro_batch - 1) / micro_batch);
+  // Image targets are one per row; a language model's are rows x T.
+  const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
+  exchange->BeginStep();
+  torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat64));
+  for (int64_t pass = 0; pass < passes; ++pass) {
+    const int64_t begin = pass * micro_batch;
+    const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
+    const torch::Tensor x = batch.inputs.narrow(0, begin, len).to(device);
+    const torch::Tensor y = batch.targets.narrow(0, begin * per_row, len * per_row).to(device);
+    const Clock::time_point t_forward = Clock::now();
+    torch::Tensor logits = model->forward(x);
+    torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    const Clock::time_point t_backward = Clock::now();
+    exchange->BeginBackward(/*last_micro_batch=*/pass + 1 == passes);
+    (passes == 1 ? loss : loss * (static_cast<double>(y.numel()) / n)).backward();
+    it.forward_s += std::chrono::duration<double>(t_backward - t_forward).count();
+    it.backward_s += std::chrono::duration<double>(Clock::now() - t_backward).count();
+    torch::NoGradGuard no_grad;
+    step_loss.add_(loss.detach().to(torch::kFloat64), static_cast<double>(y.numel()));
+    correct.add_((logits.argmax(1) == y).sum());
+  }
+  exchange->FinishStep();
+  if (o.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), o.clip);
+  optimizer->step();
+  return step_loss;
+}
+
 Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_out) {
   const int64_t steps = data->steps();
   std::unique_ptr<ProgressBar> bar;
@@ -377,37 +419,8 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
     const Clock::time_point t0 = Clock::now();
     const Batch batch = data->TrainBatch(step);
     const auto n = static_cast<double>(batch.count());
-    // A step larger than the micro-batch is several backward passes whose
-    // gradients accumulate; only the last one communicates (no_sync). Each
-    // pass's mean loss is weighted by its share of the step, so the sum is
-    // the gradient of the whole step's mean loss.
-    const int64_t rows = batch.inputs.size(0);
-    const int64_t passes = std::max<int64_t>(1, (rows + micro_batch - 1) / micro_batch);
-    // Image targets are one per row; a language model's are rows x T.
-    const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
-    exchange->BeginStep();
     IterationRecord it;
-    torch::Tensor step_loss = torch::zeros({}, on_device.dtype(torch::kFloat64));
-    for (int64_t pass = 0; pass < passes; ++pass) {
-      const int64_t begin = pass * micro_batch;
-      const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
-      const torch::Tensor x = batch.inputs.narrow(0, begin, len).to(device);
-      const torch::Tensor y = batch.targets.narrow(0, begin * per_row, len * per_row).to(device);
-      const Clock::time_point t_forward = Clock::now();
-      torch::Tensor logits = model->forward(x);
-      torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
-      const Clock::time_point t_backward = Clock::now();
-      exchange->BeginBackward(/*last_micro_batch=*/pass + 1 == passes);
-      (passes == 1 ? loss : loss * (static_cast<double>(y.numel()) / n)).backward();
-      it.forward_s += std::chrono::duration<double>(t_backward - t_forward).count();
-      it.backward_s += std::chrono::duration<double>(Clock::now() - t_backward).count();
-      torch::NoGradGuard no_grad;
-      step_loss.add_(loss.detach().to(torch::kFloat64), static_cast<double>(y.numel()));
-      correct.add_((logits.argmax(1) == y).sum());
-    }
-    exchange->FinishStep();
-    if (o.clip > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), o.clip);
-    optimizer->step();
+    const torch::Tensor step_loss = TrainStep(batch, it, correct);
     const Clock::time_point t_end = Clock::now();
     {
       torch::NoGradGuard no_grad;
@@ -545,7 +558,8 @@ int Trainer::State::EndDiverged(int epoch) {
   recorder->Finish(RunStatus::kFailed);
   if (leader()) {
     std::fflush(stdout);
-    std::fprintf(stderr, "accordion-train: error: training diverged at %s; %d finished epoch(s) kept%s; "
+    std::fprintf(stderr,
+                 "accordion-train: error: training diverged at %s; %d finished epoch(s) kept%s; "
                  "try a smaller --lr or a longer --warmup-epochs\n",
                  diverged_at.c_str(), epoch, o.trace.empty() ? "" : ", trace marked failed");
     std::fflush(stderr);
@@ -656,7 +670,7 @@ void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_da
   std::string note;
   if (batch_scheme) {
     note = "  batch " + std::to_string(plan.global_batch);
-  } else if (levels.scheme.scheme() != Scheme::kDense) {
+  } else if (Describe(levels.scheme.scheme()).has_levels()) {
     const auto low_layers = std::count(plan.layer_levels.begin(), plan.layer_levels.end(), levels.low);
     note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(layers.size()) + " layers";
   }
@@ -666,20 +680,22 @@ void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_da
                   epoch_data.hessian[0].iterations);
     note += buf;
   }
-  std::printf("epoch %d/%d  lr %.4g  train loss %.4f acc %.4f  test loss %.4f acc %.4f%s  "
-              "%.4g floats sent  %.1f s\n",
-              rec.epoch + 1, o.epochs, rec.lr, rec.train_loss, rec.train_acc, rec.test_loss, rec.test_acc,
-              note.c_str(), rec.floats_sent, rec.total_s);
+  std::printf(
+      "epoch %d/%d  lr %.4g  train loss %.4f acc %.4f  test loss %.4f acc %.4f%s  "
+      "%.4g floats sent  %.1f s\n",
+      rec.epoch + 1, o.epochs, rec.lr, rec.train_loss, rec.train_acc, rec.test_loss, rec.test_acc, note.c_str(),
+      rec.floats_sent, rec.total_s);
   std::fflush(stdout);
 }
 
 void Trainer::State::PrintSummary() const {
   const double bookkeeping = bookkeeping_s + exchange->bookkeeping_s();
-  std::printf("done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
-              "step time%s%s\n",
-              o.epochs - start_epoch, train_s > 0 ? static_cast<double>(samples) / train_s : 0.0,
-              o.dataset == "tokens" ? "tokens" : "samples", train_s > 0 ? 100.0 * bookkeeping / train_s : 0.0,
-              o.trace.empty() ? "" : ", trace ", o.trace.c_str());
+  std::printf(
+      "done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
+      "step time%s%s\n",
+      o.epochs - start_epoch, train_s > 0 ? static_cast<double>(samples) / train_s : 0.0,
+      o.dataset == "tokens" ? "tokens" : "samples", train_s > 0 ? 100.0 * bookkeeping / train_s : 0.0,
+      o.trace.empty() ? "" : ", trace ", o.trace.c_str());
 }
 
 int Trainer::State::EndInterrupted(int epoch) {

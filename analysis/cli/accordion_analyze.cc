@@ -84,48 +84,41 @@ int ShowInfo(const InfoArgs& args) {
   }
   std::cout << std::fixed;
   std::cout << "trace:       " << args.trace << " (schema v" << reader->schema_version() << ")\n"
-            << "status:      " << ToString(run.status) << ", " << epochs.size() << " of "
-            << run.epochs_planned << " epochs recorded"
-            << (run.synthetic ? "; SYNTHETIC: no training produced this trace" : "") << "\n"
+            << "status:      " << ToString(run.status) << ", " << epochs.size() << " of " << run.epochs_planned
+            << " epochs recorded" << (run.synthetic ? "; SYNTHETIC: no training produced this trace" : "") << "\n"
             << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
             << " training samples)\n"
             << "scheme:      " << ToString(run.scheme) << ", " << ToString(run.policy);
   if (run.scheme != Scheme::kDense) {
-    std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high "
-              << LevelName(run.scheme, run.level_high) << ", eta " << std::setprecision(2)
-              << run.eta << ", interval " << run.interval << ")";
+    std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
+              << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval << ")";
   }
   std::cout << "\n"
-            << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device
-            << "), global batch " << run.batch_size << ", seed " << run.seed << "\n"
-            << "layers:      " << layers.size() << " (" << compressible
-            << " compressed at the high level), " << params << " parameters\n"
+            << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device << "), global batch "
+            << run.batch_size << ", seed " << run.seed << "\n"
+            << "layers:      " << layers.size() << " (" << compressible << " compressed at the high level), " << params
+            << " parameters\n"
             << "final epoch: ";
   if (last) {
-    std::cout << last->epoch << ": test accuracy " << std::setprecision(2) << 100.0 * last->test_acc
-              << "%, test loss " << std::setprecision(4) << last->test_loss << ", lr "
-              << std::setprecision(6) << last->lr << "\n";
+    std::cout << last->epoch << ": test accuracy " << std::setprecision(2) << 100.0 * last->test_acc << "%, test loss "
+              << std::setprecision(4) << last->test_loss << ", lr " << std::setprecision(6) << last->lr << "\n";
   } else {
     std::cout << "none finished\n";
   }
-  std::cout
-            << "time:        " << std::setprecision(1) << total_s << " s (compute " << compute_s
-            << " s, compression " << compress_s << " s, exposed communication " << comm_s
-            << " s)\n"
-            << "floats sent: " << std::scientific << std::setprecision(4) << floats
-            << " per worker\n"
+  std::cout << "time:        " << std::setprecision(1) << total_s << " s (compute " << compute_s << " s, compression "
+            << compress_s << " s, exposed communication " << comm_s << " s)\n"
+            << "floats sent: " << std::scientific << std::setprecision(4) << floats << " per worker\n"
             << "samples:     " << reader->CountRows("iterations") << " iteration rows, "
-            << reader->CountRows("collectives") << " collective rows, "
-            << reader->CountRows("hessian") << " Hessian rows\n";
+            << reader->CountRows("collectives") << " collective rows, " << reader->CountRows("hessian")
+            << " Hessian rows\n";
   return kExitOk;
 }
 
 int RunValidate(const std::string& trace) {
   const TraceSummary s = ValidateTrace(trace);
-  std::cout << "OK " << trace << ": " << s.epochs << " epochs, " << s.layers << " layers, "
-            << s.iteration_rows << " iteration rows, " << s.grad_ready_rows
-            << " grad-ready rows, " << s.collective_rows << " collective rows, "
-            << s.hessian_rows << " Hessian rows\n";
+  std::cout << "OK " << trace << ": " << s.epochs << " epochs, " << s.layers << " layers, " << s.iteration_rows
+            << " iteration rows, " << s.grad_ready_rows << " grad-ready rows, " << s.collective_rows
+            << " collective rows, " << s.hessian_rows << " Hessian rows\n";
   for (const std::string& w : s.warnings) std::cout << "warning: " << w << "\n";
   return kExitOk;
 }
@@ -221,8 +214,8 @@ int RunRegimes(const RegimesArgs& args) {
   const RegimeSeries norm = DetectFromGradientNorms(view, args.eta, args.interval);
   const RegimeSeries eigen = DetectFromHessian(hessian, view.num_epochs(), args.hessian_threshold);
   std::cout << "Critical regimes of " << view.run.model << " on " << view.run.dataset
-            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta "
-            << args.eta << ", every " << args.interval << " epochs) against the top Hessian "
+            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta " << args.eta << ", every "
+            << args.interval << " epochs) against the top Hessian "
             << "eigenvalue (threshold " << args.hessian_threshold << ")\n\n";
   WriteRegimeComparison(view, hessian, norm, eigen, std::cout);
   if (hessian.empty()) {
@@ -255,18 +248,17 @@ int main(int argc, char** argv) {
   InfoArgs info;
   CLI::App* info_cmd = app.add_subcommand("info", "Summarise a trace: run, layers, results");
   info_cmd->add_option("trace", info.trace, "Trace file (.trace, SQLite)")->required();
-  info_cmd->add_option("--format", info.format, "text or json")
-      ->check(CLI::IsMember({"text", "json"}));
+  info_cmd->add_option("--format", info.format, "text or json")->check(CLI::IsMember({"text", "json"}));
 
   std::string validate_trace;
-  CLI::App* validate_cmd =
-      app.add_subcommand("validate", "Check every row of a trace; exit 2 on the first problem");
+  CLI::App* validate_cmd = app.add_subcommand("validate", "Check every row of a trace; exit 2 on the first problem");
   validate_cmd->add_option("trace", validate_trace, "Trace file")->required();
 
   ScheduleArgs sched;
-  CLI::App* sched_cmd = app.add_subcommand(
-      "schedule", "Derive the Accordion schedule from a trace's gradient norms and compare its "
-                  "communication with static low and static high");
+  CLI::App* sched_cmd =
+      app.add_subcommand("schedule",
+                         "Derive the Accordion schedule from a trace's gradient norms and compare its "
+                         "communication with static low and static high");
   sched_cmd->add_option("trace", sched.trace, "Trace file")->required();
   sched_cmd
       ->add_option("--scheme", sched.scheme,
@@ -278,16 +270,14 @@ int main(int argc, char** argv) {
   sched_cmd->add_option("--interval", sched.interval, "Epochs between regime checks")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  sched_cmd->add_option("--low", sched.low,
-                        "Level in critical regimes (rank, TopK fraction or global batch)");
+  sched_cmd->add_option("--low", sched.low, "Level in critical regimes (rank, TopK fraction or global batch)");
   sched_cmd->add_option("--high", sched.high, "Level outside critical regimes");
   sched_cmd->add_option("--format", sched.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
 
   ExportArgs exp;
-  CLI::App* export_cmd =
-      app.add_subcommand("export", "Export every table: CSV files into a directory, or JSON");
+  CLI::App* export_cmd = app.add_subcommand("export", "Export every table: CSV files into a directory, or JSON");
   export_cmd->add_option("trace", exp.trace, "Trace file")->required();
   export_cmd->add_option("--format", exp.format, "csv or json")
       ->check(CLI::IsMember({"csv", "json"}))
@@ -302,19 +292,20 @@ int main(int argc, char** argv) {
 
   std::vector<std::string> table_traces;
   std::string table_format = "markdown";
-  CLI::App* table_cmd = app.add_subcommand(
-      "table", "Tabulate runs as the paper's Tables 1-6: accuracy, floats and time per setting, "
-               "mean and 95% CI over seeds");
-  table_cmd->add_option("traces", table_traces, "Trace files (several seeds per setting)")
-      ->required();
+  CLI::App* table_cmd =
+      app.add_subcommand("table",
+                         "Tabulate runs as the paper's Tables 1-6: accuracy, floats and time per setting, "
+                         "mean and 95% CI over seeds");
+  table_cmd->add_option("traces", table_traces, "Trace files (several seeds per setting)")->required();
   table_cmd->add_option("--format", table_format, "markdown, csv or json")
       ->check(CLI::IsMember({"markdown", "csv", "json"}))
       ->capture_default_str();
 
   RegimesArgs regimes;
-  CLI::App* regimes_cmd = app.add_subcommand(
-      "regimes", "Compare the critical regimes found from gradient norms with those found from "
-                 "the top Hessian eigenvalue (the paper's Figure 3)");
+  CLI::App* regimes_cmd =
+      app.add_subcommand("regimes",
+                         "Compare the critical regimes found from gradient norms with those found from "
+                         "the top Hessian eigenvalue (the paper's Figure 3)");
   regimes_cmd->add_option("trace", regimes.trace, "Trace file")->required();
   regimes_cmd->add_option("--eta", regimes.eta, "Threshold on the model norm's relative change")
       ->check(CLI::PositiveNumber)
@@ -322,8 +313,8 @@ int main(int argc, char** argv) {
   regimes_cmd->add_option("--interval", regimes.interval, "Epochs between norm checks")
       ->check(CLI::Range(1, 1000000))
       ->capture_default_str();
-  regimes_cmd->add_option("--hessian-threshold", regimes.hessian_threshold,
-                          "Threshold on the eigenvalue's relative change")
+  regimes_cmd
+      ->add_option("--hessian-threshold", regimes.hessian_threshold, "Threshold on the eigenvalue's relative change")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
 

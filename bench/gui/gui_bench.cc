@@ -51,8 +51,8 @@ Stats Measure(int repetitions, const std::function<void(int)>& body) {
 
 void Row(const char* what, const Stats& s, const char* baseline, const Stats& b, double target_ms) {
   std::printf("%-34s %9.2f %9.2f   %-34s %9.2f %9.2f   %7.2fx   %s (< %.0f ms)\n", what, s.median_ms, s.p95_ms,
-              baseline, b.median_ms, b.p95_ms, b.median_ms / s.median_ms,
-              s.p95_ms < target_ms ? "met" : "MISSED", target_ms);
+              baseline, b.median_ms, b.p95_ms, b.median_ms / s.median_ms, s.p95_ms < target_ms ? "met" : "MISSED",
+              target_ms);
 }
 
 }  // namespace
@@ -138,7 +138,7 @@ int main(int argc, char** argv) {
   doc.waitForIdle();
 
   // Where the redraw goes: each view drawn and painted on its own.
-  const char* names[] = {"gradient norms", "check ratios", "level map", "projection", "bandwidth sweep",
+  const char* names[] = {"gradient norms",  "check ratios",   "level map",       "projection", "bandwidth sweep",
                          "epoch breakdown", "accuracy/epoch", "accuracy/floats", "timeline"};
   std::printf("\n%-34s %9s %9s\n", "one view: draw + replot", "median ms", "p95 ms");
   const Stats derive = Measure(repetitions, [&](int i) {
@@ -151,15 +151,33 @@ int main(int argc, char** argv) {
     const Stats one = Measure(repetitions, [&](int) {
       const RegimeAnalysis& a = *doc.regimes();
       switch (v) {
-        case 0: DrawGradientNorms(plots[0], run, a, {}, false); break;
-        case 1: DrawCheckRatios(plots[1], run, a, {}); break;
-        case 2: DrawLevelMap(plots[2], run, a); break;
-        case 3: DrawProjection(plots[3], *doc.projection()); break;
-        case 4: DrawBandwidthSweep(plots[4], *doc.sweep(), w.bandwidth_gbps); break;
-        case 5: DrawEpochBreakdown(plots[5], *doc.projection()); break;
-        case 6: DrawAccuracyComparison(plots[6], runs, CompareAxis::kEpoch); break;
-        case 7: DrawAccuracyComparison(plots[7], runs, CompareAxis::kFloats); break;
-        default: DrawIterationTimeline(plots[8], run, doc.projection().get(), 0); break;
+        case 0:
+          DrawGradientNorms(plots[0], run, a, {}, false);
+          break;
+        case 1:
+          DrawCheckRatios(plots[1], run, a, {});
+          break;
+        case 2:
+          DrawLevelMap(plots[2], run, a);
+          break;
+        case 3:
+          DrawProjection(plots[3], *doc.projection());
+          break;
+        case 4:
+          DrawBandwidthSweep(plots[4], *doc.sweep(), w.bandwidth_gbps);
+          break;
+        case 5:
+          DrawEpochBreakdown(plots[5], *doc.projection());
+          break;
+        case 6:
+          DrawAccuracyComparison(plots[6], runs, CompareAxis::kEpoch);
+          break;
+        case 7:
+          DrawAccuracyComparison(plots[7], runs, CompareAxis::kFloats);
+          break;
+        default:
+          DrawIterationTimeline(plots[8], run, doc.projection().get(), 0);
+          break;
       }
       RefreshFigure(plots[v], true);
     });

@@ -75,15 +75,13 @@ int main(int argc, char** argv) {
   for (int n : ranks) {
     const ReplayOptions base = ReplayOptions().platform(platform).workers(n);
     std::vector<Fidelity> fidelities = {Fidelity::kAuto};
-    if (n <= full_max && ResolveFidelity(Fidelity::kAuto, n) != Fidelity::kFull)
-      fidelities.push_back(Fidelity::kFull);
+    if (n <= full_max && ResolveFidelity(Fidelity::kAuto, n) != Fidelity::kFull) fidelities.push_back(Fidelity::kFull);
     const Timed analytic = TimeReplay(input, ReplayOptions(base).model(ModelKind::kAnalytic));
     for (Fidelity f : fidelities) {
       const Timed sim = TimeReplay(input, ReplayOptions(base).fidelity(f));
-      std::printf("%6d %9s %9d %12.3f %12.3f %10.1f %13.1fs %13.1fs %10.3f\n", n,
-                  ToString(ResolveFidelity(f, n)), sim.result.distinct_patterns, sim.wall_s, analytic.wall_s,
-                  sim.wall_s / analytic.wall_s, sim.result.accordion.total.time_s,
-                  analytic.result.accordion.total.time_s,
+      std::printf("%6d %9s %9d %12.3f %12.3f %10.1f %13.1fs %13.1fs %10.3f\n", n, ToString(ResolveFidelity(f, n)),
+                  sim.result.distinct_patterns, sim.wall_s, analytic.wall_s, sim.wall_s / analytic.wall_s,
+                  sim.result.accordion.total.time_s, analytic.result.accordion.total.time_s,
                   sim.result.accordion.total.time_s / analytic.result.accordion.total.time_s);
       std::fflush(stdout);
     }

@@ -51,8 +51,7 @@ int main() {
     //    (all-reduced, so every worker decides the same) and the LR to come.
     std::vector<double> norms;
     for (int layer = 0; layer < 3; ++layer) norms.push_back(NormOf(layer, epoch));
-    const accordion::AccordionDecision d =
-        controller.EndEpoch(norms, LearningRate(epoch), LearningRate(epoch + 1));
+    const accordion::AccordionDecision d = controller.EndEpoch(norms, LearningRate(epoch), LearningRate(epoch + 1));
 
     // 3. It says why the next epoch's levels are what they are.
     if (d.checked && d.ratios[0]) std::printf("  | check: change %.2f", *d.ratios[0]);

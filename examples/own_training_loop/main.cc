@@ -67,8 +67,7 @@ int main(int argc, char** argv) {
                                          {1, "fc2.weight", {128, 256}, 128 * 256, true},
                                          {2, "fc3.weight", {10, 128}, 10 * 128, true}};
   auto writer = TraceWriter::Create(path, run, layers, /*overwrite=*/true);
-  AccordionController controller(
-      3, AccordionOptions().eta(run.eta).interval(run.interval).level_low(2).level_high(1));
+  AccordionController controller(3, AccordionOptions().eta(run.eta).interval(run.interval).level_low(2).level_high(1));
 
   for (int epoch = 0; epoch < kEpochs; ++epoch) {
     // 1. Train the epoch, compressing each layer at controller.levels(). With

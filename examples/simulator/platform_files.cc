@@ -19,16 +19,14 @@ int main(int argc, char** argv) {
   // Relative names, sorted: the output must not depend on where the checkout is.
   std::filesystem::current_path(argv[1]);
   std::set<std::string> files;
-  for (const auto& entry : std::filesystem::directory_iterator("."))
-    files.insert(entry.path().filename().string());
+  for (const auto& entry : std::filesystem::directory_iterator(".")) files.insert(entry.path().filename().string());
   const int ranks = 16;
   for (const std::string& name : files) {
     const PlatformSpec spec = LoadPlatformFile(name);
     // Building the platform also checks that it holds the ranks.
     const PlatformProbe probe = ProbePlatform(spec, ranks);
-    std::printf("%s\n  %s\n  ring neighbours: %.1f us, %.1f Gb/s\n", name.c_str(),
-                spec.Describe(ranks).c_str(), probe.ring_route.latency_s * 1e6,
-                GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps));
+    std::printf("%s\n  %s\n  ring neighbours: %.1f us, %.1f Gb/s\n", name.c_str(), spec.Describe(ranks).c_str(),
+                probe.ring_route.latency_s * 1e6, accordion::GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps));
   }
   return 0;
 }

@@ -32,8 +32,8 @@ torch::Tensor Orthonormal(int64_t n, uint64_t seed) {
 // One PowerSGD step for one worker: returns what it sends (decompressed).
 torch::Tensor Send(accordion::PowerSgdCompressor& c, const torch::Tensor& grad) {
   torch::Tensor p = torch::empty({kRows, 1}), q = torch::empty({kCols, 1}), sent = torch::empty_like(grad);
-  c.ComputeP(0, grad, p);     // P = (G + E) Q
-  c.ComputeQ(0, p, q);        // orthonormalise P, Q = (G + E)^T P
+  c.ComputeP(0, grad, p);          // P = (G + E) Q
+  c.ComputeQ(0, p, q);             // orthonormalise P, Q = (G + E)^T P
   c.Decompress(0, p, q, 1, sent);  // sent = P Q^T, E = (G + E) - sent
   return sent;
 }
@@ -56,16 +56,18 @@ int main() {
   for (int k = 1; k <= 64; ++k) {
     sum_with += Send(with_memory, gradient);
     sum_without += Send(without_memory, gradient);
-    without_memory.TakeMemory(0);  // forget what was not sent
+    without_memory.TakeMemory(0);                   // forget what was not sent
     without_memory.SetRank(0, kRows, kCols, 1, 0);  // a fresh, empty memory; Q stays warm
-    if ((k & (k - 1)) == 0) {  // k = 1, 2, 4, ...
+    if ((k & (k - 1)) == 0) {                       // k = 1, 2, 4, ...
       auto error = [&](const torch::Tensor& sum) {
         return (sum / k - gradient).norm().item<double>() / gradient.norm().item<double>();
       };
       std::printf("%6d  %22.3f  %20.3f\n", k, error(sum_without), error(sum_with));
     }
   }
-  std::printf("without memory the two weaker directions are never sent (sqrt(4+1)/sqrt(21) = %.3f);\n"
-              "with it nothing is lost, only delayed.\n", std::sqrt(5.0 / 21.0));
+  std::printf(
+      "without memory the two weaker directions are never sent (sqrt(4+1)/sqrt(21) = %.3f);\n"
+      "with it nothing is lost, only delayed.\n",
+      std::sqrt(5.0 / 21.0));
   return 0;
 }

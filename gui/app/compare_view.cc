@@ -37,7 +37,6 @@ QString WithCi(const MeanCi& m, const QString& text, const QString& half) {
   return m.n > 1 ? QStringLiteral("%1 ± %2").arg(text, half) : text;
 }
 
-
 }  // namespace
 
 CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
@@ -167,9 +166,10 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
     QString runs = QString::number(r.traces.size());
     if (r.incomplete > 0) runs += tr(" (%1 incomplete)").arg(r.incomplete);
     table_->setItem(i, 3, Cell(runs, true));
-    table_->setItem(i, 4, Cell(WithCi(r.accuracy, QString::number(r.accuracy.mean * 100, 'f', 2) + " %",
-                                      QString::number(r.accuracy.half_width * 100, 'f', 2)),
-                               true));
+    table_->setItem(i, 4,
+                    Cell(WithCi(r.accuracy, QString::number(r.accuracy.mean * 100, 'f', 2) + " %",
+                                QString::number(r.accuracy.half_width * 100, 'f', 2)),
+                         true));
     table_->setItem(i, 5, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
     table_->setItem(i, 6, Cell(style::Times(r.floats_ratio), true));
     table_->setItem(i, 7,

@@ -14,8 +14,9 @@ namespace accordion::gui {
 LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
     : QWidget(parent), document_(document), caption_(new QLabel(this)), plot_(new PlotWidget("level-map", this)) {
   caption_->setWordWrap(true);
-  caption_->setText(tr("The level Accordion picks for each layer in each epoch under the current settings: "
-                       "low compression inside critical regimes, high outside. Hover a cell for its numbers."));
+  caption_->setText(
+      tr("The level Accordion picks for each layer in each epoch under the current settings: "
+         "low compression inside critical regimes, high outside. Hover a cell for its numbers."));
   plot_->setMouseTracking(true);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -24,8 +25,10 @@ LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
 
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
     const QString tip = tooltipAt(event->pos());
-    if (tip.isEmpty()) QToolTip::hideText();
-    else QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
+    if (tip.isEmpty())
+      QToolTip::hideText();
+    else
+      QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
   });
   connect(document_, &ExplorerDocument::regimesChanged, this, &LevelMapView::redrawWhenSeen);
   redraw();
@@ -38,8 +41,7 @@ QString LevelMapView::tooltipAt(const QPoint& pos) const {
   if (!plot_->axisRect()->rect().contains(pos)) return {};
   int epoch = -1;
   int layer = -1;
-  if (!LevelMapCellAt(*run, plot_->xAxis->pixelToCoord(pos.x()), plot_->yAxis->pixelToCoord(pos.y()), &epoch,
-                      &layer)) {
+  if (!LevelMapCellAt(*run, plot_->xAxis->pixelToCoord(pos.x()), plot_->yAxis->pixelToCoord(pos.y()), &epoch, &layer)) {
     return {};
   }
   return LevelMapTooltip(*run, *analysis, epoch, layer);

@@ -20,9 +20,9 @@ constexpr char kTool[] = "accordion-gui";
 // QApplication takes these itself; they are declared so the parse that
 // runs before it (to answer --help without a display) does not refuse them.
 void AddQtOptions(QCommandLineParser& parser) {
-  for (const char* name : {"platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry",
-                           "qwindowicon", "qwindowtitle", "style", "stylesheet", "display", "geometry", "session",
-                           "name", "title"}) {
+  for (const char* name :
+       {"platform", "platformpluginpath", "platformtheme", "plugin", "qwindowgeometry", "qwindowicon", "qwindowtitle",
+        "style", "stylesheet", "display", "geometry", "session", "name", "title"}) {
     QCommandLineOption option(QString::fromLatin1(name), QString(), QStringLiteral("value"));
     option.setFlags(QCommandLineOption::HiddenFromHelp);
     parser.addOption(option);

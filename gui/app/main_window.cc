@@ -87,8 +87,7 @@ MainWindow::MainWindow(QWidget* parent)
   connect(document_, &ExplorerDocument::openFailed, this, [this](const QString& path, const QString& message) {
     RecentFiles::remove(path);
     rebuildRecentMenu();
-    reportError(tr("Cannot open trace"),
-                tr("Cannot open %1:\n%2").arg(QDir::toNativeSeparators(path), message));
+    reportError(tr("Cannot open trace"), tr("Cannot open %1:\n%2").arg(QDir::toNativeSeparators(path), message));
   });
   connect(document_, &ExplorerDocument::loadingChanged, this, [this](bool loading) {
     loading_ = loading;
@@ -108,21 +107,21 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("SimGrid replay failed: %1").arg(message), 10000);
   });
   connect(document_, &ExplorerDocument::waitingForFirstEpoch, this, [this](const QString& path) {
-    statusBar()->showMessage(
-        tr("%1 is being written and has no finished epoch yet: it opens when the first one lands")
-            .arg(QFileInfo(path).fileName()),
-        15000);
+    statusBar()->showMessage(tr("%1 is being written and has no finished epoch yet: it opens when the first one lands")
+                                 .arg(QFileInfo(path).fileName()),
+                             15000);
   });
   connect(document_, &ExplorerDocument::liveRunUpdated, this, [this](int index) {
     const auto run = document_->run(index);
     if (!run) return;
     const RunSummary& s = run->summary;
-    statusBar()->showMessage(tr("%1 updated: epoch %2 of %3%4")
-                                 .arg(QString::fromStdString(s.name))
-                                 .arg(s.epochs)
-                                 .arg(s.epochs_planned)
-                                 .arg(run->live() ? tr(", still running") : tr(", %1").arg(QString::fromStdString(s.status))),
-                             8000);
+    statusBar()->showMessage(
+        tr("%1 updated: epoch %2 of %3%4")
+            .arg(QString::fromStdString(s.name))
+            .arg(s.epochs)
+            .arg(s.epochs_planned)
+            .arg(run->live() ? tr(", still running") : tr(", %1").arg(QString::fromStdString(s.status))),
+        8000);
   });
 
   resize(1500, 950);
@@ -232,8 +231,8 @@ void MainWindow::openFiles(const QStringList& paths) {
 
 void MainWindow::openWithDialog() {
   QSettings settings;
-  const QStringList paths = QFileDialog::getOpenFileNames(this, tr("Open traces"),
-                                                          settings.value(kOpenDirKey).toString(), tr(kTraceFilter));
+  const QStringList paths =
+      QFileDialog::getOpenFileNames(this, tr("Open traces"), settings.value(kOpenDirKey).toString(), tr(kTraceFilter));
   if (paths.isEmpty()) return;
   settings.setValue(kOpenDirKey, QFileInfo(paths.first()).absolutePath());
   openFiles(paths);
@@ -272,16 +271,15 @@ void MainWindow::exportFigureWithDialog(const QString& suffix) {
 }
 
 void MainWindow::about() {
-  QMessageBox::about(
-      this, tr("About accordion-gui"),
-      tr("<h3>accordion-gui %1</h3>"
-         "<p>Explore data-parallel training traces recorded by the Accordion Toolkit: the critical "
-         "regimes Accordion finds from the change of each layer's gradient norm, the schedule it "
-         "derives under any setting, the communication it saves and what that is worth on another "
-         "cluster (α–β estimate or SimGrid replay).</p>"
-         "<p>Accordion: Agarwal, Wang, Lee, Venkataraman, Papailiopoulos, <i>Adaptive Gradient "
-         "Communication via Critical Learning Regime Identification</i>, MLSys 2021.</p>")
-          .arg(kVersion));
+  QMessageBox::about(this, tr("About accordion-gui"),
+                     tr("<h3>accordion-gui %1</h3>"
+                        "<p>Explore data-parallel training traces recorded by the Accordion Toolkit: the critical "
+                        "regimes Accordion finds from the change of each layer's gradient norm, the schedule it "
+                        "derives under any setting, the communication it saves and what that is worth on another "
+                        "cluster (α–β estimate or SimGrid replay).</p>"
+                        "<p>Accordion: Agarwal, Wang, Lee, Venkataraman, Papailiopoulos, <i>Adaptive Gradient "
+                        "Communication via Critical Learning Regime Identification</i>, MLSys 2021.</p>")
+                         .arg(kVersion));
 }
 
 void MainWindow::reportError(const QString& title, const QString& text) {

@@ -22,8 +22,7 @@ const char kExportDirKey[] = "export/lastDir";
 
 }  // namespace
 
-PlotWidget::PlotWidget(const QString& figure_name, QWidget* parent)
-    : QCustomPlot(parent), figure_name_(figure_name) {
+PlotWidget::PlotWidget(const QString& figure_name, QWidget* parent) : QCustomPlot(parent), figure_name_(figure_name) {
   setObjectName(figure_name);
   setInteractions(QCP::iRangeDrag | QCP::iRangeZoom);
   setMinimumSize(200, 150);
@@ -107,12 +106,10 @@ void PlotWidget::exportWithDialog(const QString& default_suffix) {
   const QString png = tr("PNG image (*.png)");
   const QString pdf = tr("PDF document (*.pdf)");
   const QString csv = tr("Data as CSV (*.csv)");
-  QString selected = default_suffix == QLatin1String("pdf")   ? pdf
-                     : default_suffix == QLatin1String("csv") ? csv
-                                                               : png;
-  QString path = QFileDialog::getSaveFileName(this, tr("Export figure"),
-                                              dir + "/" + figure_name_ + "." + default_suffix,
-                                              png + ";;" + pdf + ";;" + csv, &selected);
+  QString selected = default_suffix == QLatin1String("pdf") ? pdf : default_suffix == QLatin1String("csv") ? csv : png;
+  QString path =
+      QFileDialog::getSaveFileName(this, tr("Export figure"), dir + "/" + figure_name_ + "." + default_suffix,
+                                   png + ";;" + pdf + ";;" + csv, &selected);
   if (path.isEmpty()) return;
   // A name typed without a suffix takes the chosen filter's.
   if (QFileInfo(path).suffix().isEmpty()) {

@@ -43,8 +43,9 @@ RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
   layers_->setObjectName("layerList");
   layers_->setUniformItemSizes(true);
   group_->setObjectName("groupByBlock");
-  group_->setToolTip(tr("One line per block (the layer name up to its first '.'), "
-                        "the root-sum-square of its layers' norms"));
+  group_->setToolTip(
+      tr("One line per block (the layer name up to its first '.'), "
+         "the root-sum-square of its layers' norms"));
   caption_->setObjectName("regimesCaption");
   caption_->setWordWrap(true);
   caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -118,8 +119,8 @@ void RegimesView::rebuildLayerList() {
       auto* item = new QListWidgetItem(QString::fromStdString(layer.name), layers_);
       item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
       item->setCheckState(Qt::Checked);
-      item->setToolTip(tr("%1 entries, %2").arg(layer.numel).arg(layer.compressible ? tr("compressible")
-                                                                                   : tr("sent dense")));
+      item->setToolTip(
+          tr("%1 entries, %2").arg(layer.numel).arg(layer.compressible ? tr("compressible") : tr("sent dense")));
     }
   }
   layers_of_ = path;

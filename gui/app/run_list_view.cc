@@ -37,14 +37,17 @@ QString FormatSeconds(double seconds) {
   if (seconds < 120) return QString::number(seconds, 'f', 1) + " s";
   const auto total = static_cast<long long>(std::llround(seconds));
   if (total < 3600 * 2) return QStringLiteral("%1 min %2 s").arg(total / 60).arg(total % 60, 2, 10, QChar('0'));
-  if (total < 86400 * 2) return QStringLiteral("%1 h %2 min").arg(total / 3600).arg(total % 3600 / 60, 2, 10, QChar('0'));
+  if (total < 86400 * 2)
+    return QStringLiteral("%1 h %2 min").arg(total / 3600).arg(total % 3600 / 60, 2, 10, QChar('0'));
   return QString::number(seconds / 86400, 'f', 1) + " days";
 }
 
 QString FormatEpochs(const RunSummary& summary) {
   QString text = QStringLiteral("%1/%2").arg(summary.epochs).arg(summary.epochs_planned);
-  if (summary.status == "running") text += QStringLiteral(" ● live");
-  else if (summary.status != "complete") text += QStringLiteral(" (%1)").arg(QString::fromStdString(summary.status));
+  if (summary.status == "running")
+    text += QStringLiteral(" ● live");
+  else if (summary.status != "complete")
+    text += QStringLiteral(" (%1)").arg(QString::fromStdString(summary.status));
   return text;
 }
 
@@ -53,8 +56,8 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   table_->setObjectName("runTable");
   table_->setColumnCount(kColumnCount);
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Model"), tr("Dataset"), tr("Scheme"), tr("Policy"),
-                                     tr("Levels (low / high)"), tr("Workers"), tr("Epochs"),
-                                     tr("Accuracy"), tr("Floats sent"), tr("Time")});
+                                     tr("Levels (low / high)"), tr("Workers"), tr("Epochs"), tr("Accuracy"),
+                                     tr("Floats sent"), tr("Time")});
   table_->horizontalHeaderItem(kName)->setToolTip(tr("Checked runs are drawn in the Compare tab"));
   table_->horizontalHeaderItem(kFloats)->setToolTip(tr("Floats sent per worker over the finished epochs"));
   table_->horizontalHeaderItem(kAccuracy)->setToolTip(tr("Test accuracy after the last finished epoch"));
@@ -160,8 +163,10 @@ void RunListView::selectCurrent() {
     return;
   }
   updating_ = true;
-  if (current >= 0 && current < table_->rowCount()) table_->selectRow(current);
-  else table_->clearSelection();
+  if (current >= 0 && current < table_->rowCount())
+    table_->selectRow(current);
+  else
+    table_->clearSelection();
   updating_ = false;
 }
 

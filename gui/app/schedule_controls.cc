@@ -51,8 +51,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   eta_slider_->setObjectName("etaSlider");
   eta_slider_->setRange(1, static_cast<int>(std::lround(1.0 / kEtaStep)));
   eta_slider_->setPageStep(2);
-  eta_slider_->setToolTip(tr("η: a check finds a layer critical when its gradient norm changed by at "
-                             "least this fraction since the previous check"));
+  eta_slider_->setToolTip(
+      tr("η: a check finds a layer critical when its gradient norm changed by at "
+         "least this fraction since the previous check"));
   eta_spin_->setObjectName("etaSpin");
   eta_spin_->setRange(kEtaStep, 1.0);
   eta_spin_->setSingleStep(kEtaStep);
@@ -76,10 +77,12 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   }
   low_spin_->setObjectName("lowLevelSpin");
   high_spin_->setObjectName("highLevelSpin");
-  low_spin_->setToolTip(tr("Level inside critical regimes (little compression). "
-                           "auto: the run's own pair, else the paper's defaults"));
-  high_spin_->setToolTip(tr("Level outside critical regimes (heavy compression). "
-                            "auto: the run's own pair, else the paper's defaults"));
+  low_spin_->setToolTip(
+      tr("Level inside critical regimes (little compression). "
+         "auto: the run's own pair, else the paper's defaults"));
+  high_spin_->setToolTip(
+      tr("Level outside critical regimes (heavy compression). "
+         "auto: the run's own pair, else the paper's defaults"));
   resolved_->setObjectName("resolvedLabel");
   resolved_->setWordWrap(true);
   readout_->setObjectName("floatsReadout");
@@ -118,7 +121,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
     updating_ = false;
     apply();
   });
-  connect(interval_spin_, &QSpinBox::valueChanged, this, [this] { if (!updating_) apply(); });
+  connect(interval_spin_, &QSpinBox::valueChanged, this, [this] {
+    if (!updating_) apply();
+  });
   connect(scheme_combo_, &QComboBox::currentIndexChanged, this, [this] {
     if (updating_) return;
     // The old pair means nothing under another scheme.
@@ -128,8 +133,12 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
     updating_ = false;
     apply();
   });
-  connect(low_spin_, &QDoubleSpinBox::valueChanged, this, [this] { if (!updating_) apply(); });
-  connect(high_spin_, &QDoubleSpinBox::valueChanged, this, [this] { if (!updating_) apply(); });
+  connect(low_spin_, &QDoubleSpinBox::valueChanged, this, [this] {
+    if (!updating_) apply();
+  });
+  connect(high_spin_, &QDoubleSpinBox::valueChanged, this, [this] {
+    if (!updating_) apply();
+  });
 
   connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showSettings);
   connect(document_, &ExplorerDocument::regimesChanged, this, &ScheduleControls::showAnalysis);
@@ -165,8 +174,10 @@ void ScheduleControls::showSettings() {
 void ScheduleControls::adaptLevelSpins() {
   const auto analysis = document_->regimes();
   Scheme scheme = Scheme::kPowerSgd;
-  if (analysis) scheme = analysis->resolved.scheme;
-  else if (auto run = document_->currentRun()) scheme = run->view().run.scheme;
+  if (analysis)
+    scheme = analysis->resolved.scheme;
+  else if (auto run = document_->currentRun())
+    scheme = run->view().run.scheme;
   const bool was_updating = updating_;
   updating_ = true;
   for (QDoubleSpinBox* spin : {low_spin_, high_spin_}) {
@@ -225,17 +236,16 @@ void ScheduleControls::showAnalysis() {
   const double acc = analysis->accordion_floats();
   const double low = analysis->low_floats();
   const double high = analysis->high_floats();
-  readout_->setText(
-      tr("<table cellspacing='3'>"
-         "<tr><td></td><td align='right'><i>floats</i></td><td align='right'><i>÷ Accordion</i></td></tr>"
-         "<tr><td><b>Accordion</b></td><td align='right'><b>%1</b></td><td></td></tr>"
-         "<tr><td>static low (%2)</td><td align='right'>%3</td><td align='right'>%4</td></tr>"
-         "<tr><td>static high (%5)</td><td align='right'>%6</td><td align='right'>%7</td></tr>"
-         "</table>"
-         "<p>Accordion sends <b>%8</b> static low and %9 static high.</p>")
-          .arg(FormatFloats(acc), LevelText(r.scheme, r.level_low), FormatFloats(low), style::Times(low / acc),
-               LevelText(r.scheme, r.level_high), FormatFloats(high), style::Times(high / acc), Comparison(low, acc),
-               Comparison(high, acc)));
+  readout_->setText(tr("<table cellspacing='3'>"
+                       "<tr><td></td><td align='right'><i>floats</i></td><td align='right'><i>÷ Accordion</i></td></tr>"
+                       "<tr><td><b>Accordion</b></td><td align='right'><b>%1</b></td><td></td></tr>"
+                       "<tr><td>static low (%2)</td><td align='right'>%3</td><td align='right'>%4</td></tr>"
+                       "<tr><td>static high (%5)</td><td align='right'>%6</td><td align='right'>%7</td></tr>"
+                       "</table>"
+                       "<p>Accordion sends <b>%8</b> static low and %9 static high.</p>")
+                        .arg(FormatFloats(acc), LevelText(r.scheme, r.level_low), FormatFloats(low),
+                             style::Times(low / acc), LevelText(r.scheme, r.level_high), FormatFloats(high),
+                             style::Times(high / acc), Comparison(low, acc), Comparison(high, acc)));
 }
 
 }  // namespace accordion::gui

@@ -32,10 +32,10 @@ class ScheduleControls : public QWidget {
   QLabel* readout() const { return readout_; }
 
  private:
-  void apply();                 // widgets -> document
-  void showSettings();          // document -> widgets
-  void showAnalysis();          // read-outs and the levels' "auto (...)" texts
-  void adaptLevelSpins();       // decimals and steps of the resolved scheme
+  void apply();            // widgets -> document
+  void showSettings();     // document -> widgets
+  void showAnalysis();     // read-outs and the levels' "auto (...)" texts
+  void adaptLevelSpins();  // decimals and steps of the resolved scheme
 
   ExplorerDocument* document_;
   QSlider* eta_slider_;

@@ -94,8 +94,7 @@ void TimelineView::redraw() {
   }
   caption_->setText(parts.join(QStringLiteral(" · ")));
   if (!projection && !run->measured_iteration) {
-    plot_->showMessage(document_->projectionProblem().isEmpty() ? tr("Estimating…")
-                                                                 : document_->projectionProblem());
+    plot_->showMessage(document_->projectionProblem().isEmpty() ? tr("Estimating…") : document_->projectionProblem());
     return;
   }
   DrawIterationTimeline(plot_, *run, projection.get(), epoch_->value());

@@ -35,7 +35,6 @@ QTableWidgetItem* Cell(const QString& text, bool number) {
   return item;
 }
 
-
 }  // namespace
 
 WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
@@ -103,11 +102,13 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   for (const std::string& name : sim::AllReduceAlgorithmNames()) {
     allreduce_->addItem(QString::fromStdString(name), static_cast<int>(*sim::ParseAllReduceAlgorithm(name)));
   }
-  allreduce_->setToolTip(tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default 512 KiB chunks "
-                            "and 2 channels, hierarchical with the platform's GPUs per node"));
+  allreduce_->setToolTip(
+      tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default 512 KiB chunks "
+         "and 2 channels, hierarchical with the platform's GPUs per node"));
   simulate_->setObjectName("simulateButton");
-  simulate_->setToolTip(tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
-                           "the α–β estimate is shown until it lands"));
+  simulate_->setToolTip(
+      tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
+         "the α–β estimate is shown until it lands"));
   cancel_->setObjectName("cancelSimulationButton");
   cancel_->setEnabled(false);
   auto_->setObjectName("autoSimulateCheck");
@@ -244,9 +245,8 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
     if (sim_status_->text() == tr("SimGrid is replaying the run…")) sim_status_->clear();
     showProjection();
   });
-  connect(document_, &ExplorerDocument::simulationFailed, this, [this](const QString& message) {
-    sim_status_->setText(tr("SimGrid replay failed: %1").arg(message));
-  });
+  connect(document_, &ExplorerDocument::simulationFailed, this,
+          [this](const QString& message) { sim_status_->setText(tr("SimGrid replay failed: %1").arg(message)); });
 
   showSettings();
   showCli();
@@ -328,10 +328,10 @@ void WhatIfView::showCli() {
   }
   const auto projection = document_->projection();
   const sim::ModelKind model = projection ? projection->model : sim::ModelKind::kAnalytic;
-  cli_->setText(QStringLiteral("accordion-sim replay %1 %2")
-                    .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
-                         QString::fromStdString(
-                             CliFlagsOf(document_->scheduleSettings(), document_->whatIfSettings(), model))));
+  cli_->setText(
+      QStringLiteral("accordion-sim replay %1 %2")
+          .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
+               QString::fromStdString(CliFlagsOf(document_->scheduleSettings(), document_->whatIfSettings(), model))));
   cli_->setToolTip(tr("Trace: %1").arg(QString::fromStdString(run->path)));
 }
 
@@ -365,11 +365,11 @@ void WhatIfView::showProjection() {
   }
   drawn_run_ = run_path;
   const bool simulated = projection->model == sim::ModelKind::kSimulate;
-  source_->setText(simulated
-                       ? tr("<b>SimGrid replay</b> &nbsp;%1").arg(QString::fromStdString(projection->result.platform).toHtmlEscaped())
-                       : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "
-                            "packet-level answer.</span>")
-                             .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped()));
+  source_->setText(simulated ? tr("<b>SimGrid replay</b> &nbsp;%1")
+                                   .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped())
+                             : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "
+                                  "packet-level answer.</span>")
+                                   .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped()));
   const sim::ReplayResult& r = projection->result;
   const double dense_s = projection->dense.total.time_s;
   const sim::ScheduleProjection* rows[4] = {&r.accordion, &r.static_low, &r.static_high, &projection->dense};

@@ -45,8 +45,7 @@ class WrappingText : public QCPTextElement {
  private:
   // The titles span the whole plot: the viewport's width is theirs.
   int Width() const {
-    return std::max(40, (mParentPlot ? mParentPlot->viewport().width() : 400) - mMargins.left() -
-                            mMargins.right() - 8);
+    return std::max(40, (mParentPlot ? mParentPlot->viewport().width() : 400) - mMargins.left() - mMargins.right() - 8);
   }
   void Wrap() const {
     const int width = Width();
@@ -271,7 +270,7 @@ void AddKeyTicks(QCustomPlot* plot, const std::vector<double>& xs, double length
 
 QCPLayoutGrid* Body(QCustomPlot* plot) {
   return qobject_cast<QCPLayoutGrid*>(plot->plotLayout()->elementCount() > 2 ? plot->plotLayout()->element(2, 0)
-                                                                              : nullptr);
+                                                                             : nullptr);
 }
 
 namespace {
@@ -315,8 +314,7 @@ QColor GuideColor() { return QColor(0x44, 0x44, 0x44); }
 QColor BlendOver(const QColor& c, const QColor& background) {
   const double a = c.alphaF();
   auto mix = [a](int fg, int bg) { return static_cast<int>(std::lround(a * fg + (1 - a) * bg)); };
-  return QColor(mix(c.red(), background.red()), mix(c.green(), background.green()),
-                mix(c.blue(), background.blue()));
+  return QColor(mix(c.red(), background.red()), mix(c.green(), background.green()), mix(c.blue(), background.blue()));
 }
 
 QFont TitleFont() {
@@ -484,9 +482,9 @@ void UseVectorDiscs(QCustomPlot* plot, bool vector) {
     if (!diameter.isValid()) continue;
     const QColor color = graph->pen().color();
     // QCustomPlot's discs draw their outline with the graph's pen too.
-    graph->setScatterStyle(vector ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color,
-                                                    diameter.toDouble() - graph->pen().widthF())
-                                  : QCPScatterStyle(DiscPixmap(color, diameter.toDouble())));
+    graph->setScatterStyle(
+        vector ? QCPScatterStyle(QCPScatterStyle::ssDisc, color, color, diameter.toDouble() - graph->pen().widthF())
+               : QCPScatterStyle(DiscPixmap(color, diameter.toDouble())));
   }
 }
 
@@ -508,8 +506,7 @@ void MakeLogAxis(QCPAxis* axis) {
   axis->grid()->setSubGridVisible(false);
 }
 
-QCPItemRect* AddBand(QCustomPlot* plot, double x0, double x1, const QColor& fill, double y0_ratio,
-                     double y1_ratio) {
+QCPItemRect* AddBand(QCustomPlot* plot, double x0, double x1, const QColor& fill, double y0_ratio, double y1_ratio) {
   auto* band = new QCPItemRect(plot);
   band->setLayer(kBandsLayer);
   band->setClipAxisRect(MainRect(plot));
@@ -542,8 +539,7 @@ void AddVerticalLine(QCustomPlot* plot, double x, const QColor& color, Qt::PenSt
   line->setSelectable(false);
 }
 
-void AddHorizontalLine(QCustomPlot* plot, double y, const QColor& color, Qt::PenStyle pen_style,
-                       double width) {
+void AddHorizontalLine(QCustomPlot* plot, double y, const QColor& color, Qt::PenStyle pen_style, double width) {
   auto* line = new QCPItemStraightLine(plot);
   line->setClipAxisRect(MainRect(plot));
   for (QCPItemPosition* p : {line->point1, line->point2}) {
@@ -584,8 +580,8 @@ QCPAbstractPlottable* AddLegendSwatch(QCustomPlot* plot, const QString& name, co
   return bars;
 }
 
-QCPAbstractPlottable* AddLegendLine(QCustomPlot* plot, const QString& name, const QColor& color,
-                                    Qt::PenStyle pen_style, double width) {
+QCPAbstractPlottable* AddLegendLine(QCustomPlot* plot, const QString& name, const QColor& color, Qt::PenStyle pen_style,
+                                    double width) {
   auto* graph = plot->addGraph(plot->xAxis, plot->yAxis);
   graph->setName(name);
   graph->setPen(QPen(color, width, pen_style));
@@ -603,9 +599,7 @@ QCPAbstractPlottable* AddLegendNote(QCustomPlot* plot, const QString& text) {
   return graph;
 }
 
-bool IsLegendOnly(const QCPAbstractPlottable* plottable) {
-  return plottable->property(kLegendOnly).toBool();
-}
+bool IsLegendOnly(const QCPAbstractPlottable* plottable) { return plottable->property(kLegendOnly).toBool(); }
 
 namespace {
 

@@ -85,9 +85,8 @@ bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int widt
   const QString part = target.absoluteDir().filePath("." + target.fileName() + ".part." + suffix);
   QFile::remove(part);
   if (suffix == "pdf") style::UseVectorDiscs(plot, true);
-  const bool ok = suffix == "png"
-                      ? plot->savePng(part, width, height, 1.0, -1, 96)
-                      : plot->savePdf(part, width, height, QCP::epNoCosmetic, "Accordion Toolkit");
+  const bool ok = suffix == "png" ? plot->savePng(part, width, height, 1.0, -1, 96)
+                                  : plot->savePdf(part, width, height, QCP::epNoCosmetic, "Accordion Toolkit");
   if (suffix == "pdf") style::UseVectorDiscs(plot, false);
   if (!ok || !QFileInfo(part).exists() || QFileInfo(part).size() == 0) {
     QFile::remove(part);

@@ -59,8 +59,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
 // One iteration as bars on tracks: measured (the trace's compute and
 // collectives, rank 0) above simulated (`projection`'s Accordion schedule at
 // `epoch`); either may be missing.
-void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfProjection* projection,
-                           int epoch);
+void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfProjection* projection, int epoch);
 
 // Puts what the last Draw* call drew on `plot` on screen: a full replot,
 // or, where that call only swapped overlays of a figure it had drawn

@@ -67,7 +67,8 @@ void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const st
   }
   if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
   if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
-  if (check_legend && !analysis.check_epochs.empty()) AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
+  if (check_legend && !analysis.check_epochs.empty())
+    AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
 }
 
 // --- Incremental redraws (see RefreshFigure) ---
@@ -89,15 +90,14 @@ struct SeriesData {
 
 // What a figure's layout, legend and curves depend on besides the series
 // data (compared separately).
-QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& analysis,
-                  const std::vector<int>& shown, bool grouped, const std::vector<Band>& recorded) {
+QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& analysis, const std::vector<int>& shown,
+                  bool grouped, const std::vector<Band>& recorded) {
   QStringList parts;
   parts << figure << QString::fromStdString(run.path) << QString::number(run.view().num_epochs())
-        << QString::number(run.view().num_layers()) << QString::number(grouped)
-        << QString::number(analysis.schedulable) << QString::number(analysis.options.interval())
-        << QString::number(recorded.empty()) << QString::number(analysis.lr_decay_epochs.empty())
-        << QString::number(analysis.check_epochs.empty()) << QString::number(run.hessian.size())
-        << RunName(run);
+        << QString::number(run.view().num_layers()) << QString::number(grouped) << QString::number(analysis.schedulable)
+        << QString::number(analysis.options.interval()) << QString::number(recorded.empty())
+        << QString::number(analysis.lr_decay_epochs.empty()) << QString::number(analysis.check_epochs.empty())
+        << QString::number(run.hessian.size()) << RunName(run);
   QStringList layers;
   for (int l : shown) layers << QString::number(l);
   parts << layers.join(',');
@@ -456,9 +456,10 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   const TraceView& view = run.view();
   const int epochs = view.num_epochs();
   const int layers = view.num_layers();
-  const QString subtitle = analysis.schedulable
-                               ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
-                               : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
+  const QString subtitle =
+      analysis.schedulable
+          ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
+          : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
   const bool cells = analysis.schedulable && epochs > 0 && layers > 0;
   bool any_neutral = false;
   if (cells) {
@@ -490,10 +491,16 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
     const Schedule& s = analysis.comparison.accordion;
     QStringList decays;
     for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
-    signature = QStringList{"levels", QString::fromStdString(run.path), QString::number(epochs), QString::number(layers),
-                            RunName(run), QString::number(any_neutral), QString::number(static_cast<int>(s.scheme.scheme())),
+    signature = QStringList{"levels",
+                            QString::fromStdString(run.path),
+                            QString::number(epochs),
+                            QString::number(layers),
+                            RunName(run),
+                            QString::number(any_neutral),
+                            QString::number(static_cast<int>(s.scheme.scheme())),
                             QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low)),
-                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high)), decays.join(',')}
+                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high)),
+                            decays.join(',')}
                     .join('|');
     QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
     if (map != nullptr && plot->axisRect(0)->property(kSignature).toString() == signature &&
@@ -573,7 +580,8 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   meaning->addTick(z_low, QString("low level: %1\n(critical regime)")
                               .arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low))));
   if (any_neutral) meaning->addTick(z_neutral, "no difference\n(same floats at\neither level)");
-  meaning->addTick(z_high, QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high))));
+  meaning->addTick(z_high,
+                   QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high))));
   scale->axis()->setTicker(meaning);
   scale->axis()->setSubTicks(false);
   scale->axis()->setTickLength(0, 0);
@@ -628,8 +636,8 @@ QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int 
     lines << QString("level: %1 (%2)").arg(QString::fromStdString(LevelName(s.scheme.scheme(), level)), which);
   } else {
     lines << QString("level as recorded: %1")
-                 .arg(QString::fromStdString(LevelName(
-                     view.run.scheme, view.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)])));
+                 .arg(QString::fromStdString(
+                     LevelName(view.run.scheme, view.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)])));
   }
   return lines.join("\n");
 }

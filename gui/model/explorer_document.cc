@@ -87,9 +87,7 @@ int ExplorerDocument::indexOfPath(const QString& path) const {
   return -1;
 }
 
-bool ExplorerDocument::isCompared(int index) const {
-  return index >= 0 && index < runCount() && compared_[index];
-}
+bool ExplorerDocument::isCompared(int index) const { return index >= 0 && index < runCount() && compared_[index]; }
 
 void ExplorerDocument::setCompared(int index, bool compared) {
   if (index < 0 || index >= runCount() || compared_[index] == compared) return;
@@ -143,8 +141,8 @@ void ExplorerDocument::startLoad(const QString& path, bool reload, uint64_t orde
   });
 }
 
-void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const RunData> data,
-                                   const QString& error, bool reload, uint64_t order, bool not_started) {
+void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const RunData> data, const QString& error,
+                                   bool reload, uint64_t order, bool not_started) {
   if (reload) live_checks_.removeAll(path);
   const int waiting = static_cast<int>(waiting_.indexOf(path));
   if (waiting >= 0 && !data) {
@@ -448,8 +446,8 @@ void ExplorerDocument::startSimulation() {
     std::shared_ptr<const WhatIfProjection> result;
     QString problem;
     try {
-      result = std::make_shared<const WhatIfProjection>(ProjectWhatIf(
-          *run, s, w, sim::ModelKind::kSimulate, cancel.get(), [this, id](int done, int total) {
+      result = std::make_shared<const WhatIfProjection>(
+          ProjectWhatIf(*run, s, w, sim::ModelKind::kSimulate, cancel.get(), [this, id](int done, int total) {
             QMetaObject::invokeMethod(
                 this,
                 [this, id, done, total] {

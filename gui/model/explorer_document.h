@@ -142,8 +142,8 @@ class ExplorerDocument : public QObject {
   void startSweep();
   void scheduleAutoSimulation();
   void startLoad(const QString& path, bool reload, uint64_t order);
-  void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error,
-                   bool reload, uint64_t order, bool not_started);
+  void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error, bool reload,
+                   uint64_t order, bool not_started);
   void updateLiveTimer();
   bool busy() const;
 

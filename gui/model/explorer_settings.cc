@@ -66,8 +66,8 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
       .model(model)
       .allreduce(w.allreduce)
       // As accordion-sim: a hierarchical all-reduce groups the platform's nodes.
-      .collective(sim::CollectiveOptions().ranks_per_node(
-          w.topology == sim::Topology::kHierarchical ? w.gpus_per_node : 1))
+      .collective(
+          sim::CollectiveOptions().ranks_per_node(w.topology == sim::Topology::kHierarchical ? w.gpus_per_node : 1))
       .jobs(SimulationJobs());
   return o;
 }

@@ -45,10 +45,10 @@ struct WhatIfSettings {
   double bandwidth_gbps = 25;
   double latency_us = 5;
   sim::Topology topology = sim::Topology::kStar;  // kXml: platform_file
-  std::string platform_file;  // JSON or SimGrid XML; used when topology is kXml
-  int gpus_per_node = 8;      // hierarchical
-  int hosts_per_leaf = 16;    // fat-tree
-  std::string network_model = "LV08";  // LV08 or CM02; a platform file keeps its own
+  std::string platform_file;                      // JSON or SimGrid XML; used when topology is kXml
+  int gpus_per_node = 8;                          // hierarchical
+  int hosts_per_leaf = 16;                        // fat-tree
+  std::string network_model = "LV08";             // LV08 or CM02; a platform file keeps its own
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
 
   bool operator==(const WhatIfSettings& o) const;
@@ -61,8 +61,7 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w);
 
 // Options for ReplayEngine, as `accordion-sim replay` would build them from
 // the equivalent flags (see CliFlagsOf).
-sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w,
-                                   sim::ModelKind model);
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model);
 
 // The `accordion-sim replay` flags that give the same projection, for
 // people who want to script what they found.

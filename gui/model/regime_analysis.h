@@ -27,9 +27,9 @@ std::vector<Band> BandsOf(const std::vector<bool>& flags);
 struct RegimeAnalysis {
   ResolvedSchedule resolved;
   AccordionOptions options;
-  bool schedulable = false;  // false for dense: there are no levels to switch
-  std::string problem;       // why not, when not
-  ScheduleComparison comparison;  // schedule and costs (when schedulable)
+  bool schedulable = false;          // false for dense: there are no levels to switch
+  std::string problem;               // why not, when not
+  ScheduleComparison comparison;     // schedule and costs (when schedulable)
   std::vector<int> check_epochs;     // a check ran at the end of these epochs
   std::vector<int> lr_decay_epochs;  // the LR decays after these epochs
   // Re-derived now: per layer, and "any layer critical" for the model.

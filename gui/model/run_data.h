@@ -23,9 +23,9 @@ struct RunSummary {
   std::string policy;  // "accordion"
   std::string levels;  // "rank 2 / rank 1", "dense"
   int workers = 0;
-  int epochs = 0;          // finished epochs in the file
+  int epochs = 0;  // finished epochs in the file
   int epochs_planned = 0;
-  std::string status;      // complete, running, ...
+  std::string status;         // complete, running, ...
   double final_test_acc = 0;  // fraction, last finished epoch
   double floats_sent = 0;     // per worker over the finished epochs
   double seconds = 0;         // wall time over the finished epochs

@@ -52,9 +52,8 @@ std::vector<double> LogSpaced(double lo, double hi, int points) {
   return out;
 }
 
-std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s,
-                                             const WhatIfSettings& w, const std::vector<double>& bandwidths,
-                                             const std::atomic<bool>* cancel) {
+std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
+                                             const std::vector<double>& bandwidths, const std::atomic<bool>* cancel) {
   const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic);
   std::vector<SweepPointResult> out;
   for (double bw : bandwidths) {

@@ -18,8 +18,8 @@ namespace accordion::gui {
 
 struct WhatIfProjection {
   sim::ModelKind model = sim::ModelKind::kAnalytic;  // which produced it
-  sim::ReplayResult result;   // Accordion, static low, static high
-  sim::ScheduleProjection dense;  // every layer dense, same cluster
+  sim::ReplayResult result;                          // Accordion, static low, static high
+  sim::ScheduleProjection dense;                     // every layer dense, same cluster
   double speedup_vs_dense() const { return dense.total.time_s / result.accordion.total.time_s; }
 };
 
@@ -42,15 +42,14 @@ std::vector<double> LogSpaced(double lo, double hi, int points);
 
 // The analytic projection at each bandwidth (the other settings as given;
 // InputError on a SimGrid XML platform, whose links are its own).
-std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s,
-                                             const WhatIfSettings& w, const std::vector<double>& bandwidths,
+std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
+                                             const std::vector<double>& bandwidths,
                                              const std::atomic<bool>* cancel = nullptr);
 
 // The smallest swept bandwidth from which on (up to the largest swept)
 // Accordion saves less than `threshold` (0.05: 5 %) of dense's time; empty
 // when it still saves more at the largest. Bandwidths in increasing order.
-std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep,
-                                               double threshold = 0.05);
+std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep, double threshold = 0.05);
 
 }  // namespace accordion::gui
 

@@ -53,7 +53,9 @@ struct Args {
   bool simulate = false;
 };
 
-QString Abs(const std::string& path) { return QDir::cleanPath(QFileInfo(QString::fromStdString(path)).absoluteFilePath()); }
+QString Abs(const std::string& path) {
+  return QDir::cleanPath(QFileInfo(QString::fromStdString(path)).absoluteFilePath());
+}
 
 // The same file or directory: by canonical path where both exist, else by
 // absolute path.
@@ -176,8 +178,8 @@ int Run(const Args& a, const std::string& command_line) {
   in.analysis = AnalyseRegimes(current, in.schedule);
   const bool asked = !a.scheme.empty() || a.low || a.high;
   if (!in.analysis.schedulable && asked) throw InputError(in.analysis.problem);
-  if (!in.analysis.schedulable) in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " +
-                                                   in.analysis.problem);
+  if (!in.analysis.schedulable)
+    in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " + in.analysis.problem);
   if (current.replayable) {
     in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kAnalytic);
     if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kSimulate);
@@ -205,8 +207,7 @@ int Run(const Args& a, const std::string& command_line) {
   WriteReport(in, staging.path());
   {
     QFile marker(staging.path() + "/" + kMarkerFile);
-    if (!marker.open(QIODevice::WriteOnly) ||
-        marker.write(QByteArray("accordion-report ") + kVersion + "\n") < 0) {
+    if (!marker.open(QIODevice::WriteOnly) || marker.write(QByteArray("accordion-report ") + kVersion + "\n") < 0) {
       throw InputError("cannot write the report's marker file");
     }
   }
@@ -293,7 +294,8 @@ int main(int argc, char** argv) {
   app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
       ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
-  app.add_option("--allreduce", a.allreduce, "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
+  app.add_option("--allreduce", a.allreduce,
+                 "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
       ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()))
       ->capture_default_str();
   app.add_option("--network-model", a.network_model, "SimGrid network model: LV08 (default) or CM02")

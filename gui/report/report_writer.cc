@@ -140,8 +140,10 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
   t += Row({"η (threshold)", QString::number(s.eta)});
   t += Row({"check interval", QString::number(s.interval) + " epochs"});
   if (r.scheme != Scheme::kDense) {
-    t += Row({"low level (critical)", Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
-    t += Row({"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (the run's, or the default)")});
+    t += Row({"low level (critical)",
+              Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
+    t += Row(
+        {"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (the run's, or the default)")});
   }
   t += Row({"workers", QString::number(w.workers)});
   if (w.topology == sim::Topology::kXml) {
@@ -153,9 +155,8 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
     t += Row({"network model", Html(w.network_model)});
   }
   t += Row({"all-reduce", Html(std::string(sim::ToString(w.allreduce)))});
-  t += Row({"the same projection with accordion-sim",
-            "<code>accordion-sim replay " + Html(in.runs.front()->path) + " " + Html(CliFlagsOf(s, w, shown)) +
-                "</code>"});
+  t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
+                                                          " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";
 }
 
@@ -234,17 +235,25 @@ void WriteReport(const ReportInput& in, const QString& dir) {
               StreamBytes([&](std::ostream& o) { WriteScheduleCsv(run.view(), analysis.comparison, o); }));
   }
   {
-    QString csv = "name,path,model,dataset,scheme,policy,levels,workers,epochs,epochs_planned,status,"
-                  "final_test_acc,floats_sent,seconds,synthetic\n";
+    QString csv =
+        "name,path,model,dataset,scheme,policy,levels,workers,epochs,epochs_planned,status,"
+        "final_test_acc,floats_sent,seconds,synthetic\n";
     for (const auto& r : in.runs) {
       const RunSummary& s = r->summary;
-      QStringList f = {QString::fromStdString(s.name),    QString::fromStdString(r->path),
-                       QString::fromStdString(s.model),   QString::fromStdString(s.dataset),
-                       QString::fromStdString(s.scheme),  QString::fromStdString(s.policy),
-                       QString::fromStdString(s.levels),  QString::number(s.workers),
-                       QString::number(s.epochs),         QString::number(s.epochs_planned),
-                       QString::fromStdString(s.status),  QString::number(s.final_test_acc, 'g', 6),
-                       QString::number(s.floats_sent, 'g', 10), QString::number(s.seconds, 'g', 8),
+      QStringList f = {QString::fromStdString(s.name),
+                       QString::fromStdString(r->path),
+                       QString::fromStdString(s.model),
+                       QString::fromStdString(s.dataset),
+                       QString::fromStdString(s.scheme),
+                       QString::fromStdString(s.policy),
+                       QString::fromStdString(s.levels),
+                       QString::number(s.workers),
+                       QString::number(s.epochs),
+                       QString::number(s.epochs_planned),
+                       QString::fromStdString(s.status),
+                       QString::number(s.final_test_acc, 'g', 6),
+                       QString::number(s.floats_sent, 'g', 10),
+                       QString::number(s.seconds, 'g', 8),
                        s.synthetic ? "true" : "false"};
       for (QString& v : f) {
         if (v.contains(',') || v.contains('"')) v = "\"" + v.replace("\"", "\"\"") + "\"";
@@ -260,16 +269,15 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   h += "<title>Accordion report — " + Html(name) + "</title>\n<style>" + Css() + "</style>\n</head>\n<body>\n<main>\n";
   h += "<h1>Accordion report — " + Html(name) + "</h1>\n";
   h += "<p class=\"sub\">Written by accordion-report " + Html(std::string(kVersion)) + " on " +
-       QDateTime::currentDateTimeUtc().toString("yyyy-MM-dd HH:mm 'UTC'") + " from " +
-       QString::number(in.runs.size()) + " trace" + (in.runs.size() == 1 ? "" : "s") +
+       QDateTime::currentDateTimeUtc().toString("yyyy-MM-dd HH:mm 'UTC'") + " from " + QString::number(in.runs.size()) +
+       " trace" + (in.runs.size() == 1 ? "" : "s") +
        ". The figures describe the first trace; the comparison figures and tables cover all.</p>\n";
   h += "<nav><a href=\"#runs\">Runs</a><a href=\"#settings\">Settings</a><a href=\"#floats\">Data sent</a>"
        "<a href=\"#projection\">Projection</a><a href=\"#figures\">Figures</a><a href=\"#results\">Results "
        "table</a></nav>\n";
   for (const auto& r : in.runs) {
     if (r->summary.synthetic) {
-      h += "<p class=\"note\">" + Html(r->summary.name) +
-           " is a SYNTHETIC trace: no training produced it.</p>\n";
+      h += "<p class=\"note\">" + Html(r->summary.name) + " is a SYNTHETIC trace: no training produced it.</p>\n";
     }
   }
   for (const std::string& note : in.notes) h += "<p class=\"note\">" + Html(note) + "</p>\n";
@@ -316,17 +324,19 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     h += "<h3>SimGrid replay</h3>\n" + ProjectionTable(*in.simulation);
   }
   if (best) {
-    h += QString("<p>Accordion: <b>%1</b> faster than dense, <b>%2</b> than static low, %3 than static high (%4).</p>\n")
-             .arg(style::Times(best->speedup_vs_dense()), style::Times(best->result.speedup_vs_low()),
-                  style::Times(best->result.speedup_vs_high()),
-                  best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate");
+    h +=
+        QString("<p>Accordion: <b>%1</b> faster than dense, <b>%2</b> than static low, %3 than static high (%4).</p>\n")
+            .arg(style::Times(best->speedup_vs_dense()), style::Times(best->result.speedup_vs_low()),
+                 style::Times(best->result.speedup_vs_high()),
+                 best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate");
     const std::optional<double> stops = CompressionStopsPayingAt(in.sweep);
     if (!in.sweep.empty()) {
-      h += stops ? QString("<p>From about %1 Gb/s on, Accordion saves less than 5 % of dense's time.</p>\n")
-                       .arg(*stops, 0, 'g', 3)
-                 : QString("<p>Accordion saves at least 5 % of dense's time at every bandwidth swept (%1–%2 Gb/s).</p>\n")
-                       .arg(in.sweep.front().bandwidth_gbps, 0, 'g', 3)
-                       .arg(in.sweep.back().bandwidth_gbps, 0, 'g', 3);
+      h += stops
+               ? QString("<p>From about %1 Gb/s on, Accordion saves less than 5 % of dense's time.</p>\n")
+                     .arg(*stops, 0, 'g', 3)
+               : QString("<p>Accordion saves at least 5 % of dense's time at every bandwidth swept (%1–%2 Gb/s).</p>\n")
+                     .arg(in.sweep.front().bandwidth_gbps, 0, 'g', 3)
+                     .arg(in.sweep.back().bandwidth_gbps, 0, 'g', 3);
     }
   } else {
     h += "<p class=\"note\">No projection: " + Html(in.projection_problem) + "</p>\n";
@@ -335,8 +345,8 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   h += "<h2 id=\"figures\">Figures</h2>\n";
   for (const FigureEntry& f : fw.figures()) {
     h += "<figure id=\"" + f.stem + "\">\n<img alt=\"" + Html(f.title) + "\" src=\"data:image/png;base64," +
-         QString::fromLatin1(f.png.toBase64()) + "\">\n<figcaption><span class=\"q\">" + Html(f.question) +
-         "</span> " + Html(f.caption) + "<br><a href=\"" + f.stem + ".pdf\">PDF</a><a href=\"" + f.stem +
+         QString::fromLatin1(f.png.toBase64()) + "\">\n<figcaption><span class=\"q\">" + Html(f.question) + "</span> " +
+         Html(f.caption) + "<br><a href=\"" + f.stem + ".pdf\">PDF</a><a href=\"" + f.stem +
          ".png\">PNG</a><a href=\"" + f.stem + ".csv\">data (CSV)</a></figcaption>\n</figure>\n";
   }
 

@@ -61,23 +61,22 @@ struct PlatformFlags {
                     "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
                         ", more than the largest clusters, in whole nodes or leaves too)");
     cmd->add_option("--gpus-per-node", gpus_per_node,
-                    "Hierarchical: devices per node (default " + std::to_string(defaults.gpus_per_node) + "; at most " + std::to_string(kMaxGpusPerNode) +
-                        ")");
+                    "Hierarchical: devices per node (default " + std::to_string(defaults.gpus_per_node) + "; at most " +
+                        std::to_string(kMaxGpusPerNode) + ")");
     cmd->add_option("--intra-bandwidth-gbps", intra_bandwidth_gbps,
-                    "Hierarchical: device link, Gb/s (default " + HelpNumber(GbpsFromBytesPerSecond(defaults.intra_bandwidth_Bps)) +
-                        ")");
+                    "Hierarchical: device link, Gb/s (default " +
+                        HelpNumber(GbpsFromBytesPerSecond(defaults.intra_bandwidth_Bps)) + ")");
     cmd->add_option("--intra-latency-us", intra_latency_us,
-                    "Hierarchical: device link latency (default " + HelpNumber(defaults.intra_latency_s * 1e6) +
-                        ")");
+                    "Hierarchical: device link latency (default " + HelpNumber(defaults.intra_latency_s * 1e6) + ")");
     cmd->add_option("--hosts-per-leaf", hosts_per_leaf,
                     "Fat-tree: hosts per leaf switch (default " + std::to_string(defaults.hosts_per_leaf) + ")");
     cmd->add_option("--spines", spines,
                     "Fat-tree: spine switches (default: hosts per leaf, non-blocking; leaves x spines at most " +
                         std::to_string(kMaxFatTreeLinks) + ")");
     cmd->add_option("--network-model", network_model, "SimGrid network model: LV08 (default) or CM02");
-    cmd->add_option("--tcp-gamma", tcp_gamma,
-                    "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) +
-                        "; 0: no window)");
+    cmd->add_option(
+        "--tcp-gamma", tcp_gamma,
+        "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) + "; 0: no window)");
     cmd->add_option("--crosstraffic", crosstraffic, "SimGrid network/crosstraffic: on (default) or off")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
@@ -188,19 +187,16 @@ struct ReplayFlags {
                     "hierarchical")
         ->check(CLI::IsMember(AllReduceAlgorithmNames()))
         ->capture_default_str();
-    cmd->add_option(
-           "--fidelity", fidelity,
-           "full (every round of every rank), rounds (each distinct round once) or auto (full up to " +
-               std::to_string(kFullFidelityMaxRanks) + " ranks)")
+    cmd->add_option("--fidelity", fidelity,
+                    "full (every round of every rank), rounds (each distinct round once) or auto (full up to " +
+                        std::to_string(kFullFidelityMaxRanks) + " ranks)")
         ->check(CLI::IsMember({"auto", "full", "rounds"}))
         ->capture_default_str();
     cmd->add_flag("--no-memo", no_memo, "Time every epoch's iteration afresh (for checking memoisation)");
     cmd->add_option("--bucket-mb", bucket_mb,
                     "Gradient bucket size, MiB (default: the trainer's, else 25; at most 1048576)")
         ->check(CLI::Range(1e-6, 1048576.0));
-    cmd->add_option("--jobs", jobs, "Processes to run at once")
-        ->check(CLI::Range(1, 1024))
-        ->capture_default_str();
+    cmd->add_option("--jobs", jobs, "Processes to run at once")->check(CLI::Range(1, 1024))->capture_default_str();
   }
 
   ReplayOptions Options(const PlatformSpec& platform) const {
@@ -214,8 +210,7 @@ struct ReplayFlags {
         .allreduce(*ParseAllReduceAlgorithm(allreduce))
         .fidelity(*ParseFidelity(fidelity))
         .memoise(!no_memo)
-        .bucket_bytes(bucket_mb ? std::optional<int64_t>(std::llround(*bucket_mb * 1024 * 1024))
-                                : std::nullopt)
+        .bucket_bytes(bucket_mb ? std::optional<int64_t>(std::llround(*bucket_mb * 1024 * 1024)) : std::nullopt)
         .jobs(jobs)
         .straggler_cv(straggler_cv)
         .timeout_s(timeout_s)
@@ -253,8 +248,10 @@ struct CollectiveFlags {
     const AllReduceAlgorithm a = *ParseAllReduceAlgorithm(allreduce);
     const bool nccl = a == AllReduceAlgorithm::kNcclRing || a == AllReduceAlgorithm::kNcclTree;
     if ((chunk_kb || channels) && !nccl) {
-      throw InputError("--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
-                       "nccl-tree, not " + allreduce);
+      throw InputError(
+          "--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
+          "nccl-tree, not " +
+          allreduce);
     }
     if (ranks_per_node && a != AllReduceAlgorithm::kHierarchical) {
       throw InputError("--ranks-per-node is a setting of --allreduce hierarchical, not " + allreduce);
@@ -284,8 +281,7 @@ struct ReplayArgs {
 };
 
 int RunReplay(const ReplayArgs& a) {
-  const OutputOptions outputs =
-      OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite);
+  const OutputOptions outputs = OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite);
   CheckOutput(a.out, outputs);
   if (!a.timeline.empty()) {
     CheckOutput(a.timeline, OutputOptions(outputs).flag("--timeline"));
@@ -359,8 +355,8 @@ int RunCalibrate(const CalibrateArgs& a) {
   for (const auto& [world, n] : cal.samples_per_world_size) {
     per_world.push_back(std::to_string(n) + " at " + std::to_string(world) + " ranks");
   }
-  std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ")
-            << "; " << a.allreduce << " all-reduce assumed)\n"
+  std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ") << "; "
+            << a.allreduce << " all-reduce assumed)\n"
             << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error " << std::fixed
             << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
             << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
@@ -369,8 +365,7 @@ int RunCalibrate(const CalibrateArgs& a) {
               << " Gb/s; host cost h = " << cal.host_s_per_byte * 1e9 << " ns/B (1/B = 1/rate + h)\n";
   }
   std::cout << std::defaultfloat << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14)
-            << "alpha_us" << std::setw(16) << "B_gbps" << std::setw(9) << "samples" << std::setw(12)
-            << "rms_error\n";
+            << "alpha_us" << std::setw(16) << "B_gbps" << std::setw(9) << "samples" << std::setw(12) << "rms_error\n";
   for (const CalibrationSegment& s : cal.segments) {
     std::ostringstream to;
     if (std::isfinite(s.max_message_bytes)) {
@@ -378,8 +373,8 @@ int RunCalibrate(const CalibrateArgs& a) {
     } else {
       to << "-";
     }
-    std::cout << std::setw(14) << std::setprecision(6) << s.min_message_bytes << std::setw(14) << to.str()
-              << std::fixed << std::setprecision(3) << std::setw(14) << s.latency_s * 1e6 << std::setw(16)
+    std::cout << std::setw(14) << std::setprecision(6) << s.min_message_bytes << std::setw(14) << to.str() << std::fixed
+              << std::setprecision(3) << std::setw(14) << s.latency_s * 1e6 << std::setw(16)
               << GbpsFromBytesPerSecond(s.bandwidth_Bps) << std::setw(9) << s.samples << std::setw(10)
               << std::setprecision(1) << s.rms_relative_error * 100 << " %\n"
               << std::defaultfloat;
@@ -466,12 +461,12 @@ int RunCollectiveCommand(const CollectiveArgs& a) {
     s << std::setprecision(17) << sim.RunCollective(op, algorithm, bytes, fidelity);
     return s.str();
   }));
-  const double analytic = spec.collective_overhead_s +
-                          AlphaBetaModelFor(spec, probe).Time(op, algorithm, a.bytes, a.workers, options);
+  const double analytic =
+      spec.collective_overhead_s + AlphaBetaModelFor(spec, probe).Time(op, algorithm, a.bytes, a.workers, options);
   const std::string settings = op == CollectiveOp::kAllReduce ? options.Describe(algorithm) : "";
-  std::cout << std::setprecision(6) << (op == CollectiveOp::kAllReduce ? a.allreduce + " " : "") << a.op
-            << " of " << a.bytes << " bytes over " << a.workers << " ranks"
-            << (settings.empty() ? "" : " (" + settings + ")") << " on " << spec.Describe(a.workers) << "\n"
+  std::cout << std::setprecision(6) << (op == CollectiveOp::kAllReduce ? a.allreduce + " " : "") << a.op << " of "
+            << a.bytes << " bytes over " << a.workers << " ranks" << (settings.empty() ? "" : " (" + settings + ")")
+            << " on " << spec.Describe(a.workers) << "\n"
             << "route between ring neighbours: " << probe.ring_route.latency_s * 1e6 << " us, "
             << GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps) << " Gb/s\n"
             << std::fixed << std::setprecision(6) << "simulated (" << ToString(fidelity) << "): " << simulated
@@ -521,12 +516,10 @@ int main(int argc, char** argv) {
                    "Traces and accordion-bench-collectives --out files, any mix and world sizes")
       ->required();
   calibrate_cmd
-      ->add_option("--out", calibrate.out,
-                   "Platform file to write (JSON; - for stdout; a new file unless --overwrite)")
+      ->add_option("--out", calibrate.out, "Platform file to write (JSON; - for stdout; a new file unless --overwrite)")
       ->required();
   calibrate_cmd->add_flag("--overwrite", calibrate.overwrite, kOverwriteHelp);
-  calibrate_cmd
-      ->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
+  calibrate_cmd->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
       ->delimiter(',')
       ->capture_default_str();
   calibrate_cmd->add_option("--allreduce", calibrate.allreduce, "All-reduce algorithm the trainer used")
@@ -540,13 +533,13 @@ int main(int argc, char** argv) {
   CLI::App* sweep_cmd = app.add_subcommand(
       "sweep",
       "Replay a trace over bandwidth x latency x workers x eta x interval x levels, one row per point (at "
-      "most " + std::to_string(kMaxSweepPoints) + " points)");
+      "most " +
+          std::to_string(kMaxSweepPoints) + " points)");
   sweep_cmd->add_option("trace", sweep.trace, "Trace file")->required();
   sweep.platform.Add(sweep_cmd, false);
   sweep.replay.Add(sweep_cmd, false);
   sweep.collective.Add(sweep_cmd);
-  sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")
-      ->delimiter(',');
+  sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")->delimiter(',');
   sweep_cmd->add_option("--latency-us", sweep.grid.latency_us, "Link latencies, us")->delimiter(',');
   sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',');
   sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds")->delimiter(',');
@@ -561,12 +554,11 @@ int main(int argc, char** argv) {
   sweep_cmd->add_flag("--overwrite", sweep.overwrite, kOverwriteHelp);
 
   CollectiveArgs collective;
-  CLI::App* collective_cmd = app.add_subcommand(
-      "collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
+  CLI::App* collective_cmd =
+      app.add_subcommand("collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
   collective.platform.Add(collective_cmd, true);
   collective_cmd->add_option("--workers", collective.workers, "Ranks")->capture_default_str();
-  collective_cmd
-      ->add_option("--bytes", collective.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")
+  collective_cmd->add_option("--bytes", collective.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")
       ->capture_default_str();
   collective_cmd->add_option("--op", collective.op, "allreduce, allgather or broadcast")
       ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))

@@ -19,8 +19,7 @@ AccordionOptions Opts(int interval, double eta = 0.5) {
 }
 
 // Feeds one epoch at a constant LR and returns the decision.
-AccordionDecision Feed(AccordionController& c, std::vector<double> norms, double lr = 0.1,
-                       double lr_next = 0.1) {
+AccordionDecision Feed(AccordionController& c, std::vector<double> norms, double lr = 0.1, double lr_next = 0.1) {
   return c.EndEpoch(norms, lr, lr_next);
 }
 
@@ -81,11 +80,11 @@ TEST(AccordionController, GrowingNormsAreCriticalToo) {
 
 TEST(AccordionController, DecisionsHoldBetweenChecks) {
   AccordionController c(1, Opts(2));
-  Feed(c, {10});                                  // e0: check, no baseline
-  Feed(c, {10});                                  // e1
-  EXPECT_FALSE(Feed(c, {9}).critical_next[0]);    // e2: 10 % -> high
+  Feed(c, {10});                                // e0: check, no baseline
+  Feed(c, {10});                                // e1
+  EXPECT_FALSE(Feed(c, {9}).critical_next[0]);  // e2: 10 % -> high
   EXPECT_EQ(c.levels()[0], kHigh);
-  EXPECT_FALSE(Feed(c, {1}).critical_next[0]);    // e3: no check, stays high
+  EXPECT_FALSE(Feed(c, {1}).critical_next[0]);  // e3: no check, stays high
   EXPECT_EQ(c.levels()[0], kHigh);
   EXPECT_TRUE(Feed(c, {2}).critical_next[0]);     // e4: |9 - 2| / 9 -> low
   EXPECT_TRUE(Feed(c, {2}).critical_next[0]);     // e5: no check, stays low
@@ -213,8 +212,7 @@ TEST(AccordionController, ChecksRunAtMultiplesOfTheInterval) {
 }
 
 TEST(AccordionController, WholeModelBatchOnlyGrows) {
-  const auto opts = AccordionOptions().interval(1).level_low(512).level_high(4096).mode(
-      ControllerMode::kWholeModel);
+  const auto opts = AccordionOptions().interval(1).level_low(512).level_high(4096).mode(ControllerMode::kWholeModel);
   AccordionController c(1, opts);
   EXPECT_EQ(c.levels()[0], 512);
   Feed(c, {10});
@@ -232,11 +230,9 @@ TEST(AccordionController, WholeModelBatchOnlyGrows) {
 }
 
 TEST(AccordionController, WholeModelRejectsSeveralGroupsAndShrinkingBatches) {
-  const auto opts = AccordionOptions().level_low(512).level_high(4096).mode(
-      ControllerMode::kWholeModel);
+  const auto opts = AccordionOptions().level_low(512).level_high(4096).mode(ControllerMode::kWholeModel);
   EXPECT_THROW(AccordionController(3, opts), InputError);
-  EXPECT_THROW(AccordionController(1, AccordionOptions(opts).level_low(4096).level_high(512)),
-               InputError);
+  EXPECT_THROW(AccordionController(1, AccordionOptions(opts).level_low(4096).level_high(512)), InputError);
 }
 
 TEST(AccordionController, RejectsBadOptionsAndInputs) {
@@ -252,8 +248,7 @@ TEST(AccordionController, RejectsBadOptionsAndInputs) {
 }
 
 TEST(AccordionController, RestoredStateContinuesExactly) {
-  const std::vector<std::vector<double>> norms = {{9, 4}, {8, 4}, {7, 4}, {3, 4.1},
-                                                  {3, 1},  {3, 1}, {1, 1}, {1, 1}};
+  const std::vector<std::vector<double>> norms = {{9, 4}, {8, 4}, {7, 4}, {3, 4.1}, {3, 1}, {3, 1}, {1, 1}, {1, 1}};
   AccordionController a(2, Opts(2));
   AccordionController b(2, Opts(2));
   for (int e = 0; e < 3; ++e) Feed(a, norms[e]);

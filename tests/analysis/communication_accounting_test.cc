@@ -52,8 +52,7 @@ TEST(CommunicationAccounting, TopKDenseVectorsSendBiasesWhole) {
   // Error feedback changes nothing that is sent.
   EXPECT_EQ(FloatsPerStep(CommunicationScheme(Scheme::kTopK).topk_error_feedback(false), {256}, 0.1), 2 * 26);
   // The choice is TopK's: the other schemes ignore it.
-  EXPECT_EQ(FloatsPerStep(CommunicationScheme(Scheme::kPowerSgd).topk_dense_vectors(true), {256, 784}, 1),
-            256 + 784);
+  EXPECT_EQ(FloatsPerStep(CommunicationScheme(Scheme::kPowerSgd).topk_dense_vectors(true), {256, 784}, 1), 256 + 784);
   std::vector<LayerInfo> layers(2);
   layers[0].shape = {256, 784};
   layers[0].numel = 256 * 784;

@@ -31,7 +31,7 @@ TEST(PlanStep, PayloadsMatchTheAccountingForEveryScheme) {
   const auto layers = synthetic::ResNet18Layers();
   const auto buckets = AssignBuckets(layers);
   for (Scheme scheme : {Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK}) {
-    for (double level : scheme == Scheme::kTopK ? std::vector<double>{0.1, 0.99}
+    for (double level : scheme == Scheme::kTopK    ? std::vector<double>{0.1, 0.99}
                         : scheme == Scheme::kDense ? std::vector<double>{0}
                                                    : std::vector<double>{1, 2, 4}) {
       const std::vector<double> levels(layers.size(), level);
@@ -71,8 +71,8 @@ TEST(PlanStep, PowerSgdSendsEveryQAfterBackwardAndAfterItsBucketsP) {
   const auto plan = PlanStep(Scheme::kPowerSgd, layers, buckets, std::vector<double>(6, 2));
   std::vector<std::string> order;
   for (const PlannedCollective& c : plan) order.push_back(c.tag + "/" + std::to_string(c.bucket));
-  EXPECT_EQ(order, (std::vector<std::string>{"dense/0", "powersgd-p/0", "dense/1", "powersgd-p/1",
-                                             "powersgd-q/0", "powersgd-q/1"}));
+  EXPECT_EQ(order, (std::vector<std::string>{"dense/0", "powersgd-p/0", "dense/1", "powersgd-p/1", "powersgd-q/0",
+                                             "powersgd-q/1"}));
   for (size_t i = 0; i < plan.size(); ++i) {
     const bool q = plan[i].tag == "powersgd-q";
     EXPECT_EQ(plan[i].after_backward, q) << order[i];

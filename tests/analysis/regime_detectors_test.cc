@@ -40,9 +40,9 @@ TEST(RegimeDetectors, HessianLabelsBetweenMeasurementsAndLeavesTheTailOpen) {
       {0, "", 10, 20, 1}, {3, "", 30, 20, 1}, {6, "", 31, 20, 1}, {3, "layer1", 99, 5, 1}};
   const RegimeSeries s = DetectFromHessian(h, 9, 0.5);
   EXPECT_TRUE(*s.critical[0]);
-  for (int e = 1; e <= 3; ++e) EXPECT_TRUE(*s.critical[e]) << e;  // 10 -> 30: +200 %
+  for (int e = 1; e <= 3; ++e) EXPECT_TRUE(*s.critical[e]) << e;   // 10 -> 30: +200 %
   for (int e = 4; e <= 6; ++e) EXPECT_FALSE(*s.critical[e]) << e;  // 30 -> 31
-  EXPECT_FALSE(s.critical[7].has_value());  // after the last measurement
+  EXPECT_FALSE(s.critical[7].has_value());                         // after the last measurement
   EXPECT_NEAR(*s.ratio[5], 1.0 / 30, 1e-12);
 }
 
@@ -66,9 +66,7 @@ TEST(RegimeDetectors, ComparisonTableHasARowPerEpochAndASummary) {
   std::stringstream out;
   WriteRegimeComparison(v, h, DetectFromGradientNorms(v, 0.5, 2), DetectFromHessian(h, 5, 0.5), out);
   const std::string text = out.str();
-  EXPECT_NE(text.find("Epochs both detectors labelled: 5; both critical 3, both stable 2"),
-            std::string::npos)
-      << text;
+  EXPECT_NE(text.find("Epochs both detectors labelled: 5; both critical 3, both stable 2"), std::string::npos) << text;
   EXPECT_NE(text.find("Agreement 100.0 %"), std::string::npos) << text;
 }
 

@@ -92,12 +92,10 @@ TEST_F(ScheduleTest, HigherEtaSwitchesToHighCompressionMoreOften) {
   o.epochs = 60;
   o.decay_epochs = {40};
   const TraceView view = Make(o);
-  const double strict = CostOf(view, DeriveAccordionSchedule(view, Scheme::kPowerSgd,
-                                                            PaperOptions(2, 1).eta(0.05)))
-                            .total_floats;
-  const double loose = CostOf(view, DeriveAccordionSchedule(view, Scheme::kPowerSgd,
-                                                           PaperOptions(2, 1).eta(10)))
-                           .total_floats;
+  const double strict =
+      CostOf(view, DeriveAccordionSchedule(view, Scheme::kPowerSgd, PaperOptions(2, 1).eta(0.05))).total_floats;
+  const double loose =
+      CostOf(view, DeriveAccordionSchedule(view, Scheme::kPowerSgd, PaperOptions(2, 1).eta(10))).total_floats;
   EXPECT_GT(strict, loose);
 }
 
@@ -121,7 +119,7 @@ TEST_F(ScheduleTest, BatchScheduleGrowsOnceAndCutsSteps) {
   }
   EXPECT_TRUE(grown);
   EXPECT_TRUE(s.lr_decay[29]);
-  EXPECT_TRUE(s.critical[30][0]);  // the decay is still detected ...
+  EXPECT_TRUE(s.critical[30][0]);    // the decay is still detected ...
   EXPECT_EQ(s.levels[30][0], 4096);  // ... but the batch stays large
   const ScheduleCost cost = CostOf(view, s);
   EXPECT_EQ(cost.steps[0], StepsPerEpoch(o.train_samples, 512, o.world_size));

@@ -8,9 +8,7 @@
 
 namespace accordion::gui::test_support {
 
-QString SampleTrace(const QString& name) {
-  return QString(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name;
-}
+QString SampleTrace(const QString& name) { return QString(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name; }
 
 QString ScratchDir(const QString& tag) {
   // Kept alive until exit, then removed with everything in it.
@@ -19,8 +17,7 @@ QString ScratchDir(const QString& tag) {
   return dirs.back()->path();
 }
 
-QString WriteSynthetic(const QString& dir, const QString& file,
-                       const synthetic::SyntheticTraceOptions& options) {
+QString WriteSynthetic(const QString& dir, const QString& file, const synthetic::SyntheticTraceOptions& options) {
   const QString path = dir + "/" + file;
   synthetic::WriteSyntheticTrace(path.toStdString(), options);
   return path;

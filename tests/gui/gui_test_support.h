@@ -17,8 +17,7 @@ QString SampleTrace(const QString& name);
 QString ScratchDir(const QString& tag);
 
 // Writes a SYNTHETIC trace with `options` to `dir`/`file` and returns its path.
-QString WriteSynthetic(const QString& dir, const QString& file,
-                       const synthetic::SyntheticTraceOptions& options);
+QString WriteSynthetic(const QString& dir, const QString& file, const synthetic::SyntheticTraceOptions& options);
 
 // A file that starts like an SQLite database but is cut short: the reader
 // refuses it.

@@ -25,8 +25,7 @@ class AnalyzeCli : public ::testing::Test {
     dir_ = new std::string(test_support::MakeTempDir("cli"));
     const CommandResult r = RunCommand(kSynth + " " + Trace() + " --epochs 30 --decay 20");
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    const CommandResult d =
-        RunCommand(kSynth + " " + DenseTrace() + " --model mlp --epochs 5 --scheme dense");
+    const CommandResult d = RunCommand(kSynth + " " + DenseTrace() + " --model mlp --epochs 5 --scheme dense");
     ASSERT_EQ(d.exit_code, 0) << d.err;
   }
   static void TearDownTestSuite() {
@@ -141,8 +140,7 @@ TEST_F(AnalyzeCli, ScheduleCsvHasARowPerEpochAndLayer) {
 
 TEST_F(AnalyzeCli, ScheduleJsonRatiosMoveWithEta) {
   auto ratio = [](const std::string& args) {
-    const CommandResult r =
-        RunCommand(kAnalyze + " schedule " + Trace() + " --format json --interval 5 " + args);
+    const CommandResult r = RunCommand(kAnalyze + " schedule " + Trace() + " --format json --interval 5 " + args);
     EXPECT_EQ(r.exit_code, 0) << r.err;
     return nlohmann::json::parse(r.out)["ratio_vs_static_low"].get<double>();
   };

@@ -123,8 +123,8 @@ TEST(CalibrationSplit, ALinkRateRevealsTheHostsPerByteCost) {
   const double h = 1 / 0.1e9 - 1 / 0.125e9;  // 1/B_eff - 1/rate
   EXPECT_NEAR(cal.host_s_per_byte / h, 1.0, 1e-6);
   const PlatformSpec p = cal.Platform();
-  EXPECT_DOUBLE_EQ(p.bandwidth_Bps, 0.125e9);              // the links carry the rate...
-  EXPECT_NEAR(p.LinkBandwidth() / 0.1e9, 1.0, 1e-6);      // ...and deliver what was measured
+  EXPECT_DOUBLE_EQ(p.bandwidth_Bps, 0.125e9);         // the links carry the rate...
+  EXPECT_NEAR(p.LinkBandwidth() / 0.1e9, 1.0, 1e-6);  // ...and deliver what was measured
   const nlohmann::json j = cal.PlatformJson("test");
   EXPECT_NEAR(j.at("host_ns_per_byte").get<double>(), h * 1e9, 1e-6);
   EXPECT_NEAR(j.at("collective_overhead_us").get<double>(), 50, 1e-3);
@@ -304,7 +304,7 @@ TEST(PlatformOverheadAndHostCost, BuiltLinksDeliverTheRateLessTheHostCost) {
   // One all-reduce of 64 MiB, simulated: the formula with B_link.
   const int64_t bytes = int64_t{64} << 20;
   const double simulated = test_support::SimulateCollective(spec, 4, CollectiveOp::kAllReduce,
-                                                       AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
+                                                            AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
   const double formula = 6 * 20e-6 + 6 * static_cast<double>(bytes / 4) / expected;
   EXPECT_NEAR(simulated / formula, 1.0, 1e-3);
   // Calibrated at 1 Gb/s the same hosts measured 1 / (1/0.125e9 + h); scaling

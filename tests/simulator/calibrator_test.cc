@@ -24,8 +24,7 @@ std::vector<test_support::MeasuredCollective> Measurements(int world, double noi
   for (double bytes = 4096; bytes <= 256e6; bytes *= 2) {
     for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
       const auto b = static_cast<int64_t>(op == CollectiveOp::kAllGather ? bytes / world : bytes);
-      out.push_back(
-          {op, b, kTruth.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(b), world) * jitter(rng)});
+      out.push_back({op, b, kTruth.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(b), world) * jitter(rng)});
     }
   }
   return out;
@@ -68,8 +67,8 @@ class CalibrateTrace : public ::testing::Test {
 // others, so only the shortest duration is the network's.
 TEST_F(CalibrateTrace, UsesTheShortestDurationOfEachCollective) {
   test_support::ReplaceCollectives(trace_, 4, Measurements(4, 0.0));
-  test_support::ExecuteSql(
-      trace_, "UPDATE collectives SET duration_s = duration_s + 0.001 * rank + 0.002 WHERE rank > 0;");
+  test_support::ExecuteSql(trace_,
+                           "UPDATE collectives SET duration_s = duration_s + 0.001 * rank + 0.002 WHERE rank > 0;");
   Calibrator c(CalibratorOptions().boundaries({65536}));
   c.AddTrace(trace_);
   const Calibration cal = c.Fit();
@@ -87,8 +86,8 @@ TEST_F(CalibrateTrace, ThePlatformItWritesReproducesTheMeasurements) {
   const PlatformSpec platform = PlatformFromJson(c.Fit().PlatformJson(trace_), "calibrated");
   EXPECT_EQ(platform.hosts, 0);  // no fixed size: the star grows with the replay's ranks
   for (size_t i = 0; i < measured.size(); i += 5) {
-    const double simulated = test_support::SimulateCollective(
-        platform, 4, measured[i].op, AllReduceAlgorithm::kRing, measured[i].bytes, Fidelity::kFull);
+    const double simulated = test_support::SimulateCollective(platform, 4, measured[i].op, AllReduceAlgorithm::kRing,
+                                                              measured[i].bytes, Fidelity::kFull);
     EXPECT_NEAR(simulated / measured[i].duration_s, 1.0, 0.01) << measured[i].bytes;
   }
 }

@@ -25,7 +25,7 @@ TEST(ChildProcess, KeepsInputOrderWhateverFinishesFirst) {
   std::vector<ChildWork> work;
   for (int i = 0; i < 7; ++i) {
     work.push_back([i] {
-      ::usleep(static_cast<useconds_t>((7 - i) * 3000));  // later items finish first
+      ::usleep(static_cast<useconds_t>((7 - i) * 3000));                                // later items finish first
       return std::string(static_cast<size_t>(100000 + i), static_cast<char>('a' + i));  // bigger than a pipe
     });
   }
@@ -62,9 +62,9 @@ TEST(ChildProcess, AChildPastItsTimeLimitIsStoppedAndReported) {
   const auto start = std::chrono::steady_clock::now();
   try {
     RunInChildProcesses({[]() -> std::string {
-                           ::sleep(20);
-                           return "late";
-                         }},
+                          ::sleep(20);
+                          return "late";
+                        }},
                         1, {}, nullptr, 0.3);
     FAIL() << "a child past its limit must not look like success";
   } catch (const std::runtime_error& e) {
@@ -91,12 +91,12 @@ TEST(ChildProcess, StoppingAChildStopsItsChildrenToo) {
   std::remove(pid_file.c_str());
   try {
     RunInChildProcesses({[pid_file]() -> std::string {
-                           return RunInChildProcess([pid_file]() -> std::string {
-                             std::ofstream(pid_file) << ::getpid();
-                             ::sleep(30);
-                             return "late";
-                           });
-                         }},
+                          return RunInChildProcess([pid_file]() -> std::string {
+                            std::ofstream(pid_file) << ::getpid();
+                            ::sleep(30);
+                            return "late";
+                          });
+                        }},
                         1, {}, nullptr, 1.0);
     FAIL() << "the middle process must have been stopped";
   } catch (const std::runtime_error&) {

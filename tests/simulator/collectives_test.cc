@@ -15,9 +15,9 @@
 namespace accordion::sim {
 namespace {
 
-constexpr AllReduceAlgorithm kAlgorithms[] = {
-    AllReduceAlgorithm::kRing,     AllReduceAlgorithm::kHalvingDoubling, AllReduceAlgorithm::kTree,
-    AllReduceAlgorithm::kNcclRing, AllReduceAlgorithm::kNcclTree,        AllReduceAlgorithm::kHierarchical};
+constexpr AllReduceAlgorithm kAlgorithms[] = {AllReduceAlgorithm::kRing,     AllReduceAlgorithm::kHalvingDoubling,
+                                              AllReduceAlgorithm::kTree,     AllReduceAlgorithm::kNcclRing,
+                                              AllReduceAlgorithm::kNcclTree, AllReduceAlgorithm::kHierarchical};
 
 TEST(CollectiveRounds, RingAllReduceIsTwoNMinusOneRoundsOfAChunk) {
   const auto rounds = CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1000, 8);
@@ -77,8 +77,7 @@ TEST(CollectiveRounds, SendsAndReceivesPairUpInEveryRound) {
 TEST(CollectiveRounds, TreeReachesEveryRankOnceEachWay) {
   for (int world : {2, 7, 8, 13}) {
     std::map<int, int> sent, received;
-    for (const Round& round :
-         CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kTree, 64, world)) {
+    for (const Round& round : CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kTree, 64, world)) {
       for (int r = 0; r < world; ++r) {
         const Peers p = PeersOf(round, r, world);
         if (round.kind == RoundKind::kTreeReduce && p.sends > 0) ++sent[r];
@@ -94,14 +93,12 @@ TEST(CollectiveRounds, TreeReachesEveryRankOnceEachWay) {
 }
 
 TEST(CollectiveRounds, HalvingDoublingFoldsTheRanksBeyondAPowerOfTwo) {
-  const auto pow2 =
-      CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 8);
+  const auto pow2 = CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 8);
   EXPECT_EQ(pow2.size(), 6u);  // 2 log2 8
   EXPECT_EQ(pow2.front().bytes, 1 << 19);
   EXPECT_EQ(pow2[2].bytes, 1 << 17);
   EXPECT_EQ(pow2.back().bytes, 1 << 19);
-  const auto odd =
-      CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 11);
+  const auto odd = CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 11);
   ASSERT_EQ(odd.size(), 8u);
   EXPECT_EQ(odd.front().kind, RoundKind::kFoldIn);
   EXPECT_EQ(odd.back().kind, RoundKind::kFoldOut);
@@ -149,8 +146,8 @@ TEST(WireBytesPerRank, MatchesTheTextbookVolumes) {
   }
   // Halving-doubling on a power of two moves the same volume as a ring.
   EXPECT_DOUBLE_EQ(
-      WireBytesPerRank(
-          CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 16), 16),
+      WireBytesPerRank(CollectiveRounds(CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 20, 16),
+                       16),
       2.0 * 15 / 16 * (1 << 20));
 }
 
@@ -183,8 +180,8 @@ TEST(AlphaBetaModel, SegmentsPickLatencyAndBandwidthByMessageSize) {
   EXPECT_EQ(m.alpha(65536), 20e-6);
   EXPECT_EQ(m.bandwidth(1e9), 1e9);
   // An 8-rank ring of 256 KiB sends 32 KiB messages: the small segment.
-  EXPECT_NEAR(m.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 262144, 8),
-              14 * (50e-6 + 32768 / 1e8), 1e-12);
+  EXPECT_NEAR(m.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 262144, 8), 14 * (50e-6 + 32768 / 1e8),
+              1e-12);
 }
 
 // --- NCCL's algorithms and the hierarchical all-reduce ---------------------
@@ -217,8 +214,8 @@ TEST(NcclRing, ChunksOfEveryStepInFlightMoveInWaves) {
 
 TEST(NcclRing, OneChunkPerStepIsTheRingOverChannels) {
   const auto ring = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kRing, 1 << 20, 16);
-  const auto nccl = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1 << 20, 16,
-                                     CollectiveOptions().channels(4));
+  const auto nccl =
+      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1 << 20, 16, CollectiveOptions().channels(4));
   ASSERT_EQ(nccl.size(), ring.size());
   for (const Round& r : nccl) {
     EXPECT_EQ(r.bytes * r.flows, ring[0].bytes);
@@ -227,8 +224,8 @@ TEST(NcclRing, OneChunkPerStepIsTheRingOverChannels) {
 }
 
 TEST(NcclRing, KeepsA1024RankRingToFewDistinctRounds) {
-  const auto one = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1'000'000'000, 1024,
-                                    CollectiveOptions());
+  const auto one =
+      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1'000'000'000, 1024, CollectiveOptions());
   EXPECT_EQ(one.size(), 2046u);
   EXPECT_EQ(std::set<Round>(one.begin(), one.end()).size(), 1u);
   // Three chunks per step: waves carry 1, 2 or 3 of them.
@@ -322,12 +319,12 @@ TEST(NcclTree, EveryRankSendsEachChunkUpAndGetsItBackOncePerTree) {
 
 TEST(NcclTree, ShrinksItsChunksForSmallBuffersAsNcclDoes) {
   EXPECT_EQ(NcclTreeChunkBytes(int64_t{1} << 30, 6, 524288), 524288);  // plenty of chunks
-  EXPECT_EQ(NcclTreeChunkBytes(500'000, 6, 524288), 65536);  // 1 MB at 64 ranks: 8 chunks, not 1
+  EXPECT_EQ(NcclTreeChunkBytes(500'000, 6, 524288), 65536);            // 1 MB at 64 ranks: 8 chunks, not 1
   EXPECT_EQ(NcclTreeChunkBytes(1000, 6, 524288), 32768);
   EXPECT_EQ(NcclTreeChunkBytes(1000, 6, 4096), 4096);  // never above what was asked
   // Steady-state waves are one round, however many chunks: few distinct rounds.
-  const auto rounds = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclTree, 1'000'000'000, 512,
-                                       CollectiveOptions());
+  const auto rounds =
+      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclTree, 1'000'000'000, 512, CollectiveOptions());
   EXPECT_LE(std::set<Round>(rounds.begin(), rounds.end()).size(), 4u * 9 + 2);
   EXPECT_GT(rounds.size(), 1000u);
 }
@@ -336,8 +333,7 @@ TEST(Hierarchical, IsRingsInsideNodesAndAcrossThem) {
   const int world = 32, g = 8;
   const int64_t s = 1 << 20;
   const auto rounds =
-      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, world,
-                       CollectiveOptions().ranks_per_node(g));
+      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, world, CollectiveOptions().ranks_per_node(g));
   ASSERT_EQ(rounds.size(), 2u * (g - 1) + 2u * (world / g - 1));
   ExpectSendsAndReceivesPairUp(rounds, world, "hierarchical");
   for (size_t i = 0; i < rounds.size(); ++i) {
@@ -357,8 +353,7 @@ TEST(Hierarchical, IsRingsInsideNodesAndAcrossThem) {
   // One rank per node is the ring; one node is a ring inside it.
   EXPECT_EQ(CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, world, CollectiveOptions()),
             CollectiveRounds(kAllReduce, AllReduceAlgorithm::kRing, s, world));
-  EXPECT_EQ(CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 4,
-                             CollectiveOptions().ranks_per_node(8))
+  EXPECT_EQ(CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 4, CollectiveOptions().ranks_per_node(8))
                 .size(),
             6u);
 }
@@ -376,15 +371,12 @@ TEST(CollectiveOptions, BadSettingsAreInputErrors) {
     return test_support::InputErrorOf(
         [&] { CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclRing, 1 << 20, 8, o); });
   };
-  EXPECT_NE(error(CollectiveOptions().channels(0)).find("channels must be between 1 and 64"),
-            std::string::npos);
+  EXPECT_NE(error(CollectiveOptions().channels(0)).find("channels must be between 1 and 64"), std::string::npos);
   EXPECT_NE(error(CollectiveOptions().channels(65)).find("not 65"), std::string::npos);
   EXPECT_NE(error(CollectiveOptions().chunk_bytes(0)).find("chunk size"), std::string::npos);
   EXPECT_EQ(error(CollectiveOptions()), "");
-  EXPECT_EQ(CollectiveOptions().channels(4).Describe(AllReduceAlgorithm::kNcclTree),
-            "4 channels, 512 KiB chunks");
-  EXPECT_EQ(CollectiveOptions().ranks_per_node(8).Describe(AllReduceAlgorithm::kHierarchical),
-            "8 ranks per node");
+  EXPECT_EQ(CollectiveOptions().channels(4).Describe(AllReduceAlgorithm::kNcclTree), "4 channels, 512 KiB chunks");
+  EXPECT_EQ(CollectiveOptions().ranks_per_node(8).Describe(AllReduceAlgorithm::kHierarchical), "8 ranks per node");
   EXPECT_EQ(CollectiveOptions().Describe(AllReduceAlgorithm::kRing), "");
 }
 
@@ -398,12 +390,11 @@ TEST(WireBytesPerRank, EveryAllReduceMovesTheRingsVolume) {
     for (AllReduceAlgorithm a :
          {AllReduceAlgorithm::kNcclRing, AllReduceAlgorithm::kNcclTree, AllReduceAlgorithm::kHierarchical}) {
       const auto o = CollectiveOptions().channels(4).chunk_bytes(65536).ranks_per_node(std::min(n, 8));
-      EXPECT_DOUBLE_EQ(WireBytesPerRank(CollectiveRounds(kAllReduce, a, s, n, o), n), ring)
-          << ToString(a) << " " << n;
+      EXPECT_DOUBLE_EQ(WireBytesPerRank(CollectiveRounds(kAllReduce, a, s, n, o), n), ring) << ToString(a) << " " << n;
     }
   }
-  const auto hier = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64,
-                                     CollectiveOptions().ranks_per_node(8));
+  const auto hier =
+      CollectiveRounds(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64, CollectiveOptions().ranks_per_node(8));
   for (int rank : {0, 13, 63}) {
     EXPECT_DOUBLE_EQ(BytesLeavingTheNode(hier, rank, 64, 8), 2.0 * 7 / 64 * static_cast<double>(s)) << rank;
   }
@@ -413,9 +404,8 @@ TEST(AlphaBetaModel, NcclRoundSumsAreTheClosedForms) {
   const AlphaBetaModel m(7e-6, 3.125e9);
   for (int n : {2, 3, 4, 8, 13, 64, 100, 512}) {
     for (double s : {1000.0, 1e6, 3.3e7, 1e9}) {
-      for (const CollectiveOptions& o :
-           {CollectiveOptions(), CollectiveOptions().channels(3).chunk_bytes(100000),
-            CollectiveOptions().channels(1).chunk_bytes(4096)}) {
+      for (const CollectiveOptions& o : {CollectiveOptions(), CollectiveOptions().channels(3).chunk_bytes(100000),
+                                         CollectiveOptions().channels(1).chunk_bytes(4096)}) {
         const double ring = m.Time(kAllReduce, AllReduceAlgorithm::kNcclRing, s, n, o);
         EXPECT_NEAR(ring, m.NcclRingAllReduce(s, n, o), 1e-9 * ring) << n << " " << s;
         if (FloorPowerOfTwo(n) == n) {
@@ -427,13 +417,13 @@ TEST(AlphaBetaModel, NcclRoundSumsAreTheClosedForms) {
   }
   for (int g : {1, 2, 4, 8}) {
     const double s = 1e8;
-    const double flat = m.Time(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64,
-                               CollectiveOptions().ranks_per_node(g));
+    const double flat =
+        m.Time(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64, CollectiveOptions().ranks_per_node(g));
     EXPECT_NEAR(flat, m.HierarchicalAllReduce(s, 64, g), 1e-9 * flat) << g;
     // On nodes: intra-node rounds at the node's links, the NIC shared by g.
     const AlphaBetaModel nodes = AlphaBetaModel(7e-6, 3.125e9).nodes(g, 2e-6, 75e9);
-    const double on_nodes = nodes.Time(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64,
-                                       CollectiveOptions().ranks_per_node(g));
+    const double on_nodes =
+        nodes.Time(kAllReduce, AllReduceAlgorithm::kHierarchical, s, 64, CollectiveOptions().ranks_per_node(g));
     EXPECT_NEAR(on_nodes, nodes.HierarchicalAllReduce(s, 64, g), 1e-9 * on_nodes) << g;
   }
   // Numbers: 8 ranks of 8 per node, 100 MB; a_node 2 us over 600 Gb/s, alpha 7 us over 25 Gb/s.
@@ -441,8 +431,7 @@ TEST(AlphaBetaModel, NcclRoundSumsAreTheClosedForms) {
               14 * (2e-6 + 12.5e6 / 75e9) + 14 * (7e-6 + 8 * 1562500 / 3.125e9), 1e-12);
   // The ring on nodes is held up by its node-crossing flows: the ring's formula.
   const AlphaBetaModel nodes = AlphaBetaModel(7e-6, 3.125e9).nodes(8, 2e-6, 75e9);
-  EXPECT_NEAR(nodes.Time(kAllReduce, AllReduceAlgorithm::kRing, 6.4e7, 64), nodes.RingAllReduce(6.4e7, 64),
-              1e-12);
+  EXPECT_NEAR(nodes.Time(kAllReduce, AllReduceAlgorithm::kRing, 6.4e7, 64), nodes.RingAllReduce(6.4e7, 64), 1e-12);
 }
 
 // Pipelining: the ring's bandwidth term stays 2(N-1)/N S/B; every chunk

@@ -24,8 +24,7 @@ constexpr double kGbps = 10, kLinkUs = 5;
 const AlphaBetaModel kStar(2 * kLinkUs * 1e-6, kGbps * 1e9 / 8);  // two links per route
 
 double Simulate(int n, AllReduceAlgorithm a, double bytes, Fidelity f, const CollectiveOptions& o) {
-  return SimulateCollective(ExactStar(n, kGbps, kLinkUs), n, kAllReduce, a, static_cast<int64_t>(bytes), f,
-                            o);
+  return SimulateCollective(ExactStar(n, kGbps, kLinkUs), n, kAllReduce, a, static_cast<int64_t>(bytes), f, o);
 }
 
 // The acceptance test for the new algorithms: on a star no two flows
@@ -64,8 +63,8 @@ TEST(NcclAlgorithmsOnExactStar, MatchTheirFormulas) {
       }
       for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
         EXPECT_NEAR(Simulate(n, c.algorithm, c.bytes, f, c.options) / formula, 1.0, 0.02)
-            << ToString(c.algorithm) << " (" << c.options.Describe(c.algorithm) << "), " << n << " ranks, "
-            << c.bytes << " bytes, " << ToString(f);
+            << ToString(c.algorithm) << " (" << c.options.Describe(c.algorithm) << "), " << n << " ranks, " << c.bytes
+            << " bytes, " << ToString(f);
       }
     }
   }
@@ -131,8 +130,7 @@ TEST(HierarchicalOnNodes, BeatsTheFlatRingByTheFormulasFactor) {
   const auto o = CollectiveOptions().ranks_per_node(g);
   for (double bytes : {1e6, 6.4e7}) {
     const auto b = static_cast<int64_t>(bytes);
-    const double ring =
-        SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kRing, b, Fidelity::kFull);
+    const double ring = SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kRing, b, Fidelity::kFull);
     const double hier =
         SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kHierarchical, b, Fidelity::kFull, o);
     const double predicted = model.RingAllReduce(bytes, n) / model.HierarchicalAllReduce(bytes, n, g);
@@ -148,15 +146,13 @@ TEST(HierarchicalOnNodes, BeatsTheFlatRingByTheFormulasFactor) {
 // NIC shared by the flows leaving it.
 TEST(AlphaBetaWithNodes, MatchesSimGridOnTheHierarchicalPlatform) {
   const int n = 32, g = 8;
-  const PlatformSpec nodes = HierarchicalPlatformOptions()
-                                 .gpus_per_node(g)
-                                 .intra_bandwidth_gbps(600)
-                                 .bandwidth_gbps(25)
-                                 .network(NetworkOptions::Exact());
+  const PlatformSpec nodes =
+      HierarchicalPlatformOptions().gpus_per_node(g).intra_bandwidth_gbps(600).bandwidth_gbps(25).network(
+          NetworkOptions::Exact());
   const AlphaBetaModel model = AlphaBetaModel(12e-6, 25e9 / 8).nodes(g, 2e-6, 600e9 / 8);
   const auto o = CollectiveOptions().ranks_per_node(g);
-  for (AllReduceAlgorithm a : {AllReduceAlgorithm::kRing, AllReduceAlgorithm::kNcclRing,
-                               AllReduceAlgorithm::kNcclTree, AllReduceAlgorithm::kHierarchical}) {
+  for (AllReduceAlgorithm a : {AllReduceAlgorithm::kRing, AllReduceAlgorithm::kNcclRing, AllReduceAlgorithm::kNcclTree,
+                               AllReduceAlgorithm::kHierarchical}) {
     const double simulated = SimulateCollective(nodes, n, kAllReduce, a, 1 << 24, Fidelity::kFull, o);
     EXPECT_NEAR(simulated / model.Time(kAllReduce, a, 1 << 24, n, o), 1.0, 0.03) << ToString(a);
   }
@@ -179,9 +175,8 @@ TEST(NcclAlgorithmsAt1024Ranks, SimulateFewDistinctRounds) {
     double seconds = 0;
     int distinct = 0;
     in >> seconds >> distinct;
-    const double formula = a == AllReduceAlgorithm::kNcclRing
-                               ? kStar.NcclRingAllReduce(1e9, n, CollectiveOptions())
-                               : kStar.NcclTreeAllReduce(1e9, n, CollectiveOptions());
+    const double formula = a == AllReduceAlgorithm::kNcclRing ? kStar.NcclRingAllReduce(1e9, n, CollectiveOptions())
+                                                              : kStar.NcclTreeAllReduce(1e9, n, CollectiveOptions());
     EXPECT_NEAR(seconds / formula, 1.0, 0.01) << ToString(a);
     EXPECT_LE(distinct, a == AllReduceAlgorithm::kNcclRing ? 1 : 4 * 10 + 2) << ToString(a);
   }

@@ -40,18 +40,16 @@ TEST(OtherCollectivesOnExactStar, MatchTheirFormulas) {
   const PlatformSpec star = ExactStar(n, kBandwidthGbps, kLinkLatencyUs);
   for (double bytes : {65536.0, 1e8}) {
     const auto b = static_cast<int64_t>(bytes);
-    EXPECT_NEAR(
-        SimulateCollective(star, n, CollectiveOp::kAllGather, AllReduceAlgorithm::kRing, b, Fidelity::kFull) /
-            kStarModel.RingAllGather(bytes, n),
-        1.0, 0.01);
+    EXPECT_NEAR(SimulateCollective(star, n, CollectiveOp::kAllGather, AllReduceAlgorithm::kRing, b, Fidelity::kFull) /
+                    kStarModel.RingAllGather(bytes, n),
+                1.0, 0.01);
     EXPECT_NEAR(SimulateCollective(star, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, b,
                                    Fidelity::kFull) /
                     kStarModel.HalvingDoublingAllReduce(bytes, n),
                 1.0, 0.01);
-    EXPECT_NEAR(
-        SimulateCollective(star, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kTree, b, Fidelity::kFull) /
-            kStarModel.TreeAllReduce(bytes, n),
-        1.0, 0.01);
+    EXPECT_NEAR(SimulateCollective(star, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kTree, b, Fidelity::kFull) /
+                    kStarModel.TreeAllReduce(bytes, n),
+                1.0, 0.01);
   }
   // Not a power of two: the folding rounds are priced too.
   EXPECT_NEAR(SimulateCollective(ExactStar(6, kBandwidthGbps, kLinkLatencyUs), 6, CollectiveOp::kAllReduce,
@@ -64,10 +62,9 @@ TEST(OtherCollectivesOnExactStar, MatchTheirFormulas) {
 // bandwidth factor 0.97, and cross-traffic on the reverse links.
 TEST(RingAllReduceOnDefaultStar, Lv08IsAFewPercentSlowerForLargeBuffers) {
   const int n = 16;
-  const PlatformSpec lv08 =
-      StarPlatformOptions().hosts(n).bandwidth_gbps(kBandwidthGbps).latency_us(kLinkLatencyUs);
-  const double simulated = SimulateCollective(lv08, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing,
-                                              1 << 30, Fidelity::kFull);
+  const PlatformSpec lv08 = StarPlatformOptions().hosts(n).bandwidth_gbps(kBandwidthGbps).latency_us(kLinkLatencyUs);
+  const double simulated =
+      SimulateCollective(lv08, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1 << 30, Fidelity::kFull);
   const double ratio = simulated / kStarModel.RingAllReduce(1 << 30, n);
   EXPECT_GT(ratio, 1.05);
   EXPECT_LT(ratio, 1.15);
@@ -79,13 +76,11 @@ TEST(Fidelity, RoundsEqualFullOnUncontendedPlatforms) {
   const int n = 12;
   const PlatformSpec star = ExactStar(n, 25, 2);
   const PlatformSpec tree =
-      FatTreePlatformOptions().hosts_per_leaf(4).bandwidth_gbps(25).latency_us(2).network(
-          NetworkOptions::Exact());
+      FatTreePlatformOptions().hosts_per_leaf(4).bandwidth_gbps(25).latency_us(2).network(NetworkOptions::Exact());
   for (const PlatformSpec& spec : {star, tree}) {
     for (AllReduceAlgorithm a : {AllReduceAlgorithm::kRing, AllReduceAlgorithm::kHalvingDoubling}) {
       const double full = SimulateCollective(spec, n, CollectiveOp::kAllReduce, a, 1 << 22, Fidelity::kFull);
-      const double rounds =
-          SimulateCollective(spec, n, CollectiveOp::kAllReduce, a, 1 << 22, Fidelity::kRounds);
+      const double rounds = SimulateCollective(spec, n, CollectiveOp::kAllReduce, a, 1 << 22, Fidelity::kRounds);
       EXPECT_NEAR(rounds / full, 1.0, 1e-9) << ToString(spec.topology) << " " << ToString(a);
     }
   }
@@ -98,13 +93,11 @@ TEST(HalvingDoubling, LargeHalvesStayOnTheNode) {
   const int n = 32;
   const int64_t bytes = int64_t{1} << 24;
   const double nic_Bps = 10e9 / 8;
-  const PlatformSpec nodes = HierarchicalPlatformOptions()
-                                 .gpus_per_node(8)
-                                 .intra_bandwidth_gbps(600)
-                                 .bandwidth_gbps(10)
-                                 .network(NetworkOptions::Exact());
-  const double t = SimulateCollective(nodes, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling,
-                                      bytes, Fidelity::kFull);
+  const PlatformSpec nodes =
+      HierarchicalPlatformOptions().gpus_per_node(8).intra_bandwidth_gbps(600).bandwidth_gbps(10).network(
+          NetworkOptions::Exact());
+  const double t = SimulateCollective(nodes, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, bytes,
+                                      Fidelity::kFull);
   const double through_nic = 2.0 * 0.75 * static_cast<double>(bytes) / nic_Bps;
   EXPECT_GT(t, through_nic);
   EXPECT_LT(t, 1.5 * through_nic);
@@ -115,14 +108,13 @@ TEST(HalvingDoubling, LargeHalvesStayOnTheNode) {
 TEST(Fidelity, RoundsStayCloseToFullUnderContention) {
   const int n = 16;
   const PlatformSpec oversubscribed =
-      FatTreePlatformOptions().hosts_per_leaf(4).spines(1).bandwidth_gbps(10).network(
-          NetworkOptions::Exact());
+      FatTreePlatformOptions().hosts_per_leaf(4).spines(1).bandwidth_gbps(10).network(NetworkOptions::Exact());
   const PlatformSpec ring = RingPlatformOptions().bandwidth_gbps(10).network(NetworkOptions::Exact());
   for (const PlatformSpec& spec : {oversubscribed, ring}) {
-    const double full = SimulateCollective(spec, n, CollectiveOp::kAllReduce,
-                                           AllReduceAlgorithm::kHalvingDoubling, 1 << 24, Fidelity::kFull);
-    const double rounds = SimulateCollective(
-        spec, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling, 1 << 24, Fidelity::kRounds);
+    const double full = SimulateCollective(spec, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling,
+                                           1 << 24, Fidelity::kFull);
+    const double rounds = SimulateCollective(spec, n, CollectiveOp::kAllReduce, AllReduceAlgorithm::kHalvingDoubling,
+                                             1 << 24, Fidelity::kRounds);
     EXPECT_NEAR(rounds / full, 1.0, 0.05) << ToString(spec.topology);
     // And contention is real: slower than the formula on the bottleneck.
     EXPECT_GT(full, 1.2 * AlphaBetaModel(0, 10e9 / 8).HalvingDoublingAllReduce(1 << 24, n));

@@ -24,8 +24,7 @@ nlohmann::json Build(const PlatformSpec& spec, int ranks) {
     const RouteSummary r = SummariseRingRoutes(sim.hosts());
     nlohmann::json names = nlohmann::json::array();
     for (const auto* h : sim.hosts()) names.push_back(h->get_name());
-    return nlohmann::json{{"latency_s", r.latency_s}, {"bandwidth_Bps", r.bandwidth_Bps}, {"hosts", names}}
-        .dump();
+    return nlohmann::json{{"latency_s", r.latency_s}, {"bandwidth_Bps", r.bandwidth_Bps}, {"hosts", names}}.dump();
   }));
 }
 
@@ -48,16 +47,13 @@ TEST(PlatformSpec, RefusesBadValuesWithAReason) {
               StarPlatformOptions().bandwidth_gbps(0).spec().Validate();
             }).find("bandwidth must be a positive"),
             std::string::npos);
-  EXPECT_NE(InputErrorOf([] {
-              StarPlatformOptions().bandwidth_gbps(-10).spec().Validate();
-            }).find("not -10 Gb/s"),
+  EXPECT_NE(InputErrorOf([] { StarPlatformOptions().bandwidth_gbps(-10).spec().Validate(); }).find("not -10 Gb/s"),
             std::string::npos);
   EXPECT_NE(InputErrorOf([] { RingPlatformOptions().latency_us(-1).spec().Validate(); }).find("latency"),
             std::string::npos);
-  EXPECT_NE(InputErrorOf([] {
-              HierarchicalPlatformOptions().gpus_per_node(0).spec().Validate();
-            }).find("gpus per node"),
-            std::string::npos);
+  EXPECT_NE(
+      InputErrorOf([] { HierarchicalPlatformOptions().gpus_per_node(0).spec().Validate(); }).find("gpus per node"),
+      std::string::npos);
   EXPECT_NE(InputErrorOf([] {
               StarPlatformOptions().network(NetworkOptions().model("NS3")).spec().Validate();
             }).find("unknown network model 'NS3'"),
@@ -72,10 +68,9 @@ TEST(PlatformSpec, CountsHostsAndRefusesMoreRanksThanHosts) {
   EXPECT_EQ(StarPlatformOptions().spec().HostCount(7), 7);
   EXPECT_EQ(HierarchicalPlatformOptions().gpus_per_node(4).spec().HostCount(10), 12);
   EXPECT_EQ(FatTreePlatformOptions().hosts_per_leaf(8).spec().HostCount(20), 24);
-  EXPECT_NE(InputErrorOf([] {
-              StarPlatformOptions().hosts(4).spec().HostCount(8);
-            }).find("8 ranks do not fit on 4 hosts"),
-            std::string::npos);
+  EXPECT_NE(
+      InputErrorOf([] { StarPlatformOptions().hosts(4).spec().HostCount(8); }).find("8 ranks do not fit on 4 hosts"),
+      std::string::npos);
 }
 
 TEST(PlatformSpec, JsonRoundTripsEveryTopology) {
@@ -92,9 +87,7 @@ TEST(PlatformSpec, JsonRoundTripsEveryTopology) {
 }
 
 TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {
-  EXPECT_NE(InputErrorOf([&] {
-              LoadPlatformFile(Write("a.json", "{\"topology\": \"star\","));
-            }).find("not valid JSON"),
+  EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(Write("a.json", "{\"topology\": \"star\",")); }).find("not valid JSON"),
             std::string::npos);
   EXPECT_NE(InputErrorOf([&] {
               LoadPlatformFile(Write("b.json", "{\"topology\": \"torus\"}"));
@@ -114,8 +107,7 @@ TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {
             std::string::npos);
   EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(Write("f.json", "[1, 2]")); }).find("expected a JSON object"),
             std::string::npos);
-  EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(dir_ + "/missing.json"); }).find("cannot open"),
-            std::string::npos);
+  EXPECT_NE(InputErrorOf([&] { LoadPlatformFile(dir_ + "/missing.json"); }).find("cannot open"), std::string::npos);
 }
 
 TEST(BuiltPlatforms, RingRoutesCrossTheLinksEachTopologyPromises) {
@@ -126,8 +118,7 @@ TEST(BuiltPlatforms, RingRoutesCrossTheLinksEachTopologyPromises) {
   EXPECT_EQ(star["hosts"].size(), 6u);
 
   // Neighbours 3 and 4 sit in different leaves: up to the spine and down.
-  const nlohmann::json tree =
-      Build(FatTreePlatformOptions().hosts_per_leaf(4).bandwidth_gbps(25).latency_us(3), 8);
+  const nlohmann::json tree = Build(FatTreePlatformOptions().hosts_per_leaf(4).bandwidth_gbps(25).latency_us(3), 8);
   EXPECT_NEAR(tree["latency_s"].get<double>(), 4 * lat, 1e-15);
 
   // Across nodes: device link, NIC, NIC, device link; the NIC is the bottleneck.
@@ -172,11 +163,10 @@ TEST_F(PlatformFiles, BadXmlIsAnInputError) {
       Write("broken.xml", std::string(kXmlHead) + "<zone id=\"z\" routing=\"Full\"><host id=\"a\"\n");
   EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(broken), 1); }).find("Parse error"), std::string::npos);
   const std::string negative =
-      Write("negative.xml",
-            std::string(kXmlHead) +
-                "<zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/>"
-                "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" bandwidth=\"-1Gbps\" latency=\"1us\"/>"
-                "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+      Write("negative.xml", std::string(kXmlHead) +
+                                "<zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/>"
+                                "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" bandwidth=\"-1Gbps\" latency=\"1us\"/>"
+                                "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
   EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(negative), 2); }).find("link 'l' has bandwidth"),
             std::string::npos);
 }
@@ -189,9 +179,8 @@ TEST(BuiltPlatforms, SegmentsGiveEachMessageSizeItsLatencyAndBandwidth) {
   const AlphaBetaModel model(spec.segments);
   for (int64_t bytes : {int64_t{8} * 4096, int64_t{8} << 20}) {  // 4 KiB and 1 MiB messages
     const double simulated = test_support::SimulateCollective(spec, 8, CollectiveOp::kAllReduce,
-                                                         AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
-    EXPECT_NEAR(simulated / model.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, bytes, 8), 1.0,
-                0.01)
+                                                              AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
+    EXPECT_NEAR(simulated / model.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, bytes, 8), 1.0, 0.01)
         << bytes;
   }
 }

@@ -56,11 +56,8 @@ void ExpectSameEpochs(const ScheduleProjection& a, const ScheduleProjection& b) 
 
 TEST_F(Replay, MemoisedAndUnmemoisedRunsAgreeExactly) {
   for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
-    const ReplayOptions o = ReplayOptions()
-                                .platform(ExactStar(0, 1, 20))
-                                .workers(6)
-                                .fidelity(f)
-                                .accordion(AccordionOptions().eta(0.3));
+    const ReplayOptions o =
+        ReplayOptions().platform(ExactStar(0, 1, 20)).workers(6).fidelity(f).accordion(AccordionOptions().eta(0.3));
     const ReplayResult memo = ReplayEngine(o).Run(*mlp_);
     const ReplayResult fresh = ReplayEngine(ReplayOptions(o).memoise(false)).Run(*mlp_);
     EXPECT_EQ(memo.timed_patterns, memo.distinct_patterns);
@@ -105,8 +102,7 @@ TEST_F(Replay, StaticSchedulesSendTheBytesTheTraceRecorded) {
     o.policy = Policy::kStatic;
     o.level_low = o.level_high = c.level;
     const ReplayInput in = Load(std::string("static-") + ToString(c.scheme), o);
-    const ReplayResult r =
-        ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(c.level)).Run(in);
+    const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(c.level)).Run(in);
     for (int e = 0; e < 3; ++e) {
       EXPECT_EQ(r.static_low.epochs[e].steps, in.view.epochs[e].iterations);
       EXPECT_DOUBLE_EQ(r.static_low.epochs[e].payload_bytes, 4 * in.view.epochs[e].floats_sent)
@@ -139,9 +135,8 @@ TEST_F(Replay, MoreWorkersKeepThePerWorkerBatchAndTheComputePerStep) {
     EXPECT_NEAR(e.compute_s / static_cast<double>(e.steps), step_compute, 1e-12);
   }
   // A step's payload does not depend on the worker count.
-  EXPECT_DOUBLE_EQ(
-      at16.accordion.epochs[5].payload_bytes / static_cast<double>(at16.accordion.epochs[5].steps),
-      at4.accordion.epochs[5].payload_bytes / static_cast<double>(at4.accordion.epochs[5].steps));
+  EXPECT_DOUBLE_EQ(at16.accordion.epochs[5].payload_bytes / static_cast<double>(at16.accordion.epochs[5].steps),
+                   at4.accordion.epochs[5].payload_bytes / static_cast<double>(at4.accordion.epochs[5].steps));
   EXPECT_TRUE(at4.check.has_value());
   EXPECT_FALSE(at16.check.has_value());  // the trace measured 4 workers, not 16
 }
@@ -150,8 +145,8 @@ TEST_F(Replay, SimulationAndAnalyticModelAgreeOnTheExactStar) {
   const ReplayOptions o = ReplayOptions().platform(ExactStar(0, 0.1, 20)).workers(8);
   const ReplayResult simulated = ReplayEngine(o).Run(*mlp_);
   const ReplayResult analytic = ReplayEngine(ReplayOptions(o).model(ModelKind::kAnalytic)).Run(*mlp_);
-  for (const auto& [s, a] : {std::pair{&simulated.accordion, &analytic.accordion},
-                             std::pair{&simulated.static_low, &analytic.static_low}}) {
+  for (const auto& [s, a] :
+       {std::pair{&simulated.accordion, &analytic.accordion}, std::pair{&simulated.static_low, &analytic.static_low}}) {
     EXPECT_GT(s->total.exposed_comm_s, 0.05 * s->total.time_s);  // communication matters here
     EXPECT_NEAR(s->total.exposed_comm_s / a->total.exposed_comm_s, 1.0, 0.01) << s->name;
     EXPECT_NEAR(s->total.time_s / a->total.time_s, 1.0, 0.01) << s->name;
@@ -184,8 +179,9 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
   // A batch the trace sampled keeps the compute measured at it; one it did
   // not is scaled linearly from the nearest it did.
   const std::string path = test_support::SyntheticTrace(*dir_, "batch", o);
-  test_support::ExecuteSql(path, "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
-                            "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
+  test_support::ExecuteSql(path,
+                           "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
+                           "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 1u);
   const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
@@ -197,7 +193,7 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
   const double per_step_large = large.compute_s / static_cast<double>(large.steps);
   EXPECT_NEAR(per_step_large / per_step_small, 8.0, 1e-9);
   EXPECT_LT(large.exposed_comm_s, small.exposed_comm_s);  // 8x fewer rounds of communication
-  EXPECT_FALSE(r.notes.empty());  // says the large batch's compute was not measured
+  EXPECT_FALSE(r.notes.empty());                          // says the large batch's compute was not measured
 }
 
 TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
@@ -208,8 +204,9 @@ TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
   o.decay_epochs = {};
   const std::string path = test_support::SyntheticTrace(*dir_, "batch-measured", o);
   // The large batch's steps took 3 ms longer forward than measured at the small one.
-  test_support::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
-                            "(SELECT epoch FROM epochs WHERE batch_size = 4096);");
+  test_support::ExecuteSql(path,
+                           "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
+                           "(SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 2u);
   const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);

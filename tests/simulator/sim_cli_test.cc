@@ -17,9 +17,9 @@
 namespace accordion::sim {
 namespace {
 
-using accordion::testing::CommandResult;
-using accordion::testing::CountLines;
-using accordion::testing::RunCommand;
+using accordion::test_support::CommandResult;
+using accordion::test_support::CountLines;
+using accordion::test_support::RunCommand;
 
 const std::string kSim = std::string(ACCORDION_BIN_DIR) + "/accordion-sim";
 const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
@@ -55,19 +55,17 @@ class SimCli : public ::testing::Test {
     const std::string route = "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route>";
     Write("duplicate-route.xml",
           head + "<zone id=\"z\" routing=\"Full\">" + hosts + link + route + route + "</zone></platform>\n");
-    Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts +
-                                  "<host id=\"c\" speed=\"1Gf\"/>" + link + route + "</zone></platform>\n");
+    Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts + "<host id=\"c\" speed=\"1Gf\"/>" +
+                                  link + route + "</zone></platform>\n");
     test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "rows-past-epochs", o),
-                        "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
-                        "UPDATE run SET status = 'failed';");
+                             "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
+                             "UPDATE run SET status = 'failed';");
   }
   static void TearDownTestSuite() {
     std::filesystem::remove_all(*dir_);
     delete dir_;
   }
-  static void Write(const std::string& name, const std::string& text) {
-    std::ofstream(*dir_ + "/" + name) << text;
-  }
+  static void Write(const std::string& name, const std::string& text) { std::ofstream(*dir_ + "/" + name) << text; }
   static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
   static CommandResult Sim(const std::string& args) { return RunCommand(kSim + " " + args); }
 
@@ -90,8 +88,7 @@ TEST_F(SimCli, VersionAndHelpEverywhere) {
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.out.find("accordion-sim 0."), std::string::npos) << r.out;
   }
-  for (const std::string args :
-       {"--help", "replay --help", "calibrate --help", "sweep --help", "collective --help"}) {
+  for (const std::string args : {"--help", "replay --help", "calibrate --help", "sweep --help", "collective --help"}) {
     const CommandResult r = Sim(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args;
@@ -104,12 +101,9 @@ TEST_F(SimCli, VersionAndHelpEverywhere) {
 TEST_F(SimCli, HelpShowsThePlatformDefaults) {
   const std::string help = Sim("replay --help").out;
   for (const std::string text :
-       {"Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)",
-        "Latency per link, microseconds (default 5)",
-        "Hierarchical: devices per node (default 8; at most 1024)",
-        "Hierarchical: device link, Gb/s (default 600)",
-        "Hierarchical: device link latency (default 1)",
-        "Fat-tree: hosts per leaf switch (default 16)",
+       {"Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)", "Latency per link, microseconds (default 5)",
+        "Hierarchical: devices per node (default 8; at most 1024)", "Hierarchical: device link, Gb/s (default 600)",
+        "Hierarchical: device link latency (default 1)", "Fat-tree: hosts per leaf switch (default 16)",
         "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)",
         "Software cost of one collective, microseconds (default 0; calibrate measures it)"}) {
     EXPECT_NE(help.find(text), std::string::npos) << text << "\n" << help;
@@ -144,8 +138,7 @@ TEST_F(SimCli, BadTracesAndFlagsExitTwoWithOneLine) {
   EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
   ExpectBadInput("replay " + t + " --scheme topk --low 2", "TopK fraction");
   ExpectBadInput("replay " + t + " --fidelity exact", "--fidelity");
-  ExpectBadInput("replay " + t + " --timeline " + Path("t.json") + " --timeline-epoch 99",
-                 "--timeline-epoch 99");
+  ExpectBadInput("replay " + t + " --timeline " + Path("t.json") + " --timeline-epoch 99", "--timeline-epoch 99");
   ExpectBadInput("sweep " + t + " --levels 2-1", "LOW:HIGH");
   ExpectBadInput("sweep " + t + " --platform " + Path("two.xml") + " --bandwidth-gbps 1,2", "XML platform");
   ExpectBadInput("frobnicate", "unknown command 'frobnicate'");
@@ -162,8 +155,8 @@ TEST_F(SimCli, ReplayWritesTableCsvJsonAndATimeline) {
   EXPECT_NE(table.out.find("Accordion rank 2 / rank 1"), std::string::npos) << table.out;
   EXPECT_NE(table.out.find("8 workers (trace: 4)"), std::string::npos);
 
-  const CommandResult csv = Sim("replay " + t + " --format csv --interval 5 --out " + Path("r.csv") +
-                                " --timeline " + Path("timeline.json") + " --timeline-epoch 2");
+  const CommandResult csv = Sim("replay " + t + " --format csv --interval 5 --out " + Path("r.csv") + " --timeline " +
+                                Path("timeline.json") + " --timeline-epoch 2");
   ASSERT_EQ(csv.exit_code, 0) << csv.err;
   std::ifstream in(Path("r.csv"));
   std::string line;
@@ -192,15 +185,13 @@ TEST_F(SimCli, CalibratedPlatformsFeedReplays) {
   EXPECT_FALSE(platform.contains("hosts"));  // grows to the replay's worker count
   // 1.6 ns per byte along a 4-rank ring's rounds: B = 1 / 1.6e-9 * (3/2) / (3/4)... in the fit's terms,
   // duration = 1e-4 + b * 1.6e-9 = 6 alpha + 1.5 b / B, so B = 1.5 / 1.6e-9 bytes/s.
-  EXPECT_NEAR(platform.at("segments").back().at("bandwidth_gbps").get<double>(), 1.5 / 1.6e-9 * 8 / 1e9,
-              0.05);
-  const CommandResult replay =
-      Sim("replay " + Path("mlp.trace") + " --platform " + Path("cal.json") + " --interval 5");
+  EXPECT_NEAR(platform.at("segments").back().at("bandwidth_gbps").get<double>(), 1.5 / 1.6e-9 * 8 / 1e9, 0.05);
+  const CommandResult replay = Sim("replay " + Path("mlp.trace") + " --platform " + Path("cal.json") + " --interval 5");
   EXPECT_EQ(replay.exit_code, 0) << replay.err;
   EXPECT_NE(replay.out.find("calibrated message-size segments"), std::string::npos) << replay.out;
   // Calibrated on 4 workers, asked about 32.
-  const CommandResult bigger = Sim("replay " + Path("mlp.trace") + " --platform " + Path("cal.json") +
-                                   " --workers 32 --interval 5");
+  const CommandResult bigger =
+      Sim("replay " + Path("mlp.trace") + " --platform " + Path("cal.json") + " --workers 32 --interval 5");
   EXPECT_EQ(bigger.exit_code, 0) << bigger.err;
   EXPECT_NE(bigger.out.find("star of 32 hosts"), std::string::npos) << bigger.out;
 }
@@ -213,7 +204,9 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
   // with o = 40 us, alpha = 10 us, B = 0.9375e9 B/s; the same network at 2 ranks:
   nlohmann::json samples = nlohmann::json::array();
   for (double b = 4096; b <= 64e6; b *= 4) {
-    samples.push_back({{"op", "allreduce"}, {"world_size", 2}, {"bytes", int64_t(b)},
+    samples.push_back({{"op", "allreduce"},
+                       {"world_size", 2},
+                       {"bytes", int64_t(b)},
                        {"median_s", 40e-6 + 2 * 10e-6 + b / 0.9375e9}});
   }
   Write("bench2.json", nlohmann::json{{"format", "accordion-bench-collectives"}, {"samples", samples}}.dump());
@@ -227,8 +220,8 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
   EXPECT_NEAR(platform.at("collective_overhead_us").get<double>(), 40, 1e-6);
   EXPECT_NEAR(platform.at("host_ns_per_byte").get<double>(), 1e9 / 0.9375e9 - 0.8, 1e-6);
   EXPECT_NEAR(platform.at("bandwidth_gbps").get<double>(), 10, 1e-9);  // the rate; h brings it to B
-  const CommandResult replay = Sim("replay " + Path("mlp.trace") + " --platform " + Path("mixed.json") +
-                                   " --bandwidth-gbps 5 --interval 5");
+  const CommandResult replay =
+      Sim("replay " + Path("mlp.trace") + " --platform " + Path("mixed.json") + " --bandwidth-gbps 5 --interval 5");
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   // 1 / (1/5 Gb/s + 0.2667 ns/B): 4.286 Gb/s, not 7.5 Gb/s x 5/10.
   EXPECT_NE(replay.out.find("links deliver 4.2857142857"), std::string::npos) << replay.out;
@@ -245,8 +238,8 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
 }
 
 TEST_F(SimCli, SweepWritesOneRowPerPoint) {
-  const CommandResult r = Sim("sweep " + Path("mlp.trace") +
-                              " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2");
+  const CommandResult r =
+      Sim("sweep " + Path("mlp.trace") + " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(CountLines(r.out), 1 + 8);
   EXPECT_EQ(r.out.rfind("bandwidth_gbps,latency_us,workers,eta,interval,level_low,level_high,", 0), 0u);
@@ -269,8 +262,7 @@ TEST_F(SimCli, CollectiveRunsNcclsAlgorithmsAndTheHierarchicalOne) {
       << tree.out;
   EXPECT_NE(tree.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << tree.out;
   const CommandResult ring =
-      Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64" +
-          exact);
+      Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64" + exact);
   ASSERT_EQ(ring.exit_code, 0) << ring.err;
   EXPECT_NE(ring.out.find("(4 channels, 64 KiB chunks)"), std::string::npos) << ring.out;
   EXPECT_NE(ring.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << ring.out;
@@ -309,12 +301,9 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
 
 TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
   const std::string t = Path("mlp.trace");
-  ExpectBadInput("replay " + t + " --nccl-channels 4",
-                 "settings of --allreduce nccl-ring and nccl-tree, not ring");
-  ExpectBadInput("replay " + t + " --allreduce nccl-ring --nccl-channels 0",
-                 "channels must be between 1 and 64");
-  ExpectBadInput("replay " + t + " --allreduce nccl-tree --ranks-per-node 2",
-                 "--ranks-per-node is a setting");
+  ExpectBadInput("replay " + t + " --nccl-channels 4", "settings of --allreduce nccl-ring and nccl-tree, not ring");
+  ExpectBadInput("replay " + t + " --allreduce nccl-ring --nccl-channels 0", "channels must be between 1 and 64");
+  ExpectBadInput("replay " + t + " --allreduce nccl-tree --ranks-per-node 2", "--ranks-per-node is a setting");
   ExpectBadInput("collective --workers 12 --allreduce hierarchical --ranks-per-node 8",
                  "12 ranks are not a multiple of 8 ranks per node");
   ExpectBadInput("replay " + t + " --workers 12 --allreduce hierarchical --topology hierarchical",
@@ -326,7 +315,7 @@ TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
 TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
   const std::string t = Path("mine.trace");
   std::filesystem::copy_file(Path("mlp.trace"), t, std::filesystem::copy_options::overwrite_existing);
-  const std::string before = accordion::testing::ReadFile(t);
+  const std::string before = accordion::test_support::ReadFile(t);
   std::filesystem::remove(Path("alias.trace"));
   std::filesystem::remove(Path("hard.trace"));
   std::filesystem::create_symlink(t, Path("alias.trace"));
@@ -343,19 +332,19 @@ TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
   }
   ExpectBadInput("replay " + t + " --platform " + Path("fat.json") + " --out " + Path("fat.json") + fast,
                  "is the input");
-  EXPECT_EQ(accordion::testing::ReadFile(t), before);
+  EXPECT_EQ(accordion::test_support::ReadFile(t), before);
 
   Write("old.csv", "precious\n");
   ExpectBadInput("replay " + t + " --format csv --out " + Path("old.csv") + fast, "--overwrite replaces it");
   ExpectBadInput("sweep " + t + " --out " + Path("old.csv") + fast, "--overwrite replaces it");
-  EXPECT_EQ(accordion::testing::ReadFile(Path("old.csv")), "precious\n");
+  EXPECT_EQ(accordion::test_support::ReadFile(Path("old.csv")), "precious\n");
   ExpectBadInput("replay " + t + " --out " + *dir_ + fast, "is a directory");
   ExpectBadInput("replay " + t + " --out " + Path("no/such/dir.csv") + fast, "does not exist");
   ExpectBadInput("replay " + t + " --out " + Path("both.json") + " --timeline " + Path("both.json") + fast,
                  "the same file");
   const CommandResult replaced = Sim("replay " + t + " --format csv --out " + Path("old.csv") + fast + " --overwrite");
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
-  EXPECT_NE(accordion::testing::ReadFile(Path("old.csv")), "precious\n");
+  EXPECT_NE(accordion::test_support::ReadFile(Path("old.csv")), "precious\n");
   // A stream is what a user asks for: written into, never renamed over.
   const CommandResult devnull = Sim("sweep " + t + " --out /dev/null --workers 2,4" + fast);
   EXPECT_EQ(devnull.exit_code, 0) << devnull.err;
@@ -366,15 +355,13 @@ TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
   ExpectBadInput("replay " + t + " --workers 100000000", "above the limit of 131072");
   ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1000000000", "above the limit");
   ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 2000000000", "above the limit of 1024");
-  ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 1000 --workers 131050",
-                 "whole nodes");
+  ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 1000 --workers 131050", "whole nodes");
   ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1 --spines 100000 --workers 1000",
                  "leaf-to-spine links");
   ExpectBadInput("replay " + t + " --bucket-mb 1e300", "--bucket-mb");
   std::string values;
   for (int i = 1; i <= 1001; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
-  ExpectBadInput("sweep " + t + " --bandwidth-gbps " + values + " --latency-us " + values,
-                 "more than 1000000 points");
+  ExpectBadInput("sweep " + t + " --bandwidth-gbps " + values + " --latency-us " + values, "more than 1000000 points");
   ExpectBadInput("sweep " + t + " --workers 2,100000000", "above the limit");
 }
 
@@ -428,7 +415,8 @@ TEST_F(SimCli, SigtermTakesTheSimulationProcessesWithIt) {
     return r.out;
   };
   std::string running;
-  for (int i = 0; i < 200 && (running = children()).empty(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  for (int i = 0; i < 200 && (running = children()).empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
   ASSERT_FALSE(running.empty()) << "the sweep started no simulation process";
   std::vector<pid_t> pids;
   std::istringstream in(running);

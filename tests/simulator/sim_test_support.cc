@@ -56,9 +56,7 @@ synthetic::SyntheticTraceOptions MlpTraceOptions(int epochs) {
   return o;
 }
 
-std::string TempDir(const std::string& tag) {
-  return accordion::testing::MakeTempDir(tag);
-}
+std::string TempDir(const std::string& tag) { return accordion::test_support::MakeTempDir(tag); }
 
 std::string SyntheticTrace(const std::string& dir, const std::string& name,
                            const synthetic::SyntheticTraceOptions& options) {
@@ -83,9 +81,8 @@ void ReplaceCollectives(const std::string& path, int world, const std::vector<Me
   sql << std::setprecision(17) << "BEGIN; DELETE FROM collectives;";
   for (size_t i = 0; i < measured.size(); ++i) {
     for (int rank = 0; rank < world; ++rank) {
-      sql << "INSERT INTO collectives VALUES (0, " << i << ", " << rank << ", 0, '"
-          << ToString(measured[i].op) << "', 0, 'dense', " << measured[i].bytes << ", 0.0, "
-          << measured[i].duration_s << ");";
+      sql << "INSERT INTO collectives VALUES (0, " << i << ", " << rank << ", 0, '" << ToString(measured[i].op)
+          << "', 0, 'dense', " << measured[i].bytes << ", 0.0, " << measured[i].duration_s << ");";
     }
   }
   sql << "COMMIT;";

@@ -90,11 +90,12 @@ TEST(ComposeIteration, SimGridRanksHonourTheSameDependencies) {
 TEST(ComposeIteration, PlatformOverheadIsPaidOncePerCollective) {
   PlatformSpec star = ExactStar(0, 1, 5);
   const double plain = test_support::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing,
-                                                   1 << 20, Fidelity::kFull);
+                                                        1 << 20, Fidelity::kFull);
   star.collective_overhead_s = 0.003;
   for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
-    EXPECT_NEAR(test_support::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1 << 20, f),
-                plain + 0.003, 1e-6)
+    EXPECT_NEAR(
+        test_support::SimulateCollective(star, 4, CollectiveOp::kAllReduce, AllReduceAlgorithm::kRing, 1 << 20, f),
+        plain + 0.003, 1e-6)
         << ToString(f);
   }
   IterationPattern two;
@@ -141,11 +142,9 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
   }
   // Each recorded collective's host cost is its time less the recorded network's.
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-topk-static-0.1.trace"));
-  const ReplayResult slow = ReplayEngine(ReplayOptions()
-                                             .model(ModelKind::kAnalytic)
-                                             .platform(ExactStar(0, 1, 5))
-                                             .recorded_bandwidth_gbps(10))
-                                .Run(in);
+  const ReplayResult slow =
+      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 1, 5)).recorded_bandwidth_gbps(10))
+          .Run(in);
   const AlphaBetaModel recorded(2 * 5e-6, 10e9 / 8);
   int checked = 0;
   for (const IterationPattern& p : slow.patterns) {
@@ -162,8 +161,8 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
 
 TEST(RecordedReplay, RefusesAnotherWorkerCount) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
-  const std::string error = test_support::InputErrorOf(
-      [&] { ReplayEngine(ReplayOptions().model(ModelKind::kRecorded).workers(8)).Run(in); });
+  const std::string error =
+      test_support::InputErrorOf([&] { ReplayEngine(ReplayOptions().model(ModelKind::kRecorded).workers(8)).Run(in); });
   EXPECT_NE(error.find("own 2 workers"), std::string::npos) << error;
 }
 
@@ -216,9 +215,9 @@ TEST(Decompression, GrowsWithTheWorkersForTopKOnly) {
   for (const StepSample& s : topk.steps.at(0).samples) decompress += s.decompress_s;
   decompress /= static_cast<double>(topk.steps.at(0).samples.size());
   ASSERT_GT(decompress, 0);
-  EXPECT_NEAR(other_per_step("fmnist-mlp-topk-static-0.1.trace", 8) -
-                  other_per_step("fmnist-mlp-topk-static-0.1.trace", 2),
-              3 * decompress, 1e-9);
+  EXPECT_NEAR(
+      other_per_step("fmnist-mlp-topk-static-0.1.trace", 8) - other_per_step("fmnist-mlp-topk-static-0.1.trace", 2),
+      3 * decompress, 1e-9);
   EXPECT_NEAR(other_per_step("fmnist-mlp-powersgd-static-2.trace", 8),
               other_per_step("fmnist-mlp-powersgd-static-2.trace", 2), 1e-12);
 }
@@ -240,16 +239,18 @@ TEST(CollectiveSettings, ReachBothModelsThroughTheReplayOptions) {
     };
     EXPECT_GT(exposed(1024), 1.5 * exposed(512 * 1024)) << ToString(model);
   }
-  EXPECT_NE(test_support::InputErrorOf([&] {
-              ReplayEngine(ReplayOptions().collective(CollectiveOptions().channels(0))).Run(in);
-            }),
+  EXPECT_NE(test_support::InputErrorOf(
+                [&] { ReplayEngine(ReplayOptions().collective(CollectiveOptions().channels(0))).Run(in); }),
             "");
 }
 
 TEST(Stragglers, SlowTheStepMoreWithMoreRanks) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
   auto iteration = [&](int workers, double cv) {
-    return ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).workers(workers)
+    return ReplayEngine(ReplayOptions()
+                            .model(ModelKind::kAnalytic)
+                            .platform(ExactStar(0, 10, 5))
+                            .workers(workers)
                             .straggler_cv(cv)
                             .overhead(OverheadSource::kPlatform))
         .Run(in)

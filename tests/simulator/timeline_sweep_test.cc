@@ -39,7 +39,9 @@ ReplayInput* TimelineAndSweep::input_ = nullptr;
 
 TEST_F(TimelineAndSweep, TimelineDrawsTheReplayedIterationNextToTheMeasuredOne) {
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5))).Run(*input_);
+      ReplayEngine(
+          ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5)))
+          .Run(*input_);
   const MeasuredIteration measured = LoadMeasuredIteration(*trace_, 3);
   EXPECT_EQ(measured.record.epoch, 3);
   const nlohmann::json t = IterationTimeline(r, 3, &measured);
@@ -63,8 +65,7 @@ TEST_F(TimelineAndSweep, TimelineDrawsTheReplayedIterationNextToTheMeasuredOne) 
   EXPECT_EQ(measured_collectives, static_cast<int>(measured.collectives.size()));
   // What ran past backward is the exposed communication of that epoch.
   const EpochProjection& e = r.accordion.epochs[3];
-  EXPECT_NEAR((last_collective_end - backward_end) * 1e-6, e.exposed_comm_s / static_cast<double>(e.steps),
-              1e-9);
+  EXPECT_NEAR((last_collective_end - backward_end) * 1e-6, e.exposed_comm_s / static_cast<double>(e.steps), 1e-9);
   EXPECT_THROW(IterationTimeline(r, 12, nullptr), InputError);
 }
 
@@ -93,14 +94,14 @@ TEST_F(TimelineAndSweep, PointsRunTheirPatternsOneAtATime) {
 }
 
 TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
-  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base =
+      ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.eta = {0.3, 0.5};
   const std::vector<SweepPoint> points = ExpandGrid(g);
   int calls = 0;
-  const std::vector<SweepRow> rows =
-      RunSweep(*input_, PlanSweep(*input_, base, points), 2, [&](int, int) { ++calls; });
+  const std::vector<SweepRow> rows = RunSweep(*input_, PlanSweep(*input_, base, points), 2, [&](int, int) { ++calls; });
   ASSERT_EQ(rows.size(), 6u);
   EXPECT_EQ(calls, 6);
   for (size_t i = 0; i < rows.size(); ++i) {
@@ -113,25 +114,26 @@ TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
   EXPECT_GT(rows[0].accordion_s, rows[2].accordion_s);
   EXPECT_GT(rows[2].accordion_s, rows[4].accordion_s);
   EXPECT_THROW(PlanSweep(*input_, ReplayOptions().platform(XmlPlatform("x.xml")), points), InputError);
-  EXPECT_THROW(PlanSweep(*input_, ReplayOptions().platform(StarPlatformOptions().hosts(2)), points),
-               InputError);
+  EXPECT_THROW(PlanSweep(*input_, ReplayOptions().platform(StarPlatformOptions().hosts(2)), points), InputError);
 }
 
 // The CLI streams rows as they complete; what it writes is what the held
 // rows would have made, in the same order.
 TEST_F(TimelineAndSweep, StreamedRowsAreTheHeldOnesInGridOrder) {
-  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base =
+      ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.levels = {{2, 1}, {4, 1}};
   const std::vector<SweepRow> held = RunSweep(*input_, PlanSweep(*input_, base, ExpandGrid(g)), 3);
   std::vector<SweepRow> streamed;
   int64_t last = 0;
-  RunSweep(*input_, base, g, 3, [&](const SweepRow& r) { streamed.push_back(r); },
-           [&](int64_t done, int64_t total) {
-             EXPECT_EQ(total, 6);
-             last = done;
-           });
+  RunSweep(
+      *input_, base, g, 3, [&](const SweepRow& r) { streamed.push_back(r); },
+      [&](int64_t done, int64_t total) {
+        EXPECT_EQ(total, 6);
+        last = done;
+      });
   EXPECT_EQ(last, 6);
   std::ostringstream held_csv, streamed_csv, streamed_json;
   WriteSweepCsv(held, held_csv);

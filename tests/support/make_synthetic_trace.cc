@@ -51,10 +51,10 @@ int main(int argc, char** argv) {
   app.add_option("--interval", o.interval)->check(CLI::Range(1, 100000));
   app.add_option("--decay", o.decay_epochs, "Epochs at which the LR drops 10x");
   app.add_option("--seed", o.seed);
-  app.add_option("--samples", o.sampled_iterations, "Iterations sampled per epoch")
-      ->check(CLI::Range(0, 100000));
-  app.footer("At most 4 million rows (epochs x (layers + workers x samples x (1 + 2 x layers))), about "
-             "a few hundred MB.");
+  app.add_option("--samples", o.sampled_iterations, "Iterations sampled per epoch")->check(CLI::Range(0, 100000));
+  app.footer(
+      "At most 4 million rows (epochs x (layers + workers x samples x (1 + 2 x layers))), about "
+      "a few hundred MB.");
   AddVersionFlags(app, "accordion-make-synthetic-trace");
   return RunCli(app, "accordion-make-synthetic-trace", argc, argv, [&] {
     // A database needs a regular file: never a FIFO or a device.

@@ -39,8 +39,6 @@ std::string ReadFile(const std::string& path) {
   return ss.str();
 }
 
-int CountLines(const std::string& text) {
-  return static_cast<int>(std::count(text.begin(), text.end(), '\n'));
-}
+int CountLines(const std::string& text) { return static_cast<int>(std::count(text.begin(), text.end(), '\n')); }
 
 }  // namespace accordion::test_support

@@ -59,9 +59,8 @@ std::vector<LayerInfo> ResNet18Layers(int num_classes) {
 }
 
 std::vector<LayerInfo> MlpLayers() {
-  return {Layer(0, "fc1.weight", {256, 784}), Layer(1, "fc1.bias", {256}),
-          Layer(2, "fc2.weight", {128, 256}), Layer(3, "fc2.bias", {128}),
-          Layer(4, "fc3.weight", {10, 128}),  Layer(5, "fc3.bias", {10})};
+  return {Layer(0, "fc1.weight", {256, 784}), Layer(1, "fc1.bias", {256}),       Layer(2, "fc2.weight", {128, 256}),
+          Layer(3, "fc2.bias", {128}),        Layer(4, "fc3.weight", {10, 128}), Layer(5, "fc3.bias", {10})};
 }
 
 double SyntheticLr(const SyntheticTraceOptions& o, int epoch) {
@@ -111,14 +110,13 @@ void WriteSyntheticTrace(const std::string& path, const SyntheticTraceOptions& o
   for (int l = 0; l < L; ++l) base[l] = std::sqrt(static_cast<double>(layers[l].numel)) * 0.05;
 
   const bool whole_model = o.scheme == Scheme::kBatch;
-  AccordionController controller(
-      whole_model ? 1 : L, AccordionOptions()
-                               .eta(o.eta)
-                               .interval(o.interval)
-                               .level_low(o.level_low)
-                               .level_high(o.level_high)
-                               .mode(whole_model ? ControllerMode::kWholeModel
-                                                 : ControllerMode::kPerLayer));
+  AccordionController controller(whole_model ? 1 : L,
+                                 AccordionOptions()
+                                     .eta(o.eta)
+                                     .interval(o.interval)
+                                     .level_low(o.level_low)
+                                     .level_high(o.level_high)
+                                     .mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer));
   for (int e = 0; e < o.epochs; ++e) {
     // Norms fall fast early on and after every decay, then flatten.
     double shape = 0.25 + 0.75 * std::exp(-e / 4.0);
@@ -199,8 +197,8 @@ void WriteSyntheticTrace(const std::string& path, const SyntheticTraceOptions& o
       }
     }
     if (e % 5 == 0) data.hessian.push_back({e, "", 50.0 * shape, 20, 1.5});
-    const AccordionDecision d = controller.EndEpoch(
-        whole_model ? std::vector<double>{rec.model_grad_norm} : norms, rec.lr, SyntheticLr(o, e + 1));
+    const AccordionDecision d = controller.EndEpoch(whole_model ? std::vector<double>{rec.model_grad_norm} : norms,
+                                                    rec.lr, SyntheticLr(o, e + 1));
     for (int l = 0; l < L; ++l) data.layers[l].ratio = d.ratios[whole_model ? 0 : l];
     writer->WriteEpoch(data);
   }

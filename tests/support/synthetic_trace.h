@@ -34,7 +34,7 @@ struct SyntheticTraceOptions {
   double base_lr = 0.1;
   int warmup_epochs = 5;
   std::vector<int> decay_epochs = {20};  // LR / 10 from each of these on
-  int sampled_iterations = 2;  // per-iteration rows per epoch and rank
+  int sampled_iterations = 2;            // per-iteration rows per epoch and rank
   uint64_t seed = 1;
   RunStatus final_status = RunStatus::kComplete;
 };

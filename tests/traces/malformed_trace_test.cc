@@ -37,9 +37,8 @@ std::string Unconstrain(const std::string& table) {
     if (table != spec.name) continue;
     for (const char* c : spec.columns) columns += (columns.empty() ? "" : ", ") + std::string(c);
   }
-  return "ALTER TABLE " + table + " RENAME TO old_" + table + "; CREATE TABLE " + table + " (" +
-         columns + "); INSERT INTO " + table + " SELECT * FROM old_" + table +
-         "; DROP TABLE old_" + table + ";";
+  return "ALTER TABLE " + table + " RENAME TO old_" + table + "; CREATE TABLE " + table + " (" + columns +
+         "); INSERT INTO " + table + " SELECT * FROM old_" + table + "; DROP TABLE old_" + table + ";";
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {
@@ -70,14 +69,12 @@ void PrintTo(const Case& c, std::ostream* os) { *os << c.name; }
 
 std::vector<Case> Cases() {
   return {
-      {"missing_file", TraceErrorCode::kNotFound,
-       [](const std::string& p) { std::filesystem::remove(p); }, "no such file"},
-      {"empty_file", TraceErrorCode::kNotATrace, [](const std::string& p) { WriteBytes(p, ""); },
-       "empty file"},
-      {"text_file", TraceErrorCode::kNotSqlite,
-       [](const std::string& p) { WriteBytes(p, "epoch,lr\n0,0.1\n"); }, "not an SQLite file"},
-      {"truncated_half", TraceErrorCode::kTruncated,
-       [](const std::string& p) { Truncate(p, 0.5); }, "truncated"},
+      {"missing_file", TraceErrorCode::kNotFound, [](const std::string& p) { std::filesystem::remove(p); },
+       "no such file"},
+      {"empty_file", TraceErrorCode::kNotATrace, [](const std::string& p) { WriteBytes(p, ""); }, "empty file"},
+      {"text_file", TraceErrorCode::kNotSqlite, [](const std::string& p) { WriteBytes(p, "epoch,lr\n0,0.1\n"); },
+       "not an SQLite file"},
+      {"truncated_half", TraceErrorCode::kTruncated, [](const std::string& p) { Truncate(p, 0.5); }, "truncated"},
       {"truncated_in_header", TraceErrorCode::kTruncated,
        [](const std::string& p) { std::filesystem::resize_file(p, 60); }, "header"},
       {"corrupt_schema_page", TraceErrorCode::kCorrupt,
@@ -91,86 +88,70 @@ std::vector<Case> Cases() {
       {"foreign_application_id", TraceErrorCode::kNotATrace,
        [](const std::string& p) { Sql(p, "PRAGMA application_id = 1234"); }, "another application"},
       {"newer_schema_version", TraceErrorCode::kNewerVersion,
-       [](const std::string& p) { Sql(p, "UPDATE meta SET value='99' WHERE key='schema_version'"); },
-       "newer"},
+       [](const std::string& p) { Sql(p, "UPDATE meta SET value='99' WHERE key='schema_version'"); }, "newer"},
       {"garbage_schema_version", TraceErrorCode::kUnknownVersion,
        [](const std::string& p) { Sql(p, "UPDATE meta SET value='v1.x' WHERE key='schema_version'"); },
        "not a version number"},
       {"no_schema_version", TraceErrorCode::kUnknownVersion,
-       [](const std::string& p) { Sql(p, "DELETE FROM meta WHERE key='schema_version'"); },
-       "no schema_version"},
-      {"missing_table", TraceErrorCode::kMissingTable,
-       [](const std::string& p) { Sql(p, "DROP TABLE hessian"); }, "'hessian'"},
+       [](const std::string& p) { Sql(p, "DELETE FROM meta WHERE key='schema_version'"); }, "no schema_version"},
+      {"missing_table", TraceErrorCode::kMissingTable, [](const std::string& p) { Sql(p, "DROP TABLE hessian"); },
+       "'hessian'"},
       {"missing_column", TraceErrorCode::kMissingColumn,
-       [](const std::string& p) { Sql(p, "ALTER TABLE epochs DROP COLUMN test_acc"); },
-       "'test_acc'"},
-      {"empty_run_table", TraceErrorCode::kMissingRow,
-       [](const std::string& p) { Sql(p, "DELETE FROM run"); }, "run table is empty"},
+       [](const std::string& p) { Sql(p, "ALTER TABLE epochs DROP COLUMN test_acc"); }, "'test_acc'"},
+      {"empty_run_table", TraceErrorCode::kMissingRow, [](const std::string& p) { Sql(p, "DELETE FROM run"); },
+       "run table is empty"},
       {"nan_grad_norm", TraceErrorCode::kInvalidValue,
        [](const std::string& p) {
-         Sql(p, Unconstrain("epoch_layers") +
-                    "UPDATE epoch_layers SET grad_norm=NULL WHERE epoch=1 AND layer_id=2");
+         Sql(p, Unconstrain("epoch_layers") + "UPDATE epoch_layers SET grad_norm=NULL WHERE epoch=1 AND layer_id=2");
        },
        "grad_norm is NULL or NaN"},
       {"negative_grad_norm", TraceErrorCode::kInvalidValue,
        [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET grad_norm=-1 WHERE epoch=2"); },
        "grad_norm is negative"},
       {"infinite_lr", TraceErrorCode::kInvalidValue,
-       [](const std::string& p) { Sql(p, "UPDATE epochs SET lr=9e999 WHERE epoch=1"); },
-       "lr is not finite"},
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET lr=9e999 WHERE epoch=1"); }, "lr is not finite"},
       {"text_in_number", TraceErrorCode::kInvalidValue,
-       [](const std::string& p) {
-         Sql(p, Unconstrain("epochs") + "UPDATE epochs SET total_s='fast' WHERE epoch=0");
-       },
+       [](const std::string& p) { Sql(p, Unconstrain("epochs") + "UPDATE epochs SET total_s='fast' WHERE epoch=0"); },
        "total_s is not a number"},
       {"accuracy_above_one", TraceErrorCode::kInvalidValue,
-       [](const std::string& p) { Sql(p, "UPDATE epochs SET test_acc=93.5 WHERE epoch=2"); },
-       "test_acc is above 1"},
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET test_acc=93.5 WHERE epoch=2"); }, "test_acc is above 1"},
       {"unknown_scheme", TraceErrorCode::kInvalidValue,
        [](const std::string& p) { Sql(p, "UPDATE run SET scheme='zip'"); }, "'zip' is unknown"},
       {"zero_world_size", TraceErrorCode::kInvalidValue,
        [](const std::string& p) { Sql(p, "UPDATE run SET world_size=0"); }, "world_size"},
       {"unknown_collective_op", TraceErrorCode::kInvalidValue,
-       [](const std::string& p) { Sql(p, "UPDATE collectives SET op='gossip' WHERE epoch=1"); },
-       "'gossip'"},
+       [](const std::string& p) { Sql(p, "UPDATE collectives SET op='gossip' WHERE epoch=1"); }, "'gossip'"},
       {"layer_out_of_range", TraceErrorCode::kOutOfRange,
-       [](const std::string& p) {
-         Sql(p, "UPDATE epoch_layers SET layer_id=99 WHERE epoch=1 AND layer_id=5");
-       },
+       [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET layer_id=99 WHERE epoch=1 AND layer_id=5"); },
        "layer_id 99"},
       {"epoch_beyond_plan", TraceErrorCode::kOutOfRange,
-       [](const std::string& p) { Sql(p, "UPDATE hessian SET epoch=500 WHERE epoch=0"); },
-       "epochs_planned"},
+       [](const std::string& p) { Sql(p, "UPDATE hessian SET epoch=500 WHERE epoch=0"); }, "epochs_planned"},
       {"rank_beyond_world", TraceErrorCode::kOutOfRange,
-       [](const std::string& p) { Sql(p, "UPDATE iterations SET rank=7 WHERE epoch=1 AND rank=1"); },
-       "rank 7"},
+       [](const std::string& p) { Sql(p, "UPDATE iterations SET rank=7 WHERE epoch=1 AND rank=1"); }, "rank 7"},
       {"iteration_beyond_epoch", TraceErrorCode::kOutOfRange,
-       [](const std::string& p) {
-         Sql(p, "UPDATE iterations SET iteration=100000 WHERE epoch=0 AND iteration=0");
-       },
+       [](const std::string& p) { Sql(p, "UPDATE iterations SET iteration=100000 WHERE epoch=0 AND iteration=0"); },
        "iterations"},
       {"rows_for_unrecorded_epoch", TraceErrorCode::kOutOfRange,
-       [](const std::string& p) {
-         Sql(p, "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=3");
-       },
+       [](const std::string& p) { Sql(p, "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=3"); },
        "epochs table ends at 2"},
       {"missing_epoch", TraceErrorCode::kInconsistent,
        [](const std::string& p) {
-         Sql(p, "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=1;"
-                "DELETE FROM epoch_layers WHERE epoch=1");
+         Sql(p,
+             "UPDATE run SET status='running'; DELETE FROM epochs WHERE epoch=1;"
+             "DELETE FROM epoch_layers WHERE epoch=1");
        },
        "epoch 1 is missing"},
       {"missing_layer_row", TraceErrorCode::kInconsistent,
        [](const std::string& p) { Sql(p, "DELETE FROM epoch_layers WHERE epoch=2 AND layer_id=3"); },
        "5 rows for 6 layers"},
       {"numel_not_shape", TraceErrorCode::kInconsistent,
-       [](const std::string& p) { Sql(p, "UPDATE layers SET numel=12 WHERE layer_id=0"); },
-       "not the product of shape"},
+       [](const std::string& p) { Sql(p, "UPDATE layers SET numel=12 WHERE layer_id=0"); }, "not the product of shape"},
       {"complete_but_short", TraceErrorCode::kInconsistent,
        [](const std::string& p) {
-         Sql(p, "DELETE FROM epochs WHERE epoch=3; DELETE FROM epoch_layers WHERE epoch=3;"
-                "DELETE FROM iterations WHERE epoch=3; DELETE FROM grad_ready WHERE epoch=3;"
-                "DELETE FROM collectives WHERE epoch=3; DELETE FROM hessian WHERE epoch=3");
+         Sql(p,
+             "DELETE FROM epochs WHERE epoch=3; DELETE FROM epoch_layers WHERE epoch=3;"
+             "DELETE FROM iterations WHERE epoch=3; DELETE FROM grad_ready WHERE epoch=3;"
+             "DELETE FROM collectives WHERE epoch=3; DELETE FROM hessian WHERE epoch=3");
        },
        "marked complete with 3 of 4"},
       {"floats_do_not_add_up", TraceErrorCode::kInconsistent,
@@ -180,11 +161,9 @@ std::vector<Case> Cases() {
        [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET level=3 WHERE epoch=1"); },
        "neither level_low nor level_high"},
       {"layer_ids_with_gap", TraceErrorCode::kInconsistent,
-       [](const std::string& p) { Sql(p, "UPDATE layers SET layer_id=40 WHERE layer_id=5"); },
-       "without gaps"},
+       [](const std::string& p) { Sql(p, "UPDATE layers SET layer_id=40 WHERE layer_id=5"); }, "without gaps"},
       {"bad_shape_text", TraceErrorCode::kInvalidValue,
-       [](const std::string& p) { Sql(p, "UPDATE layers SET shape='256;784' WHERE layer_id=0"); },
-       "comma-separated"},
+       [](const std::string& p) { Sql(p, "UPDATE layers SET shape='256;784' WHERE layer_id=0"); }, "comma-separated"},
   };
 }
 

@@ -54,9 +54,7 @@ TEST_F(TraceExport, CsvWritesOneFilePerTableWithEveryRow) {
   // The run's config JSON has commas and quotes: it must come out quoted.
   const auto run = Lines(dir_ + "/csv/run.csv");
   ASSERT_EQ(run.size(), 2u);
-  EXPECT_NE(run[1].find("\"{\"\"generator\"\": \"\"tests/support/synthetic_trace\"\"}\""),
-            std::string::npos)
-      << run[1];
+  EXPECT_NE(run[1].find("\"{\"\"generator\"\": \"\"tests/support/synthetic_trace\"\"}\""), std::string::npos) << run[1];
   EXPECT_FALSE(std::filesystem::exists(dir_ + "/csv/run.csv.partial"));
 }
 

@@ -77,17 +77,14 @@ EpochData SmallEpoch(int epoch) {
   d.epoch.compress_s = 1;
   d.epoch.comm_s = 2;
   d.epoch.total_s = 14;
-  d.layers = {{epoch, 0, 2.5, std::nullopt, true, 2, 1588.0 * 235},
-              {epoch, 1, 0.25, 0.125, false, 1, 10.0 * 235}};
+  d.layers = {{epoch, 0, 2.5, std::nullopt, true, 2, 1588.0 * 235}, {epoch, 1, 0.25, 0.125, false, 1, 10.0 * 235}};
   d.epoch.floats_sent = (1588.0 + 10.0) * 235;
   for (int rank = 0; rank < 2; ++rank) {
     d.iterations.push_back({epoch, 0, rank, 0.01, 0.02, 0.001, 0.003, 0.035});
     d.grad_ready.push_back({epoch, 0, rank, 1, 0.001});
     d.grad_ready.push_back({epoch, 0, rank, 0, 0.015});
-    d.collectives.push_back({epoch, 0, rank, 0, CollectiveOp::kAllReduce, 0, "powersgd-p", 6352,
-                             0.016, 0.002});
-    d.collectives.push_back({epoch, 0, rank, 1, CollectiveOp::kAllReduce, 0, "powersgd-q", 3176,
-                             0.019, 0.001});
+    d.collectives.push_back({epoch, 0, rank, 0, CollectiveOp::kAllReduce, 0, "powersgd-p", 6352, 0.016, 0.002});
+    d.collectives.push_back({epoch, 0, rank, 1, CollectiveOp::kAllReduce, 0, "powersgd-q", 3176, 0.019, 0.001});
   }
   if (epoch % 2 == 0) d.hessian.push_back({epoch, "", 12.5, 17, 0.4});
   return d;

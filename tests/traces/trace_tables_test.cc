@@ -218,8 +218,9 @@ TEST(TableDescription, StoresEachTypeAsTheTraceFormatSaysAndReadsItBack) {
   EXPECT_TRUE(fields(back[1]) == fields(b));
 
   // An int column refuses what does not fit, an enum column a name it does not know.
-  db.Exec("UPDATE everything SET id = 4294967296 WHERE text = 'a'; "
-          "UPDATE everything SET scheme = 'zip' WHERE text = 'b'");
+  db.Exec(
+      "UPDATE everything SET id = 4294967296 WHERE text = 'a'; "
+      "UPDATE everything SET scheme = 'zip' WHERE text = 'b'");
   SqliteStatement hostile(db, t.SelectSql());  // b (id -7) comes first
   auto refusal = [&] {
     EXPECT_TRUE(hostile.Step());
@@ -283,13 +284,15 @@ TEST_F(TraceTablesTest, TheWriterRefusesWhatTheTraceColumnsForbid) {
     std::string message;
   };
   const std::vector<Damage> damages = {
-      {[](EpochData& d) { d.epoch.lr = std::numeric_limits<double>::infinity(); }, "epochs row for epoch 0: lr is not finite"},
+      {[](EpochData& d) { d.epoch.lr = std::numeric_limits<double>::infinity(); },
+       "epochs row for epoch 0: lr is not finite"},
       {[](EpochData& d) { d.epoch.test_acc = 93.5; }, "epochs row for epoch 0: test_acc is above 1"},
       {[](EpochData& d) { d.epoch.batch_size = 0; }, "epochs row for epoch 0: batch_size must be >= 1"},
       {[](EpochData& d) { d.epoch.iterations = -1; }, "epochs row for epoch 0: iterations is negative"},
       {[](EpochData& d) { d.layers[1].ratio = -0.5; }, "epoch_layers row for epoch 0 layer 1: ratio is negative"},
       {[](EpochData& d) { d.collectives[0].bytes = -4; }, "bytes is negative"},
-      {[](EpochData& d) { d.hessian[0].eigenvalue = std::nan(""); }, "hessian row for epoch 0: eigenvalue is not finite"},
+      {[](EpochData& d) { d.hessian[0].eigenvalue = std::nan(""); },
+       "hessian row for epoch 0: eigenvalue is not finite"},
   };
   int refused = 0;
   for (const Damage& damage : damages) {

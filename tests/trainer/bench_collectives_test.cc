@@ -102,16 +102,14 @@ TEST_F(BenchCli, TwoRanksTimeEverySizeAndOpAndFeedCalibrate) {
   EXPECT_TRUE(again.out.empty()) << again.out;
 
   if (!std::filesystem::exists(kSim)) GTEST_SKIP() << "accordion-sim is not built: calibrate not checked";
-  const CommandResult cal =
-      RunCommand(kSim + " calibrate " + json + " --segments 1e12 --out " + Path("platform.json"));
+  const CommandResult cal = RunCommand(kSim + " calibrate " + json + " --segments 1e12 --out " + Path("platform.json"));
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   EXPECT_NE(cal.out.find("12 at 2 ranks"), std::string::npos) << cal.out;
   EXPECT_NE(cal.out.find("o (per collective)"), std::string::npos) << cal.out;
   const CommandResult trace = RunCommand(kMakeTrace + " " + Path("mlp.trace") + " --model mlp --workers 2 --epochs 3");
   ASSERT_EQ(trace.exit_code, 0) << trace.err;
-  const CommandResult replay =
-      RunCommand(kSim + " replay " + Path("mlp.trace") + " --platform " + Path("platform.json") +
-                 " --workers 4 --interval 2 --bandwidth-gbps 5");
+  const CommandResult replay = RunCommand(kSim + " replay " + Path("mlp.trace") + " --platform " +
+                                          Path("platform.json") + " --workers 4 --interval 2 --bandwidth-gbps 5");
   EXPECT_EQ(replay.exit_code, 0) << replay.err;
   EXPECT_NE(replay.out.find("star of 4 hosts"), std::string::npos) << replay.out;
 }

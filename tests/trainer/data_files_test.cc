@@ -98,7 +98,8 @@ std::vector<std::string> Words(const TokenCorpus& c, const std::vector<int64_t>&
 TEST_F(DataFiles, TokenFilesEndEveryLineWithEosAndBuildTheVocabularyFromTraining) {
   WriteText(Path("train.txt"), "the cat sat\n\n  the dog   sat\n");
   WriteText(Path("valid.txt"), "the bird sat\n");
-  const TokenCorpus c = ReadTokenCorpus(TokenCorpusOptions().train_path(Path("train.txt")).valid_path(Path("valid.txt")));
+  const TokenCorpus c =
+      ReadTokenCorpus(TokenCorpusOptions().train_path(Path("train.txt")).valid_path(Path("valid.txt")));
   EXPECT_EQ(c.vocabulary, (std::vector<std::string>{"<unk>", "the", "cat", "sat", "<eos>", "dog"}));
   // Empty lines still end in <eos>, as PyTorch's word_language_model reads WikiText.
   EXPECT_EQ(Words(c, c.train),
@@ -128,8 +129,9 @@ TEST_F(DataFiles, BadTokenFilesAreRefusedWithTheReason) {
   WriteText(Path("one.txt"), "only one line\n");
   EXPECT_NE(ErrorOf([&] { ReadTokenCorpus(TokenCorpusOptions().train_path(Path("one.txt"))); }).find("too few"),
             std::string::npos);
-  EXPECT_NE(ErrorOf([&] { ReadTokenCorpus(TokenCorpusOptions().train_path(Path("missing.txt"))); }).find("no such file"),
-            std::string::npos);
+  EXPECT_NE(
+      ErrorOf([&] { ReadTokenCorpus(TokenCorpusOptions().train_path(Path("missing.txt"))); }).find("no such file"),
+      std::string::npos);
   EXPECT_THROW(ReadTokenCorpus(TokenCorpusOptions().train_path(Path("one.txt")).valid_path(Path("missing.txt"))),
                InputError);
 }

@@ -42,12 +42,12 @@ inline void WriteBytes(const std::string& path, const std::string& bytes) {
 // file (labels cycle through the classes) and `test` test images.
 inline void WriteCifarDir(const std::string& dir, CifarVariant variant, int per_file, int test) {
   const int classes = static_cast<int>(CifarClasses(variant));
-  const CifarSplitFiles files{variant == CifarVariant::kCifar10
-                                  ? std::vector<std::string>{dir + "/data_batch_1.bin", dir + "/data_batch_2.bin",
-                                                             dir + "/data_batch_3.bin", dir + "/data_batch_4.bin",
-                                                             dir + "/data_batch_5.bin"}
-                                  : std::vector<std::string>{dir + "/train.bin"},
-                              variant == CifarVariant::kCifar10 ? dir + "/test_batch.bin" : dir + "/test.bin"};
+  const CifarSplitFiles files{
+      variant == CifarVariant::kCifar10
+          ? std::vector<std::string>{dir + "/data_batch_1.bin", dir + "/data_batch_2.bin", dir + "/data_batch_3.bin",
+                                     dir + "/data_batch_4.bin", dir + "/data_batch_5.bin"}
+          : std::vector<std::string>{dir + "/train.bin"},
+      variant == CifarVariant::kCifar10 ? dir + "/test_batch.bin" : dir + "/test.bin"};
   int64_t image = 0;
   for (const std::string& path : files.train) {
     std::vector<int> labels;

@@ -54,8 +54,7 @@ Outcome Step(Communicator& comm, const CommunicationScheme& scheme, const std::v
   const std::vector<LayerInfo> layers = Layers();
   std::vector<torch::Tensor> params;
   for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
-  GradientExchange exchange(params, layers, comm,
-                            ExchangeOptions().scheme(scheme).bucket_bytes(kBucketBytes).seed(17));
+  GradientExchange exchange(params, layers, comm, ExchangeOptions().scheme(scheme).bucket_bytes(kBucketBytes).seed(17));
   EXPECT_EQ(exchange.buckets().size(), 2u);
   exchange.SetLevels(levels, 0);
   exchange.set_raw_gradient_weight(raw_weight);
@@ -199,7 +198,8 @@ TEST(GradientExchange, TopKWithDenseVectorsAndNoErrorFeedback) {
 
 TEST(GlooCommunicator, GathersBytesOfDifferentLengths) {
   OnTwoRanks([](Communicator& comm) {
-    const std::vector<std::string> all = AllGatherBytes(comm, std::string(comm.rank() == 0 ? 3 : 7000, 'a' + static_cast<char>(comm.rank())));
+    const std::vector<std::string> all =
+        AllGatherBytes(comm, std::string(comm.rank() == 0 ? 3 : 7000, 'a' + static_cast<char>(comm.rank())));
     ASSERT_EQ(all.size(), 2u);
     EXPECT_EQ(all[0], std::string(3, 'a'));
     EXPECT_EQ(all[1], std::string(7000, 'b'));
@@ -251,7 +251,8 @@ AccumulationOutcome TwoLayerStep(Communicator& comm, const std::vector<int64_t>&
   for (size_t i = 0; i < micro_sizes.size(); ++i) {
     const int64_t n = micro_sizes[i];
     const torch::Tensor h = torch::relu(x.narrow(0, at, n).mm(params[0].t()) + params[1]);
-    const torch::Tensor loss = torch::nn::functional::cross_entropy(h.mm(params[2].t()) + params[3], y.narrow(0, at, n));
+    const torch::Tensor loss =
+        torch::nn::functional::cross_entropy(h.mm(params[2].t()) + params[3], y.narrow(0, at, n));
     exchange.BeginBackward(/*last_micro_batch=*/i + 1 == micro_sizes.size());
     (loss * (static_cast<double>(n) / 12.0)).backward();
     at += n;

@@ -54,8 +54,8 @@ TEST(HessianEigenEstimator, FindsTheTopEigenvalueOfAQuadratic) {
   EXPECT_NEAR(tight.eigenvalue, 6.0, 1e-4);
   EXPECT_GT(tight.iterations, loose.iterations);
   // The cap holds; without convergence the estimate says so.
-  const HessianEstimate capped = HessianEigenEstimator(HessianOptions().tolerance(1e-12).max_iterations(3))
-                                     .Estimate(q.Loss(), q.params);
+  const HessianEstimate capped =
+      HessianEigenEstimator(HessianOptions().tolerance(1e-12).max_iterations(3)).Estimate(q.Loss(), q.params);
   EXPECT_EQ(capped.iterations, 3);
   EXPECT_FALSE(capped.converged);
   EXPECT_THROW(HessianEigenEstimator(HessianOptions().max_iterations(0)), InputError);
@@ -74,9 +74,11 @@ TEST(HessianEigenEstimator, BlocksSeeTheirDiagonalPartOfTheHessian) {
 
 TEST(HessianEigenEstimator, TopLevelBlocksGroupParametersByTheirModule) {
   const torch::Tensor t = torch::zeros({1});
-  const std::vector<ParameterBlock> blocks =
-      TopLevelBlocks({{"fc1.weight", t}, {"fc1.bias", t}, {"layer1.0.conv1.weight", t}, {"layer1.1.bn.bias", t},
-                      {"linear.weight", t}});
+  const std::vector<ParameterBlock> blocks = TopLevelBlocks({{"fc1.weight", t},
+                                                             {"fc1.bias", t},
+                                                             {"layer1.0.conv1.weight", t},
+                                                             {"layer1.1.bn.bias", t},
+                                                             {"linear.weight", t}});
   ASSERT_EQ(blocks.size(), 3u);
   EXPECT_EQ(blocks[0].name, "fc1");
   EXPECT_EQ(blocks[0].parameters.size(), 2u);
@@ -116,7 +118,8 @@ TEST(HessianEigenEstimator, BatchNormInEvalModeDoesNotChangeTheAnswer) {
   const RegressionData d;
   const HessianEigenEstimator estimator(HessianOptions().tolerance(1e-8).max_iterations(300));
   Regression plain(false);
-  const auto without = estimator.EstimateModule(plain, [&] { return plain.Loss(d.x, d.y, 32); }, false);
+  const auto without = estimator.EstimateModule(
+      plain, [&] { return plain.Loss(d.x, d.y, 32); }, false);
   ASSERT_EQ(without.size(), 1u);
   EXPECT_NEAR(without[0].eigenvalue, d.TopEigenvalue(), 1e-3 * d.TopEigenvalue());
 
@@ -125,7 +128,8 @@ TEST(HessianEigenEstimator, BatchNormInEvalModeDoesNotChangeTheAnswer) {
   // the batch's statistics and the Hessian would be another one.
   Regression normed(true);
   normed.train();
-  const auto with = estimator.EstimateModule(normed, [&] { return normed.Loss(d.x, d.y, 32); }, false);
+  const auto with = estimator.EstimateModule(
+      normed, [&] { return normed.Loss(d.x, d.y, 32); }, false);
   EXPECT_NEAR(with[0].eigenvalue, d.TopEigenvalue() / (1 + 1e-5), 1e-3 * d.TopEigenvalue());
   EXPECT_TRUE(normed.is_training()) << "the module's mode is restored";
   EXPECT_TRUE(torch::equal(normed.norm->running_mean, torch::zeros({4}))) << "running statistics untouched";
@@ -141,7 +145,8 @@ TEST(HessianEigenEstimator, PerBlockEstimatesFollowTheWholeModel) {
   const RegressionData d;
   Regression model(true);
   const auto all = HessianEigenEstimator(HessianOptions().tolerance(1e-8).max_iterations(300))
-                       .EstimateModule(model, [&] { return model.Loss(d.x, d.y, 32); }, true);
+                       .EstimateModule(
+                           model, [&] { return model.Loss(d.x, d.y, 32); }, true);
   // The whole model, then its one block with parameters ("linear"; the
   // BatchNorm without affine has none).
   ASSERT_EQ(all.size(), 2u);
@@ -153,8 +158,8 @@ TEST(HessianEigenEstimator, RanksAddTheirShardsProductsAndAgree) {
   const RegressionData d;
   const HessianOptions options = HessianOptions().tolerance(1e-6).max_iterations(200).seed(5);
   Regression single(false);
-  const HessianEstimate whole =
-      HessianEigenEstimator(options).EstimateModule(single, [&] { return single.Loss(d.x, d.y, 32); }, false)[0];
+  const HessianEstimate whole = HessianEigenEstimator(options).EstimateModule(
+      single, [&] { return single.Loss(d.x, d.y, 32); }, false)[0];
   std::vector<HessianEstimate> per_rank(2);
   test_support::OnTwoRanks([&](Communicator& comm) {
     // Any weights will do: the loss is quadratic, its Hessian the same everywhere.
@@ -163,8 +168,9 @@ TEST(HessianEigenEstimator, RanksAddTheirShardsProductsAndAgree) {
     const int64_t begin = comm.rank() == 0 ? 0 : 20, count = comm.rank() == 0 ? 20 : 12;
     per_rank[static_cast<size_t>(comm.rank())] =
         HessianEigenEstimator(options, &comm)
-            .EstimateModule(model, [&] { return model.Loss(d.x.narrow(0, begin, count), d.y.narrow(0, begin, count), 32); },
-                            false)[0];
+            .EstimateModule(
+                model, [&] { return model.Loss(d.x.narrow(0, begin, count), d.y.narrow(0, begin, count), 32); },
+                false)[0];
   });
   EXPECT_EQ(per_rank[0].eigenvalue, per_rank[1].eigenvalue) << "every rank holds the same v and lambda";
   EXPECT_EQ(per_rank[0].iterations, per_rank[1].iterations);

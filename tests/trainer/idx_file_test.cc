@@ -24,9 +24,7 @@ std::string IdxBytes(std::vector<int32_t> dims, const std::vector<uint8_t>& data
   return b;
 }
 
-void WritePlain(const std::string& path, const std::string& bytes) {
-  std::ofstream(path, std::ios::binary) << bytes;
-}
+void WritePlain(const std::string& path, const std::string& bytes) { std::ofstream(path, std::ios::binary) << bytes; }
 
 void WriteGz(const std::string& path, const std::string& bytes) {
   gzFile f = gzopen(path.c_str(), "wb");

@@ -91,10 +91,9 @@ TEST(Models, LstmLanguageModelPredictsEveryNextToken) {
   const std::vector<LayerInfo> layers = DescribeLayers(*model);
   std::vector<std::string> names;
   for (const LayerInfo& l : layers) names.push_back(l.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"encoder.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0",
-                                             "rnn.bias_ih_l0", "rnn.bias_hh_l0", "rnn.weight_ih_l1",
-                                             "rnn.weight_hh_l1", "rnn.bias_ih_l1", "rnn.bias_hh_l1",
-                                             "decoder.weight", "decoder.bias"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"encoder.weight", "rnn.weight_ih_l0", "rnn.weight_hh_l0", "rnn.bias_ih_l0",
+                                             "rnn.bias_hh_l0", "rnn.weight_ih_l1", "rnn.weight_hh_l1", "rnn.bias_ih_l1",
+                                             "rnn.bias_hh_l1", "decoder.weight", "decoder.bias"}));
   EXPECT_EQ(layers[1].shape, (std::vector<int64_t>{4 * 16, 16}));
   // [streams, T] windows give one row of logits per (stream, position).
   const torch::Tensor tokens = torch::randint(0, 50, {3, 7}, torch::kInt64);

@@ -66,13 +66,36 @@ TEST(TrainOptions, RefusesBadConfigurations) {
   ExpectRefused(With([](TrainOptions& o) { o.model = "vgg"; }), "unknown model");
   ExpectRefused(With([](TrainOptions& o) { o.scheme = "gradient-dropping"; }), "unknown scheme");
   ExpectRefused(With([](TrainOptions& o) { o.epochs = 0; }), "--epochs");
-  ExpectRefused(With([](TrainOptions& o) { o.batch_size = 30; o.nproc = 4; }), "split evenly");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.batch_size = 30;
+                  o.nproc = 4;
+                }),
+                "split evenly");
   ExpectRefused(With([](TrainOptions& o) { o.policy = "accordion"; }), "compressing --scheme");
-  ExpectRefused(With([](TrainOptions& o) { o.scheme = "powersgd"; o.level = 1.5; }), "PowerSGD rank");
-  ExpectRefused(With([](TrainOptions& o) { o.scheme = "topk"; o.level = 2; }), "TopK fraction");
-  ExpectRefused(With([](TrainOptions& o) { o.scheme = "topk"; o.low = 0.5; }), "--low and --high");
-  ExpectRefused(With([](TrainOptions& o) { o.nesterov = true; o.momentum = 0; }), "--nesterov");
-  ExpectRefused(With([](TrainOptions& o) { o.dataset = "mnist"; o.data_dir = "/nonexistent"; }),
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "powersgd";
+                  o.level = 1.5;
+                }),
+                "PowerSGD rank");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "topk";
+                  o.level = 2;
+                }),
+                "TopK fraction");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "topk";
+                  o.low = 0.5;
+                }),
+                "--low and --high");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.nesterov = true;
+                  o.momentum = 0;
+                }),
+                "--nesterov");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.dataset = "mnist";
+                  o.data_dir = "/nonexistent";
+                }),
                 "not found");
   ExpectRefused(With([](TrainOptions& o) { o.trace = "/nonexistent/dir/run.trace"; }), "does not exist");
   ExpectRefused(With([](TrainOptions& o) { o.resume = true; }), "--checkpoint-dir");
@@ -188,12 +211,24 @@ TEST(TrainOptions, ModelsDatasetsAndBackendsMustFitTogether) {
   ExpectRefused(With([](TrainOptions& o) { o.model = "lstm"; }), "--dataset tokens");
   ExpectRefused(With([](TrainOptions& o) { o.model = "vgg19bn"; }), "32x32");
   ExpectRefused(With([](TrainOptions& o) { o.dataset = "tokens"; }), "--dataset tokens is for --model lstm");
-  ExpectRefused(With([](TrainOptions& o) { o.dataset = "tokens"; o.model = "lstm"; }), "--data-file");
-  ExpectRefused(With([](TrainOptions& o) { o.dataset = "cifar10"; o.data_dir = "/nonexistent"; }), "not found");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.dataset = "tokens";
+                  o.model = "lstm";
+                }),
+                "--data-file");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.dataset = "cifar10";
+                  o.data_dir = "/nonexistent";
+                }),
+                "not found");
   ExpectRefused(With([](TrainOptions& o) { o.backend = "nccl"; }), "--device cuda");
   ExpectRefused(With([](TrainOptions& o) { o.device = "cuda"; }), "--backend nccl");
   if (!NcclAvailable()) {
-    ExpectRefused(With([](TrainOptions& o) { o.backend = "nccl"; o.device = "cuda"; }), "without the NCCL");
+    ExpectRefused(With([](TrainOptions& o) {
+                    o.backend = "nccl";
+                    o.device = "cuda";
+                  }),
+                  "without the NCCL");
   }
   ExpectRefused(With([](TrainOptions& o) { o.hessian_every = -1; }), "--hessian-every");
   ExpectRefused(With([](TrainOptions& o) { o.hessian_tolerance = 0; }), "--hessian-tolerance");
@@ -209,7 +244,7 @@ TEST(TrainOptions, ATokenCorpusMustFeedEveryStream) {
   o.dataset = "tokens";
   o.data_file = dir + "/small.txt";
   o.valid_fraction = 0.3;  // the last line validates
-  o.batch_size = 4;  // 8 training tokens: 4 streams of 2
+  o.batch_size = 4;        // 8 training tokens: 4 streams of 2
   EXPECT_NO_THROW(ValidateOptions(o));
   o.batch_size = 6;
   ExpectRefused(o, "too few for 6 streams");
@@ -231,8 +266,7 @@ TEST(TrainOptions, ResumeNeedsTheSameTrajectory) {
   EXPECT_NE(ResumeMismatch(saved, later).find("--seed"), std::string::npos);
   EXPECT_NE(ResumeMismatch("not json", o), "");
   // The configuration records how per-iteration rows are sampled.
-  EXPECT_NE(nlohmann::json::parse(saved).at("trace_sample").get<std::string>().find("every rank"),
-            std::string::npos);
+  EXPECT_NE(nlohmann::json::parse(saved).at("trace_sample").get<std::string>().find("every rank"), std::string::npos);
 }
 
 // Calls visit(app, policy, options, config, key) for each key of the
@@ -254,8 +288,8 @@ void ForEveryConfigKey(Visit visit) {
 // Every field a resume can find different is named by a flag accordion-train
 // really has, under either policy.
 TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
-  ForEveryConfigKey([](const CLI::App& app, const std::string& policy, const TrainOptions&,
-                        const nlohmann::json&, const std::string& key) {
+  ForEveryConfigKey([](const CLI::App& app, const std::string& policy, const TrainOptions&, const nlohmann::json&,
+                       const std::string& key) {
     const std::string flag = FlagOfConfigKey(key, policy);
     if (key == "trace_sample") {
       EXPECT_EQ(flag, "");
@@ -289,8 +323,12 @@ TEST(TrainOptions, TopKChoicesBelongToTopKAndReachTheLevelPlan) {
   const nlohmann::json config = nlohmann::json::parse(ConfigJson(o));
   EXPECT_EQ(config.at("topk_dense_vectors"), true);
   EXPECT_EQ(config.at("topk_error_feedback"), "off");
-  ExpectRefused(With([](TrainOptions& x) { x.topk_dense_vectors = true; }), "--topk-dense-vectors belongs to --scheme topk");
-  ExpectRefused(With([](TrainOptions& x) { x.scheme = "powersgd"; x.topk_error_feedback = true; }),
+  ExpectRefused(With([](TrainOptions& x) { x.topk_dense_vectors = true; }),
+                "--topk-dense-vectors belongs to --scheme topk");
+  ExpectRefused(With([](TrainOptions& x) {
+                  x.scheme = "powersgd";
+                  x.topk_error_feedback = true;
+                }),
                 "--topk-error-feedback belongs to --scheme topk");
   // On the command line: on or off.
   CLI::App app;
@@ -367,14 +405,22 @@ TEST(CheckpointManifest, RoundTripsAndRefusesGarbage) {
 }
 
 TEST(TrainOptions, LevelsThatCannotBecomeAnIntegerAreRefused) {
-  ExpectRefused(With([](TrainOptions& o) { o.scheme = "powersgd"; o.level = 1e308; }), "PowerSGD rank in 1..65536");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "powersgd";
+                  o.level = 1e308;
+                }),
+                "PowerSGD rank in 1..65536");
   ExpectRefused(With([](TrainOptions& o) {
                   o.scheme = "powersgd";
                   o.policy = "accordion";
                   o.low = 1e308;
                 }),
                 "PowerSGD rank in 1..");
-  ExpectRefused(With([](TrainOptions& o) { o.scheme = "batch"; o.level = 1e19; }), "batch size in 1..");
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "batch";
+                  o.level = 1e19;
+                }),
+                "batch size in 1..");
 }
 
 TEST(TrainOptions, RefusesATraceThatIsNotARegularFileEvenWithOverwrite) {
@@ -477,7 +523,6 @@ TEST(CheckpointManifest, KeepsTheRunIdAndADigestPerRankThatCatchesOneChangedByte
   std::filesystem::remove_all(dir);
 }
 
-
 // Every flag away from its default.
 const char* const kEveryFlagSet =
     "--model cnn --dataset mnist --data-dir /data/mnist --data-file train.txt --valid-file valid.txt "
@@ -513,44 +558,44 @@ TrainOptions StaticBatch() {
 // default, kEveryFlagSet's values assigned member by member, StaticBatch()),
 // not written by hand; the checked-in sample traces predate the TopK keys.
 const char* const kDefaultConfigJson =
-      "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
-      "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/fa"
-      "shion-mnist\",\"data_file\":\"\",\"dataset\":\"fashion-mnist\",\"decay_epochs\":[],\"decay_facto"
-      "r\":0.1,\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hes"
-      "sian_blocks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.0"
-      "01,\"interval\":10,\"level_high\":0.0,\"level_low\":0.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_si"
-      "ze\":650,\"micro_batch\":128,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,"
-      "\"overwrite\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"dense\",\"seed\":1,\"thr"
-      "eads\":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feed"
-      "back\":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every "
-      "epoch, from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fract"
-      "ion\":0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
+    "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
+    "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/fa"
+    "shion-mnist\",\"data_file\":\"\",\"dataset\":\"fashion-mnist\",\"decay_epochs\":[],\"decay_facto"
+    "r\":0.1,\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hes"
+    "sian_blocks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.0"
+    "01,\"interval\":10,\"level_high\":0.0,\"level_low\":0.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_si"
+    "ze\":650,\"micro_batch\":128,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,"
+    "\"overwrite\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"dense\",\"seed\":1,\"thr"
+    "eads\":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feed"
+    "back\":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every "
+    "epoch, from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fract"
+    "ion\":0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
 const char* const kEveryFlagSetConfigJson =
-      "{\"augment\":true,\"backend\":\"nccl\",\"batch_size\":64,\"bind_addr\":\"10.0.0.1\",\"bptt\":20,"
-      "\"bucket_mb\":12.5,\"checkpoint_dir\":\"ckpt\",\"clip\":0.25,\"data_dir\":\"/data/mnist\",\"data"
-      "_file\":\"train.txt\",\"dataset\":\"mnist\",\"decay_epochs\":[4,6],\"decay_factor\":0.2,\"device"
-      "\":\"cuda\",\"dropout\":0.2,\"epochs\":7,\"eta\":0.3,\"hessian_batch\":256,\"hessian_blocks\":tr"
-      "ue,\"hessian_every\":2,\"hessian_max_iterations\":50,\"hessian_tolerance\":0.01,\"interval\":2,"
-      "\"level_high\":0.05,\"level_low\":0.5,\"limit_samples\":1000,\"lr\":0.05,\"lstm_size\":100,\"mic"
-      "ro_batch\":64,\"model\":\"cnn\",\"momentum\":0.5,\"nesterov\":true,\"nproc\":2,\"overwrite\":tru"
-      "e,\"policy\":\"accordion\",\"resume\":true,\"scheme\":\"topk\",\"seed\":42,\"threads\":3,\"tie_w"
-      "eights\":true,\"timeout_s\":90.0,\"topk_dense_vectors\":true,\"topk_error_feedback\":\"off\",\"t"
-      "race\":\"run.trace\",\"trace_iterations\":6,\"trace_sample\":\"iterations 0..5 of every epoch, f"
-      "rom every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"valid.txt\",\"valid_frac"
-      "tion\":0.25,\"warmup_epochs\":3,\"warmup_from\":0.01,\"weight_decay\":0.0005}";
+    "{\"augment\":true,\"backend\":\"nccl\",\"batch_size\":64,\"bind_addr\":\"10.0.0.1\",\"bptt\":20,"
+    "\"bucket_mb\":12.5,\"checkpoint_dir\":\"ckpt\",\"clip\":0.25,\"data_dir\":\"/data/mnist\",\"data"
+    "_file\":\"train.txt\",\"dataset\":\"mnist\",\"decay_epochs\":[4,6],\"decay_factor\":0.2,\"device"
+    "\":\"cuda\",\"dropout\":0.2,\"epochs\":7,\"eta\":0.3,\"hessian_batch\":256,\"hessian_blocks\":tr"
+    "ue,\"hessian_every\":2,\"hessian_max_iterations\":50,\"hessian_tolerance\":0.01,\"interval\":2,"
+    "\"level_high\":0.05,\"level_low\":0.5,\"limit_samples\":1000,\"lr\":0.05,\"lstm_size\":100,\"mic"
+    "ro_batch\":64,\"model\":\"cnn\",\"momentum\":0.5,\"nesterov\":true,\"nproc\":2,\"overwrite\":tru"
+    "e,\"policy\":\"accordion\",\"resume\":true,\"scheme\":\"topk\",\"seed\":42,\"threads\":3,\"tie_w"
+    "eights\":true,\"timeout_s\":90.0,\"topk_dense_vectors\":true,\"topk_error_feedback\":\"off\",\"t"
+    "race\":\"run.trace\",\"trace_iterations\":6,\"trace_sample\":\"iterations 0..5 of every epoch, f"
+    "rom every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"valid.txt\",\"valid_frac"
+    "tion\":0.25,\"warmup_epochs\":3,\"warmup_from\":0.01,\"weight_decay\":0.0005}";
 const char* const kStaticBatchConfigJson =
-      "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
-      "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/sy"
-      "nthetic\",\"data_file\":\"\",\"dataset\":\"synthetic\",\"decay_epochs\":[],\"decay_factor\":0.1,"
-      "\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hessian_blo"
-      "cks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.001,\"int"
-      "erval\":10,\"level_high\":256.0,\"level_low\":256.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_size\""
-      ":650,\"micro_batch\":64,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,\"over"
-      "write\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"batch\",\"seed\":1,\"threads\""
-      ":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feedback\""
-      ":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every epoch,"
-      " from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fraction\":"
-      "0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
+    "{\"augment\":false,\"backend\":\"gloo\",\"batch_size\":128,\"bind_addr\":\"127.0.0.1\",\"bptt\":"
+    "35,\"bucket_mb\":25.0,\"checkpoint_dir\":\"\",\"clip\":0.0,\"data_dir\":\"/usr/share/datasets/sy"
+    "nthetic\",\"data_file\":\"\",\"dataset\":\"synthetic\",\"decay_epochs\":[],\"decay_factor\":0.1,"
+    "\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hessian_blo"
+    "cks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.001,\"int"
+    "erval\":10,\"level_high\":256.0,\"level_low\":256.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_size\""
+    ":650,\"micro_batch\":64,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"nproc\":1,\"over"
+    "write\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"batch\",\"seed\":1,\"threads\""
+    ":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feedback\""
+    ":\"on\",\"trace\":\"\",\"trace_iterations\":4,\"trace_sample\":\"iterations 0..3 of every epoch,"
+    " from every rank (iterations, grad_ready, collectives)\",\"valid_file\":\"\",\"valid_fraction\":"
+    "0.1,\"warmup_epochs\":0,\"warmup_from\":null,\"weight_decay\":0.0001}";
 
 TEST(TrainOptions, ConfigJsonIsByteForByteWhatItWasBeforeTheFlagTable) {
   EXPECT_EQ(ConfigJson(TrainOptions()), kDefaultConfigJson);
@@ -622,8 +667,7 @@ TEST(TrainOptions, EveryKeyAResumeOrARankCanReportNamesARegisteredFlag) {
   EXPECT_EQ(FlagOfConfigKey("no_such_key", "static"), "");
   EXPECT_EQ(resume_may_change,
             (std::set<std::string>{"bind_addr", "checkpoint_dir", "data_dir", "data_file", "overwrite", "resume",
-                                   "threads", "timeout_s", "trace", "trace_iterations", "trace_sample",
-                                   "valid_file"}));
+                                   "threads", "timeout_s", "trace", "trace_iterations", "trace_sample", "valid_file"}));
   EXPECT_EQ(rank_may_differ,
             (std::set<std::string>{"bind_addr", "data_dir", "data_file", "threads", "timeout_s", "valid_file"}));
 }
@@ -637,17 +681,27 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
       {[](TrainOptions& o) { o.batch_size = 0; }, "--batch-size must be at least 1"},
       {[](TrainOptions& o) { o.lr = std::nan(""); }, "--lr must be a positive number"},
       {[](TrainOptions& o) { o.momentum = 1; }, "--momentum must be in [0, 1)"},
-      {[](TrainOptions& o) { o.nesterov = true; o.momentum = 0; }, "--nesterov needs a --momentum above 0"},
+      {[](TrainOptions& o) {
+         o.nesterov = true;
+         o.momentum = 0;
+       },
+       "--nesterov needs a --momentum above 0"},
       {[](TrainOptions& o) { o.weight_decay = HUGE_VAL; }, "--weight-decay must be >= 0"},
       {[](TrainOptions& o) { o.warmup_epochs = -1; }, "--warmup-epochs must be >= 0"},
-      {[](TrainOptions& o) { o.decay_epochs = {3, 0}; }, "--decay-epochs must be epochs >= 1 (got 0)"},
+      {[](TrainOptions& o) {
+         o.decay_epochs = {3, 0};
+       },
+       "--decay-epochs must be epochs >= 1 (got 0)"},
       {[](TrainOptions& o) { o.decay_factor = 0; }, "--decay-factor must be in (0, 1]"},
       {[](TrainOptions& o) { o.eta = 0; }, "--eta must be a positive number"},
       {[](TrainOptions& o) { o.interval = 0; }, "--interval must be at least 1 epoch"},
       {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be >= 0"},
       {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be > 0"},
       {[](TrainOptions& o) { o.limit_samples = -1; }, "--limit-samples must be >= 0"},
-      {[](TrainOptions& o) { o.warmup_epochs = 2; o.warmup_from = -0.1; },
+      {[](TrainOptions& o) {
+         o.warmup_epochs = 2;
+         o.warmup_from = -0.1;
+       },
        "--warmup-from must be a positive learning rate"},
       {[](TrainOptions& o) { o.warmup_from = 0.1; }, "--warmup-from needs --warmup-epochs of at least 1"},
       {[](TrainOptions& o) { o.clip = -HUGE_VAL; }, "--clip must be >= 0 (0: no clipping)"},

@@ -24,16 +24,13 @@ namespace {
 
 using test_support::CommandResult;
 using test_support::kAnalyze;
+using test_support::Near;
 using test_support::ReadTrace;
 using test_support::RunCommand;
-using test_support::Train;
 using test_support::TraceContent;
+using test_support::Train;
 
 using TrainBreadth = test_support::TempDirTest;
-
-bool Near(double a, double b, double rel) {
-  return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)});
-}
 
 // 512 synthetic samples, global batch 64 growing to 256; checks every epoch;
 // LR warm-up over 2 epochs and a decay at epoch 5.
@@ -43,7 +40,8 @@ const std::string kBatchAccordion =
 
 TEST_F(TrainBreadth, BatchAccordionGrowsTheBatchWhereTheControllerSaysAndScalesTheLr) {
   const std::string trace = Path("batch.trace");
-  const CommandResult r = Train(kBatchAccordion + " --trace-iterations 2 --hessian-every 2 --hessian-blocks --trace " + trace);
+  const CommandResult r =
+      Train(kBatchAccordion + " --trace-iterations 2 --hessian-every 2 --hessian-blocks --trace " + trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const TraceSummary summary = ValidateTrace(trace);
   EXPECT_EQ(summary.epochs, 7);
@@ -107,8 +105,9 @@ TEST_F(TrainBreadth, BatchAccordionGrowsTheBatchWhereTheControllerSaysAndScalesT
 TEST_F(TrainBreadth, AccumulatedMicroBatchesInTwoProcessesEqualOneLargeBatchInOne) {
   // Global batch 128: two workers accumulating two micro-batches of 32
   // each, against one worker taking all 128 at once.
-  const std::string common = " --dataset synthetic --limit-samples 512 --model mlp --lr 0.05 --seed 3 --epochs 3"
-                             " --scheme batch --level 128 --threads 1";
+  const std::string common =
+      " --dataset synthetic --limit-samples 512 --model mlp --lr 0.05 --seed 3 --epochs 3"
+      " --scheme batch --level 128 --threads 1";
   ASSERT_EQ(Train(common + " --nproc 2 --micro-batch 64 --trace " + Path("acc.trace")).exit_code, 0);
   ASSERT_EQ(Train(common + " --nproc 1 --trace " + Path("one.trace")).exit_code, 0);
   const TraceContent acc = ReadTrace(Path("acc.trace"));
@@ -134,7 +133,8 @@ TEST_F(TrainBreadth, LstmLearnsATextFileWithTiedWeightsClippingAndTopK) {
       Train("--model lstm --dataset tokens --data-file " + Path("corpus.txt") +
             " --lstm-size 32 --dropout 0.1 --tie-weights --bptt 12 --batch-size 8 --clip 0.5 --lr 20 --momentum 0"
             " --weight-decay 0 --nproc 2 --epochs 6 --scheme topk --policy accordion --interval 1"
-            " --hessian-every 3 --hessian-batch 8 --trace " + trace);
+            " --hessian-every 3 --hessian-batch 8 --trace " +
+            trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NO_THROW(ValidateTrace(trace));
   const TraceContent t = ReadTrace(trace);
@@ -158,7 +158,8 @@ TEST_F(TrainBreadth, Vgg19BnTrainsOnCifarFilesWithAugmentation) {
   const std::string trace = Path("vgg.trace");
   const CommandResult r = Train("--model vgg19bn --dataset cifar10 --data-dir " + dir_ +
                                 " --augment --batch-size 8 --nproc 2 --epochs 1 --scheme powersgd --level 2"
-                                " --lr 0.01 --trace-iterations 1 --trace " + trace);
+                                " --lr 0.01 --trace-iterations 1 --trace " +
+                                trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NO_THROW(ValidateTrace(trace));
   const TraceContent t = ReadTrace(trace);

@@ -29,13 +29,12 @@ using test_support::CommandResult;
 using test_support::CountLines;
 using test_support::kAnalyze;
 using test_support::kQuickRun;
+using test_support::Near;
 using test_support::ReadTrace;
-using test_support::Train;
 using test_support::TraceContent;
+using test_support::Train;
 
 using TrainCli = test_support::TempDirTest;
-
-bool Near(double a, double b, double rel) { return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)}); }
 
 TEST_F(TrainCli, HelpAndVersion) {
   const CommandResult v = Train("--version");
@@ -83,8 +82,8 @@ TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
 
 TEST_F(TrainCli, TwoProcessDenseEqualsOneProcessOnTheSameGlobalBatch) {
   for (int nproc : {1, 2}) {
-    const CommandResult r = Train(kQuickRun + " --epochs 3 --nproc " + std::to_string(nproc) +
-                                  " --trace " + Path("dense" + std::to_string(nproc) + ".trace"));
+    const CommandResult r = Train(kQuickRun + " --epochs 3 --nproc " + std::to_string(nproc) + " --trace " +
+                                  Path("dense" + std::to_string(nproc) + ".trace"));
     ASSERT_EQ(r.exit_code, 0) << r.err;
   }
   const TraceContent one = ReadTrace(Path("dense1.trace"));
@@ -114,8 +113,8 @@ TEST_F(TrainCli, TwoProcessDenseEqualsOneProcessOnTheSameGlobalBatch) {
 // Every sampled iteration issued exactly the collectives analysis' plan
 // describes for the epoch's levels, in its order, on every rank, with grad-ready rows
 // for every layer.
-void ExpectTracedCommunicationFollowsThePlan(const std::string& path, const TraceContent& t,
-                                             int sampled_iterations, double bucket_mb) {
+void ExpectTracedCommunicationFollowsThePlan(const std::string& path, const TraceContent& t, int sampled_iterations,
+                                             double bucket_mb) {
   const auto buckets = AssignBuckets(t.layers, static_cast<int64_t>(bucket_mb * 1024 * 1024));
   std::map<std::tuple<int, int64_t, int>, std::map<int, std::string>> got;  // by seq: issue order
   std::map<std::tuple<int, int64_t, int>, std::map<int, CollectiveRecord>> records;
@@ -159,9 +158,11 @@ TEST_F(TrainCli, AccordionSwitchesLevelsExactlyWhereTheControllerSays) {
   const std::string trace = Path("accordion.trace");
   // Small buckets: the plan's order across buckets (every Q after every
   // bucket's P) is checked against what the workers did.
-  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 7 --scheme powersgd --policy accordion "
-                                            "--interval 2 --decay-epochs 4 --trace-iterations 2 --bucket-mb 0.1 "
-                                            "--trace " + trace);
+  const CommandResult r = Train(kQuickRun +
+                                " --nproc 2 --epochs 7 --scheme powersgd --policy accordion "
+                                "--interval 2 --decay-epochs 4 --trace-iterations 2 --bucket-mb 0.1 "
+                                "--trace " +
+                                trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const TraceSummary summary = ValidateTrace(trace);
   EXPECT_EQ(summary.epochs, 7);
@@ -170,8 +171,8 @@ TEST_F(TrainCli, AccordionSwitchesLevelsExactlyWhereTheControllerSays) {
   // Replaying the recorded norms and LRs through the controller, as
   // accordion-analyze does, must give the levels the run used.
   const TraceView view = LoadTraceView(trace);
-  const Schedule replay = DeriveAccordionSchedule(
-      view, Scheme::kPowerSgd, AccordionOptions().eta(0.5).interval(2).level_low(2).level_high(1));
+  const Schedule replay = DeriveAccordionSchedule(view, Scheme::kPowerSgd,
+                                                  AccordionOptions().eta(0.5).interval(2).level_low(2).level_high(1));
   const TraceContent t = ReadTrace(trace);
   std::set<double> used;
   for (size_t e = 0; e < t.epochs.size(); ++e) {
@@ -194,8 +195,10 @@ TEST_F(TrainCli, AccordionSwitchesLevelsExactlyWhereTheControllerSays) {
 TEST_F(TrainCli, TopKTraceFollowsThePlanAcrossBuckets) {
   const std::string trace = Path("topk.trace");
   // Tiny buckets: the MLP's six tensors travel in several all-gathers.
-  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
-                                            "--trace-iterations 3 --trace " + trace);
+  const CommandResult r = Train(kQuickRun +
+                                " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
+                                "--trace-iterations 3 --trace " +
+                                trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NO_THROW(ValidateTrace(trace));
   const TraceContent t = ReadTrace(trace);
@@ -212,9 +215,11 @@ TEST_F(TrainCli, TopKTraceFollowsThePlanAcrossBuckets) {
 // workers issued the plan's dense all-reduces and all-gathers.
 TEST_F(TrainCli, TopKWithDenseVectorsRecordsWhatItSent) {
   const std::string trace = Path("topk-reference.trace");
-  const CommandResult r = Train(kQuickRun + " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
-                                            "--topk-dense-vectors --topk-error-feedback off --trace-iterations 2 "
-                                            "--trace " + trace);
+  const CommandResult r = Train(kQuickRun +
+                                " --nproc 2 --epochs 2 --scheme topk --level 0.2 --bucket-mb 0.1 "
+                                "--topk-dense-vectors --topk-error-feedback off --trace-iterations 2 "
+                                "--trace " +
+                                trace);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NO_THROW(ValidateTrace(trace));
   const TraceContent t = ReadTrace(trace);
@@ -243,18 +248,18 @@ TEST_F(TrainCli, WorkersRendezvousFromTorchrunStyleEnvironment) {
   const std::string trace = Path("env.trace");
   auto worker = [&](int rank) {
     return "RANK=" + std::to_string(rank) + " LOCAL_RANK=" + std::to_string(rank) +
-           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " +
-           test_support::kTrain + kQuickRun + " --epochs 1 --threads 1 --trace " + trace;
+           " WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) + " " + test_support::kTrain +
+           kQuickRun + " --epochs 1 --threads 1 --trace " + trace;
   };
-  const CommandResult r = test_support::RunCommand(worker(1) + " & other=$!; " + worker(0) +
-                                              "; mine=$?; wait $other; exit $((mine | $?))");
+  const CommandResult r =
+      test_support::RunCommand(worker(1) + " & other=$!; " + worker(0) + "; mine=$?; wait $other; exit $((mine | $?))");
   ASSERT_EQ(r.exit_code, 0) << r.err;
   const TraceContent t = ReadTrace(trace);
   EXPECT_EQ(t.run.status, RunStatus::kComplete);
   EXPECT_EQ(t.run.world_size, 2);
   // Under torchrun, --nproc would start workers inside workers: refused.
   const CommandResult nested = test_support::RunCommand("RANK=0 WORLD_SIZE=1 MASTER_PORT=1 " + test_support::kTrain +
-                                                   " --dataset synthetic --nproc 2");
+                                                        " --dataset synthetic --nproc 2");
   EXPECT_EQ(nested.exit_code, 2) << nested.err;
   EXPECT_NE(nested.err.find("--nproc"), std::string::npos) << nested.err;
 }
@@ -270,9 +275,9 @@ TEST_F(TrainCli, WorkersStartedWithDifferentFlagsAreRefusedAtTheRendezvous) {
            kQuickRun + " --epochs 1 --threads 1 --timeout 120" + extra;
   };
   const auto started = std::chrono::steady_clock::now();
-  const CommandResult r = test_support::RunCommand(worker(1, "") + " 2>" + Path("err1") + " & other=$!; " +
-                                              worker(0, " --trace " + Path("t.trace")) +
-                                              "; mine=$?; wait $other; echo \"$mine $?\"");
+  const CommandResult r =
+      test_support::RunCommand(worker(1, "") + " 2>" + Path("err1") + " & other=$!; " +
+                               worker(0, " --trace " + Path("t.trace")) + "; mine=$?; wait $other; echo \"$mine $?\"");
   EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(60));
   EXPECT_NE(r.out.find("2 2"), std::string::npos) << r.out << r.err;
   const std::string want = "--trace is given on rank 0 and none on rank 1";
@@ -297,7 +302,7 @@ TEST_F(TrainCli, ABusyMasterPortIsOneLine) {
   ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
   const int port = ntohs(sa.sin_port);
   const CommandResult r = test_support::RunCommand("MASTER_PORT=" + std::to_string(port) + " " + test_support::kTrain +
-                                              kQuickRun + " --nproc 2 --epochs 1");
+                                                   kQuickRun + " --nproc 2 --epochs 1");
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(test_support::CountLines(r.err), 1) << r.err;

@@ -20,8 +20,8 @@ using test_support::CommandResult;
 using test_support::CountLines;
 using test_support::kQuickRun;
 using test_support::ReadTrace;
-using test_support::Train;
 using test_support::TraceContent;
+using test_support::Train;
 
 using TrainRobustness = test_support::TempDirTest;
 
@@ -55,9 +55,10 @@ TEST_F(TrainRobustness, AKilledWorkerEndsTheRunWithAnErrorNotAHang) {
 // arithmetic, so the test does not depend on how far an unstable run gets.
 TEST_F(TrainRobustness, ADivergingRunStopsWithItsOwnExitCodeOneLineAndAFailedTrace) {
   const std::string trace = Path("diverged.trace");
-  const CommandResult r =
-      Train("--dataset synthetic --limit-samples 512 --model mlp --batch-size 64 --seed 3 --nproc 2 --epochs 3"
-            " --lr 1e8 --checkpoint-dir " + Path("ckpt") + " --trace " + trace);
+  const CommandResult r = Train(
+      "--dataset synthetic --limit-samples 512 --model mlp --batch-size 64 --seed 3 --nproc 2 --epochs 3"
+      " --lr 1e8 --checkpoint-dir " +
+      Path("ckpt") + " --trace " + trace);
   EXPECT_EQ(r.exit_code, kExitDiverged) << r.err;
   // Progress bars aside, one line says what happened, and it is the last.
   const size_t error_at = r.err.find("accordion-train: error: ");
@@ -85,7 +86,8 @@ std::set<double> ExpectInterruptThenResumeReproduces(test_support::TempDirTest& 
   constexpr int kEpochs = 12;
   const std::string common = config + " --nproc 2 --epochs 12 --threads 1 ";
   auto path = [&](const std::string& name) { return test.Path(name); };
-  const CommandResult whole = Train(common + "--trace " + path("whole.trace") + " --checkpoint-dir " + path("ckpt-whole"));
+  const CommandResult whole =
+      Train(common + "--trace " + path("whole.trace") + " --checkpoint-dir " + path("ckpt-whole"));
   EXPECT_EQ(whole.exit_code, 0) << whole.err;
 
   const std::string part = common + "--trace " + path("part.trace") + " --checkpoint-dir " + path("ckpt-part");
@@ -138,8 +140,9 @@ std::set<double> ExpectInterruptThenResumeReproduces(test_support::TempDirTest& 
 // PowerSGD under Accordion: memories, warm Qs and the controller must all survive.
 TEST_F(TrainRobustness, InterruptThenResumeReproducesTheUninterruptedRun) {
   const std::set<double> levels = ExpectInterruptThenResumeReproduces(
-      *this, " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 --seed 3"
-             " --scheme powersgd --policy accordion --interval 1 --eta 0.3 --decay-epochs 3 9");
+      *this,
+      " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 --seed 3"
+      " --scheme powersgd --policy accordion --interval 1 --eta 0.3 --decay-epochs 3 9");
   EXPECT_EQ(levels.size(), 2u) << "both PowerSGD ranks should have been used, so the warm Q switched";
 }
 
@@ -147,8 +150,9 @@ TEST_F(TrainRobustness, InterruptThenResumeReproducesTheUninterruptedRun) {
 // sampler's step count must continue where they were.
 TEST_F(TrainRobustness, InterruptThenResumeKeepsTheGrownBatch) {
   const std::set<double> levels = ExpectInterruptThenResumeReproduces(
-      *this, " --dataset synthetic --limit-samples 1024 --model mlp --lr 0.05 --seed 3"
-             " --scheme batch --policy accordion --low 64 --high 256 --interval 1 --decay-epochs 3 9");
+      *this,
+      " --dataset synthetic --limit-samples 1024 --model mlp --lr 0.05 --seed 3"
+      " --scheme batch --policy accordion --low 64 --high 256 --interval 1 --decay-epochs 3 9");
   EXPECT_EQ(levels, (std::set<double>{64, 256}));
 }
 

@@ -6,7 +6,9 @@
 #include <gtest/gtest.h>
 #include <sys/types.h>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -16,6 +18,11 @@
 #include "traces/records.h"
 
 namespace accordion::test_support {
+
+// a and b agree within `rel` of the larger (and within 1e-6 of zero).
+inline bool Near(double a, double b, double rel) {
+  return std::fabs(a - b) <= rel * std::max({1e-6, std::fabs(a), std::fabs(b)});
+}
 
 inline const std::string kTrain = std::string(ACCORDION_BIN_DIR) + "/accordion-train";
 inline const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";

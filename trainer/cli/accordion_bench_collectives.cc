@@ -119,8 +119,8 @@ std::unique_ptr<CollectiveWork> Issue(Communicator& comm, const BenchShape& s, c
     case CollectiveOp::kAllReduce:
       return comm.AllReduceSum(send);
     case CollectiveOp::kAllGather:
-      return comm.AllGather(send, out.narrow(0, 0, s.elements_per_rank * s.world_size)
-                                      .view({s.world_size, s.elements_per_rank}));
+      return comm.AllGather(
+          send, out.narrow(0, 0, s.elements_per_rank * s.world_size).view({s.world_size, s.elements_per_rank}));
     case CollectiveOp::kBroadcast:
       return comm.Broadcast(send, 0);
   }
@@ -246,10 +246,11 @@ int RunWorker(const BenchFlags& f, const WorkerEnvironment& env) {
 
 int main(int argc, char** argv) {
   using namespace accordion;
-  CLI::App app{"accordion-bench-collectives: time real c10d all-reduce, all-gather and broadcast over a range "
-               "of sizes (nccl-tests' table), and write the samples for accordion-sim calibrate.\n"
-               "Local: accordion-bench-collectives --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
-               "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
+  CLI::App app{
+      "accordion-bench-collectives: time real c10d all-reduce, all-gather and broadcast over a range "
+      "of sizes (nccl-tests' table), and write the samples for accordion-sim calibrate.\n"
+      "Local: accordion-bench-collectives --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
+      "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
   BenchFlags flags;
   AddFlags(app, flags);
   AddVersionFlags(app, kTool);

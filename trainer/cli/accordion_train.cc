@@ -39,8 +39,7 @@ void MarkTraceFailed(const std::string& path, const std::string& run_id) {
       const RunInfo& run = reader->run();
       if (run_id.empty()) {
         if (run.status != RunStatus::kRunning) return;  // a checkpoint from before run ids
-      } else if (run.run_id != run_id ||
-                 (run.status != RunStatus::kRunning && run.status != RunStatus::kInterrupted)) {
+      } else if (run.run_id != run_id || (run.status != RunStatus::kRunning && run.status != RunStatus::kInterrupted)) {
         return;
       }
       epochs = static_cast<int>(reader->Epochs().size());
@@ -77,10 +76,11 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
 
 int main(int argc, char** argv) {
   using namespace accordion;
-  CLI::App app{"accordion-train: data-parallel training with dense, PowerSGD or TopK gradients, "
-               "static or under Accordion, recording a trace.\n"
-               "Local: accordion-train --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
-               "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
+  CLI::App app{
+      "accordion-train: data-parallel training with dense, PowerSGD or TopK gradients, "
+      "static or under Accordion, recording a trace.\n"
+      "Local: accordion-train --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
+      "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
   TrainOptions options;
   AddTrainFlags(app, options);
   AddVersionFlags(app, kTool);

@@ -47,8 +47,8 @@
 
 using namespace accordion;
 using namespace accordion::gui;
-using accordion::gui::testing::SampleTrace;
-using accordion::gui::testing::ScratchDir;
+using accordion::gui::test_support::SampleTrace;
+using accordion::gui::test_support::ScratchDir;
 
 namespace {
 
@@ -120,8 +120,7 @@ class MainWindowTest : public QObject {
       QCOMPARE(CellText(table, row, RunListView::kScheme), QString::fromStdString(s.scheme));
       QCOMPARE(CellText(table, row, RunListView::kWorkers), QString::number(s.workers));
       QCOMPARE(CellText(table, row, RunListView::kEpochs), QString("30/30"));
-      QCOMPARE(CellText(table, row, RunListView::kAccuracy),
-               QString::number(s.final_test_acc * 100, 'f', 2) + " %");
+      QCOMPARE(CellText(table, row, RunListView::kAccuracy), QString::number(s.final_test_acc * 100, 'f', 2) + " %");
       QCOMPARE(table->item(row, RunListView::kName)->checkState(), Qt::Checked);
     }
     // Rows come in the order the loads finish.
@@ -413,8 +412,8 @@ class MainWindowTest : public QObject {
     for (int r = 0; r < 3; ++r) settings << CellText(compare->table(), r, 2);
     QVERIFY(settings.filter("Accordion").size() == 1);
     // The 1x row: the setting that sends the most.
-    QVERIFY(settings.contains(QString::fromStdString(
-        BuildResultsTable({SampleTrace(kPowerSgd).toStdString()}).front().setting)));
+    QVERIFY(settings.contains(
+        QString::fromStdString(BuildResultsTable({SampleTrace(kPowerSgd).toStdString()}).front().setting)));
     QCOMPARE(compare->epochPlot()->graphCount(), 3);
     QCOMPARE(compare->floatsPlot()->graphCount(), 3);
     // Unchecking a run takes it out of both plots and the table.

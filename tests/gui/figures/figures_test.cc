@@ -56,7 +56,8 @@ class FiguresTest : public QObject {
 
  private slots:
   void initTestCase() {
-    run_ = std::make_shared<RunData>(LoadRunData(test_support::SampleTrace("fmnist-mlp-powersgd-accordion.trace").toStdString()));
+    run_ = std::make_shared<RunData>(
+        LoadRunData(test_support::SampleTrace("fmnist-mlp-powersgd-accordion.trace").toStdString()));
     settings_.interval = 2;  // as the sample was recorded
     analysis_ = AnalyseRegimes(*run_, settings_);
     QVERIFY2(analysis_.schedulable, analysis_.problem.c_str());
@@ -94,9 +95,9 @@ class FiguresTest : public QObject {
     const double inside = (band.first + band.last) / 2.0 + 0.25;
     const QColor in = ColumnMode(image, rect, static_cast<int>(plot.xAxis->coordToPixel(inside)));
     const QColor band_color = st::BlendOver(st::BandColor(), st::BackgroundColor());
-    QVERIFY2(Near(in, band_color), qPrintable(QString("inside band at epoch %1: %2, expected %3")
-                                                 .arg(inside)
-                                                 .arg(in.name(), band_color.name())));
+    QVERIFY2(
+        Near(in, band_color),
+        qPrintable(QString("inside band at epoch %1: %2, expected %3").arg(inside).arg(in.name(), band_color.name())));
     // An epoch in no band, away from the LR decay lines.
     int outside = -1;
     for (int e = 0; e < run_->view().num_epochs(); ++e) {
@@ -110,7 +111,8 @@ class FiguresTest : public QObject {
     }
     QVERIFY(outside >= 0);
     const QColor out = ColumnMode(image, rect, static_cast<int>(plot.xAxis->coordToPixel(outside + 0.25)));
-    QVERIFY2(Near(out, st::BackgroundColor()), qPrintable(QString("outside at epoch %1: %2").arg(outside).arg(out.name())));
+    QVERIFY2(Near(out, st::BackgroundColor()),
+             qPrintable(QString("outside at epoch %1: %2").arg(outside).arg(out.name())));
     QVERIFY(plot.yAxis->scaleType() == QCPAxis::stLogarithmic);
     // The Hessian's eigenvalue on the right axis (the sample has "" rows).
     QVERIFY(plot.yAxis2->visible());
@@ -122,7 +124,7 @@ class FiguresTest : public QObject {
     const QString csv = FigureCsv(&plot);
     const int layers = run_->view().num_layers();
     QCOMPARE(Sections(csv, "graph"), layers + 1);  // + the Hessian
-    QVERIFY(!csv.contains("LR decay"));             // legend-only entries are not data
+    QVERIFY(!csv.contains("LR decay"));            // legend-only entries are not data
     QVERIFY(csv.contains("# graph: " + QString::fromStdString(run_->view().layers[0].name) + "\n"));
     QVERIFY(csv.contains("epoch,‖Δ‖ (accumulated gradient norm)\n"));
     // One row per epoch for the first layer.
@@ -257,16 +259,15 @@ class FiguresTest : public QObject {
       for (int l = 0; l < run_->view().num_layers(); ++l) {
         const auto& shape = run_->view().layers[static_cast<size_t>(l)].shape;
         const bool neutral = shape.size() < 2;  // PowerSGD sends 1-D tensors as they are
-        const QColor expected = neutral ? st::LevelNeutralColor()
-                                        : (s.levels[static_cast<size_t>(e)][static_cast<size_t>(l)] == s.level_low
-                                               ? st::LevelLowColor()
-                                               : st::LevelHighColor());
+        const QColor expected =
+            neutral ? st::LevelNeutralColor()
+                    : (s.levels[static_cast<size_t>(e)][static_cast<size_t>(l)] == s.level_low ? st::LevelLowColor()
+                                                                                               : st::LevelHighColor());
         const QColor got = image.pixelColor(static_cast<int>(plot.xAxis->coordToPixel(e + 0.2)),
                                             static_cast<int>(plot.yAxis->coordToPixel(l + 0.2)));
-        QVERIFY2(Near(got, expected, 3), qPrintable(QString("epoch %1 layer %2: %3, expected %4")
-                                                        .arg(e)
-                                                        .arg(l)
-                                                        .arg(got.name(), expected.name())));
+        QVERIFY2(
+            Near(got, expected, 3),
+            qPrintable(QString("epoch %1 layer %2: %3, expected %4").arg(e).arg(l).arg(got.name(), expected.name())));
         seen[expected.name()]++;
       }
     }

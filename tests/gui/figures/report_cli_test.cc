@@ -162,14 +162,11 @@ class ReportCliTest : public QObject {
     const QString parent = test_support::ScratchDir("report-input");
     const QString out = parent + "/report";
     const std::vector<QStringList> cases = {
-        {parent + "/missing.trace", "--out", out},
-        {Accordion()},  // no --out
-        {Accordion(), "--out", out, "--eta", "-1"},
-        {Accordion(), "--out", out, "--topology", "moebius"},
-        {Accordion(), "--out", out, "--low", "0.5"},  // not a PowerSGD rank
+        {parent + "/missing.trace", "--out", out},       {Accordion()},  // no --out
+        {Accordion(), "--out", out, "--eta", "-1"},      {Accordion(), "--out", out, "--topology", "moebius"},
+        {Accordion(), "--out", out, "--low", "0.5"},    // not a PowerSGD rank
         {Accordion(), "--out", out, "--low", "1e308"},  // not an integer at all
-        {Accordion(), "--out", out, "--high", "-1e308"},
-        {Accordion(), "--out", out, "--bogus"},
+        {Accordion(), "--out", out, "--high", "-1e308"}, {Accordion(), "--out", out, "--bogus"},
     };
     for (const QStringList& args : cases) {
       const Result r = RunReport(args);

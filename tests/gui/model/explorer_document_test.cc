@@ -17,7 +17,7 @@
 
 using namespace accordion;
 using namespace accordion::gui;
-using accordion::gui::testing::SampleTrace;
+using accordion::gui::test_support::SampleTrace;
 
 namespace {
 
@@ -25,8 +25,8 @@ const char* kPowerSgd = "fmnist-mlp-powersgd-accordion.trace";
 
 // `accordion-sim replay` on `trace` with `flags`, as JSON.
 nlohmann::json SimReplayJson(const QString& trace, const std::string& flags) {
-  const auto r = accordion::testing::RunCommand(std::string(ACCORDION_BIN_DIR) + "/accordion-sim replay '" +
-                                                trace.toStdString() + "' " + flags + " --format json");
+  const auto r = accordion::test_support::RunCommand(std::string(ACCORDION_BIN_DIR) + "/accordion-sim replay '" +
+                                                     trace.toStdString() + "' " + flags + " --format json");
   if (r.exit_code != 0) qWarning("accordion-sim: %s", r.err.c_str());
   return r.exit_code == 0 ? nlohmann::json::parse(r.out) : nlohmann::json();
 }
@@ -35,8 +35,8 @@ double RelativeDifference(double a, double b) { return std::abs(a - b) / std::ma
 
 // Per epoch: any layer critical in the controller's own schedule.
 std::vector<bool> ControllerCriticalEpochs(const RunData& run, double eta, int interval) {
-  const Schedule s = DeriveAccordionSchedule(
-      run.view(), Scheme::kPowerSgd, AccordionOptions().eta(eta).interval(interval).level_low(2).level_high(1));
+  const Schedule s = DeriveAccordionSchedule(run.view(), Scheme::kPowerSgd,
+                                             AccordionOptions().eta(eta).interval(interval).level_low(2).level_high(1));
   std::vector<bool> out;
   for (const auto& row : s.critical) out.push_back(std::find(row.begin(), row.end(), true) != row.end());
   return out;
@@ -180,8 +180,8 @@ class ExplorerDocumentTest : public QObject {
     QCOMPARE(r.workers, 64);
     const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic));
     QVERIFY(!cli.is_null());
-    for (const auto& [name, mine] : {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low},
-                                     {"static-high", &r.static_high}}) {
+    for (const auto& [name, mine] :
+         {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low}, {"static-high", &r.static_high}}) {
       const double theirs = cli["schedules"][name]["total"]["time_s"].get<double>();
       QVERIFY2(RelativeDifference(mine->total.time_s, theirs) < 1e-9, name);
     }
@@ -247,8 +247,8 @@ class ExplorerDocumentTest : public QObject {
     synthetic::SyntheticTraceOptions o;
     o.epochs = 60;
     o.decay_epochs = {40};
-    const QString path =
-        accordion::gui::testing::WriteSynthetic(accordion::gui::testing::ScratchDir("cancel"), "r18.trace", o);
+    const QString path = accordion::gui::test_support::WriteSynthetic(
+        accordion::gui::test_support::ScratchDir("cancel"), "r18.trace", o);
     ExplorerDocument doc;
     doc.open({path});
     doc.waitForLoads();
@@ -280,15 +280,15 @@ class ExplorerDocumentTest : public QObject {
   // What `accordion-analyze validate` refuses, the explorer does not show:
   // layer rows of an epoch the epochs table does not hold.
   void aTraceValidateRefusesIsNotOpened() {
-    const QString dir = accordion::gui::testing::ScratchDir("past");
-    const QString path = accordion::gui::testing::WriteSynthetic(dir, "past.trace", synthetic::SyntheticTraceOptions());
+    const QString dir = accordion::gui::test_support::ScratchDir("past");
+    const QString path =
+        accordion::gui::test_support::WriteSynthetic(dir, "past.trace", synthetic::SyntheticTraceOptions());
     sqlite3* db = nullptr;
     QCOMPARE(sqlite3_open(path.toStdString().c_str(), &db), SQLITE_OK);
     QCOMPARE(sqlite3_exec(db,
                           "DELETE FROM epochs WHERE epoch = (SELECT MAX(epoch) FROM epochs); "
                           "UPDATE run SET status = 'failed'",
-                          nullptr, nullptr,
-                          nullptr),
+                          nullptr, nullptr, nullptr),
              SQLITE_OK);
     sqlite3_close(db);
     ExplorerDocument doc;
@@ -305,8 +305,8 @@ class ExplorerDocumentTest : public QObject {
   void badFilesReportTheReadersReason() {
     ExplorerDocument doc;
     QSignalSpy failed(&doc, &ExplorerDocument::openFailed);
-    const QString dir = accordion::gui::testing::ScratchDir("bad");
-    const QString truncated = accordion::gui::testing::WriteTruncatedTrace(dir, "cut.trace");
+    const QString dir = accordion::gui::test_support::ScratchDir("bad");
+    const QString truncated = accordion::gui::test_support::WriteTruncatedTrace(dir, "cut.trace");
     QFile text(dir + "/notes.trace");
     QVERIFY(text.open(QIODevice::WriteOnly));
     text.write("these are my notes, not a trace\n");
@@ -327,12 +327,12 @@ class ExplorerDocumentTest : public QObject {
   }
 
   void followsALiveTraceAsItGrows() {
-    const QString dir = accordion::gui::testing::ScratchDir("live");
+    const QString dir = accordion::gui::test_support::ScratchDir("live");
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
     o.epochs = 6;
     o.final_status = RunStatus::kRunning;
-    const QString path = accordion::gui::testing::WriteSynthetic(dir, "live.trace", o);
+    const QString path = accordion::gui::test_support::WriteSynthetic(dir, "live.trace", o);
     ExplorerDocument doc;
     doc.open({path});
     doc.waitForLoads();
@@ -341,7 +341,7 @@ class ExplorerDocumentTest : public QObject {
     QSignalSpy updated(&doc, &ExplorerDocument::liveRunUpdated);
     // The trainer commits more epochs: here, a longer trace takes the file's place.
     o.epochs = 11;
-    accordion::gui::testing::WriteSynthetic(dir, "next.trace", o);
+    accordion::gui::test_support::WriteSynthetic(dir, "next.trace", o);
     QVERIFY(std::rename((dir + "/next.trace").toLocal8Bit().data(), path.toLocal8Bit().data()) == 0);
     doc.pollLiveRuns();
     QTRY_COMPARE(doc.currentRun()->view().num_epochs(), 11);
@@ -350,7 +350,7 @@ class ExplorerDocumentTest : public QObject {
   }
 
   void waitsForTheFirstEpochOfARunJustStarted() {
-    const QString dir = accordion::gui::testing::ScratchDir("first-epoch");
+    const QString dir = accordion::gui::test_support::ScratchDir("first-epoch");
     // What the trainer has written before its first epoch ends: the run and
     // its layers, status running.
     const QString path = dir + "/starting.trace";
@@ -390,7 +390,7 @@ class ExplorerDocumentTest : public QObject {
     // The first epochs land (a longer trace takes the file's place).
     writer.reset();
     o.epochs = 2;
-    accordion::gui::testing::WriteSynthetic(dir, "next.trace", o);
+    accordion::gui::test_support::WriteSynthetic(dir, "next.trace", o);
     QVERIFY(std::rename((dir + "/next.trace").toLocal8Bit().data(), path.toLocal8Bit().data()) == 0);
     doc.pollLiveRuns();
     QTRY_COMPARE(doc.runCount(), 1);
