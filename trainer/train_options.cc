@@ -148,6 +148,21 @@ struct TrainFlag {
   }
 };
 
+// Each scheme's default level, as --low's and --high's help show them: "2 /
+// 0.99 / B" (a batch level is a multiple of --batch-size B).
+std::string DefaultLevelsText(double SchemeDescription::*level) {
+  std::string text;
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (!d.has_levels()) continue;
+    const double v = d.*level;
+    const std::string shown = d.level_kind != LevelKind::kGlobalBatch ? FormatNumber(v)
+                              : v == 1                                ? "B"
+                                                                      : FormatNumber(v) + "B";
+    text += (text.empty() ? "" : " / ") + shown;
+  }
+  return text;
+}
+
 template <typename T>
 nlohmann::json JsonOf(const T& value) {
   return value;
@@ -293,10 +308,12 @@ const std::vector<TrainFlag>& TrainFlags() {
           .Choices({"static", "accordion"}),
       Flag("--level", /*key=*/nullptr, &TrainOptions::level,
            "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the scheme's low"),
-      Flag("--low", "level_low", &TrainOptions::low, "Accordion: level in critical regimes (default 2 / 0.99 / B)")
+      Flag("--low", "level_low", &TrainOptions::low,
+           "Accordion: level in critical regimes (default " + DefaultLevelsText(&SchemeDescription::default_low) + ")")
           .Records([](const TrainOptions& o) { return LevelsOf(o).low; })
           .StaticPolicyFlag("--level"),
-      Flag("--high", "level_high", &TrainOptions::high, "Accordion: level outside them (default 1 / 0.1 / 8B)")
+      Flag("--high", "level_high", &TrainOptions::high,
+           "Accordion: level outside them (default " + DefaultLevelsText(&SchemeDescription::default_high) + ")")
           .Records([](const TrainOptions& o) { return LevelsOf(o).high; })
           .StaticPolicyFlag("--level"),
       Flag("--topk-dense-vectors", "topk_dense_vectors", &TrainOptions::topk_dense_vectors,
