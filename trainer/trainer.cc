@@ -184,9 +184,9 @@ struct Trainer::State {
   };
   EpochPlan PlanEpoch(int epoch) const;
   void StartEpoch(int epoch, const EpochPlan& plan);
-  // Feeds the epoch's gradient norms to the controllers; their verdict is the
-  // next epoch's plan.
-  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms);
+  // Feeds the epoch's per-layer norms and their WholeModelNorm, `model_norm`,
+  // to the controllers; their verdict is the next epoch's plan.
+  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms, double model_norm);
   // The epoch and per-layer rows of the trace, beside what training and
   // evaluation already filled in.
   void FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
@@ -582,7 +582,9 @@ int Trainer::State::RunEpochs() {
       diverged_at = "epoch " + std::to_string(epoch + 1) + " (its accumulated gradient norm is not finite)";
     }
     if (!diverged_at.empty()) return EndDiverged(epoch);
-    const AccordionDecision decision = DecideNextEpoch(epoch, norms);
+    const double model_norm = WholeModelNorm(norms);
+    const AccordionDecision decision = DecideNextEpoch(epoch, norms, model_norm);
+    epoch_data.epoch.model_grad_norm = model_norm;
 
     // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
     // broadcast achieves) before evaluating and estimating the Hessian.
@@ -627,7 +629,7 @@ void Trainer::State::StartEpoch(int epoch, const EpochPlan& plan) {
   data->StartEpoch(epoch, plan.global_batch);
 }
 
-AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms) {
+AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms, double model_norm) {
   const Clock::time_point t_bookkeeping = Clock::now();
   // The controllers see the schedule's LR without the batch factor, so a
   // batch that grows is not read as an LR change; a replay of the recorded
@@ -635,7 +637,6 @@ AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<d
   // together with a non-critical verdict.
   const double lr_base = LearningRate(o, epoch);
   const double lr_next = LearningRate(o, epoch + 1);
-  const double model_norm = WholeModelNorm(norms);
   AccordionDecision decision =
       controller->EndEpoch(batch_scheme ? std::vector<double>{model_norm} : norms, lr_base, lr_next);
   model_controller->EndEpoch({model_norm}, lr_base, lr_next);
@@ -650,7 +651,6 @@ void Trainer::State::FillEpochRecords(int epoch, const EpochPlan& plan, const Ac
   rec.lr = plan.lr;
   rec.batch_size = plan.global_batch;
   rec.critical = plan.model_critical;
-  rec.model_grad_norm = WholeModelNorm(norms);
   for (size_t l = 0; l < layers.size(); ++l) {
     EpochLayerRecord r;
     r.epoch = epoch;
