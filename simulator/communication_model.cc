@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "simulator/child_process.h"
+#include "simulator/topology_description.h"
 
 namespace accordion::sim {
 
@@ -83,10 +84,8 @@ AlphaBetaModel AlphaBetaModelFor(const PlatformSpec& spec, const PlatformProbe& 
     s.bandwidth_Bps = bandwidth * spec.BandwidthFactor(s.min_message_bytes);
   }
   AlphaBetaModel model(segments);
-  // Inside a node, messages take the device links: two of them, no NIC.
-  if (spec.topology == Topology::kHierarchical) {
-    model.nodes(spec.gpus_per_node, 2 * spec.intra_latency_s, spec.intra_bandwidth_Bps);
-  }
+  const NodeLinks nodes = NodesOf(spec);
+  if (nodes.ranks_per_node > 1) model.nodes(nodes.ranks_per_node, nodes.latency_s, nodes.bandwidth_Bps);
   return model;
 }
 

@@ -20,39 +20,14 @@
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "simulator/child_process.h"
+#include "simulator/spec_checks.h"
+#include "simulator/topology_description.h"
 
 namespace accordion::sim {
 
 namespace sg4 = simgrid::s4u;
 
 namespace {
-
-// Host speed does not matter: compute is replayed from the trace as delays.
-constexpr double kHostSpeed = 1e9;
-
-std::string Gbps(double bytes_per_s) { return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s"; }
-std::string Micros(double s) { return FormatNumber(s * 1e6, 12) + " us"; }
-
-// `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9):
-// --bandwidth-gbps -1 is reported as -1 Gb/s, not as -125000000 bytes/s.
-void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {
-  if (!std::isfinite(v) || v <= 0) {
-    throw InputError(what + " must be a positive number, not " + FormatNumber(v * scale, 12) + unit);
-  }
-}
-void RequireNonNegative(double v, const std::string& what, const char* unit = "", double scale = 1) {
-  if (!std::isfinite(v) || v < 0) {
-    throw InputError(what + " must be zero or positive, not " + FormatNumber(v * scale, 12) + unit);
-  }
-}
-void RequireRate(double bytes_per_s, const std::string& what) { RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9); }
-void RequireLatency(double s, const std::string& what) { RequireNonNegative(s, what, " us", 1e6); }
-
-void RequireAtMost(int64_t v, int64_t limit, const std::string& what) {
-  if (v > limit) throw InputError(what + " " + std::to_string(v) + " is above the limit of " + std::to_string(limit));
-}
-
-int64_t CeilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
 
 // "host-2" before "host-10": ranks follow the numbering people give hosts.
 bool NaturalLess(const std::string& a, const std::string& b) {
@@ -95,93 +70,6 @@ void InstallSegments(const PlatformSpec& spec) {
                                  const std::unordered_set<sg4::NetZone*>&) { return spec.BandwidthFactor(size); });
 }
 
-sg4::Link* DuplexLink(sg4::NetZone* zone, const std::string& name, double bandwidth, double latency) {
-  return zone->create_split_duplex_link(name, bandwidth)->set_latency(latency)->seal();
-}
-
-void AttachToStar(sg4::NetZone* star, simgrid::kernel::routing::NetPoint* point,
-                  simgrid::kernel::routing::NetPoint* gateway, sg4::Link* link) {
-  star->add_route(point, nullptr, gateway, nullptr, {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
-}
-
-std::vector<sg4::Host*> BuildStar(const PlatformSpec& spec, int hosts) {
-  auto* zone = sg4::create_star_zone("cluster");
-  std::vector<sg4::Host*> out;
-  for (int i = 0; i < hosts; ++i) {
-    const std::string name = "host-" + std::to_string(i);
-    sg4::Host* host = zone->create_host(name, kHostSpeed);
-    AttachToStar(zone, host->get_netpoint(), nullptr,
-                 DuplexLink(zone, name + "-link", spec.LinkBandwidth(), spec.latency_s));
-    out.push_back(host);
-  }
-  zone->seal();
-  return out;
-}
-
-std::vector<sg4::Host*> BuildHierarchical(const PlatformSpec& spec, int hosts) {
-  auto* cluster = sg4::create_star_zone("cluster");
-  const int nodes = hosts / spec.gpus_per_node;
-  std::vector<sg4::Host*> out;
-  for (int n = 0; n < nodes; ++n) {
-    const std::string node = "node-" + std::to_string(n);
-    auto* zone = sg4::create_star_zone(node);
-    zone->set_parent(cluster);
-    // The gateway stands for the node's switch; reaching it from a device
-    // crosses that device's intra-node link, leaving the node the NIC.
-    auto* gateway = zone->create_router(node + "-switch");
-    for (int g = 0; g < spec.gpus_per_node; ++g) {
-      const std::string name = node + "-gpu-" + std::to_string(g);
-      sg4::Host* host = zone->create_host(name, kHostSpeed);
-      AttachToStar(zone, host->get_netpoint(), nullptr,
-                   DuplexLink(zone, name + "-link", spec.intra_bandwidth_Bps, spec.intra_latency_s));
-      out.push_back(host);
-    }
-    zone->seal();
-    AttachToStar(cluster, zone->get_netpoint(), gateway,
-                 DuplexLink(cluster, node + "-nic", spec.LinkBandwidth(), spec.latency_s));
-  }
-  cluster->seal();
-  return out;
-}
-
-std::vector<sg4::Host*> BuildFatTree(const PlatformSpec& spec, int hosts) {
-  const int per_leaf = spec.hosts_per_leaf;
-  const int leaves = hosts / per_leaf;
-  const int spines = spec.spines > 0 ? spec.spines : per_leaf;
-  std::vector<sg4::Host*> out(hosts, nullptr);
-  auto make_host = [&out](sg4::NetZone* zone, const std::vector<unsigned long>&, unsigned long id) {
-    sg4::Host* host = zone->create_host("host-" + std::to_string(id), kHostSpeed);
-    out.at(id) = host;
-    return std::make_pair(host->get_netpoint(), static_cast<simgrid::kernel::routing::NetPoint*>(nullptr));
-  };
-  const sg4::FatTreeParams params(2, {static_cast<unsigned>(per_leaf), static_cast<unsigned>(leaves)},
-                                  {1u, static_cast<unsigned>(spines)}, {1u, 1u});
-  try {
-    sg4::NetZone* zone =
-        sg4::create_fatTree_zone("cluster", nullptr, params, sg4::ClusterCallbacks(make_host), spec.LinkBandwidth(),
-                                 spec.latency_s, sg4::Link::SharingPolicy::SPLITDUPLEX);
-    zone->seal();
-  } catch (const std::invalid_argument& e) {
-    throw InputError(std::string("fat-tree: ") + e.what());
-  }
-  return out;
-}
-
-std::vector<sg4::Host*> BuildRing(const PlatformSpec& spec, int hosts) {
-  auto* zone = sg4::create_dijkstra_zone("cluster", true);
-  std::vector<sg4::Host*> out;
-  for (int i = 0; i < hosts; ++i) out.push_back(zone->create_host("host-" + std::to_string(i), kHostSpeed));
-  // Two hosts share one link rather than closing a double ring; one has none.
-  const int links = hosts < 3 ? hosts - 1 : hosts;
-  for (int i = 0; i < links; ++i) {
-    sg4::Link* link = DuplexLink(zone, "ring-link-" + std::to_string(i), spec.LinkBandwidth(), spec.latency_s);
-    zone->add_route(out[i]->get_netpoint(), out[(i + 1) % hosts]->get_netpoint(), nullptr, nullptr,
-                    {sg4::LinkInRoute(link, sg4::LinkInRoute::Direction::UP)}, true);
-  }
-  zone->seal();
-  return out;
-}
-
 std::vector<sg4::Host*> LoadXml(const PlatformSpec& spec) {
   const sg4::Engine* engine = sg4::Engine::get_instance();
   try {
@@ -207,25 +95,11 @@ std::vector<sg4::Host*> LoadXml(const PlatformSpec& spec) {
 
 }  // namespace
 
-const char* ToString(Topology topology) {
-  switch (topology) {
-    case Topology::kStar:
-      return "star";
-    case Topology::kFatTree:
-      return "fat-tree";
-    case Topology::kHierarchical:
-      return "hierarchical";
-    case Topology::kRing:
-      return "ring";
-    case Topology::kXml:
-      return "xml";
-  }
-  return "?";
-}
+const char* ToString(Topology topology) { return topology == Topology::kXml ? "xml" : Describe(topology).name; }
 
 std::optional<Topology> ParseTopology(const std::string& name) {
-  for (Topology t : {Topology::kStar, Topology::kFatTree, Topology::kHierarchical, Topology::kRing}) {
-    if (name == ToString(t)) return t;
+  for (const TopologyDescription& d : AllTopologies()) {
+    if (name == d.name) return d.topology;
   }
   return std::nullopt;
 }
@@ -252,17 +126,8 @@ void PlatformSpec::Validate() const {
     RequireLatency(latency_s, "latency");
   }
   RequireAtMost(hosts, kMaxHosts, "hosts");
-  if (topology == Topology::kHierarchical) {
-    if (gpus_per_node < 1) throw InputError("gpus per node must be at least 1");
-    RequireAtMost(gpus_per_node, kMaxGpusPerNode, "gpus per node");
-    RequireRate(intra_bandwidth_Bps, "intra-node bandwidth");
-    RequireLatency(intra_latency_s, "intra-node latency");
-  }
-  if (topology == Topology::kFatTree) {
-    if (hosts_per_leaf < 1) throw InputError("hosts per leaf must be at least 1");
-    if (spines < 0) throw InputError("spines must be zero (as many as hosts per leaf) or positive");
-    RequireAtMost(hosts_per_leaf, kMaxHosts, "hosts per leaf");
-    RequireAtMost(spines, kMaxHosts, "spines");
+  if (topology != Topology::kXml) {
+    for (const TopologyParameter& p : sim::Describe(topology).parameters) p.Check(*this);
   }
   RequireNonNegative(collective_overhead_s, "collective overhead");
   if (collective_overhead_s >= 10) {
@@ -322,58 +187,19 @@ int PlatformSpec::HostCount(int ranks) const {
   if (topology != Topology::kXml && wanted < ranks) {
     throw InputError(std::to_string(ranks) + " ranks do not fit on " + std::to_string(wanted) + " hosts");
   }
-  // In 64 bits: whole nodes or leaves of a huge size overflow an int.
-  int64_t n = wanted;
-  switch (topology) {
-    case Topology::kXml:
-      return -1;
-    case Topology::kHierarchical:
-      n = CeilDiv(wanted, gpus_per_node) * gpus_per_node;
-      RequireAtMost(n, kMaxHosts, "hosts in whole nodes of " + std::to_string(gpus_per_node) + " devices:");
-      break;
-    case Topology::kFatTree: {
-      n = CeilDiv(wanted, hosts_per_leaf) * hosts_per_leaf;
-      RequireAtMost(n, kMaxHosts, "hosts in whole leaves of " + std::to_string(hosts_per_leaf) + ":");
-      const int64_t leaf_spine_links = (n / hosts_per_leaf) * (spines > 0 ? spines : hosts_per_leaf);
-      RequireAtMost(leaf_spine_links, kMaxFatTreeLinks, "fat-tree leaf-to-spine links");
-      break;
-    }
-    default:
-      break;
-  }
-  return static_cast<int>(n);
+  if (topology == Topology::kXml) return -1;
+  return static_cast<int>(sim::Describe(topology).host_count(*this, wanted));
 }
 
 std::string PlatformSpec::Describe(int ranks) const {
-  std::string text;
-  const int n = HostCount(ranks);
-  switch (topology) {
-    case Topology::kStar:
-      text = "star of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + " per link";
-      break;
-    case Topology::kFatTree:
-      text = "fat-tree of " + std::to_string(n) + " hosts (" + std::to_string(hosts_per_leaf) + " per leaf, " +
-             std::to_string(spines > 0 ? spines : hosts_per_leaf) + " spines), " + Gbps(bandwidth_Bps) + ", " +
-             Micros(latency_s) + " per link";
-      break;
-    case Topology::kHierarchical:
-      text = "hierarchical: " + std::to_string(n / gpus_per_node) + " nodes x " + std::to_string(gpus_per_node) +
-             " devices (intra " + Gbps(intra_bandwidth_Bps) + ", " + Micros(intra_latency_s) + "; NIC " +
-             Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + ")";
-      break;
-    case Topology::kRing:
-      text = "ring of " + std::to_string(n) + " hosts, " + Gbps(bandwidth_Bps) + ", " + Micros(latency_s) + " per link";
-      break;
-    case Topology::kXml:
-      text = "SimGrid platform " + xml_path;
-      break;
-  }
+  std::string text = topology == Topology::kXml ? "SimGrid platform " + xml_path
+                                                : sim::Describe(topology).describe(*this, HostCount(ranks));
   text += ", " + network.Describe();
   if (!segments.empty()) text += ", " + std::to_string(segments.size()) + " calibrated message-size segments";
-  if (collective_overhead_s > 0) text += ", collective overhead " + Micros(collective_overhead_s);
+  if (collective_overhead_s > 0) text += ", collective overhead " + MicrosText(collective_overhead_s);
   if (host_s_per_byte > 0) {
-    text += ", host cost " + FormatNumber(host_s_per_byte * 1e9, 12) + " ns/B (links deliver " + Gbps(LinkBandwidth()) +
-            ")";
+    text += ", host cost " + FormatNumber(host_s_per_byte * 1e9, 12) + " ns/B (links deliver " +
+            GbpsText(LinkBandwidth()) + ")";
   }
   return text;
 }
@@ -388,14 +214,11 @@ nlohmann::json PlatformSpec::ToJson() const {
     j["latency_us"] = latency_s * 1e6;
   }
   if (hosts > 0) j["hosts"] = hosts;
-  if (topology == Topology::kHierarchical) {
-    j["gpus_per_node"] = gpus_per_node;
-    j["intra_bandwidth_gbps"] = GbpsFromBytesPerSecond(intra_bandwidth_Bps);
-    j["intra_latency_us"] = intra_latency_s * 1e6;
-  }
-  if (topology == Topology::kFatTree) {
-    j["hosts_per_leaf"] = hosts_per_leaf;
-    j["spines"] = spines;
+  if (topology != Topology::kXml) {
+    for (const TopologyParameter& p : sim::Describe(topology).parameters) {
+      j[p.key] = p.unit == ParameterUnit::kCount ? nlohmann::json(static_cast<int>(p.get(*this)))
+                                                 : nlohmann::json(p.get(*this));
+    }
   }
   j["network"] = {
       {"model", network.model()}, {"tcp_gamma", network.tcp_gamma()}, {"crosstraffic", network.crosstraffic()}};
@@ -483,20 +306,27 @@ PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin
   if (xml) {
     spec = XmlPlatform(*xml);
   } else if (!topology) {
-    throw InputError(origin + ": 'topology' is required (star, fat-tree, hierarchical or ring)");
+    throw InputError(origin + ": 'topology' is required (" + TopologyNames() + ")");
   } else if (const std::optional<Topology> t = ParseTopology(*topology)) {
     spec.topology = *t;
   } else {
-    throw InputError(origin + ": unknown topology '" + *topology + "' (star, fat-tree, hierarchical, ring)");
+    throw InputError(origin + ": unknown topology '" + *topology + "' (" + TopologyNames(", ") + ")");
   }
   if (auto v = f.Integer("hosts")) spec.hosts = *v;
   if (auto v = f.Number("bandwidth_gbps")) spec.bandwidth_Bps = BytesPerSecondFromGbps(*v);
   if (auto v = f.Number("latency_us")) spec.latency_s = *v * 1e-6;
-  if (auto v = f.Integer("gpus_per_node")) spec.gpus_per_node = *v;
-  if (auto v = f.Number("intra_bandwidth_gbps")) spec.intra_bandwidth_Bps = BytesPerSecondFromGbps(*v);
-  if (auto v = f.Number("intra_latency_us")) spec.intra_latency_s = *v * 1e-6;
-  if (auto v = f.Integer("hosts_per_leaf")) spec.hosts_per_leaf = *v;
-  if (auto v = f.Integer("spines")) spec.spines = *v;
+  // Every topology's keys are read, whichever the file names, as before.
+  for (const TopologyDescription& d : AllTopologies()) {
+    for (const TopologyParameter& p : d.parameters) {
+      std::optional<double> v;
+      if (p.unit == ParameterUnit::kCount) {
+        if (const std::optional<int> n = f.Integer(p.key)) v = *n;
+      } else {
+        v = f.Number(p.key);
+      }
+      if (v) p.set(spec, *v);
+    }
+  }
   if (auto v = f.Number("collective_overhead_us")) spec.collective_overhead_s = *v * 1e-6;
   if (auto v = f.Number("host_ns_per_byte")) spec.host_s_per_byte = *v * 1e-9;
   if (const nlohmann::json* n = f.Child("network")) {
@@ -634,24 +464,8 @@ std::vector<sg4::Host*> BuildPlatform(const PlatformSpec& spec, int ranks) {
   spec.Validate();
   const int hosts = spec.HostCount(ranks);
   ApplyNetworkOptions(spec);
-  std::vector<sg4::Host*> all;
-  switch (spec.topology) {
-    case Topology::kStar:
-      all = BuildStar(spec, hosts);
-      break;
-    case Topology::kFatTree:
-      all = BuildFatTree(spec, hosts);
-      break;
-    case Topology::kHierarchical:
-      all = BuildHierarchical(spec, hosts);
-      break;
-    case Topology::kRing:
-      all = BuildRing(spec, hosts);
-      break;
-    case Topology::kXml:
-      all = LoadXml(spec);
-      break;
-  }
+  std::vector<sg4::Host*> all =
+      spec.topology == Topology::kXml ? LoadXml(spec) : Describe(spec.topology).build(spec, hosts);
   if (static_cast<int>(all.size()) < ranks) {
     throw InputError(std::to_string(ranks) + " ranks do not fit on the " + std::to_string(all.size()) + " hosts of " +
                      spec.Describe(ranks));

@@ -7,7 +7,8 @@
 //   HierarchicalPlatformOptions().gpus_per_node(8).intra_bandwidth_gbps(600)...
 //   RingPlatformOptions()...
 //
-// Latencies are per link; every link is split-duplex (each direction has the
+// What each topology takes, checks, and how SimGrid builds it is one row of
+// topology_description.h. Latencies are per link; every link is split-duplex (each direction has the
 // full bandwidth). Ranks are placed on hosts in order, so on the hierarchical
 // platform consecutive ranks share a node.
 #ifndef ACCORDION_SIMULATOR_PLATFORM_H_

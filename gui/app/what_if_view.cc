@@ -23,10 +23,26 @@
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
+#include "simulator/topology_description.h"
 
 namespace accordion::gui {
 
 namespace {
+
+// "gpus_per_node" -> "gpusPerNode": Qt's object names for a parameter's control.
+QString ControlName(const char* key) {
+  QString name;
+  bool upper = false;
+  for (const char* c = key; *c; ++c) {
+    if (*c == '_') {
+      upper = true;
+      continue;
+    }
+    name += upper ? QChar(*c).toUpper() : QChar(*c);
+    upper = false;
+  }
+  return name;
+}
 
 QTableWidgetItem* Cell(const QString& text, bool number) {
   auto* item = new QTableWidgetItem(text);
@@ -45,8 +61,6 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       latency_(new QDoubleSpinBox(this)),
       topology_(new QComboBox(this)),
       platform_file_(new QLabel(this)),
-      gpus_per_node_(new QSpinBox(this)),
-      hosts_per_leaf_(new QSpinBox(this)),
       network_model_(new QComboBox(this)),
       allreduce_(new QComboBox(this)),
       simulate_(new QPushButton(tr("Simulate with SimGrid"), this)),
@@ -81,19 +95,23 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   latency_->setKeyboardTracking(false);
   latency_->setToolTip(tr("Per link"));
   topology_->setObjectName("topologyCombo");
-  topology_->addItem(tr("star"), static_cast<int>(sim::Topology::kStar));
-  topology_->addItem(tr("fat-tree"), static_cast<int>(sim::Topology::kFatTree));
-  topology_->addItem(tr("hierarchical"), static_cast<int>(sim::Topology::kHierarchical));
-  topology_->addItem(tr("ring"), static_cast<int>(sim::Topology::kRing));
+  for (const sim::TopologyDescription& d : sim::AllTopologies()) {
+    topology_->addItem(QString::fromUtf8(d.name), static_cast<int>(d.topology));
+    for (const sim::TopologyParameter& p : d.parameters) {
+      if (!p.label) continue;
+      auto* spin = new QDoubleSpinBox(this);
+      spin->setObjectName(ControlName(p.key) + "Spin");
+      spin->setDecimals(p.unit == sim::ParameterUnit::kCount ? 0 : 2);
+      spin->setRange(p.unit == sim::ParameterUnit::kCount ? p.min_count : 0,
+                     p.unit == sim::ParameterUnit::kCount ? p.max_count : 1e6);
+      spin->setKeyboardTracking(false);
+      spin->setToolTip(QString::fromStdString(p.help));
+      topology_controls_.push_back({d.topology, &p, spin});
+    }
+  }
   topology_->addItem(tr("platform file…"), static_cast<int>(sim::Topology::kXml));
   platform_file_->setObjectName("platformFileLabel");
   platform_file_->setWordWrap(true);
-  gpus_per_node_->setObjectName("gpusPerNodeSpin");
-  gpus_per_node_->setRange(1, 1024);
-  gpus_per_node_->setKeyboardTracking(false);
-  hosts_per_leaf_->setObjectName("hostsPerLeafSpin");
-  hosts_per_leaf_->setRange(1, 4096);
-  hosts_per_leaf_->setKeyboardTracking(false);
   network_model_->setObjectName("networkModelCombo");
   network_model_->addItem("LV08");
   network_model_->addItem("CM02");
@@ -151,8 +169,7 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   form->addRow(tr("Latency"), latency_);
   form->addRow(tr("Topology"), topology_);
   form->addRow(QString(), platform_file_);
-  form->addRow(tr("GPUs per node"), gpus_per_node_);
-  form->addRow(tr("Hosts per leaf"), hosts_per_leaf_);
+  for (const TopologyControl& c : topology_controls_) form->addRow(tr(c.parameter->label), c.spin);
   form->addRow(tr("Network model"), network_model_);
   form->addRow(tr("All-reduce"), allreduce_);
   auto* cluster = new QGroupBox(tr("Cluster"), this);
@@ -207,8 +224,9 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   connect(workers_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
   connect(bandwidth_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
   connect(latency_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
-  connect(gpus_per_node_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
-  connect(hosts_per_leaf_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
+  for (const TopologyControl& c : topology_controls_) {
+    connect(c.spin, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
+  }
   connect(network_model_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
   connect(allreduce_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
   connect(topology_, &QComboBox::activated, this, &WhatIfView::chooseTopology);
@@ -273,8 +291,7 @@ void WhatIfView::chooseTopology(int index) {
 
 void WhatIfView::updateTopologyFields() {
   const auto t = static_cast<sim::Topology>(topology_->currentData().toInt());
-  gpus_per_node_->setEnabled(t == sim::Topology::kHierarchical);
-  hosts_per_leaf_->setEnabled(t == sim::Topology::kFatTree);
+  for (const TopologyControl& c : topology_controls_) c.spin->setEnabled(c.topology == t);
   const bool file = t == sim::Topology::kXml;
   platform_file_->setVisible(file);
   platform_file_->setText(file ? QFileInfo(QString::fromStdString(platform_path_)).fileName() : QString());
@@ -292,8 +309,7 @@ void WhatIfView::apply() {
   w.latency_us = latency_->value();
   w.topology = static_cast<sim::Topology>(topology_->currentData().toInt());
   w.platform_file = w.topology == sim::Topology::kXml ? platform_path_ : std::string();
-  w.gpus_per_node = gpus_per_node_->value();
-  w.hosts_per_leaf = hosts_per_leaf_->value();
+  for (const TopologyControl& c : topology_controls_) w.topology_parameters[c.parameter->key] = c.spin->value();
   w.network_model = network_model_->currentText().toStdString();
   w.allreduce = static_cast<sim::AllReduceAlgorithm>(allreduce_->currentData().toInt());
   updateTopologyFields();
@@ -310,8 +326,7 @@ void WhatIfView::showSettings() {
   topology_->setCurrentIndex(t >= 0 ? t : 0);
   topology_index_ = topology_->currentIndex();
   if (w.topology == sim::Topology::kXml) platform_path_ = w.platform_file;
-  gpus_per_node_->setValue(w.gpus_per_node);
-  hosts_per_leaf_->setValue(w.hosts_per_leaf);
+  for (const TopologyControl& c : topology_controls_) c.spin->setValue(TopologyParameterOf(w, *c.parameter));
   const int m = network_model_->findText(QString::fromStdString(w.network_model));
   network_model_->setCurrentIndex(m >= 0 ? m : 0);
   allreduce_->setCurrentIndex(allreduce_->findData(static_cast<int>(w.allreduce)));

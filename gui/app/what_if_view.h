@@ -7,6 +7,7 @@
 
 #include <QWidget>
 #include <string>
+#include <vector>
 
 class QCheckBox;
 class QComboBox;
@@ -16,6 +17,11 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QTableWidget;
+
+namespace accordion::sim {
+enum class Topology;
+struct TopologyParameter;
+}  // namespace accordion::sim
 
 namespace accordion::gui {
 
@@ -53,8 +59,14 @@ class WhatIfView : public QWidget {
   QDoubleSpinBox* latency_;
   QComboBox* topology_;
   QLabel* platform_file_;
-  QSpinBox* gpus_per_node_;
-  QSpinBox* hosts_per_leaf_;
+  // A control for each topology parameter that has a label, enabled while
+  // its topology is chosen.
+  struct TopologyControl {
+    sim::Topology topology;
+    const sim::TopologyParameter* parameter;
+    QDoubleSpinBox* spin;
+  };
+  std::vector<TopologyControl> topology_controls_;
   QComboBox* network_model_;
   QComboBox* allreduce_;
   QPushButton* simulate_;

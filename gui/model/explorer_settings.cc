@@ -6,6 +6,7 @@
 
 #include "analysis/schedule.h"
 #include "common/number_format.h"
+#include "simulator/topology_description.h"
 
 namespace accordion::gui {
 
@@ -34,8 +35,13 @@ ResolvedSchedule Resolve(const RunInfo& run, const ScheduleSettings& settings) {
 
 bool WhatIfSettings::operator==(const WhatIfSettings& o) const {
   return workers == o.workers && bandwidth_gbps == o.bandwidth_gbps && latency_us == o.latency_us &&
-         topology == o.topology && platform_file == o.platform_file && gpus_per_node == o.gpus_per_node &&
-         hosts_per_leaf == o.hosts_per_leaf && network_model == o.network_model && allreduce == o.allreduce;
+         topology == o.topology && platform_file == o.platform_file && topology_parameters == o.topology_parameters &&
+         network_model == o.network_model && allreduce == o.allreduce;
+}
+
+double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter& p) {
+  const auto it = w.topology_parameters.find(p.key);
+  return it != w.topology_parameters.end() ? it->second : p.get(sim::PlatformSpec());
 }
 
 sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
@@ -47,8 +53,9 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
     spec.topology = w.topology;
     spec.bandwidth_Bps = BytesPerSecondFromGbps(w.bandwidth_gbps);
     spec.latency_s = w.latency_us * 1e-6;
-    spec.gpus_per_node = w.gpus_per_node;
-    spec.hosts_per_leaf = w.hosts_per_leaf;
+    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+      if (p.label) p.set(spec, TopologyParameterOf(w, p));
+    }
     spec.network.model(w.network_model);
   }
   spec.Validate();
@@ -56,8 +63,9 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
 }
 
 sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model) {
+  const sim::PlatformSpec platform = PlatformOf(w);
   sim::ReplayOptions o;
-  o.platform(PlatformOf(w))
+  o.platform(platform)
       .workers(w.workers)
       .scheme(s.scheme)
       .accordion(AccordionOptions().eta(s.eta).interval(s.interval))
@@ -66,8 +74,7 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
       .model(model)
       .allreduce(w.allreduce)
       // As accordion-sim: a hierarchical all-reduce groups the platform's nodes.
-      .collective(
-          sim::CollectiveOptions().ranks_per_node(w.topology == sim::Topology::kHierarchical ? w.gpus_per_node : 1))
+      .collective(sim::CollectiveOptions().ranks_per_node(sim::NodesOf(platform).ranks_per_node))
       .jobs(SimulationJobs());
   return o;
 }
@@ -80,8 +87,9 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   } else {
     f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12)
       << " --latency-us " << FormatNumber(w.latency_us, 12);
-    if (w.topology == sim::Topology::kHierarchical) f << " --gpus-per-node " << w.gpus_per_node;
-    if (w.topology == sim::Topology::kFatTree) f << " --hosts-per-leaf " << w.hosts_per_leaf;
+    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+      if (p.label) f << " " << p.Flag() << " " << FormatNumber(TopologyParameterOf(w, p), 12);
+    }
   }
   if (w.topology != sim::Topology::kXml) f << " --network-model " << w.network_model;
   f << " --allreduce " << sim::ToString(w.allreduce);

@@ -5,6 +5,7 @@
 #ifndef ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
 #define ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <utility>
@@ -13,6 +14,7 @@
 #include "simulator/communication_model.h"
 #include "simulator/platform.h"
 #include "simulator/replay_engine.h"
+#include "simulator/topology_description.h"
 #include "traces/records.h"
 
 namespace accordion::gui {
@@ -46,14 +48,18 @@ struct WhatIfSettings {
   double latency_us = 5;
   sim::Topology topology = sim::Topology::kStar;  // kXml: platform_file
   std::string platform_file;                      // JSON or SimGrid XML; used when topology is kXml
-  int gpus_per_node = 8;                          // hierarchical
-  int hosts_per_leaf = 16;                        // fat-tree
-  std::string network_model = "LV08";             // LV08 or CM02; a platform file keeps its own
+  // The topology's parameters that have a control (TopologyParameter::label),
+  // by key, in the parameter's unit; a missing one takes PlatformSpec's default.
+  std::map<std::string, double> topology_parameters;
+  std::string network_model = "LV08";  // LV08 or CM02; a platform file keeps its own
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
 
   bool operator==(const WhatIfSettings& o) const;
   bool operator!=(const WhatIfSettings& o) const { return !(*this == o); }
 };
+
+// The value of a topology parameter `w` sets, or PlatformSpec's default.
+double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter& p);
 
 // The platform the what-if describes (reads platform_file for kXml; throws
 // InputError for a bad one).

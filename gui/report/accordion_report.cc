@@ -19,6 +19,7 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
@@ -31,6 +32,7 @@
 #include "gui/model/what_if.h"
 #include "gui/report/report_writer.h"
 #include "simulator/child_process.h"
+#include "simulator/topology_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_validator.h"
 
@@ -50,6 +52,7 @@ struct Args {
   int workers = 0;
   std::optional<double> bandwidth_gbps, latency_us;
   std::string topology, platform, allreduce = "ring", network_model;
+  std::map<std::string, std::optional<double>> topology_parameters;  // the GUI's, by key
   bool simulate = false;
 };
 
@@ -130,10 +133,11 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
     w.platform_file = a.platform;
   } else if (!a.topology.empty()) {
     const std::optional<sim::Topology> t = sim::ParseTopology(a.topology);
-    if (!t || *t == sim::Topology::kXml) {
-      throw InputError("unknown topology '" + a.topology + "' (star, fat-tree, hierarchical, ring)");
-    }
+    if (!t) throw InputError("unknown topology '" + a.topology + "' (" + sim::TopologyNames(", ") + ")");
     w.topology = *t;
+  }
+  for (const auto& [key, value] : a.topology_parameters) {
+    if (value) w.topology_parameters[key] = *value;
   }
   if (a.bandwidth_gbps) w.bandwidth_gbps = *a.bandwidth_gbps;
   if (a.latency_us) w.latency_us = *a.latency_us;
@@ -291,8 +295,19 @@ int main(int argc, char** argv) {
   app.add_option("--latency-us", a.latency_us,
                  "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
-      ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));
+  std::vector<std::string> topologies;
+  for (const sim::TopologyDescription& d : sim::AllTopologies()) topologies.push_back(d.name);
+  app.add_option("--topology", a.topology,
+                 sim::TopologyNames() + " (default " + sim::ToString(sim::PlatformSpec().topology) + ")")
+      ->check(CLI::IsMember(topologies));
+  for (const sim::TopologyDescription& d : sim::AllTopologies()) {
+    for (const sim::TopologyParameter& p : d.parameters) {
+      if (!p.label) continue;  // the GUI's controls only
+      CLI::Option* o = app.add_option(p.Flag(), a.topology_parameters[p.key], p.Help(d.title));
+      if (p.unit == sim::ParameterUnit::kCount)
+        o->check(CLI::Range(p.min_count, p.max_count) & CLI::TypeValidator<int>());
+    }
+  }
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
   app.add_option("--allreduce", a.allreduce,
                  "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")

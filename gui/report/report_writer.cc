@@ -17,6 +17,7 @@
 #include "common/version.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "simulator/topology_description.h"
 
 namespace accordion::gui::report {
 
@@ -150,6 +151,9 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
     t += Row({"platform file", Html(w.platform_file)});
   } else {
     t += Row({"topology", Html(std::string(sim::ToString(w.topology)))});
+    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+      if (p.label) t += Row({QString::fromUtf8(p.label), QString::number(TopologyParameterOf(w, p))});
+    }
     t += Row({"bandwidth", QString::number(w.bandwidth_gbps) + " Gb/s"});
     t += Row({"latency", QString::number(w.latency_us) + " µs"});
     t += Row({"network model", Html(w.network_model)});

@@ -1,7 +1,9 @@
 // accordion-sim: replay traces on simulated clusters (SimGrid) under any
 // Accordion setting, calibrate platforms from measured collectives, sweep
 // settings, and time single collectives.
+#include <algorithm>
 #include <cmath>
+#include <deque>
 #include <iomanip>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -18,6 +20,7 @@
 #include "simulator/replay_report.h"
 #include "simulator/sweep.h"
 #include "simulator/timeline.h"
+#include "simulator/topology_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::sim {
@@ -35,13 +38,24 @@ std::vector<std::string> Inputs(const std::string& trace, const std::string& pla
   return inputs;
 }
 
-// The flags that describe a platform, on every command that needs one.
+// The flags that describe a platform, on every command that needs one;
+// each topology's own parameters come from its description.
 struct PlatformFlags {
+  // One topology parameter's flag; counts are read as integers.
+  struct ParameterFlag {
+    const TopologyParameter* parameter;
+    std::optional<int> count;
+    std::optional<double> number;
+    bool given() const { return count || number; }
+    double value() const { return count ? *count : *number; }
+  };
+
   std::string file;
   std::string topology;
-  std::optional<double> bandwidth_gbps, latency_us, intra_bandwidth_gbps, intra_latency_us, tcp_gamma;
+  std::optional<double> bandwidth_gbps, latency_us, tcp_gamma;
   std::optional<double> collective_overhead_us, host_ns_per_byte;
-  std::optional<int> hosts, gpus_per_node, hosts_per_leaf, spines;
+  std::optional<int> hosts;
+  std::deque<ParameterFlag> parameters;  // stable addresses for CLI11
   std::optional<std::string> network_model, crosstraffic;
 
   // `link_values`: whether --bandwidth-gbps / --latency-us are single values
@@ -49,7 +63,7 @@ struct PlatformFlags {
   void Add(CLI::App* cmd, bool link_values) {
     const PlatformSpec defaults;
     cmd->add_option("--platform", file, "Platform file: JSON (see docs/simulator.md) or SimGrid XML (.xml)");
-    cmd->add_option("--topology", topology, "star, fat-tree, hierarchical or ring (default star)");
+    cmd->add_option("--topology", topology, TopologyNames() + " (default " + ToString(defaults.topology) + ")");
     if (link_values) {
       cmd->add_option("--bandwidth-gbps", bandwidth_gbps,
                       "Link bandwidth, Gb/s (hierarchical: the node NICs; default " +
@@ -60,24 +74,24 @@ struct PlatformFlags {
     cmd->add_option("--hosts", hosts,
                     "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
                         ", more than the largest clusters, in whole nodes or leaves too)");
-    cmd->add_option("--gpus-per-node", gpus_per_node,
-                    "Hierarchical: devices per node (default " + std::to_string(defaults.gpus_per_node) + "; at most " +
-                        std::to_string(kMaxGpusPerNode) + ")");
-    cmd->add_option("--intra-bandwidth-gbps", intra_bandwidth_gbps,
-                    "Hierarchical: device link, Gb/s (default " +
-                        HelpNumber(GbpsFromBytesPerSecond(defaults.intra_bandwidth_Bps)) + ")");
-    cmd->add_option("--intra-latency-us", intra_latency_us,
-                    "Hierarchical: device link latency (default " + HelpNumber(defaults.intra_latency_s * 1e6) + ")");
-    cmd->add_option("--hosts-per-leaf", hosts_per_leaf,
-                    "Fat-tree: hosts per leaf switch (default " + std::to_string(defaults.hosts_per_leaf) + ")");
-    cmd->add_option("--spines", spines,
-                    "Fat-tree: spine switches (default: hosts per leaf, non-blocking; leaves x spines at most " +
-                        std::to_string(kMaxFatTreeLinks) + ")");
-    cmd->add_option("--network-model", network_model, "SimGrid network model: LV08 (default) or CM02");
+    for (const TopologyDescription& d : AllTopologies()) {
+      for (const TopologyParameter& p : d.parameters) {
+        ParameterFlag& f = parameters.emplace_back(ParameterFlag{&p, std::nullopt, std::nullopt});
+        if (p.unit == ParameterUnit::kCount) {
+          cmd->add_option(p.Flag(), f.count, p.Help(d.title));
+        } else {
+          cmd->add_option(p.Flag(), f.number, p.Help(d.title));
+        }
+      }
+    }
+    cmd->add_option("--network-model", network_model,
+                    "SimGrid network model: LV08 or CM02 (default " + defaults.network.model() + ")");
     cmd->add_option(
         "--tcp-gamma", tcp_gamma,
         "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) + "; 0: no window)");
-    cmd->add_option("--crosstraffic", crosstraffic, "SimGrid network/crosstraffic: on (default) or off")
+    cmd->add_option("--crosstraffic", crosstraffic,
+                    std::string("SimGrid network/crosstraffic: on or off (default ") +
+                        (defaults.network.crosstraffic() ? "on" : "off") + ")")
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
                     "Software cost of one collective, microseconds (default " +
@@ -94,21 +108,23 @@ struct PlatformFlags {
       spec = LoadPlatformFile(file);
     } else if (!topology.empty()) {
       const std::optional<Topology> t = ParseTopology(topology);
-      if (!t) throw InputError("unknown topology '" + topology + "' (star, fat-tree, hierarchical, ring)");
+      if (!t) throw InputError("unknown topology '" + topology + "' (" + TopologyNames(", ") + ")");
       spec.topology = *t;
     }
     const bool xml = spec.topology == Topology::kXml;
-    if (xml && (bandwidth_gbps || latency_us || intra_bandwidth_gbps || intra_latency_us)) {
+    const bool link_flags =
+        bandwidth_gbps || latency_us || std::any_of(parameters.begin(), parameters.end(), [](const ParameterFlag& f) {
+          return f.given() && f.parameter->unit != ParameterUnit::kCount;
+        });
+    if (xml && link_flags) {
       throw InputError("an XML platform has its own links: drop the bandwidth and latency flags");
     }
     if (bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*bandwidth_gbps);
     if (latency_us) spec.latency_s = *latency_us * 1e-6;
-    if (intra_bandwidth_gbps) spec.intra_bandwidth_Bps = BytesPerSecondFromGbps(*intra_bandwidth_gbps);
-    if (intra_latency_us) spec.intra_latency_s = *intra_latency_us * 1e-6;
     if (hosts) spec.hosts = *hosts;
-    if (gpus_per_node) spec.gpus_per_node = *gpus_per_node;
-    if (hosts_per_leaf) spec.hosts_per_leaf = *hosts_per_leaf;
-    if (spines) spec.spines = *spines;
+    for (const ParameterFlag& f : parameters) {
+      if (f.given()) f.parameter->set(spec, f.value());
+    }
     if (network_model) spec.network.model(*network_model);
     if (tcp_gamma) spec.network.tcp_gamma(*tcp_gamma);
     if (crosstraffic) spec.network.crosstraffic(*crosstraffic == "on");
@@ -261,8 +277,7 @@ struct CollectiveFlags {
     CollectiveOptions o;
     if (chunk_kb) o.chunk_bytes(*chunk_kb * 1024);
     if (channels) o.channels(*channels);
-    o.ranks_per_node(ranks_per_node ? *ranks_per_node
-                                    : (spec.topology == Topology::kHierarchical ? spec.gpus_per_node : 1));
+    o.ranks_per_node(ranks_per_node ? *ranks_per_node : NodesOf(spec).ranks_per_node);
     o.Validate();
     return o;
   }

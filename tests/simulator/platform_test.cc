@@ -12,6 +12,7 @@
 #include "simulator/alpha_beta_model.h"
 #include "simulator/child_process.h"
 #include "simulator/network_simulation.h"
+#include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
 
 namespace accordion::sim {
@@ -84,6 +85,49 @@ TEST(PlatformSpec, JsonRoundTripsEveryTopology) {
     EXPECT_EQ(back.ToJson(), s.ToJson());
     EXPECT_EQ(back.Describe(16), s.Describe(16));
   }
+}
+
+// Every topology row is what the flags, files and checks are built from:
+// its name parses back, and each parameter is read and written through its
+// own key, in its own unit, and checked against its own range.
+TEST(TopologyDescription, EveryTopologysNameAndParametersRoundTrip) {
+  for (const TopologyDescription& d : AllTopologies()) {
+    SCOPED_TRACE(d.name);
+    EXPECT_EQ(ParseTopology(d.name), d.topology);
+    EXPECT_STREQ(ToString(d.topology), d.name);
+    EXPECT_EQ(&Describe(d.topology), &d);
+    EXPECT_NE(TopologyNames().find(d.name), std::string::npos);
+    for (const TopologyParameter& p : d.parameters) {
+      SCOPED_TRACE(p.key);
+      PlatformSpec spec;
+      spec.topology = d.topology;
+      const double value = p.unit == ParameterUnit::kCount ? 3 : 7.5;
+      ASSERT_NE(p.get(spec), value) << "pick a value that is not the default";
+      p.set(spec, value);
+      EXPECT_DOUBLE_EQ(p.get(spec), value);
+      const nlohmann::json j = spec.ToJson();
+      ASSERT_TRUE(j.contains(p.key));
+      EXPECT_DOUBLE_EQ(j.at(p.key).get<double>(), value);
+      EXPECT_DOUBLE_EQ(p.get(PlatformFromJson(j, "test")), value);
+      EXPECT_NE(p.Help(d.title).find(d.title), std::string::npos);
+      // Out of range, in the parameter's words.
+      p.set(spec, p.unit == ParameterUnit::kCount ? p.min_count - 1 : -1);
+      EXPECT_NE(InputErrorOf([&] { spec.Validate(); }).find(p.what), std::string::npos);
+      if (p.unit == ParameterUnit::kCount) {
+        p.set(spec, static_cast<double>(p.max_count) + 1);
+        EXPECT_NE(InputErrorOf([&] { spec.Validate(); }).find("above the limit"), std::string::npos);
+      }
+    }
+  }
+}
+
+TEST(TopologyDescription, NodesGroupRanksOnlyWhereTheTopologyHasNodes) {
+  EXPECT_EQ(NodesOf(StarPlatformOptions()).ranks_per_node, 1);
+  EXPECT_EQ(NodesOf(XmlPlatform("cluster.xml")).ranks_per_node, 1);
+  const NodeLinks nodes = NodesOf(HierarchicalPlatformOptions().gpus_per_node(4).intra_latency_us(2));
+  EXPECT_EQ(nodes.ranks_per_node, 4);
+  EXPECT_DOUBLE_EQ(nodes.latency_s, 4e-6);  // two device links
+  EXPECT_THROW(Describe(Topology::kXml), std::logic_error);
 }
 
 TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {

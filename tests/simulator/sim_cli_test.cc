@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/run_command.h"
 
@@ -103,11 +104,32 @@ TEST_F(SimCli, HelpShowsThePlatformDefaults) {
   for (const std::string text :
        {"Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)", "Latency per link, microseconds (default 5)",
         "Hierarchical: devices per node (default 8; at most 1024)", "Hierarchical: device link, Gb/s (default 600)",
-        "Hierarchical: device link latency (default 1)", "Fat-tree: hosts per leaf switch (default 16)",
+        "Hierarchical: device link latency (default 1)", "Fat-tree: hosts per leaf switch (default 16; at most 131072)",
         "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)",
         "Software cost of one collective, microseconds (default 0; calibrate measures it)"}) {
     EXPECT_NE(help.find(text), std::string::npos) << text << "\n" << help;
   }
+}
+
+// The flags of every topology's parameters come from its description:
+// each one is offered, and a value given on the command line reaches the
+// platform the replay describes.
+TEST_F(SimCli, EveryTopologyParameterIsAFlagThatReachesThePlatform) {
+  const std::string help = Sim("replay --help").out;
+  for (const TopologyDescription& d : AllTopologies()) {
+    EXPECT_NE(help.find(d.name), std::string::npos) << d.name;
+    for (const TopologyParameter& p : d.parameters) {
+      EXPECT_NE(help.find(p.Flag() + " "), std::string::npos) << p.Flag();
+      EXPECT_NE(help.find(p.Help(d.title)), std::string::npos) << p.Help(d.title);
+    }
+  }
+  const nlohmann::json out = nlohmann::json::parse(
+      Sim("replay " + Path("mlp.trace") +
+          " --model analytic --workers 6 --topology hierarchical --gpus-per-node 3 --intra-bandwidth-gbps 123 "
+          "--format json")
+          .out);
+  const std::string platform = out.dump();
+  EXPECT_NE(platform.find("2 nodes x 3 devices (intra 123 Gb/s"), std::string::npos) << platform;
 }
 
 TEST_F(SimCli, BadPlatformsExitTwoWithOneLine) {

@@ -43,6 +43,7 @@
 #include "gui/app/timeline_view.h"
 #include "gui/app/what_if_view.h"
 #include "gui/model/explorer_document.h"
+#include "simulator/topology_description.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace accordion;
@@ -342,6 +343,39 @@ class MainWindowTest : public QObject {
     window.tabs()->setCurrentIndex(0);
     emit window.regimesView()->ratiosPlot()->activated(window.regimesView()->ratiosPlot());
     QCOMPARE(window.currentFigure(), window.regimesView()->ratiosPlot());
+  }
+
+  // The topology menu and the parameter controls come from the simulator's
+  // topology descriptions: each built topology is offered, and a parameter's
+  // control is enabled only under its topology and reaches the settings and
+  // the accordion-sim command line.
+  void whatIfOffersEveryTopologyAndItsParameters() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    WhatIfView* what_if = window.whatIfView();
+    ExplorerDocument* doc = window.document();
+    auto* topology = what_if->findChild<QComboBox*>("topologyCombo");
+    for (const sim::TopologyDescription& d : sim::AllTopologies()) QVERIFY(topology->findText(d.name) >= 0);
+    auto* gpus = what_if->findChild<QDoubleSpinBox*>("gpusPerNodeSpin");
+    auto* per_leaf = what_if->findChild<QDoubleSpinBox*>("hostsPerLeafSpin");
+    QVERIFY(gpus != nullptr);
+    QVERIFY(per_leaf != nullptr);
+    topology->setCurrentIndex(topology->findText("hierarchical"));
+    emit topology->activated(topology->currentIndex());
+    QVERIFY(gpus->isEnabled());
+    QVERIFY(!per_leaf->isEnabled());
+    gpus->setValue(4);
+    QCOMPARE(doc->whatIfSettings().topology, sim::Topology::kHierarchical);
+    QCOMPARE(doc->whatIfSettings().topology_parameters.at("gpus_per_node"), 4.0);
+    QVERIFY(what_if->cliLabel()->text().contains("--gpus-per-node 4"));
+    QVERIFY(!what_if->cliLabel()->text().contains("--hosts-per-leaf"));
+    topology->setCurrentIndex(topology->findText("fat-tree"));
+    emit topology->activated(topology->currentIndex());
+    QVERIFY(!gpus->isEnabled());
+    QVERIFY(per_leaf->isEnabled());
+    QVERIFY(what_if->cliLabel()->text().contains("--hosts-per-leaf 16"));
+    doc->waitForIdle();
   }
 
   void whatIfFormProjectsTheRun() {

@@ -1,0 +1,43 @@
+// Range checks and unit formatting shared by the platform's generic part
+// (platform.cc) and the topologies' own parameters (topology_description.cc).
+// Messages name values in the user's units: --bandwidth-gbps -1 is reported
+// as -1 Gb/s, not as -125000000 bytes/s.
+#ifndef ACCORDION_SIMULATOR_SPEC_CHECKS_H_
+#define ACCORDION_SIMULATOR_SPEC_CHECKS_H_
+
+#include <cmath>
+#include <cstdint>
+#include <string>
+
+#include "common/errors.h"
+#include "common/number_format.h"
+
+namespace accordion::sim {
+
+inline std::string GbpsText(double bytes_per_s) {
+  return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s";
+}
+inline std::string MicrosText(double s) { return FormatNumber(s * 1e6, 12) + " us"; }
+
+// `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9).
+inline void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {
+  if (!std::isfinite(v) || v <= 0) {
+    throw InputError(what + " must be a positive number, not " + FormatNumber(v * scale, 12) + unit);
+  }
+}
+inline void RequireNonNegative(double v, const std::string& what, const char* unit = "", double scale = 1) {
+  if (!std::isfinite(v) || v < 0) {
+    throw InputError(what + " must be zero or positive, not " + FormatNumber(v * scale, 12) + unit);
+  }
+}
+inline void RequireRate(double bytes_per_s, const std::string& what) {
+  RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9);
+}
+inline void RequireLatency(double s, const std::string& what) { RequireNonNegative(s, what, " us", 1e6); }
+inline void RequireAtMost(int64_t v, int64_t limit, const std::string& what) {
+  if (v > limit) throw InputError(what + " " + std::to_string(v) + " is above the limit of " + std::to_string(limit));
+}
+
+}  // namespace accordion::sim
+
+#endif  // ACCORDION_SIMULATOR_SPEC_CHECKS_H_
