@@ -52,7 +52,9 @@ struct Args {
   int workers = 0;
   std::optional<double> bandwidth_gbps, latency_us;
   std::string topology, platform, allreduce = "ring", network_model;
-  std::map<std::string, std::optional<double>> topology_parameters;  // the GUI's, by key
+  // The topology parameters the GUI has controls for, by key.
+  std::map<std::string, std::optional<int>> topology_counts;
+  std::map<std::string, std::optional<double>> topology_numbers;
   bool simulate = false;
 };
 
@@ -136,7 +138,10 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
     if (!t) throw InputError("unknown topology '" + a.topology + "' (" + sim::TopologyNames(", ") + ")");
     w.topology = *t;
   }
-  for (const auto& [key, value] : a.topology_parameters) {
+  for (const auto& [key, value] : a.topology_counts) {
+    if (value) w.topology_parameters[key] = *value;
+  }
+  for (const auto& [key, value] : a.topology_numbers) {
     if (value) w.topology_parameters[key] = *value;
   }
   if (a.bandwidth_gbps) w.bandwidth_gbps = *a.bandwidth_gbps;
@@ -303,9 +308,12 @@ int main(int argc, char** argv) {
   for (const sim::TopologyDescription& d : sim::AllTopologies()) {
     for (const sim::TopologyParameter& p : d.parameters) {
       if (!p.label) continue;  // the GUI's controls only
-      CLI::Option* o = app.add_option(p.Flag(), a.topology_parameters[p.key], p.Help(d.title));
-      if (p.unit == sim::ParameterUnit::kCount)
-        o->check(CLI::Range(p.min_count, p.max_count) & CLI::TypeValidator<int>());
+      if (p.unit == sim::ParameterUnit::kCount) {
+        app.add_option(p.Flag(), a.topology_counts[p.key], p.Help(d.title))
+            ->check(CLI::Range(p.min_count, p.max_count));
+      } else {
+        app.add_option(p.Flag(), a.topology_numbers[p.key], p.Help(d.title));
+      }
     }
   }
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");

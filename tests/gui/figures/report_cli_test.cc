@@ -96,6 +96,21 @@ class ReportCliTest : public QObject {
     QVERIFY(OnlyEntries(parent, {"report"}));
   }
 
+  // A topology's parameters that the GUI offers are flags here too, and
+  // reach the projection and the command line the report shows.
+  void topologyParametersReachTheReport() {
+    const QString parent = test_support::ScratchDir("report-topology");
+    const QString out = parent + "/report";
+    const Result r = RunReport(
+        QStringList{Accordion(), "--out", out, "--topology", "hierarchical", "--gpus-per-node", "2"} + kQuick);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QFile index(out + "/index.html");
+    QVERIFY(index.open(QIODevice::ReadOnly));
+    const QString html = QString::fromUtf8(index.readAll());
+    QVERIFY(html.contains("<td>GPUs per node</td><td class=\"num\">2</td>"));
+    QVERIFY(html.contains("--topology hierarchical") && html.contains("--gpus-per-node 2"));
+  }
+
   void refusesToReplaceWithoutOverwrite() {
     const QString parent = test_support::ScratchDir("report-twice");
     const QString out = parent + "/report";
@@ -162,11 +177,15 @@ class ReportCliTest : public QObject {
     const QString parent = test_support::ScratchDir("report-input");
     const QString out = parent + "/report";
     const std::vector<QStringList> cases = {
-        {parent + "/missing.trace", "--out", out},       {Accordion()},  // no --out
-        {Accordion(), "--out", out, "--eta", "-1"},      {Accordion(), "--out", out, "--topology", "moebius"},
+        {parent + "/missing.trace", "--out", out},
+        {Accordion()},  // no --out
+        {Accordion(), "--out", out, "--eta", "-1"},
+        {Accordion(), "--out", out, "--topology", "moebius"},
+        {Accordion(), "--out", out, "--gpus-per-node", "0"},
         {Accordion(), "--out", out, "--low", "0.5"},    // not a PowerSGD rank
         {Accordion(), "--out", out, "--low", "1e308"},  // not an integer at all
-        {Accordion(), "--out", out, "--high", "-1e308"}, {Accordion(), "--out", out, "--bogus"},
+        {Accordion(), "--out", out, "--high", "-1e308"},
+        {Accordion(), "--out", out, "--bogus"},
     };
     for (const QStringList& args : cases) {
       const Result r = RunReport(args);
