@@ -36,7 +36,8 @@ std::atomic<bool> g_stop{false};
 
 // Steps between host reads of the running loss and accuracy: each read is a
 // device synchronisation (on a GPU) and a small all-reduce that lets every
-// rank agree on whether the run diverged.
+// rank agree on whether the run diverged. The epoch's last step is read too,
+// in the all-reduce of the epoch's totals.
 constexpr int64_t kReadEvery = 50;
 
 using Clock = std::chrono::steady_clock;
@@ -211,9 +212,9 @@ struct Trainer::State {
   // Where the loss first became NaN or Inf on any rank in this epoch ("" if
   // nowhere), from each rank's `first_bad_step` (-1: none); a collective.
   std::string AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step);
-  // The epoch's training loss and accuracy into `rec`, its samples into
-  // `samples`; a collective.
-  void AddEpochTotals(const EpochSums& sums, EpochRecord& rec);
+  // AgreeOnDivergence and, if no rank diverged, the epoch's training loss
+  // and accuracy into `rec` and its samples into `samples`: one collective.
+  std::string AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec);
   std::pair<double, double> Evaluate();
   // The top Hessian eigenvalue (and per block) on the fixed batch.
   std::vector<HessianRecord> EstimateHessian(int epoch);
@@ -485,13 +486,15 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
     }
     TrainStepAndTally(epoch, step, sums, data_out.epoch);
     if (bar) bar->Update(step + 1, loss_note);
-    if ((step + 1) % kReadEvery != 0 && step + 1 != steps) continue;
+    // The last step's read is the one of the epoch's totals, below.
+    if ((step + 1) % kReadEvery != 0 || step + 1 == steps) continue;
     diverged_at = AgreeOnDivergence(epoch, steps, sums.first_bad_step);
     if (!diverged_at.empty()) return diverged();
     loss_note = "loss " + std::to_string(sums.loss.item<double>() / sums.count).substr(0, 6);
   }
+  diverged_at = AgreeOnEpochTotals(epoch, steps, sums, data_out.epoch);
+  if (!diverged_at.empty()) return diverged();
   if (bar) bar->Finish();
-  AddEpochTotals(sums, data_out.epoch);
   data_out.epoch.iterations = steps;
   return EpochEnd::kFinished;
 }
@@ -534,12 +537,24 @@ std::string Trainer::State::AgreeOnDivergence(int epoch, int64_t steps, const to
   return DescribeDivergence(epoch, steps, AllReduceSumDoubles(*comm, DivergenceSlots(first_bad_step)));
 }
 
-void Trainer::State::AddEpochTotals(const EpochSums& sums, EpochRecord& rec) {
-  const std::vector<double> totals = AllReduceSumDoubles(
-      *comm, {sums.loss.item<double>(), static_cast<double>(sums.correct.item<int64_t>()), sums.count});
-  rec.train_loss = totals[0] / totals[2];
-  rec.train_acc = totals[1] / totals[2];
-  samples += static_cast<int64_t>(totals[2]);
+std::string Trainer::State::AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec) {
+  // The epoch's last divergence check rides in the totals' all-reduce: one
+  // small collective ends an epoch, not two. The totals are sums but the
+  // check wants the earliest bad step over the ranks, a minimum; with a slot
+  // per rank (DivergenceSlots) the sum carries every rank's step exactly, so
+  // the minimum - and the rank the message names - is taken after the sum.
+  // A non-finite loss total is then harmless: it is not read on divergence.
+  std::vector<double> values = {sums.loss.item<double>(), static_cast<double>(sums.correct.item<int64_t>()),
+                                sums.count};
+  const std::vector<double> slots = DivergenceSlots(sums.first_bad_step);
+  values.insert(values.end(), slots.begin(), slots.end());
+  values = AllReduceSumDoubles(*comm, values);
+  std::string diverged = DescribeDivergence(epoch, steps, std::vector<double>(values.begin() + 3, values.end()));
+  if (!diverged.empty()) return diverged;
+  rec.train_loss = values[0] / values[2];
+  rec.train_acc = values[1] / values[2];
+  samples += static_cast<int64_t>(values[2]);
+  return "";
 }
 
 std::pair<double, double> Trainer::State::Evaluate() {
