@@ -36,7 +36,8 @@ std::atomic<bool> g_stop{false};
 
 // Steps between host reads of the running loss and accuracy: each read is a
 // device synchronisation (on a GPU) and a small all-reduce that lets every
-// rank agree on whether the run diverged.
+// rank agree on whether the run diverged. The epoch's last step is read too,
+// in the all-reduce of the epoch's totals.
 constexpr int64_t kReadEvery = 50;
 
 using Clock = std::chrono::steady_clock;
@@ -105,6 +106,25 @@ torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)};
 }
 
+// Where the loss first became NaN or Inf, from the all-reduced slots of
+// every rank (Trainer::State::DivergenceSlots: a rank's first bad step + 1,
+// 0 for none): the earliest step, on the lowest rank of those tied; "" if
+// no rank had one.
+std::string DescribeDivergence(int epoch, int64_t steps, const std::vector<double>& slots) {
+  int64_t bad_step = -1;
+  int bad_rank = -1;
+  for (size_t r = 0; r < slots.size(); ++r) {
+    const auto at = static_cast<int64_t>(slots[r]) - 1;
+    if (at >= 0 && (bad_step < 0 || at < bad_step)) {
+      bad_step = at;
+      bad_rank = static_cast<int>(r);
+    }
+  }
+  if (bad_step < 0) return "";
+  return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
+         std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) + " is not finite)";
+}
+
 }  // namespace
 
 uint64_t WorkerSeed(int64_t seed, int rank) {
@@ -148,7 +168,16 @@ struct Trainer::State {
 
   bool leader() const { return comm->rank() == 0; }
 
+  // In this order: the data's shape sizes the model, the model's layers
+  // shape the exchange and the controllers, a checkpoint restores into all
+  // of them, and a resumed trace continues after the checkpoint's epoch.
   void Setup();
+  void Connect();           // and checks that every worker was given the same flags
+  void BuildModel();        // with the same initial weights on every rank
+  void BuildOptimizer();    // and the gradient exchange
+  void BuildControllers();  // and the Hessian estimator
+  void StartOrResume();     // the run id and, on --resume, the checkpoint
+  void OpenTrace();
   void Broadcast(const std::vector<torch::Tensor>& tensors);
   void SaveCheckpoint(int epoch);
   void LoadCheckpoint();
@@ -157,15 +186,35 @@ struct Trainer::State {
   // kStopped: a stop was requested; kDiverged: the loss became NaN or Inf on
   // some rank (`diverged_at` says where). The epoch is abandoned in both.
   EpochEnd TrainEpoch(int epoch, EpochData& data);
+  // An epoch's running sums, kept on the device between the host's reads (a
+  // read synchronises with a GPU). The first step whose loss is not finite
+  // is kept there too, so a divergence is reported where it happened.
+  struct EpochSums {
+    explicit EpochSums(torch::Device device)
+        : loss(torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat64))),
+          correct(torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kInt64))),
+          first_bad_step(torch::full({}, -1, torch::TensorOptions().device(device).dtype(torch::kInt64))) {}
+    torch::Tensor loss;            // summed over the targets
+    torch::Tensor correct;         // predictions
+    torch::Tensor first_bad_step;  // whose loss is not finite; -1: none yet
+    double count = 0;              // targets
+  };
+  // Trains `step`, adds it to `sums` and its times to `rec` and the trace.
+  void TrainStepAndTally(int epoch, int64_t step, EpochSums& sums, EpochRecord& rec);
   // One optimizer step on `batch`: forward and backward per micro-batch,
   // the exchange, clipping, the update. Returns the step's summed loss (on
   // the device), adds its correct predictions to `correct` and its forward
   // and backward times to `it`.
   torch::Tensor TrainStep(const Batch& batch, IterationRecord& it, torch::Tensor& correct);
   std::string diverged_at;
+  // This rank's slot of DescribeDivergence's input, from its first bad step.
+  std::vector<double> DivergenceSlots(const torch::Tensor& first_bad_step) const;
   // Where the loss first became NaN or Inf on any rank in this epoch ("" if
   // nowhere), from each rank's `first_bad_step` (-1: none); a collective.
   std::string AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step);
+  // AgreeOnDivergence and, if no rank diverged, the epoch's training loss
+  // and accuracy into `rec` and its samples into `samples`: one collective.
+  std::string AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec);
   std::pair<double, double> Evaluate();
   // The top Hessian eigenvalue (and per block) on the fixed batch.
   std::vector<HessianRecord> EstimateHessian(int epoch);
@@ -241,6 +290,16 @@ void Trainer::State::Setup() {
   batch_scheme = Describe(levels.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
+  Connect();
+  data = TrainingData::Load(o, comm->world_size(), comm->rank());
+  BuildModel();
+  BuildOptimizer();
+  BuildControllers();
+  StartOrResume();
+  OpenTrace();
+}
+
+void Trainer::State::Connect() {
   comm = ConnectWorker(o.backend, env, o.bind_addr, o.timeout_s);
   // Workers started by hand (torchrun, Slurm) may have been given different
   // flags; they would train an epoch and then hang on mismatched collectives.
@@ -255,7 +314,9 @@ void Trainer::State::Setup() {
                      " must split evenly over " + std::to_string(comm->world_size()) + " workers");
   }
   micro_batch = split / comm->world_size();
-  data = TrainingData::Load(o, comm->world_size(), comm->rank());
+}
+
+void Trainer::State::BuildModel() {
   torch::manual_seed(static_cast<uint64_t>(o.seed));
   model = MakeModel(o.model, data->shape(),
                     ModelOptions().lstm_size(o.lstm_size).dropout(o.dropout).tie_weights(o.tie_weights));
@@ -268,9 +329,11 @@ void Trainer::State::Setup() {
   Broadcast(state);
   // From here each rank draws its own stream: with one seed everywhere every
   // worker would drop the same units, and W workers would not be one batch.
-  // A checkpoint restores each rank's own generator state below.
+  // A checkpoint restores each rank's own generator state (StartOrResume).
   torch::manual_seed(WorkerSeed(o.seed, comm->rank()));
+}
 
+void Trainer::State::BuildOptimizer() {
   optimizer = std::make_unique<torch::optim::SGD>(
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
@@ -280,6 +343,9 @@ void Trainer::State::Setup() {
           .scheme(levels.scheme)
           .bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(o.bucket_mb * 1024 * 1024)))
           .seed(static_cast<uint64_t>(o.seed)));
+}
+
+void Trainer::State::BuildControllers() {
   const AccordionOptions accordion =
       AccordionOptions().eta(o.eta).interval(o.interval).level_low(levels.low).level_high(levels.high);
   // The batch scheme decides for the whole model, and its batch only grows.
@@ -294,6 +360,9 @@ void Trainer::State::Setup() {
                                                           .seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
   }
+}
+
+void Trainer::State::StartOrResume() {
   if (o.resume) {
     const std::optional<CheckpointManifest> m = ReadCheckpointManifest(o.checkpoint_dir);
     if (!m) throw InputError("--resume: no checkpoint in " + o.checkpoint_dir);
@@ -306,6 +375,9 @@ void Trainer::State::Setup() {
     checkpointer = std::make_unique<Checkpointer>(o.checkpoint_dir, *comm, ConfigJson(o), run_id);
     if (o.resume) LoadCheckpoint();
   }
+}
+
+void Trainer::State::OpenTrace() {
   std::unique_ptr<TraceWriter> writer;
   if (leader() && !o.trace.empty()) {
     writer = o.resume ? TraceWriter::Resume(o.trace, start_epoch, run_id)
@@ -397,18 +469,14 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
   if (leader()) {
     bar = std::make_unique<ProgressBar>("epoch " + std::to_string(epoch + 1) + "/" + std::to_string(o.epochs), steps);
   }
+  auto diverged = [&] {
+    if (bar) bar->Finish("diverged");
+    return EpochEnd::kDiverged;
+  };
   model->train();
   model->ResetState();
-  // Loss and accuracy add up on the device; the host reads them every
-  // kReadEvery steps. The first step whose loss is not finite is kept there
-  // too, so a divergence is reported where it happened.
-  const auto on_device = torch::TensorOptions().device(device);
-  torch::Tensor loss_sum = torch::zeros({}, on_device.dtype(torch::kFloat64));
-  torch::Tensor correct = torch::zeros({}, on_device.dtype(torch::kInt64));
-  torch::Tensor first_bad_step = torch::full({}, -1, on_device.dtype(torch::kInt64));
-  double count = 0;
+  EpochSums sums(device);
   std::string loss_note;
-  EpochRecord& rec = data_out.epoch;
   for (int64_t step = 0; step < steps; ++step) {
     // A stop request abandons the running epoch at once: its rows are not
     // written, so no rank needs to agree on where it stopped.
@@ -416,69 +484,77 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
       if (bar) bar->Finish("stopped");
       return EpochEnd::kStopped;
     }
-    const Clock::time_point t0 = Clock::now();
-    const Batch batch = data->TrainBatch(step);
-    const auto n = static_cast<double>(batch.count());
-    IterationRecord it;
-    const torch::Tensor step_loss = TrainStep(batch, it, correct);
-    const Clock::time_point t_end = Clock::now();
-    {
-      torch::NoGradGuard no_grad;
-      loss_sum.add_(step_loss);
-      first_bad_step.masked_fill_(first_bad_step.lt(0).logical_and(step_loss.isfinite().logical_not()), step);
-    }
-    count += n;
-    const ExchangeTimings& ex = exchange->timings();
-    it.epoch = epoch;
-    it.iteration = step;
-    it.compress_s = ex.compress_s;
-    it.comm_s = ex.comm_s;
-    it.total_s = std::chrono::duration<double>(t_end - t0).count();
-    rec.compute_s += it.forward_s + it.backward_s;
-    rec.compress_s += it.compress_s;
-    rec.comm_s += it.comm_s;
-    train_s += it.total_s;
-    if (recorder->Samples(step)) recorder->AddIteration(it, ex);
-    ++steps_done;
+    TrainStepAndTally(epoch, step, sums, data_out.epoch);
     if (bar) bar->Update(step + 1, loss_note);
-    if ((step + 1) % kReadEvery == 0 || step + 1 == steps) {
-      diverged_at = AgreeOnDivergence(epoch, steps, first_bad_step);
-      if (!diverged_at.empty()) {
-        if (bar) bar->Finish("diverged");
-        return EpochEnd::kDiverged;
-      }
-      loss_note = "loss " + std::to_string(loss_sum.item<double>() / count).substr(0, 6);
-    }
+    // The last step's read is the one of the epoch's totals, below.
+    if ((step + 1) % kReadEvery != 0 || step + 1 == steps) continue;
+    diverged_at = AgreeOnDivergence(epoch, steps, sums.first_bad_step);
+    if (!diverged_at.empty()) return diverged();
+    loss_note = "loss " + std::to_string(sums.loss.item<double>() / sums.count).substr(0, 6);
   }
+  diverged_at = AgreeOnEpochTotals(epoch, steps, sums, data_out.epoch);
+  if (!diverged_at.empty()) return diverged();
   if (bar) bar->Finish();
-  const std::vector<double> totals =
-      AllReduceSumDoubles(*comm, {loss_sum.item<double>(), static_cast<double>(correct.item<int64_t>()), count});
-  rec.train_loss = totals[0] / totals[2];
-  rec.train_acc = totals[1] / totals[2];
-  samples += static_cast<int64_t>(totals[2]);
-  rec.iterations = steps;
+  data_out.epoch.iterations = steps;
   return EpochEnd::kFinished;
+}
+
+void Trainer::State::TrainStepAndTally(int epoch, int64_t step, EpochSums& sums, EpochRecord& rec) {
+  const Clock::time_point t0 = Clock::now();
+  const Batch batch = data->TrainBatch(step);
+  IterationRecord it;
+  const torch::Tensor step_loss = TrainStep(batch, it, sums.correct);
+  const Clock::time_point t_end = Clock::now();
+  {
+    torch::NoGradGuard no_grad;
+    sums.loss.add_(step_loss);
+    sums.first_bad_step.masked_fill_(sums.first_bad_step.lt(0).logical_and(step_loss.isfinite().logical_not()), step);
+  }
+  sums.count += static_cast<double>(batch.count());
+  const ExchangeTimings& ex = exchange->timings();
+  it.epoch = epoch;
+  it.iteration = step;
+  it.compress_s = ex.compress_s;
+  it.comm_s = ex.comm_s;
+  it.total_s = std::chrono::duration<double>(t_end - t0).count();
+  rec.compute_s += it.forward_s + it.backward_s;
+  rec.compress_s += it.compress_s;
+  rec.comm_s += it.comm_s;
+  train_s += it.total_s;
+  if (recorder->Samples(step)) recorder->AddIteration(it, ex);
+  ++steps_done;
+}
+
+std::vector<double> Trainer::State::DivergenceSlots(const torch::Tensor& first_bad_step) const {
+  std::vector<double> slots(static_cast<size_t>(comm->world_size()), 0.0);
+  slots[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
+  return slots;
 }
 
 std::string Trainer::State::AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step) {
   // Every rank reads at the same steps and learns every rank's first
   // non-finite step: all agree whether to stop, and where.
-  const int world = comm->world_size();
-  std::vector<double> bad(static_cast<size_t>(world), 0.0);
-  bad[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
-  bad = AllReduceSumDoubles(*comm, bad);
-  int64_t bad_step = -1;
-  int bad_rank = -1;
-  for (int r = 0; r < world; ++r) {
-    const auto at = static_cast<int64_t>(bad[static_cast<size_t>(r)]) - 1;
-    if (at >= 0 && (bad_step < 0 || at < bad_step)) {
-      bad_step = at;
-      bad_rank = r;
-    }
-  }
-  if (bad_step < 0) return "";
-  return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
-         std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) + " is not finite)";
+  return DescribeDivergence(epoch, steps, AllReduceSumDoubles(*comm, DivergenceSlots(first_bad_step)));
+}
+
+std::string Trainer::State::AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec) {
+  // The epoch's last divergence check rides in the totals' all-reduce: one
+  // small collective ends an epoch, not two. The totals are sums but the
+  // check wants the earliest bad step over the ranks, a minimum; with a slot
+  // per rank (DivergenceSlots) the sum carries every rank's step exactly, so
+  // the minimum - and the rank the message names - is taken after the sum.
+  // A non-finite loss total is then harmless: it is not read on divergence.
+  std::vector<double> values = {sums.loss.item<double>(), static_cast<double>(sums.correct.item<int64_t>()),
+                                sums.count};
+  const std::vector<double> slots = DivergenceSlots(sums.first_bad_step);
+  values.insert(values.end(), slots.begin(), slots.end());
+  values = AllReduceSumDoubles(*comm, values);
+  std::string diverged = DescribeDivergence(epoch, steps, std::vector<double>(values.begin() + 3, values.end()));
+  if (!diverged.empty()) return diverged;
+  rec.train_loss = values[0] / values[2];
+  rec.train_acc = values[1] / values[2];
+  samples += static_cast<int64_t>(values[2]);
+  return "";
 }
 
 std::pair<double, double> Trainer::State::Evaluate() {

@@ -3,10 +3,9 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <sstream>
 
-#include "tests/support/run_command.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 
 namespace accordion {
@@ -22,11 +21,8 @@ TEST(MeanWithCi95, UsesStudentsTForSmallSamples) {
   EXPECT_EQ(MeanWithCi95({}).n, 0);
 }
 
-class ResultsTableTest : public ::testing::Test {
+class ResultsTableTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override { dir_ = test_support::MakeTempDir("table"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   std::string Run(Policy policy, double low, double high, uint64_t seed) {
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
@@ -42,7 +38,6 @@ class ResultsTableTest : public ::testing::Test {
     return path;
   }
 
-  std::string dir_;
   std::vector<std::string> paths_;
 };
 

@@ -2,29 +2,23 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "analysis/communication_accounting.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
-#include "tests/support/run_command.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 
 namespace accordion {
 namespace {
 
-class ScheduleTest : public ::testing::Test {
+class ScheduleTest : public test_support::TempDirTest {
  protected:
-  void SetUp() override { dir_ = test_support::MakeTempDir("schedule"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-
   TraceView Make(const synthetic::SyntheticTraceOptions& o) {
     const std::string path = dir_ + "/t" + std::to_string(counter_++) + ".trace";
     synthetic::WriteSyntheticTrace(path, o);
     return LoadTraceView(path);
   }
 
-  std::string dir_;
   int counter_ = 0;
 };
 

@@ -7,6 +7,7 @@
 
 #include "tests/support/run_command.h"
 #include "tests/support/synthetic_trace.h"
+#include "tests/support/temp_dir_test.h"
 #include "traces/trace_writer.h"
 
 namespace accordion {
@@ -19,21 +20,17 @@ using test_support::RunCommand;
 const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
 const std::string kSynth = std::string(ACCORDION_BIN_DIR) + "/accordion-make-synthetic-trace";
 
-class AnalyzeCli : public ::testing::Test {
+class AnalyzeCli : public test_support::SuiteTempDirTest {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(test_support::MakeTempDir("cli"));
+    SuiteTempDirTest::SetUpTestSuite();
     const CommandResult r = RunCommand(kSynth + " " + Trace() + " --epochs 30 --decay 20");
     ASSERT_EQ(r.exit_code, 0) << r.err;
     const CommandResult d = RunCommand(kSynth + " " + DenseTrace() + " --model mlp --epochs 5 --scheme dense");
     ASSERT_EQ(d.exit_code, 0) << d.err;
   }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
-    delete dir_;
-  }
-  static std::string Trace() { return *dir_ + "/resnet18.trace"; }
-  static std::string DenseTrace() { return *dir_ + "/dense.trace"; }
+  static std::string Trace() { return Path("resnet18.trace"); }
+  static std::string DenseTrace() { return Path("dense.trace"); }
   static CommandResult Analyze(const std::string& args) { return RunCommand(kAnalyze + " " + args); }
 
   // Bad input: exit 2 and exactly one line on stderr, nothing on stdout.
@@ -44,10 +41,7 @@ class AnalyzeCli : public ::testing::Test {
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
   }
-
-  static std::string* dir_;
 };
-std::string* AnalyzeCli::dir_ = nullptr;
 
 TEST_F(AnalyzeCli, VersionAndHelpEverywhere) {
   for (const std::string args : {"--version", "schedule --version", "info --version"}) {
@@ -71,10 +65,10 @@ TEST_F(AnalyzeCli, BadFlagsAndInputsExitTwoWithOneLine) {
   ExpectBadInput("schedule " + Trace() + " --format xml", "--format");
   ExpectBadInput("schedule " + Trace() + " --low 1.5", "--low must be a PowerSGD rank");
   ExpectBadInput("schedule " + Trace() + " --scheme topk --low 2", "TopK fraction");
-  ExpectBadInput("schedule " + *dir_ + "/nope.trace", "no such file");
+  ExpectBadInput("schedule " + Path("nope.trace"), "no such file");
   ExpectBadInput("schedule " + DenseTrace(), "--scheme");
   ExpectBadInput("info /etc/hostname", "not an SQLite file");
-  ExpectBadInput("validate " + *dir_, "not a regular file");
+  ExpectBadInput("validate " + dir(), "not a regular file");
 }
 
 TEST_F(AnalyzeCli, InfoSummarisesTheRun) {
@@ -92,14 +86,9 @@ TEST_F(AnalyzeCli, InfoSummarisesTheRun) {
 }
 
 TEST_F(AnalyzeCli, InfoDescribesARunThatDiedInItsFirstEpoch) {
-  const std::string path = *dir_ + "/died.trace";
-  RunInfo run;
-  run.model = "mlp";
-  run.dataset = "fashion-mnist";
-  run.train_samples = 60000;
-  run.batch_size = 128;
-  run.epochs_planned = 20;
-  TraceWriter::Create(path, run, synthetic::MlpLayers(), true)->Finish(RunStatus::kFailed);
+  const std::string path = Path("died.trace");
+  TraceWriter::Create(path, synthetic::MlpRun("fashion-mnist", 60000, 128, 20), synthetic::MlpLayers(), true)
+      ->Finish(RunStatus::kFailed);
   const CommandResult r = Analyze("info " + path);
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("failed, 0 of 20 epochs recorded"), std::string::npos) << r.out;
@@ -112,7 +101,7 @@ TEST_F(AnalyzeCli, ValidateAcceptsAGoodTraceAndRefusesADamagedOne) {
   EXPECT_EQ(ok.exit_code, 0) << ok.err;
   EXPECT_EQ(ok.out.rfind("OK ", 0), 0u) << ok.out;
   EXPECT_NE(ok.out.find("warning: synthetic"), std::string::npos) << ok.out;
-  const std::string broken = *dir_ + "/broken.trace";
+  const std::string broken = Path("broken.trace");
   std::filesystem::copy_file(Trace(), broken, std::filesystem::copy_options::overwrite_existing);
   std::filesystem::resize_file(broken, std::filesystem::file_size(broken) / 3);
   ExpectBadInput("validate " + broken, "truncated");
@@ -164,7 +153,7 @@ TEST_F(AnalyzeCli, DenseTraceCanBeScheduledUnderAnyScheme) {
 }
 
 TEST_F(AnalyzeCli, TableGroupsRunsIntoPaperRows) {
-  const std::string low = *dir_ + "/static2.trace", high = *dir_ + "/static1.trace";
+  const std::string low = Path("static2.trace"), high = Path("static1.trace");
   ASSERT_EQ(RunCommand(kSynth + " " + low + " --epochs 30 --decay 20 --policy static --low 2").exit_code, 0);
   ASSERT_EQ(RunCommand(kSynth + " " + high + " --epochs 30 --decay 20 --policy static --low 1").exit_code, 0);
   const CommandResult r = Analyze("table " + low + " " + high + " " + Trace() + " --format json");
@@ -190,7 +179,7 @@ TEST_F(AnalyzeCli, RegimesComparesGradientNormsWithTheHessian) {
 }
 
 TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
-  const std::string out = *dir_ + "/csv";
+  const std::string out = Path("csv");
   const CommandResult r = Analyze("export " + Trace() + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_EQ(CountLines(r.out), 9);
@@ -202,29 +191,29 @@ TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
 
 // No tool writes over what it reads, nor over an existing file unless told.
 TEST_F(AnalyzeCli, ExportNeverWritesOverItsTraceNorOverOldFilesUnlessTold) {
-  const std::string trace = *dir_ + "/mine.trace";
+  const std::string trace = Path("mine.trace");
   std::filesystem::copy_file(Trace(), trace, std::filesystem::copy_options::overwrite_existing);
   const std::string before = test_support::ReadFile(trace);
-  std::filesystem::create_symlink(trace, *dir_ + "/alias.trace");
-  for (const std::string& out : {trace, *dir_ + "/alias.trace"}) {
+  std::filesystem::create_symlink(trace, Path("alias.trace"));
+  for (const std::string& out : {trace, Path("alias.trace")}) {
     ExpectBadInput("export " + trace + " --format json --out " + out, "is the input");
     ExpectBadInput("export " + trace + " --format json --out " + out + " --overwrite", "is the input");
   }
   EXPECT_EQ(test_support::ReadFile(trace), before);
 
-  const std::string json = *dir_ + "/old.json";
+  const std::string json = Path("old.json");
   test_support::RunCommand("echo precious > " + json);
   ExpectBadInput("export " + trace + " --format json --out " + json, "--overwrite replaces it");
   EXPECT_EQ(test_support::ReadFile(json), "precious\n");
-  ExpectBadInput("export " + trace + " --format json --out " + *dir_, "is a directory");
-  ExpectBadInput("export " + trace + " --format json --out " + *dir_ + "/no/such/dir.json", "does not exist");
+  ExpectBadInput("export " + trace + " --format json --out " + dir(), "is a directory");
+  ExpectBadInput("export " + trace + " --format json --out " + Path("no/such/dir.json"), "does not exist");
   const CommandResult replaced = Analyze("export " + trace + " --format json --out " + json + " --overwrite");
   EXPECT_EQ(replaced.exit_code, 0) << replaced.err;
   EXPECT_NE(test_support::ReadFile(json), "precious\n");
   const CommandResult devnull = Analyze("export " + trace + " --format json --out /dev/null");
   EXPECT_EQ(devnull.exit_code, 0) << devnull.err;
 
-  const std::string csv = *dir_ + "/csv-again";
+  const std::string csv = Path("csv-again");
   ASSERT_EQ(Analyze("export " + trace + " --out " + csv).exit_code, 0);
   ExpectBadInput("export " + trace + " --out " + csv, "--overwrite replaces it");
   EXPECT_EQ(Analyze("export " + trace + " --out " + csv + " --overwrite").exit_code, 0);
@@ -239,18 +228,18 @@ TEST_F(AnalyzeCli, LevelsOutOfRangeAreRefusedBeforeTheyBecomeIntegers) {
 
 TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
   auto make = [](const std::string& args) { return RunCommand(kSynth + " " + args); };
-  const std::string existing = *dir_ + "/existing.trace";
+  const std::string existing = Path("existing.trace");
   std::filesystem::copy_file(Trace(), existing, std::filesystem::copy_options::overwrite_existing);
   const std::string before = test_support::ReadFile(existing);
-  const std::string fifo = *dir_ + "/fifo";
+  const std::string fifo = Path("fifo");
   ASSERT_EQ(RunCommand("mkfifo " + fifo).exit_code, 0);
   for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
            {existing + " --model mlp", "--overwrite replaces it"},
            {fifo + " --model mlp", "not a regular file"},
            {fifo + " --model mlp --overwrite", "not a regular file"},
-           {*dir_ + " --model mlp --overwrite", "is a directory"},
+           {dir() + " --model mlp --overwrite", "is a directory"},
            {"/dev/null --model mlp --overwrite", "not a regular file"},
-           {*dir_ + "/huge.trace --epochs 100000 --workers 1000", "above the limit"}}) {
+           {Path("huge.trace") + " --epochs 100000 --workers 1000", "above the limit"}}) {
     const CommandResult r = make(args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
@@ -258,7 +247,7 @@ TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
   }
   EXPECT_EQ(test_support::ReadFile(existing), before);
   EXPECT_TRUE(std::filesystem::is_fifo(fifo));
-  EXPECT_FALSE(std::filesystem::exists(*dir_ + "/huge.trace"));
+  EXPECT_FALSE(std::filesystem::exists(Path("huge.trace")));
   const CommandResult replaced = make(existing + " --model mlp --epochs 3 --overwrite");
   ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
   EXPECT_EQ(Analyze("validate " + existing).exit_code, 0);

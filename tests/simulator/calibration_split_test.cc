@@ -4,7 +4,6 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -16,6 +15,8 @@
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/synthetic_trace.h"
+#include "tests/support/temp_dir_test.h"
 #include "traces/trace_writer.h"
 
 namespace accordion::sim {
@@ -135,24 +136,14 @@ TEST(CalibrationSplit, ALinkRateRevealsTheHostsPerByteCost) {
 // step. The second is issued either after the first ended (it measures a
 // transfer) or while the first still ran on that rank (it waited in Gloo's
 // queue, and its duration says so).
-class QueuedTrace : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = test_support::TempDir("queued"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
+using QueuedTrace = accordion::test_support::TempDirTest;
 
 TEST_F(QueuedTrace, CollectivesIssuedBehindAnEarlierOneAreLeftOut) {
   const Truth truth{200e-6, 0, 0.5e9};
-  RunInfo run;
-  run.model = "mlp";
-  run.dataset = "synthetic";
-  run.train_samples = 1000;
+  RunInfo run = synthetic::MlpRun("synthetic", 1000, 100, 1);
   run.world_size = 2;
   run.backend = "gloo";
   run.device = "cpu";
-  run.batch_size = 100;
-  run.epochs_planned = 1;
   LayerInfo layer;
   layer.name = "w";
   layer.shape = {10};

@@ -3,13 +3,13 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <random>
 
 #include "common/errors.h"
 #include "simulator/alpha_beta_model.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion::sim {
 namespace {
@@ -51,16 +51,15 @@ TEST(Calibrator, RecoversLatencyAndBandwidthPerSegment) {
   ExpectSegmentsRecovered(noisy.Fit(), 0.05);
 }
 
-class CalibrateTrace : public ::testing::Test {
+class CalibrateTrace : public accordion::test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = test_support::TempDir("calibrate");
+    TempDirTest::SetUp();
     synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(1);
     o.world_size = 4;
     trace_ = test_support::SyntheticTrace(dir_, "t", o);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_, trace_;
+  std::string trace_;
 };
 
 // Every rank records the collective; ranks that arrived early waited for the

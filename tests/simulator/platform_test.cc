@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u/Host.hpp>
@@ -14,6 +13,7 @@
 #include "simulator/network_simulation.h"
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion::sim {
 namespace {
@@ -31,16 +31,13 @@ nlohmann::json Build(const PlatformSpec& spec, int ranks) {
 
 using test_support::InputErrorOf;
 
-class PlatformFiles : public ::testing::Test {
+class PlatformFiles : public accordion::test_support::TempDirTest {
  protected:
-  void SetUp() override { dir_ = test_support::TempDir("platform"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
   std::string Write(const std::string& name, const std::string& text) {
     const std::string path = dir_ + "/" + name;
     std::ofstream(path) << text;
     return path;
   }
-  std::string dir_;
 };
 
 TEST(PlatformSpec, RefusesBadValuesWithAReason) {

@@ -3,39 +3,35 @@
 
 #include <gtest/gtest.h>
 
-#include <filesystem>
-
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion::sim {
 namespace {
 
 using test_support::ExactStar;
 
-class Replay : public ::testing::Test {
+class Replay : public accordion::test_support::SuiteTempDirTest {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(test_support::TempDir("replay"));
+    SuiteTempDirTest::SetUpTestSuite();
     synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(30);
     // A decay at 20 would hold every layer critical through epoch 29 (one
     // interval of 10), leaving Accordion nothing but the low level.
     o.decay_epochs = {25};
-    mlp_ = new ReplayInput(LoadReplayInput(test_support::SyntheticTrace(*dir_, "mlp", o)));
+    mlp_ = new ReplayInput(LoadReplayInput(test_support::SyntheticTrace(dir(), "mlp", o)));
   }
   static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
     delete mlp_;
-    delete dir_;
+    SuiteTempDirTest::TearDownTestSuite();
   }
   static ReplayInput Load(const std::string& name, const synthetic::SyntheticTraceOptions& o) {
-    return LoadReplayInput(test_support::SyntheticTrace(*dir_, name, o));
+    return LoadReplayInput(test_support::SyntheticTrace(dir(), name, o));
   }
-  static std::string* dir_;
   static ReplayInput* mlp_;
 };
-std::string* Replay::dir_ = nullptr;
 ReplayInput* Replay::mlp_ = nullptr;
 
 void ExpectSameEpochs(const ScheduleProjection& a, const ScheduleProjection& b) {
@@ -178,7 +174,7 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
   o.decay_epochs = {};
   // A batch the trace sampled keeps the compute measured at it; one it did
   // not is scaled linearly from the nearest it did.
-  const std::string path = test_support::SyntheticTrace(*dir_, "batch", o);
+  const std::string path = test_support::SyntheticTrace(dir(), "batch", o);
   test_support::ExecuteSql(path,
                            "DELETE FROM iterations WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);"
                            "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
@@ -202,7 +198,7 @@ TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
   o.level_low = 512;
   o.level_high = 4096;
   o.decay_epochs = {};
-  const std::string path = test_support::SyntheticTrace(*dir_, "batch-measured", o);
+  const std::string path = test_support::SyntheticTrace(dir(), "batch-measured", o);
   // The large batch's steps took 3 ms longer forward than measured at the small one.
   test_support::ExecuteSql(path,
                            "UPDATE iterations SET forward_s = forward_s + 0.003 WHERE epoch IN "
@@ -217,11 +213,11 @@ TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
 
 TEST_F(Replay, TracesWithoutTheNeededTablesAreRefused) {
   const synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(2);
-  const std::string no_iterations = test_support::SyntheticTrace(*dir_, "no-iterations", o);
+  const std::string no_iterations = test_support::SyntheticTrace(dir(), "no-iterations", o);
   test_support::ExecuteSql(no_iterations, "DELETE FROM iterations;");
   EXPECT_NE(test_support::InputErrorOf([&] { LoadReplayInput(no_iterations); }).find("no per-iteration timings"),
             std::string::npos);
-  const std::string no_ready = test_support::SyntheticTrace(*dir_, "no-ready", o);
+  const std::string no_ready = test_support::SyntheticTrace(dir(), "no-ready", o);
   test_support::ExecuteSql(no_ready, "DELETE FROM grad_ready WHERE layer_id = 3;");
   EXPECT_NE(
       test_support::InputErrorOf([&] { LoadReplayInput(no_ready); }).find("no gradient-ready offsets for layer 3"),
@@ -232,7 +228,7 @@ TEST_F(Replay, AnEpochsFirstStepCountsAsWarmUpWhereLaterStepsWereSampled) {
   const std::string warm =
       "UPDATE iterations SET forward_s = forward_s + 1, total_s = total_s + 1 WHERE iteration = 0;";
   synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(3);  // iterations 0 and 1 sampled
-  const std::string two = test_support::SyntheticTrace(*dir_, "two-samples", o);
+  const std::string two = test_support::SyntheticTrace(dir(), "two-samples", o);
   const ReplayInput before = LoadReplayInput(two);
   test_support::ExecuteSql(two, warm);
   const ReplayInput after = LoadReplayInput(two);
@@ -241,7 +237,7 @@ TEST_F(Replay, AnEpochsFirstStepCountsAsWarmUpWhereLaterStepsWereSampled) {
   EXPECT_EQ(after.profile.iteration_samples, 3 * 4);  // one steady step per epoch and rank
   // Sampled at the first step only, it is all there is: kept.
   o.sampled_iterations = 1;
-  const std::string one = test_support::SyntheticTrace(*dir_, "one-sample", o);
+  const std::string one = test_support::SyntheticTrace(dir(), "one-sample", o);
   const double forward = LoadReplayInput(one).profile.forward_s;
   test_support::ExecuteSql(one, warm);
   EXPECT_NEAR(LoadReplayInput(one).profile.forward_s, forward + 1, 1e-12);
@@ -250,7 +246,7 @@ TEST_F(Replay, AnEpochsFirstStepCountsAsWarmUpWhereLaterStepsWereSampled) {
 // The step plan must be the one the trainer executed: its bucket size comes
 // from the trace's configuration unless the options say otherwise.
 TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
-  const std::string path = test_support::SyntheticTrace(*dir_, "buckets", test_support::MlpTraceOptions(2));
+  const std::string path = test_support::SyntheticTrace(dir(), "buckets", test_support::MlpTraceOptions(2));
   test_support::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1}';");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_TRUE(in.bucket_bytes.has_value());
@@ -272,7 +268,7 @@ TEST_F(Replay, TopKFollowsTheTracesDenseVectors) {
   o.scheme = Scheme::kTopK;
   o.policy = Policy::kStatic;
   o.level_low = o.level_high = 0.1;
-  const std::string path = test_support::SyntheticTrace(*dir_, "topk-dense-vectors", o);
+  const std::string path = test_support::SyntheticTrace(dir(), "topk-dense-vectors", o);
   test_support::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1, \"topk_dense_vectors\": true}';");
   const ReplayInput in = LoadReplayInput(path);
   const ReplayResult r =

@@ -13,6 +13,7 @@
 
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/run_command.h"
 
 namespace accordion::sim {
@@ -25,20 +26,20 @@ using accordion::test_support::RunCommand;
 const std::string kSim = std::string(ACCORDION_BIN_DIR) + "/accordion-sim";
 const std::string kAnalyze = std::string(ACCORDION_BIN_DIR) + "/accordion-analyze";
 
-class SimCli : public ::testing::Test {
+class SimCli : public accordion::test_support::SuiteTempDirTest {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(test_support::TempDir("sim-cli"));
+    SuiteTempDirTest::SetUpTestSuite();
     synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
     o.interval = 5;
-    test_support::SyntheticTrace(*dir_, "mlp", o);
+    test_support::SyntheticTrace(dir(), "mlp", o);
     o.epochs = 2;
-    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "no-iterations", o), "DELETE FROM iterations;");
-    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "no-collectives", o), "DELETE FROM collectives;");
+    test_support::ExecuteSql(test_support::SyntheticTrace(dir(), "no-iterations", o), "DELETE FROM iterations;");
+    test_support::ExecuteSql(test_support::SyntheticTrace(dir(), "no-collectives", o), "DELETE FROM collectives;");
     std::vector<test_support::MeasuredCollective> measured;
     for (double b = 4096; b <= 64e6; b *= 4)
       measured.push_back({CollectiveOp::kAllReduce, int64_t(b), 1e-4 + b * 1.6e-9});
-    test_support::ReplaceCollectives(test_support::SyntheticTrace(*dir_, "measured", o), 4, measured);
+    test_support::ReplaceCollectives(test_support::SyntheticTrace(dir(), "measured", o), 4, measured);
     Write("broken.json", "{\"topology\": \"star\", ");
     Write("torus.json", "{\"topology\": \"torus\"}");
     Write("zero.json", "{\"topology\": \"star\", \"bandwidth_gbps\": 0}");
@@ -58,16 +59,11 @@ class SimCli : public ::testing::Test {
           head + "<zone id=\"z\" routing=\"Full\">" + hosts + link + route + route + "</zone></platform>\n");
     Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts + "<host id=\"c\" speed=\"1Gf\"/>" +
                                   link + route + "</zone></platform>\n");
-    test_support::ExecuteSql(test_support::SyntheticTrace(*dir_, "rows-past-epochs", o),
+    test_support::ExecuteSql(test_support::SyntheticTrace(dir(), "rows-past-epochs", o),
                              "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
                              "UPDATE run SET status = 'failed';");
   }
-  static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
-    delete dir_;
-  }
-  static void Write(const std::string& name, const std::string& text) { std::ofstream(*dir_ + "/" + name) << text; }
-  static std::string Path(const std::string& name) { return *dir_ + "/" + name; }
+  static void Write(const std::string& name, const std::string& text) { std::ofstream(Path(name)) << text; }
   static CommandResult Sim(const std::string& args) { return RunCommand(kSim + " " + args); }
 
   // Bad input: exit 2, exactly one line on stderr, nothing on stdout.
@@ -78,10 +74,7 @@ class SimCli : public ::testing::Test {
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
   }
-
-  static std::string* dir_;
 };
-std::string* SimCli::dir_ = nullptr;
 
 TEST_F(SimCli, VersionAndHelpEverywhere) {
   for (const std::string args : {"--version", "replay --version", "calibrate --version", "sweep --version"}) {
@@ -360,7 +353,7 @@ TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
   ExpectBadInput("replay " + t + " --format csv --out " + Path("old.csv") + fast, "--overwrite replaces it");
   ExpectBadInput("sweep " + t + " --out " + Path("old.csv") + fast, "--overwrite replaces it");
   EXPECT_EQ(accordion::test_support::ReadFile(Path("old.csv")), "precious\n");
-  ExpectBadInput("replay " + t + " --out " + *dir_ + fast, "is a directory");
+  ExpectBadInput("replay " + t + " --out " + dir() + fast, "is a directory");
   ExpectBadInput("replay " + t + " --out " + Path("no/such/dir.csv") + fast, "does not exist");
   ExpectBadInput("replay " + t + " --out " + Path("both.json") + " --timeline " + Path("both.json") + fast,
                  "the same file");

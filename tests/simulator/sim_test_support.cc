@@ -8,7 +8,6 @@
 
 #include "common/errors.h"
 #include "simulator/child_process.h"
-#include "tests/support/run_command.h"
 
 namespace accordion::sim::test_support {
 
@@ -55,8 +54,6 @@ synthetic::SyntheticTraceOptions MlpTraceOptions(int epochs) {
   o.epochs = epochs;
   return o;
 }
-
-std::string TempDir(const std::string& tag) { return accordion::test_support::MakeTempDir(tag); }
 
 std::string SyntheticTrace(const std::string& dir, const std::string& name,
                            const synthetic::SyntheticTraceOptions& options) {

@@ -27,9 +27,6 @@ double SimulateCollective(const PlatformSpec& spec, int ranks, CollectiveOp op, 
 // no cross-traffic; alpha = 2 * latency_us (two links per route).
 PlatformSpec ExactStar(int hosts, double bandwidth_gbps, double latency_us);
 
-// A fresh directory for one test's files (removed by the caller when it likes).
-std::string TempDir(const std::string& tag);
-
 // The message of the InputError `f` throws, or "" when it throws none.
 std::string InputErrorOf(const std::function<void()>& f);
 

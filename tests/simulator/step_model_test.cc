@@ -10,6 +10,7 @@
 #include "simulator/iteration_pattern.h"
 #include "simulator/replay_engine.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion::sim {
 namespace {
@@ -188,16 +189,16 @@ TEST(RecordedReplay, PowerSgdQueriesStartAfterBackwardAndTheirP) {
 
 // A synchronous step waits for its slowest rank: slowing one rank's forward
 // pass slows the replayed step by as much, not by half as much.
-TEST(SlowestRank, OneSlowRankSetsTheStep) {
-  const std::string dir = test_support::TempDir("slowest");
-  const std::string path = dir + "/dense.trace";
+using SlowestRank = accordion::test_support::TempDirTest;
+
+TEST_F(SlowestRank, OneSlowRankSetsTheStep) {
+  const std::string path = Path("dense.trace");
   std::filesystem::copy_file(Sample("fmnist-mlp-dense.trace"), path);
   const ReplayOptions o = ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5));
   const ReplayResult before = ReplayEngine(o).Run(LoadReplayInput(path));
   test_support::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.020 WHERE rank = 1");
   const ReplayResult after = ReplayEngine(o).Run(LoadReplayInput(path));
   EXPECT_NEAR(after.accordion.total.iteration_s - before.accordion.total.iteration_s, 0.020, 0.002);
-  std::filesystem::remove_all(dir);
 }
 
 // TopK's decompression adds every worker's k entries, PowerSGD's does not

@@ -3,7 +3,6 @@
 
 #include <sstream>
 
-#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <set>
 
@@ -11,29 +10,28 @@
 #include "simulator/sweep.h"
 #include "simulator/timeline.h"
 #include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion::sim {
 namespace {
 
-class TimelineAndSweep : public ::testing::Test {
+class TimelineAndSweep : public accordion::test_support::SuiteTempDirTest {
  protected:
   static void SetUpTestSuite() {
-    dir_ = new std::string(test_support::TempDir("timeline"));
+    SuiteTempDirTest::SetUpTestSuite();
     synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
     o.interval = 5;
-    trace_ = new std::string(test_support::SyntheticTrace(*dir_, "mlp", o));
+    trace_ = new std::string(test_support::SyntheticTrace(dir(), "mlp", o));
     input_ = new ReplayInput(LoadReplayInput(*trace_));
   }
   static void TearDownTestSuite() {
-    std::filesystem::remove_all(*dir_);
     delete input_;
     delete trace_;
-    delete dir_;
+    SuiteTempDirTest::TearDownTestSuite();
   }
-  static std::string *dir_, *trace_;
+  static std::string* trace_;
   static ReplayInput* input_;
 };
-std::string* TimelineAndSweep::dir_ = nullptr;
 std::string* TimelineAndSweep::trace_ = nullptr;
 ReplayInput* TimelineAndSweep::input_ = nullptr;
 

@@ -63,6 +63,16 @@ std::vector<LayerInfo> MlpLayers() {
           Layer(3, "fc2.bias", {128}),        Layer(4, "fc3.weight", {10, 128}), Layer(5, "fc3.bias", {10})};
 }
 
+RunInfo MlpRun(const std::string& dataset, int64_t train_samples, int64_t batch_size, int epochs_planned) {
+  RunInfo run;
+  run.model = "mlp";
+  run.dataset = dataset;
+  run.train_samples = train_samples;
+  run.batch_size = batch_size;
+  run.epochs_planned = epochs_planned;
+  return run;
+}
+
 double SyntheticLr(const SyntheticTraceOptions& o, int epoch) {
   double lr = o.base_lr;
   if (epoch < o.warmup_epochs) lr = o.base_lr * (epoch + 1) / o.warmup_epochs;

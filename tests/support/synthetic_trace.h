@@ -19,6 +19,10 @@ std::vector<LayerInfo> ResNet18Layers(int num_classes = 10);
 // A 784-256-128-10 MLP: 6 tensors.
 std::vector<LayerInfo> MlpLayers();
 
+// The run of a trace a test writes by hand: an MLP on `dataset`, the rest
+// of RunInfo at its defaults for the test to set as it needs.
+RunInfo MlpRun(const std::string& dataset, int64_t train_samples, int64_t batch_size, int epochs_planned);
+
 struct SyntheticTraceOptions {
   std::string model = "resnet18";  // resnet18 or mlp
   int epochs = 30;

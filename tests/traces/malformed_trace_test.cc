@@ -8,7 +8,7 @@
 #include <functional>
 #include <random>
 
-#include "tests/support/run_command.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 #include "traces/schema.h"
 #include "traces/trace_error.h"
@@ -167,10 +167,10 @@ std::vector<Case> Cases() {
   };
 }
 
-class MalformedTrace : public ::testing::TestWithParam<Case> {
+class MalformedTrace : public test_support::TempDirTest, public ::testing::WithParamInterface<Case> {
  protected:
   void SetUp() override {
-    dir_ = test_support::MakeTempDir("malformed");
+    TempDirTest::SetUp();
     path_ = dir_ + "/t.trace";
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
@@ -179,8 +179,6 @@ class MalformedTrace : public ::testing::TestWithParam<Case> {
     o.decay_epochs = {};
     synthetic::WriteSyntheticTrace(path_, o);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
   std::string path_;
 };
 
@@ -204,9 +202,10 @@ INSTANTIATE_TEST_SUITE_P(Cases, MalformedTrace, ::testing::ValuesIn(Cases()),
 
 // Random byte damage anywhere in the file: the reader may accept or refuse,
 // but it must refuse with a TraceError, never crash or throw anything else.
-TEST(MalformedTraceFuzz, RandomByteDamageNeverCrashesTheReader) {
-  const std::string dir = test_support::MakeTempDir("fuzz");
-  const std::string clean = dir + "/clean.trace", path = dir + "/t.trace";
+using MalformedTraceFuzz = test_support::TempDirTest;
+
+TEST_F(MalformedTraceFuzz, RandomByteDamageNeverCrashesTheReader) {
+  const std::string clean = Path("clean.trace"), path = Path("t.trace");
   synthetic::SyntheticTraceOptions o;
   o.model = "mlp";
   o.epochs = 6;
@@ -227,7 +226,6 @@ TEST(MalformedTraceFuzz, RandomByteDamageNeverCrashesTheReader) {
     }
   }
   EXPECT_GT(refused, 0);
-  std::filesystem::remove_all(dir);
 }
 
 }  // namespace

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "tests/support/run_command.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 #include "traces/schema.h"
 #include "traces/trace_export.h"
@@ -14,10 +14,10 @@
 namespace accordion {
 namespace {
 
-class TraceExport : public ::testing::Test {
+class TraceExport : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = test_support::MakeTempDir("export");
+    TempDirTest::SetUp();
     path_ = dir_ + "/t.trace";
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
@@ -26,8 +26,6 @@ class TraceExport : public ::testing::Test {
     o.sampled_iterations = 2;
     synthetic::WriteSyntheticTrace(path_, o);
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
   std::string path_;
 };
 

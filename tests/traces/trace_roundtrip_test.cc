@@ -10,7 +10,8 @@
 #include <fstream>
 #include <functional>
 
-#include "tests/support/run_command.h"
+#include "tests/support/synthetic_trace.h"
+#include "tests/support/temp_dir_test.h"
 #include "traces/schema.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
@@ -21,10 +22,7 @@ namespace accordion {
 namespace {
 
 RunInfo SmallRun() {
-  RunInfo run;
-  run.model = "mlp";
-  run.dataset = "fashion-mnist";
-  run.train_samples = 60000;
+  RunInfo run = synthetic::MlpRun("fashion-mnist", 60000, 256, 4);
   run.scheme = Scheme::kPowerSgd;
   run.policy = Policy::kAccordion;
   run.level_low = 2;
@@ -34,8 +32,6 @@ RunInfo SmallRun() {
   run.world_size = 2;
   run.backend = "gloo";
   run.device = "cpu";
-  run.batch_size = 256;
-  run.epochs_planned = 4;
   run.seed = 7;
   run.config_json = R"({"lr": 0.1, "name": "a,b \"quoted\""})";
   run.versions_json = R"({"libtorch": "1.13.1"})";
@@ -90,13 +86,12 @@ EpochData SmallEpoch(int epoch) {
   return d;
 }
 
-class TraceRoundTrip : public ::testing::Test {
+class TraceRoundTrip : public test_support::TempDirTest {
  protected:
   void SetUp() override {
-    dir_ = test_support::MakeTempDir("trace");
+    TempDirTest::SetUp();
     path_ = dir_ + "/run.trace";
   }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
 
   std::string JournalMode() {
     sqlite3* db = nullptr;
@@ -110,7 +105,6 @@ class TraceRoundTrip : public ::testing::Test {
     return mode;
   }
 
-  std::string dir_;
   std::string path_;
 };
 

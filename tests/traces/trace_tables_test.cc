@@ -11,7 +11,7 @@
 #include <map>
 #include <tuple>
 
-#include "tests/support/run_command.h"
+#include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 #include "traces/schema.h"
 #include "traces/table_description.h"
@@ -45,12 +45,7 @@ std::vector<std::string> Query(const std::string& path, const std::string& sql) 
   return rows;
 }
 
-class TraceTablesTest : public ::testing::Test {
- protected:
-  void SetUp() override { dir_ = test_support::MakeTempDir("tables"); }
-  void TearDown() override { std::filesystem::remove_all(dir_); }
-  std::string dir_;
-};
+using TraceTablesTest = test_support::TempDirTest;
 
 TEST_F(TraceTablesTest, AFreshTraceHasExactlyTheSchemaOfTheSampleTraces) {
   const std::string fresh = dir_ + "/fresh.trace";

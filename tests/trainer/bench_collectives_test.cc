@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "tests/support/run_command.h"
-#include "tests/trainer/temp_dir_test.h"
+#include "tests/support/temp_dir_test.h"
 
 namespace accordion {
 namespace {

@@ -9,7 +9,7 @@
 #include "common/errors.h"
 #include "tests/support/run_command.h"
 #include "tests/trainer/data_writers.h"
-#include "tests/trainer/temp_dir_test.h"
+#include "tests/support/temp_dir_test.h"
 #include "trainer/cifar_file.h"
 #include "trainer/token_file.h"
 

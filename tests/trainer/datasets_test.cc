@@ -12,7 +12,7 @@
 #include "common/errors.h"
 #include "tests/support/run_command.h"
 #include "tests/trainer/data_writers.h"
-#include "tests/trainer/temp_dir_test.h"
+#include "tests/support/temp_dir_test.h"
 #include "trainer/datasets.h"
 #include "trainer/train_options.h"
 

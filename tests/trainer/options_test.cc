@@ -13,6 +13,7 @@
 
 #include "common/errors.h"
 #include "tests/support/run_command.h"
+#include "tests/support/synthetic_trace.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
@@ -451,12 +452,7 @@ TEST(TrainOptions, ResumeRefusesATraceOfAnotherRunBeforeTouchingIt) {
   std::filesystem::create_directory(o.checkpoint_dir);
   CheckpointManifest m{1, 1, 60, ConfigJson(o), NewRunId(), {}};
   WriteCheckpointManifest(o.checkpoint_dir, m);
-  RunInfo run;
-  run.model = "mlp";
-  run.dataset = "synthetic";
-  run.train_samples = 100;
-  run.batch_size = 10;
-  run.epochs_planned = 5;
+  RunInfo run = synthetic::MlpRun("synthetic", 100, 10, 5);
   run.backend = "gloo";
   run.device = "cpu";
   run.run_id = NewRunId();

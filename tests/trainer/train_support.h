@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "tests/support/run_command.h"
-#include "tests/trainer/temp_dir_test.h"
+#include "tests/support/temp_dir_test.h"
 #include "traces/records.h"
 
 namespace accordion::test_support {

@@ -354,16 +354,11 @@ class ExplorerDocumentTest : public QObject {
     // What the trainer has written before its first epoch ends: the run and
     // its layers, status running.
     const QString path = dir + "/starting.trace";
-    RunInfo info;
-    info.model = "mlp";
-    info.dataset = "synthetic";
+    RunInfo info = synthetic::MlpRun("synthetic", 1000, 64, 5);
     info.synthetic = true;
-    info.train_samples = 1000;
     info.world_size = 2;
     info.backend = "synthetic";
     info.device = "none";
-    info.batch_size = 64;
-    info.epochs_planned = 5;
     info.scheme = Scheme::kPowerSgd;
     info.policy = Policy::kAccordion;
     info.level_low = 2;
