@@ -3,6 +3,8 @@
 #include <array>
 #include <stdexcept>
 
+#include "common/number_format.h"
+
 namespace accordion {
 
 namespace {
@@ -65,22 +67,40 @@ const SchemeDescription& Describe(Scheme scheme) {
   throw std::logic_error("not a scheme");
 }
 
-std::vector<std::string> SchemeNames(SchemeSet set) {
-  std::vector<std::string> names;
-  for (const SchemeDescription& d : AllSchemes()) {
-    if (set == SchemeSet::kAll || d.has_levels()) names.emplace_back(d.name);
+bool InSet(const SchemeDescription& d, SchemeSet set) {
+  switch (set) {
+    case SchemeSet::kAll:
+      return true;
+    case SchemeSet::kWithLevels:
+      return d.has_levels();
+    case SchemeSet::kBatchLevels:
+      return d.level_kind == LevelKind::kGlobalBatch;
+    case SchemeSet::kSparse:
+      return d.compressor == Compressor::kSparse;
   }
-  return names;
+  return false;
 }
 
-std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last) {
-  const std::vector<std::string> names = SchemeNames(set);
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? before_last : separator;
-    out += names[i];
+namespace {
+
+std::vector<std::string> Fields(SchemeSet set, const char* SchemeDescription::*field) {
+  std::vector<std::string> out;
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (InSet(d, set)) out.emplace_back(d.*field);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> SchemeNames(SchemeSet set) { return Fields(set, &SchemeDescription::name); }
+
+std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last) {
+  return JoinWords(SchemeNames(set), separator, before_last);
+}
+
+std::string JoinSchemeTitles(SchemeSet set, const std::string& separator, const std::string& before_last) {
+  return JoinWords(Fields(set, &SchemeDescription::title), separator, before_last);
 }
 
 }  // namespace accordion

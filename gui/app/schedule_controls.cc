@@ -173,6 +173,7 @@ void ScheduleControls::showSettings() {
 
 void ScheduleControls::adaptLevelSpins() {
   const auto analysis = document_->regimes();
+  // With no run open any shape does; the first scheme of the menu's.
   Scheme scheme = Scheme::kPowerSgd;
   if (analysis)
     scheme = analysis->resolved.scheme;
