@@ -60,7 +60,9 @@ std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag);
 struct SchemeDescription {
   Scheme scheme;
   const char* name;  // in traces and on command lines: "powersgd"
-  const char* title;  // for people (the explorer's menu): "PowerSGD"
+  // For people (the explorer's menu): "PowerSGD". Marked for Qt's lupdate
+  // in the "Scheme" context; the GUI shows QCoreApplication::translate's.
+  const char* title;
   LevelKind level_kind;
   const char* level_meaning;  // in level errors: "PowerSGD rank"
   const char* level_label;    // a level's name in reports starts with it: "rank 2"
