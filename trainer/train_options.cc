@@ -32,6 +32,8 @@ namespace {
 
 const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18", "vgg19bn", "lstm"};
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens", "synthetic"};
+// Where a dataset's files are without --data-dir: here followed by its name.
+const std::string kDatasetsRoot = "/usr/share/datasets/";
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
@@ -264,7 +266,7 @@ const std::vector<TrainFlag>& TrainFlags() {
            "file) or synthetic")
           .Choices(kDatasets),
       Flag("--data-dir", "data_dir", &TrainOptions::data_dir,
-           "Directory of the IDX or CIFAR files (default /usr/share/datasets/<dataset>)")
+           "Directory of the IDX or CIFAR files (default " + kDatasetsRoot + "<dataset>)")
           .Records(DataDirOf)
           .MayChangeOnResume()
           .Ranks(RankAgreement::kNodeOwn),
@@ -696,9 +698,7 @@ bool NcclAvailable() {
 #endif
 }
 
-std::string DataDirOf(const TrainOptions& o) {
-  return o.data_dir.empty() ? "/usr/share/datasets/" + o.dataset : o.data_dir;
-}
+std::string DataDirOf(const TrainOptions& o) { return o.data_dir.empty() ? kDatasetsRoot + o.dataset : o.data_dir; }
 
 TokenCorpusOptions TokenCorpusOptionsOf(const TrainOptions& o) {
   return TokenCorpusOptions()

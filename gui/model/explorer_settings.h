@@ -44,11 +44,11 @@ struct WhatIfSettings {
   int workers = 64;
   double bandwidth_gbps = 25;
   double latency_us = 5;
-  sim::Topology topology = sim::Topology::kStar;  // kXml: platform_file
-  std::string platform_file;                      // JSON or SimGrid XML; used when topology is kXml
-  int gpus_per_node = 8;                          // hierarchical
-  int hosts_per_leaf = 16;                        // fat-tree
-  std::string network_model = "LV08";             // LV08 or CM02; a platform file keeps its own
+  sim::Topology topology = sim::Topology::kStar;              // kXml: platform_file
+  std::string platform_file;                                  // JSON or SimGrid XML; used when topology is kXml
+  int gpus_per_node = 8;                                      // hierarchical
+  int hosts_per_leaf = 16;                                    // fat-tree
+  std::string network_model = sim::NetworkOptions().model();  // LV08 or CM02; a platform file keeps its own
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
 
   bool operator==(const WhatIfSettings& o) const;

@@ -24,6 +24,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/version.h"
 #include "gui/model/explorer_settings.h"
 #include "gui/model/regime_analysis.h"
@@ -49,7 +50,7 @@ struct Args {
   std::optional<double> low, high;
   int workers = 0;
   std::optional<double> bandwidth_gbps, latency_us;
-  std::string topology, platform, allreduce = "ring", network_model;
+  std::string topology, platform, allreduce = sim::ToString(WhatIfSettings().allreduce), network_model;
   bool simulate = false;
 };
 
@@ -291,15 +292,18 @@ int main(int argc, char** argv) {
   app.add_option("--latency-us", a.latency_us,
                  "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
       ->check(CLI::NonNegativeNumber);
-  app.add_option("--topology", a.topology, "star (default), fat-tree, hierarchical or ring")
-      ->check(CLI::IsMember({"star", "fat-tree", "hierarchical", "ring"}));
+  const std::vector<std::string> topologies = {"star", "fat-tree", "hierarchical", "ring"};
+  app.add_option("--topology", a.topology, HelpChoices(topologies, sim::ToString(what_if.topology)))
+      ->check(CLI::IsMember(topologies));
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
   app.add_option("--allreduce", a.allreduce,
                  "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
       ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()))
       ->capture_default_str();
-  app.add_option("--network-model", a.network_model, "SimGrid network model: LV08 (default) or CM02")
-      ->check(CLI::IsMember({"LV08", "CM02"}));
+  const std::vector<std::string> network_models = {"LV08", "CM02"};
+  app.add_option("--network-model", a.network_model,
+                 "SimGrid network model: " + HelpChoices(network_models, what_if.network_model))
+      ->check(CLI::IsMember(network_models));
   app.add_flag("--simulate", a.simulate, "Also replay with SimGrid (slower) and show that projection");
   AddVersionFlags(app, kTool);
   const std::string command_line = CommandLine(argc, argv);
