@@ -1,10 +1,11 @@
-// Numbers and link speeds as people read and write them: in messages, help
-// text and descriptions. One formatter and one Gb/s conversion for every
-// tool, so the same value never prints two ways.
+// Numbers, link speeds and lists of choices as people read and write them:
+// in messages, help text and descriptions. One formatter and one Gb/s
+// conversion for every tool, so the same value never prints two ways.
 #ifndef ACCORDION_COMMON_NUMBER_FORMAT_H_
 #define ACCORDION_COMMON_NUMBER_FORMAT_H_
 
 #include <string>
+#include <vector>
 
 namespace accordion {
 
@@ -18,6 +19,15 @@ std::string FormatNumber(double value, int significant_digits = 6);
 // digits: a unit conversion (1.25e9 B/s * 8 / 1e9) lands a rounding error
 // away from the number a user reads, and a 16th or 17th digit would show it.
 inline std::string HelpNumber(double value) { return FormatNumber(value, 15); }
+
+// "a, b or c": `words` joined by `separator`, the last two by `before_last`.
+std::string JoinWords(const std::vector<std::string>& words, const std::string& separator,
+                      const std::string& before_last);
+
+// Choices as help text lists them, with the default marked, so help reads
+// the default from the options object: HelpChoices({"LV08", "CM02"}, "LV08")
+// is "LV08 (default) or CM02".
+std::string HelpChoices(std::vector<std::string> choices, const std::string& default_choice);
 
 // Users give link speeds in Gb/s (10^9 bits per second); platforms and
 // models hold bytes per second.

@@ -150,9 +150,10 @@ struct Schedules {
 Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, ReplayResult& r) {
   std::tie(r.level_low, r.level_high) = ResolveLevels(view.run, r.scheme, options.level_low(), options.level_high());
   if (!Describe(r.scheme).has_levels()) {
-    r.notes.push_back("dense communication: there are no levels to schedule, all three schedules are dense");
-    const Schedule dense = StaticSchedule(view, Scheme::kDense, 0);
-    return {dense, dense, dense};
+    const std::string name = ToString(r.scheme);
+    r.notes.push_back(name + " communication: there are no levels to schedule, all three schedules are " + name);
+    const Schedule only = StaticSchedule(view, r.scheme, 0);
+    return {only, only, only};
   }
   // Before anything turns a level into an integer (a rank, a batch size):
   // --low 1e308 must be refused, not printed as rank -9223372036854775808.

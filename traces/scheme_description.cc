@@ -3,6 +3,14 @@
 #include <array>
 #include <stdexcept>
 
+#include "common/number_format.h"
+
+// Marks the titles for Qt's lupdate, which finds them by this macro's name;
+// traces/ does not depend on Qt, so here it is the bare string.
+#ifndef QT_TRANSLATE_NOOP
+#define QT_TRANSLATE_NOOP(context, text) text
+#endif
+
 namespace accordion {
 
 namespace {
@@ -18,18 +26,18 @@ std::vector<SchemeDescription> MakeSchemes() {
   using K = CollectiveKind;
   // One row per scheme, fields in SchemeDescription's order.
   return {
-      {Scheme::kDense, /*name=*/"dense", /*title=*/"dense", LevelKind::kNone, /*level_meaning=*/"",
-       /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0, Compressor::kNone,
-       /*bucket_collectives=*/{K::kDense}},
-      {Scheme::kPowerSgd, /*name=*/"powersgd", /*title=*/"PowerSGD", LevelKind::kRank,
+      {Scheme::kDense, /*name=*/"dense", /*title=*/QT_TRANSLATE_NOOP("Scheme", "dense"), LevelKind::kNone,
+       /*level_meaning=*/"", /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0,
+       Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
+      {Scheme::kPowerSgd, /*name=*/"powersgd", /*title=*/QT_TRANSLATE_NOOP("Scheme", "PowerSGD"), LevelKind::kRank,
        /*level_meaning=*/"PowerSGD rank", /*level_label=*/"rank", /*max_level=*/kMaxPowerSgdRank,
        /*default_low=*/2, /*default_high=*/1, Compressor::kLowRank,
        /*bucket_collectives=*/{K::kDense, K::kPowerSgdP, K::kPowerSgdQ}},
-      {Scheme::kTopK, /*name=*/"topk", /*title=*/"TopK", LevelKind::kFraction, /*level_meaning=*/"TopK fraction",
-       /*level_label=*/"TopK", /*max_level=*/1, /*default_low=*/0.99, /*default_high=*/0.1, Compressor::kSparse,
-       /*bucket_collectives=*/{K::kDense, K::kTopK}},
+      {Scheme::kTopK, /*name=*/"topk", /*title=*/QT_TRANSLATE_NOOP("Scheme", "TopK"), LevelKind::kFraction,
+       /*level_meaning=*/"TopK fraction", /*level_label=*/"TopK", /*max_level=*/1, /*default_low=*/0.99,
+       /*default_high=*/0.1, Compressor::kSparse, /*bucket_collectives=*/{K::kDense, K::kTopK}},
       // The paper's batch schedule: B in critical regimes, 8B outside them.
-      {Scheme::kBatch, /*name=*/"batch", /*title=*/"batch size", LevelKind::kGlobalBatch,
+      {Scheme::kBatch, /*name=*/"batch", /*title=*/QT_TRANSLATE_NOOP("Scheme", "batch size"), LevelKind::kGlobalBatch,
        /*level_meaning=*/"batch size", /*level_label=*/"batch", /*max_level=*/kMaxBatchLevel,
        /*default_low=*/1, /*default_high=*/8, Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
   };
@@ -65,22 +73,40 @@ const SchemeDescription& Describe(Scheme scheme) {
   throw std::logic_error("not a scheme");
 }
 
-std::vector<std::string> SchemeNames(SchemeSet set) {
-  std::vector<std::string> names;
-  for (const SchemeDescription& d : AllSchemes()) {
-    if (set == SchemeSet::kAll || d.has_levels()) names.emplace_back(d.name);
+bool InSet(const SchemeDescription& d, SchemeSet set) {
+  switch (set) {
+    case SchemeSet::kAll:
+      return true;
+    case SchemeSet::kWithLevels:
+      return d.has_levels();
+    case SchemeSet::kBatchLevels:
+      return d.level_kind == LevelKind::kGlobalBatch;
+    case SchemeSet::kSparse:
+      return d.compressor == Compressor::kSparse;
   }
-  return names;
+  return false;
 }
 
-std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last) {
-  const std::vector<std::string> names = SchemeNames(set);
-  std::string out;
-  for (size_t i = 0; i < names.size(); ++i) {
-    if (i > 0) out += i + 1 == names.size() ? before_last : separator;
-    out += names[i];
+namespace {
+
+std::vector<std::string> Fields(SchemeSet set, const char* SchemeDescription::*field) {
+  std::vector<std::string> out;
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (InSet(d, set)) out.emplace_back(d.*field);
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<std::string> SchemeNames(SchemeSet set) { return Fields(set, &SchemeDescription::name); }
+
+std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last) {
+  return JoinWords(SchemeNames(set), separator, before_last);
+}
+
+std::string JoinSchemeTitles(SchemeSet set, const std::string& separator, const std::string& before_last) {
+  return JoinWords(Fields(set, &SchemeDescription::title), separator, before_last);
 }
 
 }  // namespace accordion

@@ -5,9 +5,12 @@
 //
 // Every per-scheme rule of the toolkit is built from the one table in
 // scheme_description.cc: records.h's names and level checks, the accounting
-// and the step plan (analysis), the exchange (trainer) and the command lines'
-// --scheme choices. A new scheme is a new row there (and its compressor's
-// code where it is one), not a case in parallel switches.
+// and the step plan (analysis), the exchange (trainer), the command lines'
+// --scheme choices and which flags belong to which schemes. Code elsewhere
+// asks a description (has_levels(), level_kind, compressor, InSet), never
+// compares with a Scheme value, except where it means the dense baseline
+// itself. A new scheme is a new row there (and its compressor's code where
+// it is one), not a case in parallel switches.
 #ifndef ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
 #define ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
 
@@ -56,8 +59,10 @@ std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag);
 
 struct SchemeDescription {
   Scheme scheme;
-  const char* name;   // in traces and on command lines: "powersgd"
-  const char* title;  // for people (the explorer's menu): "PowerSGD"
+  const char* name;  // in traces and on command lines: "powersgd"
+  // For people (the explorer's menu): "PowerSGD". Marked for Qt's lupdate
+  // in the "Scheme" context; the GUI shows QCoreApplication::translate's.
+  const char* title;
   LevelKind level_kind;
   const char* level_meaning;  // in level errors: "PowerSGD rank"
   const char* level_label;    // a level's name in reports starts with it: "rank 2"
@@ -80,12 +85,23 @@ const std::vector<SchemeDescription>& AllSchemes();
 // Throws std::logic_error for a value outside the enum.
 const SchemeDescription& Describe(Scheme scheme);
 
-enum class SchemeSet { kAll, kWithLevels };
+// Groups of schemes a rule is about. A flag that belongs to a group checks
+// InSet and names SchemeNames of the same group, so its rule and its
+// messages cannot disagree.
+enum class SchemeSet {
+  kAll,
+  kWithLevels,
+  kBatchLevels,  // LevelKind::kGlobalBatch: --micro-batch's, and image models only
+  kSparse,       // Compressor::kSparse: --topk-dense-vectors' and --topk-error-feedback's
+};
+bool InSet(const SchemeDescription& d, SchemeSet set);
 // The names of the schemes in `set`, for --scheme's choices.
 std::vector<std::string> SchemeNames(SchemeSet set = SchemeSet::kAll);
 // Those names joined for help and errors: ", " and " or " give
 // "dense, powersgd, topk or batch".
 std::string JoinSchemeNames(SchemeSet set, const std::string& separator, const std::string& before_last);
+// The same with the titles, untranslated: "PowerSGD, TopK or batch size".
+std::string JoinSchemeTitles(SchemeSet set, const std::string& separator, const std::string& before_last);
 
 }  // namespace accordion
 

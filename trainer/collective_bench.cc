@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <utility>
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
@@ -36,6 +37,13 @@ int64_t ParseByteSize(const std::string& text) {
   const int64_t value = std::stoll(text.substr(0, digits));
   if (value > (std::numeric_limits<int64_t>::max() >> shift)) throw InputError("'" + text + "' is too large");
   return value << shift;
+}
+
+std::string ByteSizeText(int64_t bytes) {
+  for (const auto& [shift, suffix] : {std::pair{30, "G"}, std::pair{20, "M"}, std::pair{10, "K"}}) {
+    if (bytes != 0 && bytes % (int64_t{1} << shift) == 0) return std::to_string(bytes >> shift) + suffix;
+  }
+  return std::to_string(bytes);
 }
 
 void CollectiveBenchOptions::Validate() const {

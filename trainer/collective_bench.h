@@ -24,6 +24,9 @@ namespace accordion {
 
 // "4096", "1K", "64M", "1G" (K = 1024): bytes. Throws InputError.
 int64_t ParseByteSize(const std::string& text);
+// The way back, with the largest suffix that divides: 65536 is "64K", so
+// help shows a default as a user would type it.
+std::string ByteSizeText(int64_t bytes);
 
 class CollectiveBenchOptions {
  public:
@@ -46,6 +49,9 @@ class CollectiveBenchOptions {
   ACCORDION_ARG(int, iters) = 10;
   /// The communication backend, gloo or nccl. Default: "gloo".
   ACCORDION_ARG(std::string, backend) = "gloo";
+  /// How long the rendezvous and then each collective may take before the
+  /// run fails, seconds (the communicator's timeout). Default: 120.
+  ACCORDION_ARG(double, timeout_s) = 120;
 };
 
 // One op at one swept size on `world` ranks, in float32 elements.

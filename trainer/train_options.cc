@@ -32,6 +32,8 @@ namespace {
 
 const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18", "vgg19bn", "lstm"};
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens", "synthetic"};
+// Where a dataset's files are without --data-dir: here followed by its name.
+const std::string kDatasetsRoot = "/usr/share/datasets/";
 
 std::string Joined(const std::vector<std::string>& names) {
   std::string out;
@@ -148,20 +150,36 @@ struct TrainFlag {
   }
 };
 
+// A default level as help shows it: "2", "0.99", "B", "8B" (a batch level
+// is a multiple of --batch-size B).
+std::string DefaultLevelText(const SchemeDescription& d, double level) {
+  if (d.level_kind != LevelKind::kGlobalBatch) return FormatNumber(level);
+  return level == 1 ? "B" : FormatNumber(level) + "B";
+}
+
 // Each scheme's default level, as --low's and --high's help show them: "2 /
-// 0.99 / B" (a batch level is a multiple of --batch-size B).
+// 0.99 / B".
 std::string DefaultLevelsText(double SchemeDescription::*level) {
   std::string text;
   for (const SchemeDescription& d : AllSchemes()) {
-    if (!d.has_levels()) continue;
-    const double v = d.*level;
-    const std::string shown = d.level_kind != LevelKind::kGlobalBatch ? FormatNumber(v)
-                              : v == 1                                ? "B"
-                                                                      : FormatNumber(v) + "B";
-    text += (text.empty() ? "" : " / ") + shown;
+    if (d.has_levels()) text += (text.empty() ? "" : " / ") + DefaultLevelText(d, d.*level);
   }
   return text;
 }
+
+// "--scheme batch: the default levels B / 8B", for --batch-size's help.
+std::string BatchSchemesText() {
+  std::string text;
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (!InSet(d, SchemeSet::kBatchLevels)) continue;
+    text += (text.empty() ? "" : "; ") + std::string("--scheme ") + d.name + ": the default levels " +
+            DefaultLevelText(d, d.default_low) + " / " + DefaultLevelText(d, d.default_high);
+  }
+  return text;
+}
+
+// "--scheme topk", the schemes a group's flags belong to, for their help and errors.
+std::string SchemeFlagOf(SchemeSet set) { return "--scheme " + JoinSchemeNames(set, ", ", " or "); }
 
 template <typename T>
 nlohmann::json JsonOf(const T& value) {
@@ -248,7 +266,7 @@ const std::vector<TrainFlag>& TrainFlags() {
            "file) or synthetic")
           .Choices(kDatasets),
       Flag("--data-dir", "data_dir", &TrainOptions::data_dir,
-           "Directory of the IDX or CIFAR files (default /usr/share/datasets/<dataset>)")
+           "Directory of the IDX or CIFAR files (default " + kDatasetsRoot + "<dataset>)")
           .Records(DataDirOf)
           .MayChangeOnResume()
           .Ranks(RankAgreement::kNodeOwn),
@@ -267,8 +285,7 @@ const std::vector<TrainFlag>& TrainFlags() {
            "Random crop (padding 4) and horizontal flip of training images"),
       Number("--epochs", "epochs", &TrainOptions::epochs, "Epochs to train", AtLeast(1), "must be at least 1"),
       Number("--batch-size", "batch_size", &TrainOptions::batch_size,
-             "GLOBAL batch size, split evenly over workers (lstm: token streams; --scheme batch: "
-             "the default levels B / 8B)",
+             "GLOBAL batch size, split evenly over workers (lstm: token streams; " + BatchSchemesText() + ")",
              AtLeast(1), "must be at least 1"),
       Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", Above(0), "must be a positive number"),
       Number("--momentum", "momentum", &TrainOptions::momentum, "SGD momentum",
@@ -317,14 +334,17 @@ const std::vector<TrainFlag>& TrainFlags() {
           .Records([](const TrainOptions& o) { return LevelsOf(o).high; })
           .StaticPolicyFlag("--level"),
       Flag("--topk-dense-vectors", "topk_dense_vectors", &TrainOptions::topk_dense_vectors,
-           "--scheme topk: send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as the "
-           "reference code does (default: sparsify them too)"),
+           SchemeFlagOf(SchemeSet::kSparse) +
+               ": send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as the "
+               "reference code does (default: sparsify them too)"),
       OnOff("--topk-error-feedback", "topk_error_feedback", &TrainOptions::topk_error_feedback,
-            "--scheme topk: on keeps what a step did not send and adds it to the next (default); off drops it, "
-            "as the reference code effectively does"),
+            SchemeFlagOf(SchemeSet::kSparse) +
+                ": on keeps what a step did not send and adds it to the next (default); off drops it, "
+                "as the reference code effectively does"),
       Number("--micro-batch", "micro_batch", &TrainOptions::micro_batch,
-             "--scheme batch: global batch of one forward/backward; larger levels accumulate gradients over "
-             "several (default: the low level)",
+             SchemeFlagOf(SchemeSet::kBatchLevels) +
+                 ": global batch of one forward/backward; larger levels accumulate gradients over "
+                 "several (default: the low level)",
              AtLeast(0), "must be >= 0 (0: the low level)")
           .NoDefaultShown()
           .Records(MicroBatchOf),
@@ -465,8 +485,9 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
     throw InputError("--model vgg19bn needs 32x32 images (--dataset cifar10 or cifar100); " + o.dataset +
                      " images are 28x28");
   }
-  if (language && scheme == Scheme::kBatch) {
-    throw InputError("--scheme batch is for the image models (a language model's batch is its token streams)");
+  if (language && InSet(Describe(scheme), SchemeSet::kBatchLevels)) {
+    throw InputError(std::string("--scheme ") + ToString(scheme) +
+                     " is for the image models (a language model's batch is its token streams)");
   }
   if (o.augment && language) throw InputError("--augment crops and flips images; --model lstm reads text");
   if (o.backend != "gloo" && o.backend != "nccl") throw InputError("unknown backend '" + o.backend + "' (gloo, nccl)");
@@ -483,8 +504,8 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
 
 // The batch scheme's levels are global batch sizes built from micro-batches.
 void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
-  if (levels.scheme.scheme() != Scheme::kBatch) {
-    if (o.micro_batch != 0) throw InputError("--micro-batch belongs to --scheme batch");
+  if (!InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels)) {
+    if (o.micro_batch != 0) throw InputError("--micro-batch belongs to " + SchemeFlagOf(SchemeSet::kBatchLevels));
     if (o.batch_size % o.nproc != 0) {
       throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over --nproc " +
                        std::to_string(o.nproc) + " workers");
@@ -630,12 +651,12 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (*policy == Policy::kAccordion && o.level) {
     throw InputError("--level belongs to --policy static; accordion takes --low and --high");
   }
-  if (*scheme == Scheme::kDense && o.level && *o.level != 0) {
-    throw InputError("--scheme dense has no level");
+  if (!Describe(*scheme).has_levels() && o.level && *o.level != 0) {
+    throw InputError("--scheme " + o.scheme + " has no level");
   }
-  if (*scheme != Scheme::kTopK && (o.topk_dense_vectors || o.topk_error_feedback)) {
+  if (!InSet(Describe(*scheme), SchemeSet::kSparse) && (o.topk_dense_vectors || o.topk_error_feedback)) {
     throw InputError(std::string(o.topk_dense_vectors ? "--topk-dense-vectors" : "--topk-error-feedback") +
-                     " belongs to --scheme topk, not " + o.scheme);
+                     " belongs to " + SchemeFlagOf(SchemeSet::kSparse) + ", not " + o.scheme);
   }
   const LevelPlan levels = LevelsOf(o);
   CheckLevel(levels.scheme.scheme(), levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
@@ -660,12 +681,12 @@ double LearningRate(const TrainOptions& o, int epoch) {
 double ScaledLearningRate(const TrainOptions& o, int epoch, double level) {
   const double lr = LearningRate(o, epoch);
   const LevelPlan levels = LevelsOf(o);
-  return levels.scheme.scheme() == Scheme::kBatch ? lr * level / levels.low : lr;
+  return InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels) ? lr * level / levels.low : lr;
 }
 
 int64_t MicroBatchOf(const TrainOptions& o) {
   const LevelPlan levels = LevelsOf(o);
-  if (levels.scheme.scheme() != Scheme::kBatch) return o.batch_size;
+  if (!InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels)) return o.batch_size;
   return o.micro_batch > 0 ? o.micro_batch : static_cast<int64_t>(levels.low);
 }
 
@@ -677,9 +698,7 @@ bool NcclAvailable() {
 #endif
 }
 
-std::string DataDirOf(const TrainOptions& o) {
-  return o.data_dir.empty() ? "/usr/share/datasets/" + o.dataset : o.data_dir;
-}
+std::string DataDirOf(const TrainOptions& o) { return o.data_dir.empty() ? kDatasetsRoot + o.dataset : o.data_dir; }
 
 TokenCorpusOptions TokenCorpusOptionsOf(const TrainOptions& o) {
   return TokenCorpusOptions()

@@ -89,7 +89,7 @@ int ShowInfo(const InfoArgs& args) {
             << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
             << " training samples)\n"
             << "scheme:      " << ToString(run.scheme) << ", " << ToString(run.policy);
-  if (run.scheme != Scheme::kDense) {
+  if (Describe(run.scheme).has_levels()) {
     std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
               << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval << ")";
   }

@@ -1,6 +1,7 @@
 #include "gui/app/schedule_controls.h"
 
 #include <QComboBox>
+#include <QCoreApplication>
 #include <QDoubleSpinBox>
 #include <QFormLayout>
 #include <QGroupBox>
@@ -66,7 +67,8 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   scheme_combo_->setObjectName("schemeCombo");
   scheme_combo_->addItem(tr("as recorded"));
   for (const SchemeDescription& d : AllSchemes()) {
-    if (d.has_levels()) scheme_combo_->addItem(tr(d.title), static_cast<int>(d.scheme));
+    if (d.has_levels())
+      scheme_combo_->addItem(QCoreApplication::translate("Scheme", d.title), static_cast<int>(d.scheme));
   }
   scheme_combo_->setToolTip(tr("Explore the run as if it had used another scheme (a dense run has none)"));
   for (QDoubleSpinBox* spin : {low_spin_, high_spin_}) {
@@ -173,6 +175,7 @@ void ScheduleControls::showSettings() {
 
 void ScheduleControls::adaptLevelSpins() {
   const auto analysis = document_->regimes();
+  // With no run open any shape does; the first scheme of the menu's.
   Scheme scheme = Scheme::kPowerSgd;
   if (analysis)
     scheme = analysis->resolved.scheme;

@@ -115,14 +115,19 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   network_model_->setObjectName("networkModelCombo");
   network_model_->addItem("LV08");
   network_model_->addItem("CM02");
-  network_model_->setToolTip(tr("SimGrid's network model: LV08 (its default) or CM02"));
+  // SimGrid's default (NetworkOptions') first, then the other of the two.
+  const int default_model = network_model_->findText(QString::fromStdString(sim::NetworkOptions().model()));
+  network_model_->setToolTip(
+      tr("SimGrid's network model: %1 (its default) or %2")
+          .arg(network_model_->itemText(default_model), network_model_->itemText(1 - default_model)));
   allreduce_->setObjectName("allreduceCombo");
   for (const std::string& name : sim::AllReduceAlgorithmNames()) {
     allreduce_->addItem(QString::fromStdString(name), static_cast<int>(*sim::ParseAllReduceAlgorithm(name)));
   }
-  allreduce_->setToolTip(
-      tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default 512 KiB chunks "
-         "and 2 channels, hierarchical with the platform's GPUs per node"));
+  allreduce_->setToolTip(tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default %1 KiB chunks "
+                            "and %2 channels, hierarchical with the platform's GPUs per node")
+                             .arg(sim::CollectiveOptions::kDefaultChunkBytes / 1024)
+                             .arg(sim::CollectiveOptions::kDefaultChannels));
   simulate_->setObjectName("simulateButton");
   simulate_->setToolTip(
       tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "

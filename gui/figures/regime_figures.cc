@@ -10,6 +10,7 @@
 #include "analysis/schedule_report.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -439,10 +440,11 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
 
 namespace {
 
-// 0: low level, 1: high level, 0.5: the level makes no difference.
+// 0: low level, 1: high level, 0.5: the level makes no difference. A batch
+// level always does: it changes the steps of an epoch, not a step's floats.
 double CellValue(const TraceView& view, const Schedule& s, int epoch, int layer) {
   const auto& shape = view.layers[static_cast<size_t>(layer)].shape;
-  if (s.scheme.scheme() != Scheme::kBatch &&
+  if (Describe(s.scheme.scheme()).level_kind != LevelKind::kGlobalBatch &&
       FloatsPerStep(s.scheme, shape, s.level_low) == FloatsPerStep(s.scheme, shape, s.level_high)) {
     return 0.5;
   }

@@ -51,7 +51,7 @@ struct WhatIfSettings {
   // The topology's parameters that have a control (TopologyParameter::label),
   // by key, in the parameter's unit; a missing one takes PlatformSpec's default.
   std::map<std::string, double> topology_parameters;
-  std::string network_model = "LV08";  // LV08 or CM02; a platform file keeps its own
+  std::string network_model = sim::NetworkOptions().model();  // LV08 or CM02; a platform file keeps its own
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
 
   bool operator==(const WhatIfSettings& o) const;

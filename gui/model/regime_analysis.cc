@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include "common/errors.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -90,8 +91,9 @@ RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settin
   for (int e = 0; e + 1 < view.num_epochs(); ++e) {
     if (IsLrDecay(view.epochs[e].lr, view.epochs[e + 1].lr)) a.lr_decay_epochs.push_back(e);
   }
-  if (a.resolved.scheme == Scheme::kDense) {
-    a.problem = "dense communication has no levels to switch: choose PowerSGD, TopK or batch to explore";
+  if (!Describe(a.resolved.scheme).has_levels()) {
+    a.problem = std::string(ToString(a.resolved.scheme)) + " communication has no levels to switch: choose " +
+                JoinSchemeTitles(SchemeSet::kWithLevels, ", ", " or ") + " to explore";
     return a;
   }
   try {

@@ -11,6 +11,7 @@ namespace accordion::gui {
 namespace {
 
 // Every layer dense on the same cluster: the baseline compression is judged by.
+// The dense scheme itself, not a property of one: the baseline is defined as it.
 sim::ScheduleProjection DenseBaseline(const RunData& run, sim::ReplayOptions options) {
   options.scheme(Scheme::kDense).level_low(std::nullopt).level_high(std::nullopt);
   sim::ScheduleProjection dense = sim::ReplayEngine(options).Run(run.input).static_low;
@@ -25,6 +26,7 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
   WhatIfProjection p;
   p.model = options.model();
   p.result = sim::ReplayEngine(options).Run(run.input, progress);
+  // The run is the baseline itself (another scheme without levels is not).
   if (p.result.scheme == Scheme::kDense) {
     p.dense = p.result.static_low;  // all three schedules are dense already
     p.dense.name = "dense";

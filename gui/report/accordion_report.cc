@@ -25,6 +25,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/version.h"
 #include "gui/model/explorer_settings.h"
 #include "gui/model/regime_analysis.h"
@@ -51,7 +52,7 @@ struct Args {
   std::optional<double> low, high;
   int workers = 0;
   std::optional<double> bandwidth_gbps, latency_us;
-  std::string topology, platform, allreduce = "ring", network_model;
+  std::string topology, platform, allreduce = sim::ToString(WhatIfSettings().allreduce), network_model;
   // The topology parameters the GUI has controls for, by key.
   std::map<std::string, std::optional<int>> topology_counts;
   std::map<std::string, std::optional<double>> topology_numbers;
@@ -302,8 +303,7 @@ int main(int argc, char** argv) {
       ->check(CLI::NonNegativeNumber);
   std::vector<std::string> topologies;
   for (const sim::TopologyDescription& d : sim::AllTopologies()) topologies.push_back(d.name);
-  app.add_option("--topology", a.topology,
-                 sim::TopologyNames() + " (default " + sim::ToString(sim::PlatformSpec().topology) + ")")
+  app.add_option("--topology", a.topology, HelpChoices(topologies, sim::ToString(what_if.topology)))
       ->check(CLI::IsMember(topologies));
   for (const sim::TopologyDescription& d : sim::AllTopologies()) {
     for (const sim::TopologyParameter& p : d.parameters) {
@@ -321,8 +321,10 @@ int main(int argc, char** argv) {
                  "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
       ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()))
       ->capture_default_str();
-  app.add_option("--network-model", a.network_model, "SimGrid network model: LV08 (default) or CM02")
-      ->check(CLI::IsMember({"LV08", "CM02"}));
+  const std::vector<std::string> network_models = {"LV08", "CM02"};
+  app.add_option("--network-model", a.network_model,
+                 "SimGrid network model: " + HelpChoices(network_models, what_if.network_model))
+      ->check(CLI::IsMember(network_models));
   app.add_flag("--simulate", a.simulate, "Also replay with SimGrid (slower) and show that projection");
   AddVersionFlags(app, kTool);
   const std::string command_line = CommandLine(argc, argv);

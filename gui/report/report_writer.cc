@@ -18,6 +18,7 @@
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "simulator/topology_description.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui::report {
 
@@ -140,7 +141,7 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
   t += Row({"scheme", Html(std::string(ToString(r.scheme))) + (s.scheme ? "" : " (the trace's)")});
   t += Row({"η (threshold)", QString::number(s.eta)});
   t += Row({"check interval", QString::number(s.interval) + " epochs"});
-  if (r.scheme != Scheme::kDense) {
+  if (Describe(r.scheme).has_levels()) {
     t += Row({"low level (critical)",
               Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
     t += Row(

@@ -85,13 +85,13 @@ struct PlatformFlags {
       }
     }
     cmd->add_option("--network-model", network_model,
-                    "SimGrid network model: LV08 or CM02 (default " + defaults.network.model() + ")");
+                    "SimGrid network model: " + HelpChoices({"LV08", "CM02"}, defaults.network.model()));
     cmd->add_option(
         "--tcp-gamma", tcp_gamma,
         "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) + "; 0: no window)");
     cmd->add_option("--crosstraffic", crosstraffic,
-                    std::string("SimGrid network/crosstraffic: on or off (default ") +
-                        (defaults.network.crosstraffic() ? "on" : "off") + ")")
+                    "SimGrid network/crosstraffic: " +
+                        HelpChoices({"on", "off"}, defaults.network.crosstraffic() ? "on" : "off"))
         ->check(CLI::IsMember({"on", "off"}));
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
                     "Software cost of one collective, microseconds (default " +
@@ -135,6 +135,9 @@ struct PlatformFlags {
   }
 };
 
+// --collective-overhead's values.
+const char* OverheadName(OverheadSource source) { return source == OverheadSource::kTrace ? "trace" : "platform"; }
+
 // The flags that shape a replay besides the platform; their defaults, and
 // so the help's, are ReplayOptions'.
 struct ReplayFlags {
@@ -143,15 +146,15 @@ struct ReplayFlags {
   double eta = ReplayOptions().accordion().eta();
   int interval = ReplayOptions().accordion().interval();
   std::optional<double> low, high;
-  std::string model = "simulate";
-  std::string allreduce = "ring";
-  std::string fidelity = "auto";
+  std::string model = ToString(ReplayOptions().model());
+  std::string allreduce = ToString(ReplayOptions().allreduce());
+  std::string fidelity = ToString(ReplayOptions().fidelity());
   bool no_memo = false;
   std::optional<double> bucket_mb;
   int jobs = ReplayOptions().jobs();
   double straggler_cv = ReplayOptions().straggler_cv();
   double timeout_s = ReplayOptions().timeout_s();
-  std::string overhead = "trace";
+  std::string overhead = OverheadName(ReplayOptions().overhead());
   std::optional<double> recorded_bandwidth_gbps;
   std::optional<double> recorded_latency_us;
 
@@ -210,7 +213,8 @@ struct ReplayFlags {
         ->capture_default_str();
     cmd->add_flag("--no-memo", no_memo, "Time every epoch's iteration afresh (for checking memoisation)");
     cmd->add_option("--bucket-mb", bucket_mb,
-                    "Gradient bucket size, MiB (default: the trainer's, else 25; at most 1048576)")
+                    "Gradient bucket size, MiB (default: the trainer's, else " +
+                        HelpNumber(static_cast<double>(kDefaultBucketBytes) / (1024 * 1024)) + "; at most 1048576)")
         ->check(CLI::Range(1e-6, 1048576.0));
     cmd->add_option("--jobs", jobs, "Processes to run at once")->check(CLI::Range(1, 1024))->capture_default_str();
   }
@@ -230,7 +234,7 @@ struct ReplayFlags {
         .jobs(jobs)
         .straggler_cv(straggler_cv)
         .timeout_s(timeout_s)
-        .overhead(overhead == "trace" ? OverheadSource::kTrace : OverheadSource::kPlatform)
+        .overhead(overhead == OverheadName(OverheadSource::kTrace) ? OverheadSource::kTrace : OverheadSource::kPlatform)
         .recorded_bandwidth_gbps(recorded_bandwidth_gbps)
         .recorded_latency_us(recorded_latency_us);
     if (!scheme.empty()) o.scheme(*ParseScheme(scheme));
@@ -338,8 +342,8 @@ int RunReplay(const ReplayArgs& a) {
 struct CalibrateArgs {
   std::vector<std::string> inputs;
   std::string out;
-  std::vector<double> segments = {65536, 4194304};
-  std::string allreduce = "ring";
+  std::vector<double> segments = CalibratorOptions().boundaries();
+  std::string allreduce = ToString(CalibratorOptions().allreduce());
   std::optional<double> link_gbps;
   bool overwrite = false;
 };

@@ -136,5 +136,19 @@ TEST(SchemeDescription, NameListsForCommandLines) {
   }
 }
 
+// The groups flags belong to are the description's properties, so the
+// rules, help and errors built from them name today's schemes.
+TEST(SchemeDescription, FlagGroupsFollowTheDescription) {
+  EXPECT_EQ(SchemeNames(SchemeSet::kBatchLevels), (std::vector<std::string>{"batch"}));
+  EXPECT_EQ(SchemeNames(SchemeSet::kSparse), (std::vector<std::string>{"topk"}));
+  for (const SchemeDescription& d : AllSchemes()) {
+    EXPECT_TRUE(InSet(d, SchemeSet::kAll)) << d.name;
+    EXPECT_EQ(InSet(d, SchemeSet::kWithLevels), d.has_levels()) << d.name;
+    EXPECT_EQ(InSet(d, SchemeSet::kBatchLevels), d.level_kind == LevelKind::kGlobalBatch) << d.name;
+    EXPECT_EQ(InSet(d, SchemeSet::kSparse), d.compressor == Compressor::kSparse) << d.name;
+  }
+  EXPECT_EQ(JoinSchemeTitles(SchemeSet::kWithLevels, ", ", " or "), "PowerSGD, TopK or batch size");
+}
+
 }  // namespace
 }  // namespace accordion

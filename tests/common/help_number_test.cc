@@ -1,4 +1,5 @@
-// HelpNumber: defaults in help text read as they were written by hand.
+// HelpNumber and HelpChoices: defaults in help text read as they were written
+// by hand.
 #include <gtest/gtest.h>
 
 #include "common/cli.h"
@@ -24,6 +25,14 @@ TEST(HelpNumber, UnitConversionsHideTheirRoundingError) {
   EXPECT_EQ(HelpNumber(1e-6 * 1e6), "1");
   EXPECT_EQ(HelpNumber(75e9 * 8 / 1e9), "600");
   EXPECT_EQ(HelpNumber(0.1 + 0.2), "0.3");
+}
+
+TEST(HelpChoices, MarksTheDefaultWhereverItStands) {
+  EXPECT_EQ(HelpChoices({"LV08", "CM02"}, "LV08"), "LV08 (default) or CM02");
+  EXPECT_EQ(HelpChoices({"on", "off"}, "off"), "on or off (default)");
+  EXPECT_EQ(HelpChoices({"star", "fat-tree", "ring"}, "star"), "star (default), fat-tree or ring");
+  EXPECT_EQ(HelpChoices({"a"}, "b"), "a");
+  EXPECT_EQ(JoinWords({}, ", ", " or "), "");
 }
 
 }  // namespace

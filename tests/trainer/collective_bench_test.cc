@@ -21,6 +21,17 @@ TEST(CollectiveBench, ParsesSizesWithBinarySuffixes) {
   }
 }
 
+TEST(CollectiveBench, WritesSizesAsTheyAreParsed) {
+  EXPECT_EQ(ByteSizeText(1024), "1K");
+  EXPECT_EQ(ByteSizeText(int64_t{64} << 20), "64M");
+  EXPECT_EQ(ByteSizeText(int64_t{3} << 30), "3G");
+  EXPECT_EQ(ByteSizeText(1536), "1536");
+  EXPECT_EQ(ByteSizeText(0), "0");
+  for (int64_t bytes : {int64_t{4}, int64_t{4096}, int64_t{1000}, int64_t{5} << 20}) {
+    EXPECT_EQ(ParseByteSize(ByteSizeText(bytes)), bytes) << bytes;
+  }
+}
+
 TEST(CollectiveBench, SweepsFromMinToMaxByTheFactor) {
   EXPECT_EQ(CollectiveBenchOptions().Sizes().size(), 9u);  // 1K, 4K, ..., 64M
   EXPECT_EQ(CollectiveBenchOptions().Sizes().back(), int64_t{64} << 20);

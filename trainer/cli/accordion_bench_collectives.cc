@@ -35,14 +35,20 @@ namespace {
 
 constexpr const char* kTool = "accordion-bench-collectives";
 
-// The numbers' defaults, and so the help's, are the options classes'. The ops
-// and sizes are text here (names, "64M"), CollectiveBenchOptions' defaults
+std::vector<std::string> NamesOf(const std::vector<CollectiveOp>& ops) {
+  std::vector<std::string> names;
+  for (const CollectiveOp op : ops) names.emplace_back(ToString(op));
+  return names;
+}
+
+// The defaults, and so the help's, are the options classes'. The ops and
+// sizes are text here (names, "64M"), CollectiveBenchOptions' defaults
 // written as a user would type them.
 struct BenchFlags {
   int nproc = LauncherOptions().nproc();
-  std::vector<std::string> ops = {"allreduce", "allgather", "broadcast"};
-  std::string min_bytes = "1K";
-  std::string max_bytes = "64M";
+  std::vector<std::string> ops = NamesOf(CollectiveBenchOptions().ops());
+  std::string min_bytes = ByteSizeText(CollectiveBenchOptions().min_bytes());
+  std::string max_bytes = ByteSizeText(CollectiveBenchOptions().max_bytes());
   int factor = CollectiveBenchOptions().factor();
   int warmup = CollectiveBenchOptions().warmup();
   int iters = CollectiveBenchOptions().iters();
@@ -50,7 +56,7 @@ struct BenchFlags {
   std::string out;
   bool overwrite = false;
   std::string bind_addr = GlooOptions().bind_addr();
-  double timeout_s = 120;
+  double timeout_s = CollectiveBenchOptions().timeout_s();
 
   CollectiveBenchOptions Options() const {
     std::vector<CollectiveOp> parsed;
@@ -66,7 +72,8 @@ struct BenchFlags {
                                    .factor(factor)
                                    .warmup(warmup)
                                    .iters(iters)
-                                   .backend(backend);
+                                   .backend(backend)
+                                   .timeout_s(timeout_s);
     o.Validate();
     if (backend == "nccl" && !NcclAvailable()) {
       throw InputError(
@@ -201,7 +208,7 @@ int Bench(const BenchFlags& f, const WorkerEnvironment& env) {
   // compete with them for the cores.
   torch::set_num_threads(1);
   torch::NoGradGuard no_grad;
-  std::unique_ptr<Communicator> comm = ConnectWorker(f.backend, env, f.bind_addr, f.timeout_s);
+  std::unique_ptr<Communicator> comm = ConnectWorker(f.backend, env, f.bind_addr, o.timeout_s());
   const int world = comm->world_size();
 
   int64_t in_elements = 1, out_elements = 1;
