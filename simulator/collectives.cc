@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
 
@@ -135,7 +136,7 @@ void NcclTree(std::vector<Round>& rounds, int64_t bytes, int world, const Collec
 }
 
 void Hierarchical(std::vector<Round>& rounds, int64_t bytes, int world, const CollectiveOptions& o) {
-  const int per_node = std::min(std::max(1, o.ranks_per_node()), world);
+  const int per_node = std::min(o.NodeRanks(), world);
   if (world % per_node != 0) {
     throw InputError("a hierarchical all-reduce needs whole nodes: " + std::to_string(world) +
                      " ranks are not a multiple of " + std::to_string(per_node) + " ranks per node");
@@ -192,19 +193,40 @@ void CollectiveOptions::Validate() const {
   if (ranks_per_node_ < 0) throw InputError("ranks per node must be at least 1");
 }
 
+bool CollectiveOptions::UsesChunks(AllReduceAlgorithm algorithm) {
+  return algorithm == AllReduceAlgorithm::kNcclRing || algorithm == AllReduceAlgorithm::kNcclTree;
+}
+
+bool CollectiveOptions::UsesNodes(AllReduceAlgorithm algorithm) {
+  return algorithm == AllReduceAlgorithm::kHierarchical;
+}
+
 std::string CollectiveOptions::Describe(AllReduceAlgorithm algorithm) const {
-  switch (algorithm) {
-    case AllReduceAlgorithm::kNcclRing:
-    case AllReduceAlgorithm::kNcclTree:
-      return std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") + Bytes(chunk_bytes_) +
-             " chunks";
-    case AllReduceAlgorithm::kHierarchical: {
-      const int g = std::max(1, ranks_per_node_);
-      return std::to_string(g) + (g == 1 ? " rank per node" : " ranks per node");
-    }
-    default:
-      return "";
+  std::string text;
+  if (UsesChunks(algorithm)) {
+    text =
+        std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") + Bytes(chunk_bytes_) + " chunks";
   }
+  if (UsesNodes(algorithm)) {
+    const int g = NodeRanks();
+    text += (text.empty() ? "" : ", ") + std::to_string(g) + (g == 1 ? " rank per node" : " ranks per node");
+  }
+  return text;
+}
+
+std::string DescribeAllReduce(AllReduceAlgorithm algorithm, const CollectiveOptions& options) {
+  const std::string settings = options.Describe(algorithm);
+  return std::string(ToString(algorithm)) + " all-reduce" + (settings.empty() ? "" : " (" + settings + ")");
+}
+
+nlohmann::json AllReduceJson(AllReduceAlgorithm algorithm, const CollectiveOptions& options) {
+  nlohmann::json j = {{"algorithm", ToString(algorithm)}};
+  if (CollectiveOptions::UsesChunks(algorithm)) {
+    j["chunk_bytes"] = options.chunk_bytes();
+    j["channels"] = options.channels();
+  }
+  if (CollectiveOptions::UsesNodes(algorithm)) j["ranks_per_node"] = options.NodeRanks();
+  return j;
 }
 
 bool Round::operator==(const Round& o) const { return !(*this < o) && !(o < *this); }

@@ -59,6 +59,7 @@
 #define ACCORDION_SIMULATOR_COLLECTIVES_H_
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,9 +89,17 @@ class CollectiveOptions {
   static constexpr int kDefaultChannels = 2;
   static constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
 
+  // Which settings an algorithm reads: NCCL's chunks and channels
+  // (nccl-ring, nccl-tree), ranks per node (hierarchical). Flags, reports
+  // and descriptions follow these.
+  static bool UsesChunks(AllReduceAlgorithm algorithm);
+  static bool UsesNodes(AllReduceAlgorithm algorithm);
+
   void Validate() const;  // throws InputError naming the first problem
   // "4 channels, 512 KiB chunks" or "8 ranks per node", as the algorithm uses them.
   std::string Describe(AllReduceAlgorithm algorithm) const;
+  // The ranks per node CollectiveRounds uses: ranks_per_node, 1 when not set.
+  int NodeRanks() const { return ranks_per_node_ > 0 ? ranks_per_node_ : 1; }
 
   /// nccl-ring, nccl-tree: the largest chunk a hop forwards, bytes.
   /// Default: kDefaultChunkBytes.
@@ -103,6 +112,13 @@ class CollectiveOptions {
   /// Default: 0.
   ACCORDION_ARG(int, ranks_per_node) = 0;
 };
+
+// The algorithm with the settings it uses, for reports:
+// "nccl-ring all-reduce (4 channels, 512 KiB chunks)", "ring all-reduce".
+std::string DescribeAllReduce(AllReduceAlgorithm algorithm, const CollectiveOptions& options);
+// The same as JSON: {"algorithm": "nccl-ring", "chunk_bytes": 524288,
+// "channels": 4}, {"algorithm": "hierarchical", "ranks_per_node": 8}.
+nlohmann::json AllReduceJson(AllReduceAlgorithm algorithm, const CollectiveOptions& options);
 
 // Who talks to whom in a round is a function of the rank, the world size and
 // a few numbers; that keeps a 1024-rank ring to 2046 small values, and its

@@ -239,9 +239,9 @@ struct ReplayFlags {
 };
 
 // The settings of NCCL's algorithms and of the hierarchical all-reduce
-// (collectives.h). ReplayOptions carries only the algorithm, so they become
-// the process's default CollectiveOptions, which every CollectiveRounds
-// without options - and every child process - sees.
+// (collectives.h), the same flags wherever an all-reduce algorithm is
+// chosen: replay, sweep, collective, and calibrate (the algorithm the
+// samples ran).
 struct CollectiveFlags {
   std::optional<int64_t> chunk_kb;
   std::optional<int> channels, ranks_per_node;
@@ -262,14 +262,13 @@ struct CollectiveFlags {
 
   CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
     const AllReduceAlgorithm a = *ParseAllReduceAlgorithm(allreduce);
-    const bool nccl = a == AllReduceAlgorithm::kNcclRing || a == AllReduceAlgorithm::kNcclTree;
-    if ((chunk_kb || channels) && !nccl) {
+    if ((chunk_kb || channels) && !CollectiveOptions::UsesChunks(a)) {
       throw InputError(
           "--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
           "nccl-tree, not " +
           allreduce);
     }
-    if (ranks_per_node && a != AllReduceAlgorithm::kHierarchical) {
+    if (ranks_per_node && !CollectiveOptions::UsesNodes(a)) {
       throw InputError("--ranks-per-node is a setting of --allreduce hierarchical, not " + allreduce);
     }
     if (ranks_per_node && *ranks_per_node < 1) throw InputError("--ranks-per-node must be at least 1");

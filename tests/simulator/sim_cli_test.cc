@@ -314,6 +314,37 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
   }
 }
 
+// The report names the all-reduce with the settings it ran under, in the
+// table's model line and as JSON.
+TEST_F(SimCli, ReplayReportsTheAllReducesSettings) {
+  const std::string t = Path("mlp.trace") + " --interval 5 --model analytic";
+  const CommandResult table = Sim("replay " + t + " --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("model:    analytic alpha-beta model, nccl-ring all-reduce (4 channels, 64 KiB chunks)"),
+            std::string::npos)
+      << table.out;
+  const CommandResult tree = Sim("replay " + t + " --allreduce nccl-tree --format json");
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_EQ(nlohmann::json::parse(tree.out).at("allreduce"),
+            (nlohmann::json{{"algorithm", "nccl-tree"}, {"chunk_bytes", 512 * 1024}, {"channels", 2}}));
+  // Ranks per node: the platform's nodes, or the flag.
+  const CommandResult nodes =
+      Sim("replay " + t + " --workers 16 --topology hierarchical --allreduce hierarchical --format json");
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  const nlohmann::json j = nlohmann::json::parse(nodes.out);
+  EXPECT_EQ(j.at("allreduce"), (nlohmann::json{{"algorithm", "hierarchical"}, {"ranks_per_node", 8}}));
+  EXPECT_NE(j.at("communication").get<std::string>().find("hierarchical all-reduce (8 ranks per node)"),
+            std::string::npos)
+      << j.at("communication");
+  const CommandResult four = Sim("replay " + t + " --workers 16 --allreduce hierarchical --ranks-per-node 4");
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.out.find("hierarchical all-reduce (4 ranks per node)"), std::string::npos) << four.out;
+  // The ring has no settings: its name alone.
+  const CommandResult ring = Sim("replay " + t + " --format json");
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_EQ(nlohmann::json::parse(ring.out).at("allreduce"), (nlohmann::json{{"algorithm", "ring"}}));
+}
+
 TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
   const std::string t = Path("mlp.trace");
   ExpectBadInput("replay " + t + " --nccl-channels 4", "settings of --allreduce nccl-ring and nccl-tree, not ring");
