@@ -339,6 +339,7 @@ struct CalibrateArgs {
   std::string out;
   std::vector<double> segments = {65536, 4194304};
   std::string allreduce = "ring";
+  CollectiveFlags collective;
   std::optional<double> link_gbps;
   bool overwrite = false;
 };
@@ -354,9 +355,11 @@ int RunCalibrate(const CalibrateArgs& a) {
   if (a.link_gbps && !(*a.link_gbps > 0 && std::isfinite(*a.link_gbps))) {
     throw InputError("--link-gbps must be a positive number of Gb/s");
   }
+  // No platform to take nodes from: ranks per node as --ranks-per-node says, else 1.
   Calibrator calibrator(CalibratorOptions()
                             .boundaries(a.segments)
                             .allreduce(*ParseAllReduceAlgorithm(a.allreduce))
+                            .collective(a.collective.Apply(a.allreduce, PlatformSpec()))
                             .link_gbps(a.link_gbps.value_or(0)));
   for (const std::string& input : a.inputs) calibrator.AddFile(input);
   const Calibration cal = calibrator.Fit();
@@ -370,7 +373,7 @@ int RunCalibrate(const CalibrateArgs& a) {
     per_world.push_back(std::to_string(n) + " at " + std::to_string(world) + " ranks");
   }
   std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ") << "; "
-            << a.allreduce << " all-reduce assumed)\n"
+            << DescribeAllReduce(cal.allreduce, cal.collective) << " assumed)\n"
             << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error " << std::fixed
             << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
             << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
@@ -536,9 +539,13 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
       ->delimiter(',')
       ->capture_default_str();
-  calibrate_cmd->add_option("--allreduce", calibrate.allreduce, "All-reduce algorithm the trainer used")
-      ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+  calibrate_cmd
+      ->add_option("--allreduce", calibrate.allreduce,
+                   "All-reduce algorithm the measured collectives ran: ring, halving-doubling, tree, nccl-ring, "
+                   "nccl-tree or hierarchical")
+      ->check(CLI::IsMember(AllReduceAlgorithmNames()))
       ->capture_default_str();
+  calibrate.collective.Add(calibrate_cmd);
   calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
                             "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
                             "hosts' per-byte cost from the links (default: unknown)");

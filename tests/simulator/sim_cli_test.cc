@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "simulator/alpha_beta_model.h"
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"
@@ -249,6 +250,39 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
   ExpectBadInput("replay " + Path("mlp.trace") + " --host-ns-per-byte -1", "host cost per byte");
   ExpectBadInput("replay " + Path("mlp.trace") + " --host-ns-per-byte 5000", "below 1000 ns/B");
   ExpectBadInput("replay " + Path("mlp.trace") + " --collective-overhead-us 2e7", "below 10 s");
+  EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
+}
+
+// calibrate takes every algorithm --allreduce does, with the same settings
+// flags: benchmark files of NCCL's ring over 4 channels give the network back.
+TEST_F(SimCli, CalibrateTakesEveryAllReduceAndItsSettings) {
+  const AlphaBetaModel network(20e-6, 2e9);
+  const CollectiveOptions four = CollectiveOptions().channels(4).chunk_bytes(128 * 1024);
+  nlohmann::json samples = nlohmann::json::array();
+  for (int world : {2, 4, 8}) {
+    for (double b = 4096; b <= 64e6; b *= 4) {
+      samples.push_back({{"op", "allreduce"},
+                         {"world_size", world},
+                         {"bytes", int64_t(b)},
+                         {"median_s", 50e-6 + network.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kNcclRing, b,
+                                                           world, four)}});
+    }
+  }
+  Write("nccl.json", nlohmann::json{{"format", "accordion-bench-collectives"}, {"samples", samples}}.dump());
+  const CommandResult cal = Sim("calibrate " + Path("nccl.json") + " --out " + Path("nccl-cal.json") +
+                                " --segments 1e12 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 128");
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  EXPECT_NE(cal.out.find("nccl-ring all-reduce (4 channels, 128 KiB chunks) assumed"), std::string::npos) << cal.out;
+  EXPECT_NE(cal.out.find("o (per collective) = 50.000 us"), std::string::npos) << cal.out;
+  const nlohmann::json platform = nlohmann::json::parse(std::ifstream(Path("nccl-cal.json")));
+  EXPECT_NEAR(platform.at("bandwidth_gbps").get<double>(), 16, 1e-6);
+  EXPECT_EQ(platform.at("calibration").at("allreduce").at("channels"), 4);
+  // The settings go with their algorithms, and nodes must be whole.
+  ExpectBadInput("calibrate " + Path("nccl.json") + " --out " + Path("never.json") + " --nccl-channels 4",
+                 "settings of --allreduce nccl-ring and nccl-tree, not ring");
+  ExpectBadInput("calibrate " + Path("nccl.json") + " --out " + Path("never.json") +
+                     " --allreduce hierarchical --ranks-per-node 3",
+                 "4 ranks are not a multiple of 3 ranks per node");
   EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
 }
 
