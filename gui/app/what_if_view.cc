@@ -131,7 +131,7 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   }
   allreduce_->setToolTip(
       tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default 512 KiB chunks "
-         "and 2 channels, hierarchical with the platform's GPUs per node"));
+         "and 2 channels, nccl-tree and hierarchical with the platform's GPUs per node"));
   recorded_known_->setObjectName("recordedBandwidthCheck");
   recorded_known_->setAccessibleName(tr("Recorded bandwidth known"));
   recorded_bandwidth_->setObjectName("recordedBandwidthSpin");

@@ -256,8 +256,8 @@ struct CollectiveFlags {
                     "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
                         std::to_string(CollectiveOptions::kDefaultChannels) + ")");
     cmd->add_option("--ranks-per-node", ranks_per_node,
-                    "hierarchical: consecutive ranks per node (default: --gpus-per-node on the hierarchical "
-                    "topology, else 1, a plain ring)");
+                    "hierarchical, nccl-tree: consecutive ranks per node (default: --gpus-per-node on the "
+                    "hierarchical topology, else 1: a plain ring, trees over ranks)");
   }
 
   CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
@@ -269,7 +269,7 @@ struct CollectiveFlags {
           allreduce);
     }
     if (ranks_per_node && !CollectiveOptions::UsesNodes(a)) {
-      throw InputError("--ranks-per-node is a setting of --allreduce hierarchical, not " + allreduce);
+      throw InputError("--ranks-per-node is a setting of --allreduce hierarchical and nccl-tree, not " + allreduce);
     }
     if (ranks_per_node && *ranks_per_node < 1) throw InputError("--ranks-per-node must be at least 1");
     if (chunk_kb && *chunk_kb > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kb is too large");

@@ -360,7 +360,8 @@ TEST_F(SimCli, ReplayReportsTheAllReducesSettings) {
   const CommandResult tree = Sim("replay " + t + " --allreduce nccl-tree --format json");
   ASSERT_EQ(tree.exit_code, 0) << tree.err;
   EXPECT_EQ(nlohmann::json::parse(tree.out).at("allreduce"),
-            (nlohmann::json{{"algorithm", "nccl-tree"}, {"chunk_bytes", 512 * 1024}, {"channels", 2}}));
+            (nlohmann::json{
+                {"algorithm", "nccl-tree"}, {"chunk_bytes", 512 * 1024}, {"channels", 2}, {"ranks_per_node", 1}}));
   // Ranks per node: the platform's nodes, or the flag.
   const CommandResult nodes =
       Sim("replay " + t + " --workers 16 --topology hierarchical --allreduce hierarchical --format json");
@@ -383,7 +384,8 @@ TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
   const std::string t = Path("mlp.trace");
   ExpectBadInput("replay " + t + " --nccl-channels 4", "settings of --allreduce nccl-ring and nccl-tree, not ring");
   ExpectBadInput("replay " + t + " --allreduce nccl-ring --nccl-channels 0", "channels must be between 1 and 64");
-  ExpectBadInput("replay " + t + " --allreduce nccl-tree --ranks-per-node 2", "--ranks-per-node is a setting");
+  ExpectBadInput("replay " + t + " --allreduce nccl-ring --ranks-per-node 2",
+                 "--ranks-per-node is a setting of --allreduce hierarchical and nccl-tree, not nccl-ring");
   ExpectBadInput("collective --workers 12 --allreduce hierarchical --ranks-per-node 8",
                  "12 ranks are not a multiple of 8 ranks per node");
   ExpectBadInput("replay " + t + " --workers 12 --allreduce hierarchical --topology hierarchical",
