@@ -96,8 +96,8 @@ class CollectiveOptions {
   static constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
 
   // Which settings an algorithm reads: NCCL's chunks and channels
-  // (nccl-ring, nccl-tree), ranks per node (hierarchical). Flags, reports
-  // and descriptions follow these.
+  // (nccl-ring, nccl-tree), ranks per node (hierarchical, nccl-tree).
+  // Flags, reports and descriptions follow these.
   static bool UsesChunks(AllReduceAlgorithm algorithm);
   static bool UsesNodes(AllReduceAlgorithm algorithm);
 
