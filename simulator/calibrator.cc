@@ -40,6 +40,7 @@ Calibrator::Calibrator(CalibratorOptions options) : options_(std::move(options))
   if (!std::isfinite(options_.link_gbps()) || options_.link_gbps() < 0) {
     throw InputError("the link rate must be a positive number of Gb/s (or 0: unknown)");
   }
+  options_.collective().Validate();
 }
 
 void Calibrator::Add(CollectiveOp op, int world_size, int64_t bytes, double duration_s) {
@@ -48,13 +49,19 @@ void Calibrator::Add(CollectiveOp op, int world_size, int64_t bytes, double dura
     ++skipped_;
     return;
   }
-  const std::vector<Round> rounds = CollectiveRounds(op, options_.allreduce(), bytes, world_size);
+  std::map<int64_t, Part> parts;
+  for (const Round& r : CollectiveRounds(op, options_.allreduce(), bytes, world_size, options_.collective())) {
+    Part& p = parts[r.bytes];
+    p.message_bytes = static_cast<double>(r.bytes);
+    p.rounds += 1;
+    p.along_bytes += static_cast<double>(r.busiest) * static_cast<double>(r.bytes);
+  }
   Sample s;
   s.world_size = world_size;
-  for (const Round& r : rounds) {
-    s.rounds += 1;
-    s.along_bytes += static_cast<double>(r.bytes);
-    s.message_bytes = std::max(s.message_bytes, static_cast<double>(r.bytes));
+  for (const auto& [size, p] : parts) {
+    s.rounds += p.rounds;
+    s.message_bytes = std::max(s.message_bytes, p.message_bytes);
+    s.parts.push_back(p);
   }
   s.duration_s = duration_s;
   samples_.push_back(s);
@@ -110,7 +117,11 @@ void Calibrator::AddTrace(const std::string& path) {
       ++queued;
       continue;
     }
-    Add(c.op, world, c.bytes, c.duration_s);
+    try {
+      Add(c.op, world, c.bytes, c.duration_s);
+    } catch (const InputError& e) {
+      throw InputError(path + ": " + e.what());
+    }
   }
   if (queued == static_cast<int>(collectives.size())) {
     throw InputError(path +
@@ -203,6 +214,8 @@ std::string BytesText(double b) {
 
 Calibration Calibrator::Fit() const {
   Calibration cal;
+  cal.allreduce = options_.allreduce();
+  cal.collective = options_.collective();
   cal.samples = static_cast<int>(samples_.size());
   if (samples_.empty()) throw InputError("no measured collectives to calibrate on");
   for (const Sample& s : samples_) {
@@ -287,6 +300,14 @@ Calibration Calibrator::Fit() const {
   double shortest = std::numeric_limits<double>::infinity();
   for (const Sample& s : samples_) shortest = std::min(shortest, s.duration_s);
 
+  // The bin whose alpha and B a round of `message_bytes` takes: as the
+  // written platform's segments will (AlphaBetaModel::SegmentOf), the last
+  // that starts at or below it, else the first.
+  auto bin_of = [&bins](double message_bytes) {
+    size_t k = 0;
+    while (k + 1 < bins.size() && message_bytes >= bins[k + 1].lo) ++k;
+    return k;
+  };
   // Rows: samples, weighted by 1/duration, so each row's residual is a
   // relative error. Columns: o, then alpha and 1/B of each bin; pinned
   // coefficients have no column.
@@ -312,8 +333,11 @@ Calibration Calibrator::Fit() const {
         const Sample& s = samples_[i];
         const double w = 1.0 / s.duration_s;
         if (o_col >= 0) a(r, o_col) = w;
-        if (alpha_col[b] >= 0) a(r, alpha_col[b]) = s.rounds * w;
-        a(r, beta_col[b]) = s.along_bytes * w;
+        for (const Part& p : s.parts) {
+          const size_t k = bin_of(p.message_bytes);
+          if (alpha_col[k] >= 0) a(r, alpha_col[k]) += p.rounds * w;
+          a(r, beta_col[k]) += p.along_bytes * w;
+        }
         ++r;
       }
     }
@@ -449,6 +473,7 @@ nlohmann::json Calibration::PlatformJson(const std::string& source) const {
   nlohmann::json per_world = nlohmann::json::object();
   for (const auto& [world, n] : samples_per_world_size) per_world[std::to_string(world)] = n;
   j["calibration"] = {{"source", source},
+                      {"allreduce", AllReduceJson(allreduce, collective)},
                       {"world_size", world_size},
                       {"samples", samples},
                       {"samples_per_world_size", per_world},

@@ -2,10 +2,18 @@
 // turns the fit into a platform.
 //
 // Each sample is one collective: its op, the world size, its bytes and how
-// long it took. Under the chosen all-reduce algorithm a collective is a known
-// number of rounds k of messages of m bytes, so it should take
+// long it took. Under the chosen all-reduce algorithm (any of
+// AllReduceAlgorithm, with its CollectiveOptions) a collective is a known
+// number of rounds k, each of messages of m bytes, so it should take
 //
-//   o + k * alpha + along_bytes / B        (along_bytes: k * m for a ring)
+//   o + k * alpha + along_bytes / B
+//
+// along_bytes: the sum over rounds of what the busiest rank sends or
+// receives, busiest * m (k * m for a ring; NCCL's channels and trees send
+// several messages side by side) - the alpha-beta model's price of a round,
+// so a platform fitted here gives the samples back. A round takes the alpha
+// and B of its own message size's segment: an NCCL pipeline's waves carry
+// messages of several sizes.
 //
 // o is the software cost of one collective (issuing it, Gloo's or NCCL's
 // bookkeeping, waking the waiter), paid once whatever the world size; alpha
@@ -61,6 +69,9 @@ struct Calibration {
   double link_bandwidth_Bps = 0;
   double host_s_per_byte = 0;
   std::vector<std::string> notes;  // segments merged, samples skipped, coefficients pinned
+  // The all-reduce the samples were taken to have run (CalibratorOptions).
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
+  CollectiveOptions collective;
   int samples = 0;
   double rms_relative_error = 0;  // of the whole fit
   // A star with one host per rank of whatever replays on it (CM02, no TCP
@@ -78,6 +89,9 @@ class CalibratorOptions {
   ACCORDION_ARG(std::vector<double>, boundaries) = {65536, 4194304};
   /// The algorithm the samples' collectives ran. Default: AllReduceAlgorithm::kRing.
   ACCORDION_ARG(AllReduceAlgorithm, allreduce) = AllReduceAlgorithm::kRing;
+  /// Its settings (NCCL's chunks and channels, ranks per node), as the
+  /// samples ran it. Default: CollectiveOptions().
+  ACCORDION_ARG(CollectiveOptions, collective);
   /// The nominal rate of the links the samples crossed (a NIC's speed, a tc
   /// rate), Gb/s; 0: unknown. Only with it can the fitted bandwidth be split
   /// into the links' rate and the hosts' per-byte cost. Default: 0.
@@ -109,11 +123,17 @@ class Calibrator {
   Calibration Fit() const;
 
  private:
+  // A collective's rounds of one message size.
+  struct Part {
+    double message_bytes = 0;  // m, which picks the segment whose alpha and B these rounds take
+    double rounds = 0;
+    double along_bytes = 0;  // the busiest rank's bytes over these rounds
+  };
   struct Sample {
     int world_size = 0;
     double rounds = 0;         // k
-    double along_bytes = 0;    // bytes along the rounds: k * m for a ring
-    double message_bytes = 0;  // the largest message, which picks the segment
+    double message_bytes = 0;  // the largest message, which files the sample under a segment
+    std::vector<Part> parts;   // by message size
     double duration_s = 0;
   };
   CalibratorOptions options_;

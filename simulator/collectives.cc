@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <tuple>
 #include <utility>
 
@@ -62,9 +63,33 @@ TreePosition TreeLinks(int tree, int rank, int world) {
   return tree == 0 ? BinaryTree(rank, world) : SecondTree(rank, world);
 }
 
-int DoubleTreeDepth(int world) {
+// Parent and children with nodes of g ranks (connect.cc's connectTrees):
+// the trees over the nodes join the nodes' first ranks, and each node's
+// ranks hang below its first one as a chain.
+TreePosition NodeTreeLinks(int tree, int rank, int world, int g) {
+  if (g <= 1) return TreeLinks(tree, rank, world);
+  const int nodes = (world + g - 1) / g;
+  const int node = rank / g, local = rank % g;
+  const int node_size = std::min(g, world - node * g);
+  TreePosition t;
+  if (local > 0) {
+    t.parent = rank - 1;
+    if (local + 1 < node_size) t.children[0] = rank + 1;
+    return t;
+  }
+  const TreePosition across = TreeLinks(tree, node, nodes);
+  if (across.parent >= 0) t.parent = across.parent * g;
+  int k = 0;
+  if (node_size > 1) t.children[k++] = rank + 1;
+  for (int child : {across.children[0], across.children[1]}) {
+    if (child >= 0) t.children[k++] = child * g;
+  }
+  return t;
+}
+
+int DoubleTreeDepth(int world, int ranks_per_node) {
   int depth = 0;
-  for (int r = 0; r < world; ++r) depth = std::max(depth, DoubleTreePosition(0, r, world).depth);
+  for (int r = 0; r < world; ++r) depth = std::max(depth, DoubleTreePosition(0, r, world, ranks_per_node).depth);
   return depth;
 }
 
@@ -103,7 +128,8 @@ void NcclRing(std::vector<Round>& rounds, int64_t bytes, int world, const Collec
 }
 
 void NcclTree(std::vector<Round>& rounds, int64_t bytes, int world, const CollectiveOptions& o) {
-  const int depth = DoubleTreeDepth(world);
+  const int per_node = std::min(o.NodeRanks(), world);
+  const int depth = DoubleTreeDepth(world, per_node);
   const int flows = std::max(1, o.channels() / 2);
   const int64_t per_flow = CeilDiv(bytes, int64_t{2} * flows);
   const int64_t chunks = CeilDiv(per_flow, NcclTreeChunkBytes(per_flow, depth, o.chunk_bytes()));
@@ -112,7 +138,7 @@ void NcclTree(std::vector<Round>& rounds, int64_t bytes, int world, const Collec
   // steady state is one round, however many chunks it has.
   std::map<std::pair<int, int>, int> busiest[2];
   auto wave = [&](RoundKind kind, int64_t first, int64_t last) {
-    Round r{kind, 1, chunk};
+    Round r{kind, per_node, chunk};
     r.flows = flows;
     r.first_depth = static_cast<int>(first);
     r.last_depth = static_cast<int>(last);
@@ -135,7 +161,7 @@ void NcclTree(std::vector<Round>& rounds, int64_t bytes, int world, const Collec
 }
 
 void Hierarchical(std::vector<Round>& rounds, int64_t bytes, int world, const CollectiveOptions& o) {
-  const int per_node = std::min(std::max(1, o.ranks_per_node()), world);
+  const int per_node = std::min(o.NodeRanks(), world);
   if (world % per_node != 0) {
     throw InputError("a hierarchical all-reduce needs whole nodes: " + std::to_string(world) +
                      " ranks are not a multiple of " + std::to_string(per_node) + " ranks per node");
@@ -192,19 +218,41 @@ void CollectiveOptions::Validate() const {
   if (ranks_per_node_ < 0) throw InputError("ranks per node must be at least 1");
 }
 
+bool CollectiveOptions::UsesChunks(AllReduceAlgorithm algorithm) {
+  return algorithm == AllReduceAlgorithm::kNcclRing || algorithm == AllReduceAlgorithm::kNcclTree;
+}
+
+bool CollectiveOptions::UsesNodes(AllReduceAlgorithm algorithm) {
+  return algorithm == AllReduceAlgorithm::kHierarchical || algorithm == AllReduceAlgorithm::kNcclTree;
+}
+
 std::string CollectiveOptions::Describe(AllReduceAlgorithm algorithm) const {
-  switch (algorithm) {
-    case AllReduceAlgorithm::kNcclRing:
-    case AllReduceAlgorithm::kNcclTree:
-      return std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") + Bytes(chunk_bytes_) +
-             " chunks";
-    case AllReduceAlgorithm::kHierarchical: {
-      const int g = std::max(1, ranks_per_node_);
-      return std::to_string(g) + (g == 1 ? " rank per node" : " ranks per node");
-    }
-    default:
-      return "";
+  std::string text;
+  if (UsesChunks(algorithm)) {
+    text =
+        std::to_string(channels_) + (channels_ == 1 ? " channel, " : " channels, ") + Bytes(chunk_bytes_) + " chunks";
   }
+  // Trees over ranks are NCCL's trees on nodes of one GPU: nothing to say.
+  if (UsesNodes(algorithm) && (algorithm == AllReduceAlgorithm::kHierarchical || NodeRanks() > 1)) {
+    const int g = NodeRanks();
+    text += (text.empty() ? "" : ", ") + std::to_string(g) + (g == 1 ? " rank per node" : " ranks per node");
+  }
+  return text;
+}
+
+std::string DescribeAllReduce(AllReduceAlgorithm algorithm, const CollectiveOptions& options) {
+  const std::string settings = options.Describe(algorithm);
+  return std::string(ToString(algorithm)) + " all-reduce" + (settings.empty() ? "" : " (" + settings + ")");
+}
+
+nlohmann::json AllReduceJson(AllReduceAlgorithm algorithm, const CollectiveOptions& options) {
+  nlohmann::json j = {{"algorithm", ToString(algorithm)}};
+  if (CollectiveOptions::UsesChunks(algorithm)) {
+    j["chunk_bytes"] = options.chunk_bytes();
+    j["channels"] = options.channels();
+  }
+  if (CollectiveOptions::UsesNodes(algorithm)) j["ranks_per_node"] = options.NodeRanks();
+  return j;
 }
 
 bool Round::operator==(const Round& o) const { return !(*this < o) && !(o < *this); }
@@ -235,9 +283,9 @@ int64_t NcclTreeChunkBytes(int64_t bytes_per_flow, int depth, int64_t chunk_byte
   return chunk;
 }
 
-TreePosition DoubleTreePosition(int tree, int rank, int world) {
-  TreePosition t = TreeLinks(tree, rank, world);
-  for (int up = t.parent; up >= 0; up = TreeLinks(tree, up, world).parent) ++t.depth;
+TreePosition DoubleTreePosition(int tree, int rank, int world, int ranks_per_node) {
+  TreePosition t = NodeTreeLinks(tree, rank, world, ranks_per_node);
+  for (int up = t.parent; up >= 0; up = NodeTreeLinks(tree, up, world, ranks_per_node).parent) ++t.depth;
   return t;
 }
 
@@ -296,7 +344,7 @@ Peers PeersOf(const Round& round, int rank, int world) {
       const bool up = round.kind == RoundKind::kDoubleTreeUp;
       auto takes_part = [&round](int depth) { return depth >= round.first_depth && depth <= round.last_depth; };
       for (int tree = 0; tree < 2; ++tree) {
-        const TreePosition t = DoubleTreePosition(tree, rank, world);
+        const TreePosition t = DoubleTreePosition(tree, rank, world, d);
         if (t.parent >= 0 && takes_part(up ? t.depth : t.depth - 1)) up ? send(t.parent) : receive(t.parent);
         for (int child : t.children) {
           if (child >= 0 && takes_part(up ? t.depth + 1 : t.depth)) up ? receive(child) : send(child);

@@ -45,6 +45,12 @@
 //                 the bandwidth term nears 2 S/B with many chunks (the
 //                 ring's is 2(N-1)/N S/B); with one chunk
 //                   T = 2 log2(N) alpha + (2 log2(N) - 1) S/B.
+//                 With g = ranks_per_node > 1, as NCCL builds them (graph/
+//                 connect.cc): the two trees span the nodes, and inside each
+//                 node the ranks form a chain below the node's first rank,
+//                 which alone talks to the parent and child nodes; both
+//                 trees share the chain. A node's NIC then carries a tree
+//                 edge or two per tree, not one per rank.
 //   hierarchical  Ranks on nodes of g consecutive ranks (ranks_per_node):
 //                 ring reduce-scatter inside each node (g-1 rounds of S/g),
 //                 ring all-reduce of the node's 1/g shard across the N/g = M
@@ -59,6 +65,7 @@
 #define ACCORDION_SIMULATOR_COLLECTIVES_H_
 
 #include <cstdint>
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -88,21 +95,36 @@ class CollectiveOptions {
   static constexpr int kDefaultChannels = 2;
   static constexpr int kMaxChannels = 64;  // NCCL's MAXCHANNELS
 
+  // Which settings an algorithm reads: NCCL's chunks and channels
+  // (nccl-ring, nccl-tree), ranks per node (hierarchical, nccl-tree).
+  // Flags, reports and descriptions follow these.
+  static bool UsesChunks(AllReduceAlgorithm algorithm);
+  static bool UsesNodes(AllReduceAlgorithm algorithm);
+
   void Validate() const;  // throws InputError naming the first problem
   // "4 channels, 512 KiB chunks" or "8 ranks per node", as the algorithm uses them.
   std::string Describe(AllReduceAlgorithm algorithm) const;
+  // The ranks per node CollectiveRounds uses: ranks_per_node, 1 when not set.
+  int NodeRanks() const { return ranks_per_node_ > 0 ? ranks_per_node_ : 1; }
 
   /// nccl-ring, nccl-tree: the largest chunk a hop forwards, bytes.
   /// Default: kDefaultChunkBytes.
   ACCORDION_ARG(int64_t, chunk_bytes) = kDefaultChunkBytes;
   /// nccl-ring, nccl-tree: concurrent rings or tree flows. Default: kDefaultChannels.
   ACCORDION_ARG(int, channels) = kDefaultChannels;
-  /// hierarchical: ranks per node (consecutive ranks share one). 0: not set,
-  /// which CollectiveRounds takes as 1 (the plain ring); the command line
-  /// sets it to the platform's gpus_per_node on hierarchical platforms.
-  /// Default: 0.
+  /// hierarchical, nccl-tree: ranks per node (consecutive ranks share one).
+  /// 0: not set, which CollectiveRounds takes as 1 (the plain ring, trees
+  /// over ranks); the command line sets it to the platform's gpus_per_node
+  /// on hierarchical platforms. Default: 0.
   ACCORDION_ARG(int, ranks_per_node) = 0;
 };
+
+// The algorithm with the settings it uses, for reports:
+// "nccl-ring all-reduce (4 channels, 512 KiB chunks)", "ring all-reduce".
+std::string DescribeAllReduce(AllReduceAlgorithm algorithm, const CollectiveOptions& options);
+// The same as JSON: {"algorithm": "nccl-ring", "chunk_bytes": 524288,
+// "channels": 4}, {"algorithm": "hierarchical", "ranks_per_node": 8}.
+nlohmann::json AllReduceJson(AllReduceAlgorithm algorithm, const CollectiveOptions& options);
 
 // Who talks to whom in a round is a function of the rank, the world size and
 // a few numbers; that keeps a 1024-rank ring to 2046 small values, and its
@@ -118,6 +140,7 @@ enum class RoundKind {
   kNodeStride,      // r -> r + distance (mod N): a ring among the ranks with one local index
   kDoubleTreeUp,    // in both trees, ranks at depths [first_depth, last_depth] send to their parent
   kDoubleTreeDown,  // in both trees, ranks at depths [first_depth, last_depth] send to their children
+                    // (the double tree's rounds: `distance` is the ranks per node)
 };
 
 struct Round {
@@ -137,10 +160,12 @@ struct Round {
 // Whom one rank sends to and receives from in a round, `round.flows`
 // messages each. A peer may appear twice (it is a neighbour in both trees).
 struct Peers {
-  static constexpr int kMax = 4;  // a double-tree rank: up to two children in each tree
-  int send_to[kMax] = {-1, -1, -1, -1};
+  // A double-tree rank: up to three children in each tree (a node's first
+  // rank: its chain and two child nodes).
+  static constexpr int kMax = 6;
+  int send_to[kMax] = {-1, -1, -1, -1, -1, -1};
   int sends = 0;
-  int recv_from[kMax] = {-1, -1, -1, -1};
+  int recv_from[kMax] = {-1, -1, -1, -1, -1, -1};
   int receives = 0;
 };
 Peers PeersOf(const Round& round, int rank, int world);
@@ -158,13 +183,16 @@ std::vector<Round> CollectiveRounds(CollectiveOp op, AllReduceAlgorithm algorith
 double WireBytesPerRank(const std::vector<Round>& rounds, int world);
 
 // NCCL's double binary tree: rank's parent (-1 at the root), children (-1:
-// none) and depth (the root's is 0) in tree 0 or 1.
+// none) and depth (the root's is 0) in tree 0 or 1. With ranks_per_node g
+// > 1 the trees span the nodes of g consecutive ranks (the last node may
+// have fewer), and a node's ranks form a chain below its first one, which
+// alone links to the parent and child nodes (NCCL_TOPO_PATTERN_TREE).
 struct TreePosition {
   int parent = -1;
-  int children[2] = {-1, -1};
+  int children[3] = {-1, -1, -1};
   int depth = 0;
 };
-TreePosition DoubleTreePosition(int tree, int rank, int world);
+TreePosition DoubleTreePosition(int tree, int rank, int world, int ranks_per_node = 1);
 
 // The chunk nccl-tree sends: NCCL (enqueue.cc, tree with the Simple
 // protocol) halves the chunk while a channel would carry fewer than 8 chunks

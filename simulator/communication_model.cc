@@ -115,7 +115,7 @@ std::vector<IterationTiming> AnalyticCommunication::Time(const std::vector<Itera
 }
 
 std::string AnalyticCommunication::Describe() const {
-  return std::string("analytic alpha-beta model, ") + ToString(algorithm_) + " all-reduce";
+  return "analytic alpha-beta model, " + DescribeAllReduce(algorithm_, collective_);
 }
 
 RecordedCommunication::RecordedCommunication(const ReplayInput& input)
@@ -179,8 +179,7 @@ std::vector<IterationTiming> SimulatedCommunication::Time(const std::vector<Iter
 }
 
 std::string SimulatedCommunication::Describe() const {
-  return std::string("SimGrid simulation, ") + ToString(algorithm_) + " all-reduce, " + ToString(fidelity_) +
-         " fidelity";
+  return "SimGrid simulation, " + DescribeAllReduce(algorithm_, collective_) + ", " + ToString(fidelity_) + " fidelity";
 }
 
 }  // namespace accordion::sim

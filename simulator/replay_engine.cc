@@ -533,6 +533,8 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   const std::unique_ptr<CommunicationModel> model = MakeCommunicationModel(input, options_, platform, probe, r.workers);
   r.platform = platform.Describe(r.workers);  // as simulated: host costs may replace its overhead
   r.communication = model->Describe();
+  r.allreduce = options_.allreduce();
+  r.collective = options_.collective();
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
   Setting setting = MakeSetting(input, options_, host_costs, r);
 

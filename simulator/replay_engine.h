@@ -156,6 +156,8 @@ struct ReplayResult {
   std::string platform;              // description
   double collective_overhead_s = 0;  // mean software cost per collective, as replayed
   std::string communication;         // description of the communication model
+  AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
+  CollectiveOptions collective;  // the all-reduce's settings, as replayed
   ModelKind model = ModelKind::kSimulate;
   IterationProfile profile;
   ScheduleProjection accordion, static_low, static_high;

@@ -115,6 +115,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["communication"] = r.communication;
   j["collective_overhead_s"] = r.collective_overhead_s;
   j["communication_model"] = ToString(r.model);
+  j["allreduce"] = AllReduceJson(r.allreduce, r.collective);
   j["scheme"] = ToString(r.scheme);
   j["eta"] = r.eta;
   j["interval"] = r.interval;

@@ -18,6 +18,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "common/number_format.h"
 #include "gui/app/plot_widget.h"
 #include "gui/app/run_list_view.h"
 #include "gui/figures/figure_style.h"
@@ -44,6 +45,16 @@ QString ControlName(const char* key) {
   return name;
 }
 
+// A link rate in Gb/s, in steps of a tenth of the current decade: 1 → 1.1,
+// 10 → 11, 100 → 110.
+void SetUpBandwidthSpin(QDoubleSpinBox* spin) {
+  spin->setRange(0.01, 10000);
+  spin->setDecimals(2);
+  spin->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
+  spin->setSuffix(QObject::tr(" Gb/s"));
+  spin->setKeyboardTracking(false);
+}
+
 QTableWidgetItem* Cell(const QString& text, bool number) {
   auto* item = new QTableWidgetItem(text);
   item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsSelectable);
@@ -63,6 +74,9 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       platform_file_(new QLabel(this)),
       network_model_(new QComboBox(this)),
       allreduce_(new QComboBox(this)),
+      recorded_known_(new QCheckBox(this)),
+      recorded_bandwidth_(new QDoubleSpinBox(this)),
+      recorded_last_gbps_(GbpsFromBytesPerSecond(sim::PlatformSpec().bandwidth_Bps)),
       simulate_(new QPushButton(tr("Simulate with SimGrid"), this)),
       cancel_(new QPushButton(tr("Cancel"), this)),
       auto_(new QCheckBox(tr("auto"), this)),
@@ -80,12 +94,7 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   workers_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
   workers_->setKeyboardTracking(false);
   bandwidth_->setObjectName("bandwidthSpin");
-  bandwidth_->setRange(0.01, 10000);
-  bandwidth_->setDecimals(2);
-  // Steps of a tenth of the current decade: 1 → 1.1, 10 → 11, 100 → 110.
-  bandwidth_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
-  bandwidth_->setSuffix(tr(" Gb/s"));
-  bandwidth_->setKeyboardTracking(false);
+  SetUpBandwidthSpin(bandwidth_);
   bandwidth_->setToolTip(tr("Per link (the inter-node links of the hierarchical topology)"));
   latency_->setObjectName("latencySpin");
   latency_->setRange(0, 1e6);
@@ -125,9 +134,21 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
     allreduce_->addItem(QString::fromStdString(name), static_cast<int>(*sim::ParseAllReduceAlgorithm(name)));
   }
   allreduce_->setToolTip(tr("All-reduce algorithm; nccl-ring and nccl-tree with NCCL's default %1 KiB chunks "
-                            "and %2 channels, hierarchical with the platform's GPUs per node")
+                            "and %2 channels, nccl-tree and hierarchical with the platform's GPUs per node")
                              .arg(sim::CollectiveOptions::kDefaultChunkBytes / 1024)
                              .arg(sim::CollectiveOptions::kDefaultChannels));
+  recorded_known_->setObjectName("recordedBandwidthCheck");
+  recorded_known_->setAccessibleName(tr("Recorded bandwidth known"));
+  recorded_bandwidth_->setObjectName("recordedBandwidthSpin");
+  SetUpBandwidthSpin(recorded_bandwidth_);
+  recorded_bandwidth_->setSpecialValueText(tr("unknown"));
+  const QString recorded_tip =
+      tr("The link rate the trace was recorded at, on this platform. Known: each recorded collective's time is "
+         "split into what that network takes and the hosts' cost, and the replay keeps the hosts' cost on the new "
+         "cluster. Unknown: one host cost for every collective, estimated from the fixed part of the trace's "
+         "collectives (their time against their size).");
+  recorded_known_->setToolTip(recorded_tip);
+  recorded_bandwidth_->setToolTip(recorded_tip);
   simulate_->setObjectName("simulateButton");
   simulate_->setToolTip(
       tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
@@ -177,6 +198,10 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   for (const TopologyControl& c : topology_controls_) form->addRow(tr(c.parameter->label), c.spin);
   form->addRow(tr("Network model"), network_model_);
   form->addRow(tr("All-reduce"), allreduce_);
+  auto* recorded_row = new QHBoxLayout;
+  recorded_row->addWidget(recorded_known_);
+  recorded_row->addWidget(recorded_bandwidth_, 1);
+  form->addRow(tr("Recorded at"), recorded_row);
   auto* cluster = new QGroupBox(tr("Cluster"), this);
   cluster->setLayout(form);
 
@@ -234,6 +259,12 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   }
   connect(network_model_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
   connect(allreduce_, &QComboBox::currentIndexChanged, this, &WhatIfView::apply);
+  connect(recorded_known_, &QCheckBox::toggled, this, [this](bool known) {
+    if (updating_) return;
+    showRecorded(known ? std::optional<double>(recorded_last_gbps_) : std::nullopt);
+    apply();
+  });
+  connect(recorded_bandwidth_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
   connect(topology_, &QComboBox::activated, this, &WhatIfView::chooseTopology);
   connect(simulate_, &QPushButton::clicked, document_, &ExplorerDocument::startSimulation);
   connect(cancel_, &QPushButton::clicked, document_, &ExplorerDocument::cancelSimulation);
@@ -306,6 +337,18 @@ void WhatIfView::updateTopologyFields() {
   latency_->setEnabled(!file);
 }
 
+// Unknown reads "unknown" in the spin box (its special value, at 0), not a
+// greyed number that could pass for the rate.
+void WhatIfView::showRecorded(std::optional<double> gbps) {
+  const bool was_updating = updating_;
+  updating_ = true;
+  recorded_known_->setChecked(gbps.has_value());
+  recorded_bandwidth_->setMinimum(gbps ? 0.01 : 0);
+  recorded_bandwidth_->setValue(gbps.value_or(0));
+  recorded_bandwidth_->setEnabled(gbps.has_value());
+  updating_ = was_updating;
+}
+
 void WhatIfView::apply() {
   if (updating_) return;
   WhatIfSettings w = document_->whatIfSettings();
@@ -317,6 +360,9 @@ void WhatIfView::apply() {
   for (const TopologyControl& c : topology_controls_) w.topology_parameters[c.parameter->key] = c.spin->value();
   w.network_model = network_model_->currentText().toStdString();
   w.allreduce = static_cast<sim::AllReduceAlgorithm>(allreduce_->currentData().toInt());
+  w.recorded_bandwidth_gbps =
+      recorded_known_->isChecked() ? std::optional<double>(recorded_bandwidth_->value()) : std::nullopt;
+  if (w.recorded_bandwidth_gbps) recorded_last_gbps_ = *w.recorded_bandwidth_gbps;
   updateTopologyFields();
   if (w != document_->whatIfSettings()) document_->setWhatIfSettings(w);
 }
@@ -335,6 +381,8 @@ void WhatIfView::showSettings() {
   const int m = network_model_->findText(QString::fromStdString(w.network_model));
   network_model_->setCurrentIndex(m >= 0 ? m : 0);
   allreduce_->setCurrentIndex(allreduce_->findData(static_cast<int>(w.allreduce)));
+  if (w.recorded_bandwidth_gbps) recorded_last_gbps_ = *w.recorded_bandwidth_gbps;
+  showRecorded(w.recorded_bandwidth_gbps);
   auto_->setChecked(document_->autoSimulate());
   updateTopologyFields();
   updating_ = false;

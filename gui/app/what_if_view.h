@@ -6,6 +6,7 @@
 #define ACCORDION_GUI_APP_WHAT_IF_VIEW_H_
 
 #include <QWidget>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -52,6 +53,7 @@ class WhatIfView : public QWidget {
   void showCli();
   void chooseTopology(int index);
   void updateTopologyFields();
+  void showRecorded(std::optional<double> gbps);
 
   ExplorerDocument* document_;
   QSpinBox* workers_;
@@ -69,6 +71,10 @@ class WhatIfView : public QWidget {
   std::vector<TopologyControl> topology_controls_;
   QComboBox* network_model_;
   QComboBox* allreduce_;
+  // The link rate the trace was recorded at: unknown (unchecked) or a value.
+  QCheckBox* recorded_known_;
+  QDoubleSpinBox* recorded_bandwidth_;
+  double recorded_last_gbps_;  // what checking "known" again brings back
   QPushButton* simulate_;
   QPushButton* cancel_;
   QCheckBox* auto_;

@@ -36,7 +36,8 @@ ResolvedSchedule Resolve(const RunInfo& run, const ScheduleSettings& settings) {
 bool WhatIfSettings::operator==(const WhatIfSettings& o) const {
   return workers == o.workers && bandwidth_gbps == o.bandwidth_gbps && latency_us == o.latency_us &&
          topology == o.topology && platform_file == o.platform_file && topology_parameters == o.topology_parameters &&
-         network_model == o.network_model && allreduce == o.allreduce;
+         network_model == o.network_model && allreduce == o.allreduce &&
+         recorded_bandwidth_gbps == o.recorded_bandwidth_gbps;
 }
 
 double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter& p) {
@@ -75,6 +76,7 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
       .allreduce(w.allreduce)
       // As accordion-sim: a hierarchical all-reduce groups the platform's nodes.
       .collective(sim::CollectiveOptions().ranks_per_node(sim::NodesOf(platform).ranks_per_node))
+      .recorded_bandwidth_gbps(w.recorded_bandwidth_gbps)
       .jobs(SimulationJobs());
   return o;
 }
@@ -93,6 +95,7 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   }
   if (w.topology != sim::Topology::kXml) f << " --network-model " << w.network_model;
   f << " --allreduce " << sim::ToString(w.allreduce);
+  if (w.recorded_bandwidth_gbps) f << " --recorded-bandwidth-gbps " << FormatNumber(*w.recorded_bandwidth_gbps, 12);
   if (s.scheme) f << " --scheme " << ToString(*s.scheme);
   f << " --eta " << FormatNumber(s.eta, 12) << " --interval " << s.interval;
   if (s.level_low) f << " --low " << FormatNumber(*s.level_low, 12);

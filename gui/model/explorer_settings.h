@@ -53,6 +53,11 @@ struct WhatIfSettings {
   std::map<std::string, double> topology_parameters;
   std::string network_model = sim::NetworkOptions().model();  // LV08 or CM02; a platform file keeps its own
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
+  // The link rate the trace was recorded at, Gb/s, on this platform
+  // (ReplayOptions::recorded_bandwidth_gbps): with it each recorded
+  // collective's host cost is its time less that network's. Empty: unknown,
+  // one host cost for all, from the fixed part of the trace's collectives.
+  std::optional<double> recorded_bandwidth_gbps;
 
   bool operator==(const WhatIfSettings& o) const;
   bool operator!=(const WhatIfSettings& o) const { return !(*this == o); }

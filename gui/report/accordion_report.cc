@@ -4,7 +4,7 @@
 //   accordion-report run.trace other.trace --out report/ [--overwrite]
 //       [--eta X --interval N --scheme S --low L --high H]
 //       [--workers N --bandwidth-gbps B --latency-us U --topology T | --platform FILE]
-//       [--allreduce A --network-model M] [--simulate]
+//       [--allreduce A --network-model M --recorded-bandwidth-gbps R] [--simulate]
 //
 // The report is written into a hidden sibling directory and renamed into
 // place at the end, so an interrupted run never leaves a partial report
@@ -51,7 +51,7 @@ struct Args {
   std::string scheme;
   std::optional<double> low, high;
   int workers = 0;
-  std::optional<double> bandwidth_gbps, latency_us;
+  std::optional<double> bandwidth_gbps, latency_us, recorded_bandwidth_gbps;
   std::string topology, platform, allreduce = sim::ToString(WhatIfSettings().allreduce), network_model;
   // The topology parameters the GUI has controls for, by key.
   std::map<std::string, std::optional<int>> topology_counts;
@@ -149,6 +149,7 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
   if (a.latency_us) w.latency_us = *a.latency_us;
   if (!a.network_model.empty()) w.network_model = a.network_model;
   w.allreduce = *sim::ParseAllReduceAlgorithm(a.allreduce);
+  w.recorded_bandwidth_gbps = a.recorded_bandwidth_gbps;
   return w;
 }
 
@@ -325,6 +326,11 @@ int main(int argc, char** argv) {
   app.add_option("--network-model", a.network_model,
                  "SimGrid network model: " + HelpChoices(network_models, what_if.network_model))
       ->check(CLI::IsMember(network_models));
+  app.add_option("--recorded-bandwidth-gbps", a.recorded_bandwidth_gbps,
+                 "The link rate the first trace was recorded at (on this platform): each recorded collective's "
+                 "host cost is then its time less that network's (default: unknown, one host cost from the fixed "
+                 "part of the trace's collectives)")
+      ->check(CLI::Range(1e-6, 1e6));
   app.add_flag("--simulate", a.simulate, "Also replay with SimGrid (slower) and show that projection");
   AddVersionFlags(app, kTool);
   const std::string command_line = CommandLine(argc, argv);

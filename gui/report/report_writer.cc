@@ -160,6 +160,9 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
     t += Row({"network model", Html(w.network_model)});
   }
   t += Row({"all-reduce", Html(std::string(sim::ToString(w.allreduce)))});
+  t += Row({"trace recorded at", w.recorded_bandwidth_gbps
+                                     ? QString::number(*w.recorded_bandwidth_gbps) + " Gb/s"
+                                     : QString("unknown (host cost from the fixed part of the trace's collectives)")});
   t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
                                                           " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";

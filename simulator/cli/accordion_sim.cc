@@ -243,9 +243,9 @@ struct ReplayFlags {
 };
 
 // The settings of NCCL's algorithms and of the hierarchical all-reduce
-// (collectives.h). ReplayOptions carries only the algorithm, so they become
-// the process's default CollectiveOptions, which every CollectiveRounds
-// without options - and every child process - sees.
+// (collectives.h), the same flags wherever an all-reduce algorithm is
+// chosen: replay, sweep, collective, and calibrate (the algorithm the
+// samples ran).
 struct CollectiveFlags {
   std::optional<int64_t> chunk_kb;
   std::optional<int> channels, ranks_per_node;
@@ -260,21 +260,20 @@ struct CollectiveFlags {
                     "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
                         std::to_string(CollectiveOptions::kDefaultChannels) + ")");
     cmd->add_option("--ranks-per-node", ranks_per_node,
-                    "hierarchical: consecutive ranks per node (default: --gpus-per-node on the hierarchical "
-                    "topology, else 1, a plain ring)");
+                    "hierarchical, nccl-tree: consecutive ranks per node (default: --gpus-per-node on the "
+                    "hierarchical topology, else 1: a plain ring, trees over ranks)");
   }
 
   CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
     const AllReduceAlgorithm a = *ParseAllReduceAlgorithm(allreduce);
-    const bool nccl = a == AllReduceAlgorithm::kNcclRing || a == AllReduceAlgorithm::kNcclTree;
-    if ((chunk_kb || channels) && !nccl) {
+    if ((chunk_kb || channels) && !CollectiveOptions::UsesChunks(a)) {
       throw InputError(
           "--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
           "nccl-tree, not " +
           allreduce);
     }
-    if (ranks_per_node && a != AllReduceAlgorithm::kHierarchical) {
-      throw InputError("--ranks-per-node is a setting of --allreduce hierarchical, not " + allreduce);
+    if (ranks_per_node && !CollectiveOptions::UsesNodes(a)) {
+      throw InputError("--ranks-per-node is a setting of --allreduce hierarchical and nccl-tree, not " + allreduce);
     }
     if (ranks_per_node && *ranks_per_node < 1) throw InputError("--ranks-per-node must be at least 1");
     if (chunk_kb && *chunk_kb > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kb is too large");
@@ -344,6 +343,7 @@ struct CalibrateArgs {
   std::string out;
   std::vector<double> segments = CalibratorOptions().boundaries();
   std::string allreduce = ToString(CalibratorOptions().allreduce());
+  CollectiveFlags collective;
   std::optional<double> link_gbps;
   bool overwrite = false;
 };
@@ -359,9 +359,11 @@ int RunCalibrate(const CalibrateArgs& a) {
   if (a.link_gbps && !(*a.link_gbps > 0 && std::isfinite(*a.link_gbps))) {
     throw InputError("--link-gbps must be a positive number of Gb/s");
   }
+  // No platform to take nodes from: ranks per node as --ranks-per-node says, else 1.
   Calibrator calibrator(CalibratorOptions()
                             .boundaries(a.segments)
                             .allreduce(*ParseAllReduceAlgorithm(a.allreduce))
+                            .collective(a.collective.Apply(a.allreduce, PlatformSpec()))
                             .link_gbps(a.link_gbps.value_or(0)));
   for (const std::string& input : a.inputs) calibrator.AddFile(input);
   const Calibration cal = calibrator.Fit();
@@ -375,7 +377,7 @@ int RunCalibrate(const CalibrateArgs& a) {
     per_world.push_back(std::to_string(n) + " at " + std::to_string(world) + " ranks");
   }
   std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ") << "; "
-            << a.allreduce << " all-reduce assumed)\n"
+            << DescribeAllReduce(cal.allreduce, cal.collective) << " assumed)\n"
             << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error " << std::fixed
             << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
             << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
@@ -541,9 +543,13 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
       ->delimiter(',')
       ->capture_default_str();
-  calibrate_cmd->add_option("--allreduce", calibrate.allreduce, "All-reduce algorithm the trainer used")
-      ->check(CLI::IsMember({"ring", "halving-doubling", "tree"}))
+  calibrate_cmd
+      ->add_option("--allreduce", calibrate.allreduce,
+                   "All-reduce algorithm the measured collectives ran: ring, halving-doubling, tree, nccl-ring, "
+                   "nccl-tree or hierarchical")
+      ->check(CLI::IsMember(AllReduceAlgorithmNames()))
       ->capture_default_str();
+  calibrate.collective.Add(calibrate_cmd);
   calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
                             "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
                             "hosts' per-byte cost from the links (default: unknown)");

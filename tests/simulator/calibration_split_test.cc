@@ -9,6 +9,7 @@
 #include <random>
 
 #include "common/errors.h"
+#include "simulator/alpha_beta_model.h"
 #include "simulator/calibrator.h"
 #include "simulator/child_process.h"
 #include "simulator/collectives.h"
@@ -130,6 +131,62 @@ TEST(CalibrationSplit, ALinkRateRevealsTheHostsPerByteCost) {
   EXPECT_NEAR(j.at("host_ns_per_byte").get<double>(), h * 1e9, 1e-6);
   EXPECT_NEAR(j.at("collective_overhead_us").get<double>(), 50, 1e-3);
   EXPECT_EQ(j.at("calibration").at("samples_per_world_size").at("4"), 8);
+}
+
+// Under NCCL's algorithms and the hierarchical all-reduce a collective is
+// other rounds: pipeline waves of several message sizes, channels and trees
+// side by side, rings inside and across nodes. Samples priced by the
+// alpha-beta model (two segments, so that a collective's waves fall into
+// both) under each, at several world sizes, give o, alpha and B back.
+TEST(CalibrationSplit, RecoversTheNetworkUnderEveryAllReduceAlgorithm) {
+  const double o = 150e-6;
+  const AlphaBetaModel network({{0, 60e-6, 0.4e9}, {65536, 25e-6, 1.1e9}});
+  struct Case {
+    AllReduceAlgorithm algorithm;
+    CollectiveOptions options;
+    std::vector<int> worlds;
+  };
+  const Case cases[] = {
+      {AllReduceAlgorithm::kNcclRing, CollectiveOptions(), {2, 4, 8}},
+      {AllReduceAlgorithm::kNcclRing, CollectiveOptions().channels(4).chunk_bytes(64 * 1024), {2, 4, 8}},
+      {AllReduceAlgorithm::kNcclTree, CollectiveOptions().channels(4), {2, 4, 8}},
+      {AllReduceAlgorithm::kHierarchical, CollectiveOptions().ranks_per_node(4), {8, 16, 32}},
+      {AllReduceAlgorithm::kHalvingDoubling, CollectiveOptions(), {2, 4, 8}},
+  };
+  for (const Case& c : cases) {
+    const std::string what = DescribeAllReduce(c.algorithm, c.options);
+    for (double noise : {0.0, 0.002}) {
+      std::mt19937 rng(5);
+      std::uniform_real_distribution<double> jitter(1 - noise, 1 + noise);
+      Calibrator calibrator(CalibratorOptions().boundaries({65536}).allreduce(c.algorithm).collective(c.options));
+      for (int world : c.worlds) {
+        for (int64_t bytes = 1024; bytes <= (int64_t{64} << 20); bytes *= 2) {
+          const double t =
+              o + network.Time(CollectiveOp::kAllReduce, c.algorithm, static_cast<double>(bytes), world, c.options);
+          calibrator.Add(CollectiveOp::kAllReduce, world, bytes, t * jitter(rng));
+        }
+      }
+      const Calibration cal = calibrator.Fit();
+      ASSERT_EQ(cal.segments.size(), 2u) << what << ::testing::PrintToString(cal.notes);
+      const double tolerance = noise > 0 ? 0.01 : 1e-6;
+      EXPECT_NEAR(cal.collective_overhead_s / o, 1.0, tolerance) << what << " noise " << noise;
+      for (const CalibrationSegment& s : cal.segments) {
+        EXPECT_NEAR(s.latency_s / network.alpha(s.min_message_bytes), 1.0, tolerance) << what << " noise " << noise;
+        EXPECT_NEAR(s.bandwidth_Bps / network.bandwidth(s.min_message_bytes), 1.0, tolerance)
+            << what << " noise " << noise;
+      }
+      // The platform file says what was assumed.
+      EXPECT_EQ(cal.PlatformJson("test").at("calibration").at("allreduce"), AllReduceJson(c.algorithm, c.options));
+    }
+  }
+  // A hierarchical all-reduce needs whole nodes.
+  Calibrator partial(CalibratorOptions()
+                         .allreduce(AllReduceAlgorithm::kHierarchical)
+                         .collective(CollectiveOptions().ranks_per_node(4)));
+  EXPECT_NE(test_support::InputErrorOf([&] {
+              partial.Add(CollectiveOp::kAllReduce, 6, 4096, 1e-3);
+            }).find("6 ranks are not a multiple of 4 ranks per node"),
+            std::string::npos);
 }
 
 // A trace written with the TraceWriter API: two ranks, two collectives per

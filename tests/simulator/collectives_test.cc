@@ -293,6 +293,71 @@ TEST(DoubleTree, BothTreesSpanTheRanksAndAreComplementary) {
   }
 }
 
+// With nodes, as NCCL builds its trees (graph/connect.cc): the double tree
+// spans the nodes, a node's ranks form a chain below its first rank, and only
+// first ranks link nodes. The last node may be partial.
+TEST(DoubleTree, OnNodesSpansTheNodesWithAChainInside) {
+  for (const auto& [world, g] : std::vector<std::pair<int, int>>{{16, 4}, {64, 8}, {20, 8}, {6, 8}, {24, 3}}) {
+    const int nodes = (world + g - 1) / g;
+    for (int tree = 0; tree < 2; ++tree) {
+      int roots = 0, depth = 0;
+      for (int r = 0; r < world; ++r) {
+        const TreePosition t = DoubleTreePosition(tree, r, world, g);
+        depth = std::max(depth, t.depth);
+        if (r % g != 0) {
+          EXPECT_EQ(t.parent, r - 1) << world << "/" << g << " tree " << tree << " rank " << r;
+        } else if (t.parent >= 0) {
+          EXPECT_EQ(t.parent % g, 0) << "a first rank's parent is another node's first rank";
+          EXPECT_EQ(t.parent / g, DoubleTreePosition(tree, r / g, nodes).parent);
+        }
+        for (int child : t.children) {
+          if (child < 0) continue;
+          EXPECT_TRUE(child / g == r / g || (child % g == 0 && r % g == 0)) << "only first ranks link nodes";
+          const TreePosition down = DoubleTreePosition(tree, child, world, g);
+          EXPECT_EQ(down.parent, r);
+          EXPECT_EQ(down.depth, t.depth + 1);
+        }
+        roots += t.parent < 0 ? 1 : 0;
+      }
+      EXPECT_EQ(roots, 1) << world << "/" << g;
+      // The nodes' tree, then the longest chain below its deepest node.
+      int node_depth = 0;
+      for (int n = 0; n < nodes; ++n) node_depth = std::max(node_depth, DoubleTreePosition(tree, n, nodes).depth);
+      EXPECT_LE(depth, node_depth + g - 1) << world << "/" << g;
+      EXPECT_GE(depth, std::min(g, world) - 1) << world << "/" << g;
+    }
+    // The rounds: every message is paired, every rank sends each chunk up
+    // once per tree it is not the root of, and only first ranks cross nodes.
+    const auto o = CollectiveOptions().chunk_bytes(32768).ranks_per_node(g);
+    const auto rounds = CollectiveRounds(kAllReduce, AllReduceAlgorithm::kNcclTree, 2 * 32768 * 5, world, o);
+    ExpectSendsAndReceivesPairUp(rounds, world, "nccl-tree on nodes");
+    std::map<int, int> up;
+    for (const Round& round : rounds) {
+      for (int r = 0; r < world; ++r) {
+        const Peers p = PeersOf(round, r, world);
+        for (int i = 0; i < p.sends; ++i) {
+          if (p.send_to[i] / g != r / g) {
+            EXPECT_TRUE(r % g == 0 && p.send_to[i] % g == 0) << world << "/" << g;
+          }
+        }
+        if (round.kind == RoundKind::kDoubleTreeUp) up[r] += p.sends;
+      }
+    }
+    for (int r = 0; r < world; ++r) {
+      int trees = 0;
+      for (int tree = 0; tree < 2; ++tree) trees += DoubleTreePosition(tree, r, world, g).parent >= 0 ? 1 : 0;
+      EXPECT_EQ(up[r], 5 * trees) << world << "/" << g << " rank " << r;
+    }
+  }
+  // One rank per node is the tree over ranks.
+  for (int r = 0; r < 12; ++r) {
+    EXPECT_EQ(DoubleTreePosition(1, r, 12, 1).parent, DoubleTreePosition(1, r, 12).parent);
+  }
+  EXPECT_EQ(CollectiveOptions().ranks_per_node(8).Describe(AllReduceAlgorithm::kNcclTree),
+            "2 channels, 512 KiB chunks, 8 ranks per node");
+  EXPECT_EQ(CollectiveOptions().Describe(AllReduceAlgorithm::kNcclTree), "2 channels, 512 KiB chunks");
+}
+
 TEST(NcclTree, EveryRankSendsEachChunkUpAndGetsItBackOncePerTree) {
   const auto o = CollectiveOptions().chunk_bytes(32768).channels(2);
   for (int world : {2, 3, 5, 8, 12, 16, 31}) {

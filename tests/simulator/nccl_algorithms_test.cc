@@ -113,20 +113,28 @@ TEST(NcclTreeOnExactStar, BeatsTheRingOnSmallBuffersOnly) {
   EXPECT_LT(tiny, 0.15);
 }
 
+// Nodes of 8 devices (600 Gb/s, 1 us) behind one 10 Gb/s NIC each (5 us),
+// the exact network setting; and the alpha-beta model of it: across nodes
+// a device link, NIC, NIC, device link; inside, two device links.
+constexpr int kNodeRanks = 8;
+PlatformSpec SlowNicNodes() {
+  return HierarchicalPlatformOptions()
+      .gpus_per_node(kNodeRanks)
+      .intra_bandwidth_gbps(600)
+      .intra_latency_us(1)
+      .bandwidth_gbps(10)
+      .latency_us(5)
+      .network(NetworkOptions::Exact());
+}
+AlphaBetaModel SlowNicNodesModel() { return AlphaBetaModel(12e-6, 10e9 / 8).nodes(kNodeRanks, 2e-6, 600e9 / 8); }
+
 // Nodes of 8 behind one slow NIC each: the hierarchical all-reduce crosses
 // the NICs in 2(M-1) steps instead of 2(N-1), each node's 8 rings sharing
 // its NIC. Faster than the flat ring by the factor the formulas give.
 TEST(HierarchicalOnNodes, BeatsTheFlatRingByTheFormulasFactor) {
-  const int n = 64, g = 8;
-  const PlatformSpec nodes = HierarchicalPlatformOptions()
-                                 .gpus_per_node(g)
-                                 .intra_bandwidth_gbps(600)
-                                 .intra_latency_us(1)
-                                 .bandwidth_gbps(10)
-                                 .latency_us(5)
-                                 .network(NetworkOptions::Exact());
-  // Across nodes: device link, NIC, NIC, device link; inside: two device links.
-  const AlphaBetaModel model = AlphaBetaModel(12e-6, 10e9 / 8).nodes(g, 2e-6, 600e9 / 8);
+  const int n = 64, g = kNodeRanks;
+  const PlatformSpec nodes = SlowNicNodes();
+  const AlphaBetaModel model = SlowNicNodesModel();
   const auto o = CollectiveOptions().ranks_per_node(g);
   for (double bytes : {1e6, 6.4e7}) {
     const auto b = static_cast<int64_t>(bytes);
@@ -139,6 +147,31 @@ TEST(HierarchicalOnNodes, BeatsTheFlatRingByTheFormulasFactor) {
       EXPECT_GT(ring / hier, 1.5);
     }
   }
+}
+
+// NCCL builds its double tree over nodes, a chain of GPUs inside each
+// (graph/connect.cc). On nodes of 8 behind one NIC each, a node's NIC then
+// carries one tree edge up and at most two down per tree; trees over ranks
+// put several of a node's ranks' edges on it at once.
+TEST(NcclTreeOnNodes, RelievesTheNicsOfTreesOverRanks) {
+  const int n = 64;
+  const PlatformSpec nodes = SlowNicNodes();
+  const AlphaBetaModel model = SlowNicNodesModel();
+  const auto per_node = CollectiveOptions().ranks_per_node(kNodeRanks);
+  const auto per_rank = CollectiveOptions().ranks_per_node(1);
+  const int64_t bytes = 64'000'000;
+  const double on_nodes =
+      SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kNcclTree, bytes, Fidelity::kFull, per_node);
+  const double over_ranks =
+      SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kNcclTree, bytes, Fidelity::kFull, per_rank);
+  const double ring = SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kRing, bytes, Fidelity::kFull);
+  EXPECT_NEAR(on_nodes / model.Time(kAllReduce, AllReduceAlgorithm::kNcclTree, 6.4e7, n, per_node), 1.0, 0.03);
+  EXPECT_LT(on_nodes, 0.75 * over_ranks) << "nodes " << on_nodes << " s, ranks " << over_ranks << " s";
+  EXPECT_LT(on_nodes, 1.15 * ring) << "nodes " << on_nodes << " s, ring " << ring << " s";
+  // Rounds fidelity simulates each distinct wave once and agrees.
+  const double rounds =
+      SimulateCollective(nodes, n, kAllReduce, AllReduceAlgorithm::kNcclTree, bytes, Fidelity::kRounds, per_node);
+  EXPECT_NEAR(rounds / on_nodes, 1.0, 0.03);
 }
 
 // The alpha-beta model with nodes prices every algorithm on the hierarchical

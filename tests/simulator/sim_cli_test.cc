@@ -11,6 +11,7 @@
 #include <sstream>
 #include <thread>
 
+#include "simulator/alpha_beta_model.h"
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"
@@ -252,6 +253,39 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
   EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
 }
 
+// calibrate takes every algorithm --allreduce does, with the same settings
+// flags: benchmark files of NCCL's ring over 4 channels give the network back.
+TEST_F(SimCli, CalibrateTakesEveryAllReduceAndItsSettings) {
+  const AlphaBetaModel network(20e-6, 2e9);
+  const CollectiveOptions four = CollectiveOptions().channels(4).chunk_bytes(128 * 1024);
+  nlohmann::json samples = nlohmann::json::array();
+  for (int world : {2, 4, 8}) {
+    for (double b = 4096; b <= 64e6; b *= 4) {
+      samples.push_back({{"op", "allreduce"},
+                         {"world_size", world},
+                         {"bytes", int64_t(b)},
+                         {"median_s", 50e-6 + network.Time(CollectiveOp::kAllReduce, AllReduceAlgorithm::kNcclRing, b,
+                                                           world, four)}});
+    }
+  }
+  Write("nccl.json", nlohmann::json{{"format", "accordion-bench-collectives"}, {"samples", samples}}.dump());
+  const CommandResult cal = Sim("calibrate " + Path("nccl.json") + " --out " + Path("nccl-cal.json") +
+                                " --segments 1e12 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 128");
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  EXPECT_NE(cal.out.find("nccl-ring all-reduce (4 channels, 128 KiB chunks) assumed"), std::string::npos) << cal.out;
+  EXPECT_NE(cal.out.find("o (per collective) = 50.000 us"), std::string::npos) << cal.out;
+  const nlohmann::json platform = nlohmann::json::parse(std::ifstream(Path("nccl-cal.json")));
+  EXPECT_NEAR(platform.at("bandwidth_gbps").get<double>(), 16, 1e-6);
+  EXPECT_EQ(platform.at("calibration").at("allreduce").at("channels"), 4);
+  // The settings go with their algorithms, and nodes must be whole.
+  ExpectBadInput("calibrate " + Path("nccl.json") + " --out " + Path("never.json") + " --nccl-channels 4",
+                 "settings of --allreduce nccl-ring and nccl-tree, not ring");
+  ExpectBadInput("calibrate " + Path("nccl.json") + " --out " + Path("never.json") +
+                     " --allreduce hierarchical --ranks-per-node 3",
+                 "4 ranks are not a multiple of 3 ranks per node");
+  EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
+}
+
 TEST_F(SimCli, SweepWritesOneRowPerPoint) {
   const CommandResult r =
       Sim("sweep " + Path("mlp.trace") + " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2");
@@ -314,11 +348,44 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
   }
 }
 
+// The report names the all-reduce with the settings it ran under, in the
+// table's model line and as JSON.
+TEST_F(SimCli, ReplayReportsTheAllReducesSettings) {
+  const std::string t = Path("mlp.trace") + " --interval 5 --model analytic";
+  const CommandResult table = Sim("replay " + t + " --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64");
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("model:    analytic alpha-beta model, nccl-ring all-reduce (4 channels, 64 KiB chunks)"),
+            std::string::npos)
+      << table.out;
+  const CommandResult tree = Sim("replay " + t + " --allreduce nccl-tree --format json");
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  EXPECT_EQ(nlohmann::json::parse(tree.out).at("allreduce"),
+            (nlohmann::json{
+                {"algorithm", "nccl-tree"}, {"chunk_bytes", 512 * 1024}, {"channels", 2}, {"ranks_per_node", 1}}));
+  // Ranks per node: the platform's nodes, or the flag.
+  const CommandResult nodes =
+      Sim("replay " + t + " --workers 16 --topology hierarchical --allreduce hierarchical --format json");
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  const nlohmann::json j = nlohmann::json::parse(nodes.out);
+  EXPECT_EQ(j.at("allreduce"), (nlohmann::json{{"algorithm", "hierarchical"}, {"ranks_per_node", 8}}));
+  EXPECT_NE(j.at("communication").get<std::string>().find("hierarchical all-reduce (8 ranks per node)"),
+            std::string::npos)
+      << j.at("communication");
+  const CommandResult four = Sim("replay " + t + " --workers 16 --allreduce hierarchical --ranks-per-node 4");
+  ASSERT_EQ(four.exit_code, 0) << four.err;
+  EXPECT_NE(four.out.find("hierarchical all-reduce (4 ranks per node)"), std::string::npos) << four.out;
+  // The ring has no settings: its name alone.
+  const CommandResult ring = Sim("replay " + t + " --format json");
+  ASSERT_EQ(ring.exit_code, 0) << ring.err;
+  EXPECT_EQ(nlohmann::json::parse(ring.out).at("allreduce"), (nlohmann::json{{"algorithm", "ring"}}));
+}
+
 TEST_F(SimCli, BadCollectiveSettingsExitTwoWithOneLine) {
   const std::string t = Path("mlp.trace");
   ExpectBadInput("replay " + t + " --nccl-channels 4", "settings of --allreduce nccl-ring and nccl-tree, not ring");
   ExpectBadInput("replay " + t + " --allreduce nccl-ring --nccl-channels 0", "channels must be between 1 and 64");
-  ExpectBadInput("replay " + t + " --allreduce nccl-tree --ranks-per-node 2", "--ranks-per-node is a setting");
+  ExpectBadInput("replay " + t + " --allreduce nccl-ring --ranks-per-node 2",
+                 "--ranks-per-node is a setting of --allreduce hierarchical and nccl-tree, not nccl-ring");
   ExpectBadInput("collective --workers 12 --allreduce hierarchical --ranks-per-node 8",
                  "12 ranks are not a multiple of 8 ranks per node");
   ExpectBadInput("replay " + t + " --workers 12 --allreduce hierarchical --topology hierarchical",

@@ -378,6 +378,33 @@ class MainWindowTest : public QObject {
     doc->waitForIdle();
   }
 
+  // The recorded link rate is unknown until checked; checked, its value
+  // reaches the settings and the command line.
+  void whatIfRecordedBandwidthIsUnknownUntilChecked() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    WhatIfView* what_if = window.whatIfView();
+    ExplorerDocument* doc = window.document();
+    auto* known = what_if->findChild<QCheckBox*>("recordedBandwidthCheck");
+    auto* rate = what_if->findChild<QDoubleSpinBox*>("recordedBandwidthSpin");
+    QVERIFY(known != nullptr && rate != nullptr);
+    QVERIFY(!known->isChecked());
+    QVERIFY(!rate->isEnabled());
+    QVERIFY(!rate->toolTip().isEmpty());
+    QVERIFY(!doc->whatIfSettings().recorded_bandwidth_gbps);
+    known->setChecked(true);
+    QVERIFY(rate->isEnabled());
+    rate->setValue(2.5);
+    QCOMPARE(doc->whatIfSettings().recorded_bandwidth_gbps, std::optional(2.5));
+    QVERIFY(what_if->cliLabel()->text().contains("--recorded-bandwidth-gbps 2.5"));
+    known->setChecked(false);
+    QVERIFY(!rate->isEnabled());
+    QVERIFY(!doc->whatIfSettings().recorded_bandwidth_gbps);
+    QVERIFY(!what_if->cliLabel()->text().contains("--recorded-bandwidth-gbps"));
+    doc->waitForIdle();
+  }
+
   void whatIfFormProjectsTheRun() {
     MainWindow window;
     window.show();

@@ -111,6 +111,24 @@ class ReportCliTest : public QObject {
     QVERIFY(html.contains("--topology hierarchical") && html.contains("--gpus-per-node 2"));
   }
 
+  // The link rate the trace was recorded at: unknown unless given, and then
+  // in the settings and the command line the report shows.
+  void recordedBandwidthReachesTheReport() {
+    const QString parent = test_support::ScratchDir("report-recorded");
+    for (const bool known : {false, true}) {
+      const QString out = parent + (known ? "/known" : "/unknown");
+      const QStringList recorded = known ? QStringList{"--recorded-bandwidth-gbps", "2.5"} : QStringList{};
+      const Result r = RunReport(QStringList{Accordion(), "--out", out} + kQuick + recorded);
+      QVERIFY2(r.code == 0, qPrintable(r.err));
+      QFile index(out + "/index.html");
+      QVERIFY(index.open(QIODevice::ReadOnly));
+      const QString html = QString::fromUtf8(index.readAll());
+      QCOMPARE(html.contains("<td>trace recorded at</td><td class=\"num\">2.5 Gb/s</td>"), known);
+      QCOMPARE(html.contains("--recorded-bandwidth-gbps 2.5"), known);
+      QCOMPARE(html.contains("<td>trace recorded at</td><td>unknown"), !known);
+    }
+  }
+
   void refusesToReplaceWithoutOverwrite() {
     const QString parent = test_support::ScratchDir("report-twice");
     const QString out = parent + "/report";

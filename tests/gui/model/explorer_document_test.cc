@@ -160,38 +160,75 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(QString::fromStdString(doc.regimes()->problem).contains("high level"));
   }
 
+  // Unknown and known recorded bandwidth alike: the command line the GUI
+  // shows gives the GUI's numbers.
   void estimateEqualsAccordionSimAnalytic() {
+    for (const std::optional<double> recorded : {std::optional<double>(), std::optional<double>(1.0)}) {
+      ExplorerDocument doc;
+      doc.open({SampleTrace(kPowerSgd)});
+      doc.waitForLoads();
+      ScheduleSettings s;
+      s.eta = 0.3;
+      s.interval = 5;
+      doc.setScheduleSettings(s);
+      WhatIfSettings w;
+      w.workers = 64;
+      w.bandwidth_gbps = 25;
+      w.latency_us = 5;
+      w.topology = sim::Topology::kFatTree;
+      w.recorded_bandwidth_gbps = recorded;
+      doc.setWhatIfSettings(w);
+      doc.waitForIdle();
+      QVERIFY(doc.estimate());
+      const sim::ReplayResult& r = doc.estimate()->result;
+      QCOMPARE(r.workers, 64);
+      const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic));
+      QVERIFY(!cli.is_null());
+      for (const auto& [name, mine] :
+           {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low}, {"static-high", &r.static_high}}) {
+        const double theirs = cli["schedules"][name]["total"]["time_s"].get<double>();
+        QVERIFY2(RelativeDifference(mine->total.time_s, theirs) < 1e-9, name);
+      }
+      QCOMPARE(QString::fromStdString(cli["notes"].dump()).contains("beyond their transfer at 1 Gb/s"),
+               recorded.has_value());
+      // Dense is the same cluster with every layer dense.
+      const nlohmann::json dense =
+          SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic) + " --scheme dense");
+      QVERIFY(RelativeDifference(doc.estimate()->dense.total.time_s,
+                                 dense["schedules"]["static-low"]["total"]["time_s"].get<double>()) < 1e-9);
+      QVERIFY(doc.sweep());
+      QCOMPARE(int(doc.sweep()->size()), 25);
+    }
+  }
+
+  // The link rate the trace was recorded at: unknown by default; set, it
+  // reaches the replay's options and the command line, and changes the
+  // projection (the host costs come from each collective, not the intercept).
+  void recordedBandwidthReachesTheReplayAndTheCommandLine() {
+    const ScheduleSettings s;
+    WhatIfSettings w;
+    QVERIFY(!ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic).recorded_bandwidth_gbps());
+    QVERIFY(CliFlagsOf(s, w, sim::ModelKind::kAnalytic).find("--recorded-bandwidth-gbps") == std::string::npos);
+    WhatIfSettings known = w;
+    known.recorded_bandwidth_gbps = 2.5;
+    QVERIFY(known != w);
+    QCOMPARE(ReplayOptionsOf(s, known, sim::ModelKind::kAnalytic).recorded_bandwidth_gbps(), std::optional(2.5));
+    QVERIFY(CliFlagsOf(s, known, sim::ModelKind::kAnalytic).find(" --recorded-bandwidth-gbps 2.5") !=
+            std::string::npos);
+
     ExplorerDocument doc;
     doc.open({SampleTrace(kPowerSgd)});
     doc.waitForLoads();
-    ScheduleSettings s;
-    s.eta = 0.3;
-    s.interval = 5;
-    doc.setScheduleSettings(s);
-    WhatIfSettings w;
-    w.workers = 64;
-    w.bandwidth_gbps = 25;
-    w.latency_us = 5;
-    w.topology = sim::Topology::kFatTree;
+    w.workers = 4;
+    w.bandwidth_gbps = 1;
     doc.setWhatIfSettings(w);
     doc.waitForIdle();
-    QVERIFY(doc.estimate());
-    const sim::ReplayResult& r = doc.estimate()->result;
-    QCOMPARE(r.workers, 64);
-    const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic));
-    QVERIFY(!cli.is_null());
-    for (const auto& [name, mine] :
-         {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low}, {"static-high", &r.static_high}}) {
-      const double theirs = cli["schedules"][name]["total"]["time_s"].get<double>();
-      QVERIFY2(RelativeDifference(mine->total.time_s, theirs) < 1e-9, name);
-    }
-    // Dense is the same cluster with every layer dense.
-    const nlohmann::json dense =
-        SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic) + " --scheme dense");
-    QVERIFY(RelativeDifference(doc.estimate()->dense.total.time_s,
-                               dense["schedules"]["static-low"]["total"]["time_s"].get<double>()) < 1e-9);
-    QVERIFY(doc.sweep());
-    QCOMPARE(int(doc.sweep()->size()), 25);
+    const double unknown_s = doc.estimate()->result.accordion.total.time_s;
+    known = w;
+    known.recorded_bandwidth_gbps = 1;
+    doc.setWhatIfSettings(known);
+    doc.waitForIdle();
+    QVERIFY(RelativeDifference(doc.estimate()->result.accordion.total.time_s, unknown_s) > 1e-6);
   }
 
   void simulationEqualsAccordionSimAndReplacesTheEstimate() {
@@ -201,6 +238,7 @@ class ExplorerDocumentTest : public QObject {
     WhatIfSettings w;
     w.workers = 4;
     w.bandwidth_gbps = 1;
+    w.recorded_bandwidth_gbps = 1;
     doc.setWhatIfSettings(w);
     doc.waitForIdle();
     QCOMPARE(doc.projection()->model, sim::ModelKind::kAnalytic);
