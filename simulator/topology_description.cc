@@ -259,13 +259,9 @@ const TopologyDescription& Describe(Topology topology) {
 }
 
 std::string TopologyNames(const char* last_separator) {
-  std::string text;
-  const std::vector<TopologyDescription>& all = AllTopologies();
-  for (size_t i = 0; i < all.size(); ++i) {
-    if (i > 0) text += i + 1 == all.size() ? last_separator : ", ";
-    text += all[i].name;
-  }
-  return text;
+  std::vector<std::string> names;
+  for (const TopologyDescription& d : AllTopologies()) names.push_back(d.name);
+  return JoinWords(names, ", ", last_separator);
 }
 
 NodeLinks NodesOf(const PlatformSpec& spec) {
