@@ -359,7 +359,7 @@ QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& s
   plot->plotLayout()->addElement(0, 0, heading);
   QFont sub_font = LabelFont();
   sub_font.setPointSizeF(10);
-  auto* sub = new WrappingText(plot, subtitle, sub_font, 2);
+  auto* sub = new WrappingText(plot, subtitle, sub_font, 3);
   sub->setTextColor(QColor(0x55, 0x55, 0x55));
   sub->setMargins(QMargins(8, 2, 8, subtitle.isEmpty() ? 0 : 4));
   sub->setVisible(!subtitle.isEmpty());
