@@ -23,7 +23,7 @@ const Phase kForward{"forward", QColor(0x56, 0xB4, 0xE9)};
 const Phase kBackward{"backward", QColor(0x00, 0x72, 0xB2)};
 const Phase kWait{"waiting on communication", QColor(0xD5, 0x5E, 0x00)};
 const Phase kCompress{"compression", QColor(0x00, 0x9E, 0x73)};
-const Phase kOther{"decompression + optimizer", QColor(0xAA, 0xAA, 0xAA)};
+const Phase kOther{"other", QColor(0xAA, 0xAA, 0xAA)};
 
 class Tracks {
  public:
