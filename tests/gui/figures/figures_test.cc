@@ -306,6 +306,26 @@ class FiguresTest : public QObject {
     simulated.model = sim::ModelKind::kSimulate;
     DrawProjection(&plot, simulated);
     QVERIFY(TitleOf(&plot).contains("SimGrid replay"));
+    // The subtitle names the all-reduce (the title names the model), and
+    // every bar's label fits its slot in the app's narrowest plot: a label
+    // wider than its slot is not drawn at all.
+    auto* subtitle = qobject_cast<QCPTextElement*>(plot.plotLayout()->element(1, 0));
+    QVERIFY(subtitle != nullptr);
+    QVERIFY2(subtitle->text().contains("ring all-reduce"), qPrintable(subtitle->text()));
+    QVERIFY2(!subtitle->text().contains("SimGrid simulation"), qPrintable(subtitle->text()));
+    const auto ticker = plot.xAxis->ticker().dynamicCast<QCPAxisTickerText>();
+    QVERIFY(ticker);
+    QCOMPARE(ticker->ticks().size(), 4);
+    QCOMPARE(ticker->ticks().last(), QString("Accordion"));
+    plot.resize(360, 320);
+    plot.replot();
+    const double slot = plot.xAxis->coordToPixel(2) - plot.xAxis->coordToPixel(1);
+    const QFontMetrics metrics(plot.xAxis->tickLabelFont());
+    for (const QString& label : ticker->ticks()) {
+      for (const QString& line : label.split('\n')) {
+        QVERIFY2(metrics.horizontalAdvance(line) < slot, qPrintable(QString("'%1' in %2 px").arg(line).arg(slot)));
+      }
+    }
 
     DrawEpochBreakdown(&plot, p);
     std::vector<QCPBars*> bars;
