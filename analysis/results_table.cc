@@ -21,11 +21,6 @@ constexpr double kT95[] = {12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.3
                            2.201,  2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
                            2.080,  2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042};
 
-std::string Setting(Scheme scheme, Policy policy, double low, double high) {
-  if (policy == Policy::kStatic) return LevelName(scheme, low);
-  return "Accordion (" + LevelName(scheme, low) + " / " + LevelName(scheme, high) + ")";
-}
-
 std::string Fixed(double v, int digits) {
   char buf[64];
   std::snprintf(buf, sizeof(buf), "%.*f", digits, v);
@@ -39,6 +34,11 @@ std::string WithCi(const MeanCi& m, double scale, int digits) {
 }
 
 }  // namespace
+
+std::string SettingName(Scheme scheme, Policy policy, double level_low, double level_high) {
+  if (policy == Policy::kStatic) return LevelName(scheme, level_low);
+  return "Accordion (" + LevelName(scheme, level_low) + " / " + LevelName(scheme, level_high) + ")";
+}
 
 MeanCi MeanWithCi95(const std::vector<double>& values) {
   MeanCi m;
@@ -73,7 +73,7 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     row.policy = r.policy;
     row.level_low = r.level_low;
     row.level_high = r.level_high;
-    row.setting = Setting(r.scheme, r.policy, r.level_low, r.level_high);
+    row.setting = SettingName(r.scheme, r.policy, r.level_low, r.level_high);
     row.traces.push_back(path);
     if (r.status != RunStatus::kComplete) ++row.incomplete;
     double f = 0, s = 0;

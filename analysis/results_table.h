@@ -23,6 +23,10 @@ struct MeanCi {
 };
 MeanCi MeanWithCi95(const std::vector<double>& values);
 
+// A setting's name in the tables: "rank 2", "TopK 10%",
+// "Accordion (rank 2 / rank 1)".
+std::string SettingName(Scheme scheme, Policy policy, double level_low, double level_high);
+
 struct ResultsRow {
   std::string model;
   std::string dataset;

@@ -4,33 +4,102 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <map>
+#include <set>
+#include <tuple>
 
+#include "analysis/results_table.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 
 namespace accordion::gui {
 
+namespace {
+
+// The runs' settings, as the results table groups them. When some setting
+// has several runs (seeds), the figure draws one colour and one legend
+// entry per setting; otherwise one per run, named by its file.
+struct SettingGroups {
+  std::vector<QString> labels;  // per setting, in order of first appearance
+  std::vector<int> runs;        // per setting
+  std::vector<int> of_run;      // per run: its setting (-1: no run data)
+  bool grouped = false;
+};
+
+SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& runs) {
+  using Key = std::tuple<std::string, std::string, int, int, double, double>;
+  SettingGroups g;
+  std::map<Key, int> index;
+  std::set<std::pair<std::string, std::string>> tasks;
+  std::vector<Key> keys;
+  for (const auto& run : runs) {
+    if (!run) {
+      g.of_run.push_back(-1);
+      continue;
+    }
+    const RunInfo& r = run->view().run;
+    tasks.insert({r.model, r.dataset});
+    const Key key{r.model, r.dataset, static_cast<int>(r.scheme), static_cast<int>(r.policy), r.level_low,
+                  r.level_high};
+    auto [it, added] = index.emplace(key, static_cast<int>(keys.size()));
+    if (added) {
+      keys.push_back(key);
+      g.labels.push_back(QString::fromStdString(SettingName(r.scheme, r.policy, r.level_low, r.level_high)));
+      g.runs.push_back(0);
+    }
+    g.of_run.push_back(it->second);
+    g.grouped = ++g.runs[static_cast<size_t>(it->second)] > 1 || g.grouped;
+  }
+  for (size_t i = 0; i < keys.size(); ++i) {
+    // Runs of several models or datasets: say which one a setting is of.
+    if (tasks.size() > 1) {
+      g.labels[i] += QString(" · %1 / %2").arg(QString::fromStdString(std::get<0>(keys[i])),
+                                               QString::fromStdString(std::get<1>(keys[i])));
+    }
+    if (g.runs[i] > 1) g.labels[i] += QString(" (%1 runs)").arg(g.runs[i]);
+  }
+  return g;
+}
+
+}  // namespace
+
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
                             CompareAxis axis) {
   using namespace style;
   const bool floats = axis == CompareAxis::kFloats;
+  const SettingGroups groups = GroupBySetting(runs);
+  const QString lines = groups.grouped ? "one colour per setting; Accordion solid, static dashed"
+                                       : "Accordion runs solid, static runs dashed";
   ResetPlot(plot, floats ? "Test accuracy against data sent" : "Test accuracy against epoch",
-            floats ? "floats each worker sent so far (log scale); further left is cheaper for the same accuracy"
-                   : "Accordion runs solid, static runs dashed");
+            floats ? QString("floats each worker sent so far (log scale); further left is cheaper for the same "
+                             "accuracy") +
+                         (groups.grouped ? "; one colour per setting" : "")
+                   : lines);
   StyleAxis(plot->xAxis, floats ? "floats sent per worker (cumulative)" : "epoch");
   StyleAxis(plot->yAxis, "test accuracy (%)");
   if (floats) MakeLogAxis(plot->xAxis);
 
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
+  std::vector<QPen> setting_pens(groups.labels.size());
   int index = 0;
-  for (const auto& run : runs) {
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const auto& run = runs[r];
     if (!run) continue;
     const TraceView& view = run->view();
+    // Named by its file even where the legend names its setting: the
+    // figure's data export keeps each run apart.
     QCPGraph* g = plot->addGraph(plot->xAxis, plot->yAxis);
     g->setName(QString::fromStdString(run->summary.name));
     const bool accordion = view.run.policy == Policy::kAccordion;
-    g->setPen(QPen(PaletteColor(index), accordion ? 2.2 : 1.6, accordion ? Qt::SolidLine : Qt::DashLine));
+    const int setting = groups.of_run[r];
+    const QPen pen(PaletteColor(groups.grouped ? setting : index), accordion ? 2.2 : 1.6,
+                   accordion ? Qt::SolidLine : Qt::DashLine);
+    g->setPen(pen);
+    if (groups.grouped) {
+      g->removeFromLegend();
+      setting_pens[static_cast<size_t>(setting)] = pen;
+    }
     ++index;
     QVector<double> x, y;
     double cumulative = 0;
@@ -52,6 +121,12 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     for (int i = from; i < y.size(); ++i) {
       ylo = std::min(ylo, y[i]);
       yhi = std::max(yhi, y[i]);
+    }
+  }
+  if (groups.grouped) {
+    for (size_t s = 0; s < groups.labels.size(); ++s) {
+      AddLegendLine(plot, groups.labels[s], setting_pens[s].color(), setting_pens[s].style(),
+                    setting_pens[s].widthF());
     }
   }
   if (!(xhi >= xlo)) {

@@ -125,7 +125,9 @@ class FittingLegend : public QCPLegend {
       if (it != nullptr && it->visible()) widths.push_back(it->minimumOuterSizeHint().width());
     }
     if (widths.empty()) return;
-    const int available = mParentPlot->viewport().width() - 24;
+    // Less the body's right margin, the legend's margins and the legend
+    // row's spacing: an entry squeezed below its width overlaps the next.
+    const int available = mParentPlot->viewport().width() - 34;
     const int spacing = columnSpacing();
     // The most columns (filled row by row) whose widest entries fit.
     int columns = std::min<int>(max_columns_, static_cast<int>(widths.size()));

@@ -377,6 +377,28 @@ class FiguresTest : public QObject {
     QCOMPARE(plot.graphCount(), 0);
   }
 
+  // Seeds of one setting share a colour and one legend entry; the data
+  // export still has each run by its file.
+  void accuracyComparisonGroupsRunsOfOneSetting() {
+    std::vector<std::shared_ptr<const RunData>> runs;
+    for (const char* name : {"fmnist-mlp-powersgd-static-1.trace", "seeds/seed-2/fmnist-mlp-powersgd-static-1.trace",
+                             "fmnist-mlp-powersgd-static-2.trace"}) {
+      runs.push_back(std::make_shared<RunData>(LoadRunData(test_support::SampleTrace(name).toStdString())));
+    }
+    QCustomPlot plot;
+    DrawAccuracyComparison(&plot, runs, CompareAxis::kEpoch);
+    QStringList legend;
+    for (int i = 0; i < plot.legend->itemCount(); ++i) {
+      auto* item = qobject_cast<QCPPlottableLegendItem*>(plot.legend->item(i));
+      if (item) legend << item->plottable()->name();
+    }
+    QCOMPARE(legend, QStringList({"rank 1 (2 runs)", "rank 2"}));
+    QCOMPARE(Sections(FigureCsv(&plot), "graph"), 3);
+    QCOMPARE(plot.graph(0)->pen().color(), plot.graph(1)->pen().color());
+    QVERIFY(plot.graph(0)->pen().color() != plot.graph(2)->pen().color());
+    QVERIFY(FigureCsv(&plot).contains("# graph: fmnist-mlp-powersgd-static-1.trace\n"));
+  }
+
   void manyLayersKeepTheLegendShort() {
     synthetic::SyntheticTraceOptions o;
     o.model = "resnet18";
