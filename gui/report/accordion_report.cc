@@ -319,9 +319,8 @@ int main(int argc, char** argv) {
   }
   app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
   app.add_option("--allreduce", a.allreduce,
-                 "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
-      ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()))
-      ->capture_default_str();
+                 "All-reduce algorithm: " + HelpChoices(sim::AllReduceAlgorithmNames(), a.allreduce))
+      ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()));
   const std::vector<std::string> network_models = {"LV08", "CM02"};
   app.add_option("--network-model", a.network_model,
                  "SimGrid network model: " + HelpChoices(network_models, what_if.network_model))

@@ -202,10 +202,8 @@ struct ReplayFlags {
         ->check(CLI::Range(0.0, 1e7))
         ->capture_default_str();
     cmd->add_option("--allreduce", allreduce,
-                    "All-reduce algorithm: ring, halving-doubling, tree, nccl-ring, nccl-tree or "
-                    "hierarchical")
-        ->check(CLI::IsMember(AllReduceAlgorithmNames()))
-        ->capture_default_str();
+                    "All-reduce algorithm: " + HelpChoices(AllReduceAlgorithmNames(), allreduce))
+        ->check(CLI::IsMember(AllReduceAlgorithmNames()));
     cmd->add_option("--fidelity", fidelity,
                     "full (every round of every rank), rounds (each distinct round once) or auto (full up to " +
                         std::to_string(kFullFidelityMaxRanks) + " ranks)")
@@ -545,10 +543,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   calibrate_cmd
       ->add_option("--allreduce", calibrate.allreduce,
-                   "All-reduce algorithm the measured collectives ran: ring, halving-doubling, tree, nccl-ring, "
-                   "nccl-tree or hierarchical")
-      ->check(CLI::IsMember(AllReduceAlgorithmNames()))
-      ->capture_default_str();
+                   "All-reduce algorithm the measured collectives ran: " +
+                       HelpChoices(AllReduceAlgorithmNames(), calibrate.allreduce))
+      ->check(CLI::IsMember(AllReduceAlgorithmNames()));
   calibrate.collective.Add(calibrate_cmd);
   calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
                             "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
@@ -589,10 +586,8 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))
       ->capture_default_str();
   collective_cmd
-      ->add_option("--allreduce", collective.allreduce,
-                   "ring, halving-doubling, tree, nccl-ring, nccl-tree or hierarchical")
-      ->check(CLI::IsMember(AllReduceAlgorithmNames()))
-      ->capture_default_str();
+      ->add_option("--allreduce", collective.allreduce, HelpChoices(AllReduceAlgorithmNames(), collective.allreduce))
+      ->check(CLI::IsMember(AllReduceAlgorithmNames()));
   collective.collective.Add(collective_cmd);
   collective_cmd->add_option("--fidelity", collective.fidelity, "auto, full or rounds")
       ->check(CLI::IsMember({"auto", "full", "rounds"}))
