@@ -14,11 +14,18 @@
 
 namespace accordion::fuzz {
 
-// The process's scratch directory: $TMPDIR (or /tmp)/accordion-fuzz-XXXXXX.
+// The process's scratch directory: /dev/shm/accordion-fuzz-XXXXXX where
+// /dev/shm is a writable directory, else under $TMPDIR (or /tmp). Every
+// input is a file created and written afresh: on a disk-backed /tmp that
+// alone held the small-input targets to about 350 exec/s, where memory gives
+// 3,700 (token files) to 9,300 (checkpoint manifests).
 inline const std::string& ScratchDir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
-    std::string pattern = std::string(tmp != nullptr && *tmp != '\0' ? tmp : "/tmp") + "/accordion-fuzz-XXXXXX";
+    const char* base = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
+                       : tmp != nullptr && *tmp != '\0'      ? tmp
+                                                              : "/tmp";
+    std::string pattern = std::string(base) + "/accordion-fuzz-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {
       std::perror("mkdtemp");
       std::abort();

@@ -1,5 +1,6 @@
 #include "simulator/platform.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -402,10 +403,9 @@ void CheckXmlPlatform(const std::string& path) {
   // SimGrid dies (abort) on some platforms it cannot load - a route given
   // twice, say - and prints a backtrace, so the platform is loaded once in
   // a child process whose stderr is kept here and reduced to one line.
-  char log_name[] = "/tmp/accordion-platform-XXXXXX";
-  const int log_fd = ::mkstemp(log_name);
-  if (log_fd < 0) throw std::runtime_error(std::string("mkstemp: ") + std::strerror(errno));
-  ::unlink(log_name);
+  // An anonymous in-memory file: nothing on disk, nothing left behind.
+  const int log_fd = ::memfd_create("accordion-platform-log", MFD_CLOEXEC);
+  if (log_fd < 0) throw std::runtime_error(std::string("memfd_create: ") + std::strerror(errno));
   auto log = [log_fd] {
     std::string text;
     char buffer[4096];
