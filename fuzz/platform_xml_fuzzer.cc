@@ -7,27 +7,29 @@
 // built for one rank by a NetworkSimulation - a SimGrid engine, natural host
 // order, sealing.
 //
-// SimGrid allows one engine per process (and crashes when one is created
-// after another failed to parse), so the NetworkSimulation is built in a
-// child forked here. That child exits 0 when the platform built or was
-// refused with an InputError; any other end (a signal, a sanitizer report,
-// another exception, more than 20 s) makes this process abort, which
-// libFuzzer reports with the input. The child copies its coverage counters
-// back through shared memory, so the fuzzer still sees which of our branches
-// an input reached. This target runs far slower than the others: one or two
-// processes and a SimGrid engine per input.
+// Processes, not inputs, are what this target spends its time on, and a
+// fork costs more the larger the forking process is. So a small process,
+// forked before the first input, loads every platform: its own memory stays
+// small while the fuzzer's grows, and since CheckXmlPlatform's engine lives
+// in a child, it never holds an engine itself. A platform that passes is
+// built in a child of it (SimGrid allows one engine per process). For each
+// input it hands back its coverage counters (and its child's) through shared
+// memory, so the fuzzer still sees which of our branches the input reached,
+// and how it ended; every 1,000 inputs it runs LeakSanitizer's check.
 //
-// CheckXmlPlatform's own child is SimGrid's to kill: SimGrid refuses a
-// platform by calling abort(), and the check turns that into an InputError.
-// That child would inherit libFuzzer's handler for SIGABRT, which writes a
-// crash-* file and starts a symbolizer for every refusal, so it gets the
-// default action back. A sanitizer report or another deadly signal there is
-// still a finding: the child flags it in shared memory (its stderr goes to
-// the check's log) and this process aborts.
+// Findings (the fuzzer aborts, and libFuzzer keeps the input): an exception
+// other than InputError, a sanitizer report or a deadly signal in any of the
+// processes, a child that does not exit 0, more than 20 s in a child. One
+// thing is not a finding: SimGrid's abort() in CheckXmlPlatform's child,
+// which is how SimGrid refuses a platform; the check turns it into an
+// InputError. That child gets SIGABRT's default action back (a pthread_atfork
+// handler); libFuzzer's handler would write a crash-* file for every refusal.
 #include <pthread.h>
 #include <sanitizer/common_interface_defs.h>
+#include <sanitizer/lsan_interface.h>
 #include <signal.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +39,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
+#include <string>
 
 #include "common/errors.h"
 #include "fuzz/fuzz_support.h"
@@ -59,93 +63,198 @@ void* SharedPages(size_t bytes) {
   return p;
 }
 
-// Set by a child of CheckXmlPlatform that met a sanitizer report or a
-// deadly signal other than SimGrid's abort(): the signal, or -1.
-volatile sig_atomic_t* check_failure = nullptr;
-bool forking_here = false;
+// How one input ended, as the loading process reports it.
+struct Outcome {
+  char finding[512] = {};  // empty: no finding
+};
+
+// Set up before the loading process is forked, shared with it.
+struct Shared {
+  int request = -1;  // fuzzer -> loader: one byte per input
+  int reply = -1;    // loader -> fuzzer: one byte when the outcome is written
+  uint8_t* counters = nullptr;
+  size_t counter_count = 0;
+  Outcome* outcome = nullptr;
+  // Set by a child of CheckXmlPlatform that met a sanitizer report or a
+  // deadly signal other than SimGrid's abort(): the signal, or -1.
+  volatile sig_atomic_t* check_failure = nullptr;
+};
+Shared shared;
+bool forking_here = false;  // the loader is forking a NetworkSimulation child
 
 void FlagDeadlySignal(int signal) {
-  *check_failure = signal;
+  *shared.check_failure = signal;
   ::_exit(77);
 }
 
-void FlagSanitizerReport() { *check_failure = -1; }
+void FlagSanitizerReport() { *shared.check_failure = -1; }
 
-// Runs in every child process; those not forked below are CheckXmlPlatform's.
+// Runs in every child; those not forked by the loader itself are
+// CheckXmlPlatform's.
 void InCheckChild() {
   if (forking_here) return;
-  ::signal(SIGABRT, SIG_DFL);
+  ::signal(SIGABRT, SIG_DFL);  // SimGrid's refusal, whatever the fuzzer installed
   for (int deadly : {SIGSEGV, SIGBUS, SIGFPE, SIGILL}) ::signal(deadly, FlagDeadlySignal);
   __sanitizer_set_death_callback(FlagSanitizerReport);
 }
 
-void AbortIfTheCheckFailed() {
-  if (*check_failure == 0) return;
-  if (*check_failure < 0) {
-    std::fprintf(stderr,
-                 "platform_xml_fuzzer: a sanitizer report in CheckXmlPlatform's child (its stderr went to "
-                 "the check's log; replay the input with accordion-sim built by the sanitize preset)\n");
-  } else {
-    std::fprintf(stderr, "platform_xml_fuzzer: CheckXmlPlatform's child died of signal %d\n",
-                 static_cast<int>(*check_failure));
+// Adds this process's counters to the shared ones, saturating.
+void HandBackCoverage() {
+  size_t count = 0;
+  const uint8_t* mine = accordion::fuzz::CoverageCounters(&count);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned sum = shared.counters[i] + mine[i];
+    shared.counters[i] = static_cast<uint8_t>(sum > 255 ? 255 : sum);
   }
-  std::abort();
+}
+
+void ResetCoverage() {
+  size_t count = 0;
+  uint8_t* mine = accordion::fuzz::CoverageCounters(&count);
+  std::memset(mine, 0, count);
+}
+
+[[noreturn]] void BuildSimulation(const accordion::sim::PlatformSpec& spec) {
+  ResetCoverage();
+  ::alarm(20);
+  int code = 0;
+  try {
+    accordion::sim::NetworkSimulation simulation(spec, 1);
+  } catch (const accordion::InputError&) {
+    // A platform SimGrid loads but the simulation refuses.
+  } catch (const std::exception& e) {
+    // Not to go up this process's stack: that is the loader's loop.
+    std::fprintf(stderr, "platform_xml_fuzzer: NetworkSimulation threw: %s\n", e.what());
+    code = 3;
+  } catch (...) {
+    std::fprintf(stderr, "platform_xml_fuzzer: NetworkSimulation threw an exception of unknown type\n");
+    code = 3;
+  }
+  HandBackCoverage();
+  ::_exit(code);
+}
+
+// Loads the input's platform; what went wrong, or "" when nothing did.
+std::string LoadOne(const std::string& path) {
+  accordion::sim::PlatformSpec spec;
+  try {
+    spec = accordion::sim::LoadPlatformFile(path);
+  } catch (const accordion::InputError&) {
+    return "";  // the expected outcome for a bad platform
+  } catch (const std::exception& e) {
+    return std::string("LoadPlatformFile threw something other than an InputError: ") + e.what();
+  }
+  std::fflush(nullptr);
+  forking_here = true;
+  const pid_t child = ::fork();
+  forking_here = false;
+  if (child < 0) return std::string("fork: ") + std::strerror(errno);
+  if (child == 0) BuildSimulation(spec);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0) {
+    if (errno != EINTR) return std::string("waitpid: ") + std::strerror(errno);
+  }
+  if (WIFSIGNALED(status)) return "the NetworkSimulation child died of signal " + std::to_string(WTERMSIG(status));
+  if (WEXITSTATUS(status) != 0) return "the NetworkSimulation child exited with " + std::to_string(WEXITSTATUS(status));
+  return "";
+}
+
+[[noreturn]] void LoaderLoop(const std::string& path, int request, int reply) {
+  ::prctl(PR_SET_PDEATHSIG, SIGKILL);
+  for (int64_t inputs = 1;; ++inputs) {
+    char go = 0;
+    const ssize_t n = ::read(request, &go, 1);
+    if (n < 0 && errno == EINTR) {
+      --inputs;
+      continue;
+    }
+    if (n != 1) ::_exit(0);  // the fuzzer has ended
+    ResetCoverage();
+    std::string finding;
+    try {
+      finding = LoadOne(path);
+    } catch (const std::exception& e) {
+      finding = std::string("exception: ") + e.what();
+    } catch (...) {
+      finding = "an exception of unknown type";
+    }
+    if (finding.empty() && *shared.check_failure != 0) {
+      finding = *shared.check_failure < 0
+                    ? "a sanitizer report in CheckXmlPlatform's child (its stderr went to the check's log; replay the "
+                      "input with accordion-sim built by the sanitize preset)"
+                    : "CheckXmlPlatform's child died of signal " + std::to_string(*shared.check_failure);
+    }
+    if (finding.empty() && inputs % 1000 == 0 && __lsan_do_recoverable_leak_check() != 0) {
+      finding = "LeakSanitizer found leaks in the loading process (report above)";
+    }
+    HandBackCoverage();
+    std::snprintf(shared.outcome->finding, sizeof shared.outcome->finding, "%s", finding.c_str());
+    const char done = 1;
+    while (::write(reply, &done, 1) < 0 && errno == EINTR) {
+    }
+  }
 }
 
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  check_failure = static_cast<volatile sig_atomic_t*>(SharedPages(sizeof(sig_atomic_t)));
+  accordion::fuzz::CoverageCounters(&shared.counter_count);
+  shared.counters = static_cast<uint8_t*>(SharedPages(shared.counter_count));
+  shared.outcome = new (SharedPages(sizeof(Outcome))) Outcome;
+  shared.check_failure = static_cast<volatile sig_atomic_t*>(SharedPages(sizeof(sig_atomic_t)));
   ::pthread_atfork(nullptr, nullptr, InCheckChild);
+  int to_loader[2];
+  int from_loader[2];
+  if (::pipe(to_loader) != 0 || ::pipe(from_loader) != 0) {
+    std::perror("pipe");
+    std::abort();
+  }
+  const std::string path = accordion::fuzz::ScratchDir() + "/platform.xml";
+  std::fflush(nullptr);
+  forking_here = true;
+  const pid_t loader = ::fork();
+  forking_here = false;
+  if (loader < 0) {
+    std::perror("fork");
+    std::abort();
+  }
+  if (loader == 0) {
+    ::close(to_loader[1]);
+    ::close(from_loader[0]);
+    LoaderLoop(path, to_loader[0], from_loader[1]);
+  }
+  ::close(to_loader[0]);
+  ::close(from_loader[1]);
+  shared.request = to_loader[1];
+  shared.reply = from_loader[0];
   return 0;
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  using namespace accordion;
-  const std::string path = fuzz::WriteInput("platform.xml", data, size);
-  sim::PlatformSpec spec;
-  try {
-    spec = sim::LoadPlatformFile(path);
-  } catch (const InputError&) {
-    AbortIfTheCheckFailed();
-    return 0;  // the expected outcome for a bad platform
+  accordion::fuzz::WriteInput("platform.xml", data, size);
+  std::memset(shared.counters, 0, shared.counter_count);
+  const char go = 1;
+  char done = 0;
+  ssize_t sent = 0;
+  ssize_t got = 0;
+  // libFuzzer's timeout alarm interrupts these calls now and then.
+  while ((sent = ::write(shared.request, &go, 1)) < 0 && errno == EINTR) {
   }
-  AbortIfTheCheckFailed();
-
-  size_t counters = 0;
-  uint8_t* const coverage = fuzz::CoverageCounters(&counters);
-  static auto* const shared = static_cast<uint8_t*>(SharedPages(counters));
-  std::fflush(nullptr);
-  forking_here = true;
-  const pid_t child = ::fork();
-  forking_here = false;
-  if (child < 0) {
-    std::perror("fork");
+  while (sent == 1 && (got = ::read(shared.reply, &done, 1)) < 0 && errno == EINTR) {
+  }
+  if (sent != 1 || got != 1) {
+    std::fprintf(stderr, "platform_xml_fuzzer: the loading process died on this input\n");
     std::abort();
   }
-  if (child == 0) {
-    ::alarm(20);
-    try {
-      sim::NetworkSimulation simulation(spec, 1);
-    } catch (const InputError&) {
-      // A platform SimGrid loads but the simulation refuses.
-    }
-    if (counters > 0) std::memcpy(shared, coverage, counters);
-    ::_exit(0);
-  }
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0) {
-    if (errno != EINTR) {
-      std::perror("waitpid");
-      std::abort();
-    }
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    std::fprintf(stderr, "platform_xml_fuzzer: the child %s %d\n",
-                 WIFSIGNALED(status) ? "died of signal" : "exited with",
-                 WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
+  if (shared.outcome->finding[0] != '\0') {
+    std::fprintf(stderr, "platform_xml_fuzzer: %s\n", shared.outcome->finding);
     std::abort();
   }
-  if (counters > 0) std::memcpy(coverage, shared, counters);
+  size_t count = 0;
+  uint8_t* const coverage = accordion::fuzz::CoverageCounters(&count);
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned sum = coverage[i] + shared.counters[i];
+    coverage[i] = static_cast<uint8_t>(sum > 255 ? 255 : sum);
+  }
   return 0;
 }
