@@ -23,7 +23,7 @@ inline const std::string& ScratchDir() {
   static const std::string dir = [] {
     const char* tmp = std::getenv("TMPDIR");
     const char* base = ::access("/dev/shm", W_OK | X_OK) == 0 ? "/dev/shm"
-                       : tmp != nullptr && *tmp != '\0'      ? tmp
+                       : tmp != nullptr && *tmp != '\0'       ? tmp
                                                               : "/tmp";
     std::string pattern = std::string(base) + "/accordion-fuzz-XXXXXX";
     if (mkdtemp(pattern.data()) == nullptr) {

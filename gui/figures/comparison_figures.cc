@@ -39,8 +39,8 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
     }
     const RunInfo& r = run->view().run;
     tasks.insert({r.model, r.dataset});
-    const Key key{r.model, r.dataset, static_cast<int>(r.scheme), static_cast<int>(r.policy), r.level_low,
-                  r.level_high};
+    const Key key{r.model,     r.dataset,   static_cast<int>(r.scheme), static_cast<int>(r.policy),
+                  r.level_low, r.level_high};
     auto [it, added] = index.emplace(key, static_cast<int>(keys.size()));
     if (added) {
       keys.push_back(key);
@@ -53,8 +53,9 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
   for (size_t i = 0; i < keys.size(); ++i) {
     // Runs of several models or datasets: say which one a setting is of.
     if (tasks.size() > 1) {
-      g.labels[i] += QString(" · %1 / %2").arg(QString::fromStdString(std::get<0>(keys[i])),
-                                               QString::fromStdString(std::get<1>(keys[i])));
+      g.labels[i] +=
+          QString(" · %1 / %2")
+              .arg(QString::fromStdString(std::get<0>(keys[i])), QString::fromStdString(std::get<1>(keys[i])));
     }
     if (g.runs[i] > 1) g.labels[i] += QString(" (%1 runs)").arg(g.runs[i]);
   }
@@ -125,8 +126,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   }
   if (groups.grouped) {
     for (size_t s = 0; s < groups.labels.size(); ++s) {
-      AddLegendLine(plot, groups.labels[s], setting_pens[s].color(), setting_pens[s].style(),
-                    setting_pens[s].widthF());
+      AddLegendLine(plot, groups.labels[s], setting_pens[s].color(), setting_pens[s].style(), setting_pens[s].widthF());
     }
   }
   if (!(xhi >= xlo)) {
