@@ -60,6 +60,13 @@ class SimCli : public accordion::test_support::SuiteTempDirTest {
           head + "<zone id=\"z\" routing=\"Full\">" + hosts + link + route + route + "</zone></platform>\n");
     Write("disconnected.xml", head + "<zone id=\"z\" routing=\"Full\">" + hosts + "<host id=\"c\" speed=\"1Gf\"/>" +
                                   link + route + "</zone></platform>\n");
+    // Two clusters in a Full zone with no route between them: Debian's
+    // SimGrid 3.32 dereferences the missing route (SIGSEGV); the fuzzer found it.
+    const std::string cluster = " speed=\"1Gf\" bw=\"10Gbps\" lat=\"5us\" bb_bw=\"40Gbps\" bb_lat=\"1us\"/>";
+    Write("clusters-without-route.xml", head + "<zone id=\"world\" routing=\"Full\">" +
+                                            "<cluster id=\"r0\" prefix=\"r0-\" suffix=\"\" radical=\"0-1\"" + cluster +
+                                            "<cluster id=\"r1\" prefix=\"r1-\" suffix=\"\" radical=\"0-1\"" + cluster +
+                                            "</zone></platform>\n");
     test_support::ExecuteSql(test_support::SyntheticTrace(dir(), "rows-past-epochs", o),
                              "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
                              "UPDATE run SET status = 'failed';");
@@ -464,6 +471,7 @@ TEST_F(SimCli, PlatformsSimGridCannotUseAreOneLineNotACrash) {
     ExpectBadInput("replay " + t + Path("disconnected.xml"), "disconnected.xml: no route from");
   }
   ExpectBadInput("collective --workers 2 --platform " + Path("duplicate-route.xml"), "SimGrid cannot load");
+  ExpectBadInput("collective --workers 2 --platform " + Path("clusters-without-route.xml"), "SimGrid cannot load");
 }
 
 // What accordion-analyze validate refuses, no tool reads.
