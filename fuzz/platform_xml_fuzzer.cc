@@ -96,7 +96,8 @@ void FlagDeadlySignal(int signal, siginfo_t*, void* context) {
   const auto* uc = static_cast<const ucontext_t*>(context);
   Dl_info where{};
   const auto pc = reinterpret_cast<void*>(uc->uc_mcontext.gregs[REG_RIP]);
-  if (::dladdr(pc, &where) != 0 && where.dli_fname != nullptr && std::strstr(where.dli_fname, "libsimgrid") != nullptr) {
+  if (::dladdr(pc, &where) != 0 && where.dli_fname != nullptr &&
+      std::strstr(where.dli_fname, "libsimgrid") != nullptr) {
     ::_exit(78);
   }
   *shared.check_failure = signal;
