@@ -84,6 +84,8 @@ struct Shared {
   volatile sig_atomic_t* check_failure = nullptr;
 };
 Shared shared;
+// The input's file in the scratch directory: written by the fuzzer, read by the loader.
+constexpr const char* kInputName = "platform.xml";
 bool forking_here = false;  // the loader is forking a NetworkSimulation child
 
 // SimGrid 3.32 as Debian builds it (without its assertions) also crashes on
@@ -118,14 +120,19 @@ void InCheckChild() {
   __sanitizer_set_death_callback(FlagSanitizerReport);
 }
 
-// Adds this process's counters to the shared ones, saturating.
+// Adds `count` coverage counters of `from` to `into`, saturating.
+void AddCounters(uint8_t* into, const uint8_t* from, size_t count) {
+  for (size_t i = 0; i < count; ++i) {
+    const unsigned sum = into[i] + from[i];
+    into[i] = static_cast<uint8_t>(sum > 255 ? 255 : sum);
+  }
+}
+
+// Adds this process's counters to the shared ones.
 void HandBackCoverage() {
   size_t count = 0;
   const uint8_t* mine = accordion::fuzz::CoverageCounters(&count);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned sum = shared.counters[i] + mine[i];
-    shared.counters[i] = static_cast<uint8_t>(sum > 255 ? 255 : sum);
-  }
+  AddCounters(shared.counters, mine, count);
 }
 
 void ResetCoverage() {
@@ -232,7 +239,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     std::perror("pipe");
     std::abort();
   }
-  const std::string path = accordion::fuzz::ScratchDir() + "/platform.xml";
+  const std::string path = accordion::fuzz::ScratchDir() + "/" + kInputName;
   std::fflush(nullptr);
   forking_here = true;
   const pid_t loader = ::fork();
@@ -254,7 +261,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  accordion::fuzz::WriteInput("platform.xml", data, size);
+  accordion::fuzz::WriteInput(kInputName, data, size);
   std::memset(shared.counters, 0, shared.counter_count);
   const char go = 1;
   char done = 0;
@@ -274,10 +281,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     std::abort();
   }
   size_t count = 0;
-  uint8_t* const coverage = accordion::fuzz::CoverageCounters(&count);
-  for (size_t i = 0; i < count; ++i) {
-    const unsigned sum = coverage[i] + shared.counters[i];
-    coverage[i] = static_cast<uint8_t>(sum > 255 ? 255 : sum);
-  }
+  AddCounters(accordion::fuzz::CoverageCounters(&count), shared.counters, count);
   return 0;
 }
