@@ -35,12 +35,6 @@ const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10",
 // Where a dataset's files are without --data-dir: here followed by its name.
 const std::string kDatasetsRoot = "/usr/share/datasets/";
 
-std::string Joined(const std::vector<std::string>& names) {
-  std::string out;
-  for (const std::string& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
-}
-
 bool IsCifar(const std::string& dataset) { return dataset == "cifar10" || dataset == "cifar100"; }
 
 bool IsDirectory(const std::string& path) {
@@ -627,10 +621,10 @@ LevelPlan LevelsOf(const TrainOptions& o) {
 
 void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (std::find(kModels.begin(), kModels.end(), o.model) == kModels.end()) {
-    throw InputError("unknown model '" + o.model + "' (models: " + Joined(kModels) + ")");
+    throw InputError("unknown model '" + o.model + "' (models: " + JoinWords(kModels, ", ", ", ") + ")");
   }
   if (std::find(kDatasets.begin(), kDatasets.end(), o.dataset) == kDatasets.end()) {
-    throw InputError("unknown dataset '" + o.dataset + "' (datasets: " + Joined(kDatasets) + ")");
+    throw InputError("unknown dataset '" + o.dataset + "' (datasets: " + JoinWords(kDatasets, ", ", ", ") + ")");
   }
   const auto scheme = ParseScheme(o.scheme);
   if (!scheme) {
