@@ -40,6 +40,10 @@ std::string SettingName(Scheme scheme, Policy policy, double level_low, double l
   return "Accordion (" + LevelName(scheme, level_low) + " / " + LevelName(scheme, level_high) + ")";
 }
 
+SettingKey SettingKeyOf(const RunInfo& r) {
+  return {r.model, r.dataset, static_cast<int>(r.scheme), static_cast<int>(r.policy), r.level_low, r.level_high};
+}
+
 MeanCi MeanWithCi95(const std::vector<double>& values) {
   MeanCi m;
   m.n = static_cast<int>(values.size());
@@ -58,14 +62,12 @@ MeanCi MeanWithCi95(const std::vector<double>& values) {
 
 std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths) {
   if (trace_paths.empty()) throw InputError("no traces given");
-  using Key = std::tuple<std::string, std::string, int, int, double, double>;
-  std::map<Key, ResultsRow> groups;
-  std::map<Key, std::vector<double>> acc, floats, secs;
+  std::map<SettingKey, ResultsRow> groups;
+  std::map<SettingKey, std::vector<double>> acc, floats, secs;
   for (const std::string& path : trace_paths) {
     const TraceView v = LoadTraceView(path);
     const RunInfo& r = v.run;
-    const Key key{r.model,     r.dataset,   static_cast<int>(r.scheme), static_cast<int>(r.policy),
-                  r.level_low, r.level_high};
+    const SettingKey key = SettingKeyOf(r);
     ResultsRow& row = groups[key];
     row.model = r.model;
     row.dataset = r.dataset;

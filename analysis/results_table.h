@@ -8,6 +8,7 @@
 
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "traces/records.h"
@@ -26,6 +27,12 @@ MeanCi MeanWithCi95(const std::vector<double>& values);
 // A setting's name in the tables: "rank 2", "TopK 10%",
 // "Accordion (rank 2 / rank 1)".
 std::string SettingName(Scheme scheme, Policy policy, double level_low, double level_high);
+
+// What makes runs the same setting (their seeds may differ): model, dataset,
+// scheme, policy and levels. The table's rows and the GUI's comparison group
+// runs by it.
+using SettingKey = std::tuple<std::string, std::string, int, int, double, double>;
+SettingKey SettingKeyOf(const RunInfo& run);
 
 struct ResultsRow {
   std::string model;

@@ -27,11 +27,10 @@ struct SettingGroups {
 };
 
 SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& runs) {
-  using Key = std::tuple<std::string, std::string, int, int, double, double>;
   SettingGroups g;
-  std::map<Key, int> index;
+  std::map<SettingKey, int> index;
   std::set<std::pair<std::string, std::string>> tasks;
-  std::vector<Key> keys;
+  std::vector<SettingKey> keys;
   for (const auto& run : runs) {
     if (!run) {
       g.of_run.push_back(-1);
@@ -39,8 +38,7 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
     }
     const RunInfo& r = run->view().run;
     tasks.insert({r.model, r.dataset});
-    const Key key{r.model,     r.dataset,   static_cast<int>(r.scheme), static_cast<int>(r.policy),
-                  r.level_low, r.level_high};
+    const SettingKey key = SettingKeyOf(r);
     auto [it, added] = index.emplace(key, static_cast<int>(keys.size()));
     if (added) {
       keys.push_back(key);
