@@ -258,11 +258,13 @@ const TopologyDescription& Describe(Topology topology) {
   throw std::logic_error("a SimGrid XML platform is not a built topology");
 }
 
-std::string TopologyNames(const char* last_separator) {
+std::vector<std::string> TopologyNameList() {
   std::vector<std::string> names;
   for (const TopologyDescription& d : AllTopologies()) names.push_back(d.name);
-  return JoinWords(names, ", ", last_separator);
+  return names;
 }
+
+std::string TopologyNames(const char* last_separator) { return JoinWords(TopologyNameList(), ", ", last_separator); }
 
 NodeLinks NodesOf(const PlatformSpec& spec) {
   return spec.topology == Topology::kXml ? NodeLinks{} : Describe(spec.topology).nodes(spec);

@@ -68,6 +68,8 @@ struct TopologyDescription {
 const TopologyDescription& Describe(Topology topology);
 // Every built topology, in the order menus and help list them.
 const std::vector<TopologyDescription>& AllTopologies();
+// The built topologies' names, for --topology's choices.
+std::vector<std::string> TopologyNameList();
 // "star, fat-tree, hierarchical or ring", for help and messages.
 std::string TopologyNames(const char* last_separator = " or ");
 

@@ -302,8 +302,7 @@ int main(int argc, char** argv) {
   app.add_option("--latency-us", a.latency_us,
                  "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
       ->check(CLI::NonNegativeNumber);
-  std::vector<std::string> topologies;
-  for (const sim::TopologyDescription& d : sim::AllTopologies()) topologies.push_back(d.name);
+  const std::vector<std::string> topologies = sim::TopologyNameList();
   app.add_option("--topology", a.topology, HelpChoices(topologies, sim::ToString(what_if.topology)))
       ->check(CLI::IsMember(topologies));
   for (const sim::TopologyDescription& d : sim::AllTopologies()) {
