@@ -49,7 +49,7 @@ std::string ProbeKey(const PlatformSpec& spec, int ranks) {
 
 }  // namespace
 
-PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks) {
+PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks, const std::atomic<bool>* cancel, double timeout_s) {
   spec.Validate();
   static std::mutex mutex;
   static std::map<std::string, PlatformProbe> known;
@@ -59,11 +59,12 @@ PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks) {
     auto it = known.find(key);
     if (it != known.end()) return it->second;
   }
-  const nlohmann::json j = nlohmann::json::parse(RunInChildProcess([&spec, ranks] {
+  const ChildWork work = [&spec, ranks] {
     NetworkSimulation sim(spec, ranks);
     const RouteSummary r = SummariseRingRoutes(sim.hosts());
     return nlohmann::json{{"latency_s", r.latency_s}, {"bandwidth_Bps", r.bandwidth_Bps}}.dump();
-  }));
+  };
+  const nlohmann::json j = nlohmann::json::parse(RunInChildProcesses({work}, 1, {}, cancel, timeout_s).front());
   PlatformProbe probe;
   probe.ranks = ranks;
   probe.ring_route.latency_s = j.at("latency_s").get<double>();

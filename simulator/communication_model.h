@@ -41,12 +41,15 @@ class CommunicationModel {
 // it in a child process (which also checks that it can hold the ranks).
 // Answers are remembered per (spec, ranks) for the life of the process, so
 // an interactive what-if pays the child process once per platform; an XML
-// platform is probed afresh when its file changes.
+// platform is probed afresh when its file changes. `cancel` and
+// `timeout_s` stop the child as RunInChildProcesses does (child_process.h):
+// a caller that can be cancelled must not wait on a probe it cannot stop.
 struct PlatformProbe {
   int ranks = 0;
   RouteSummary ring_route;  // between ring neighbours
 };
-PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks);
+PlatformProbe ProbePlatform(const PlatformSpec& spec, int ranks, const std::atomic<bool>* cancel = nullptr,
+                            double timeout_s = 0);
 
 // The analytic model for a probed platform: alpha and B of its ring
 // routes, shaped per message size by the spec's calibrated segments; on the

@@ -248,7 +248,8 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
     if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
     recorded.Validate();
-    const AlphaBetaModel network = AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world));
+    const AlphaBetaModel network =
+        AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world, options.cancel(), options.timeout_s()));
     std::map<std::string, std::pair<double, int>> sums;
     double total = 0;
     for (const auto& [key, seconds] : input.collective_s) {
@@ -527,7 +528,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   const auto [accordion, static_low, static_high] = ChooseSchedules(view, options_, r);
   // The platform is built once up front: it checks that it holds the ranks
   // and tells the analytic model what a ring's messages meet.
-  const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers);
+  const PlatformProbe probe = ProbePlatform(options_.platform(), r.workers, options_.cancel(), options_.timeout_s());
   PlatformSpec platform = options_.platform();
   const HostCosts host_costs = MeasureHostCosts(input, options_, probe, platform, r.notes);
   const std::unique_ptr<CommunicationModel> model = MakeCommunicationModel(input, options_, platform, probe, r.workers);

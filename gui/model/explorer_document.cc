@@ -66,6 +66,7 @@ ExplorerDocument::ExplorerDocument(QObject* parent)
 
 ExplorerDocument::~ExplorerDocument() {
   if (simulation_cancel_) simulation_cancel_->store(true);
+  if (estimate_job_.cancel) estimate_job_.cancel->store(true);
   if (sweep_job_.cancel) sweep_job_.cancel->store(true);
   // Jobs post their answers to this object; wait for them before it goes.
   pool_->waitForDone();
@@ -311,6 +312,7 @@ void ExplorerDocument::settingsOrRunChanged(bool rederive_regimes) {
     simulation_.reset();
     emit simulationFinished();
   }
+  if (estimate_job_.cancel) estimate_job_.cancel->store(true);
   if (sweep_job_.cancel) sweep_job_.cancel->store(true);
   startEstimate();
   sweep_timer_->start();
@@ -334,14 +336,19 @@ void ExplorerDocument::startEstimate() {
     return;
   }
   estimate_job_.running = true;
+  estimate_job_.cancel = std::make_shared<std::atomic<bool>>(false);
   const uint64_t generation = generation_;
   const ScheduleSettings s = schedule_settings_;
   const WhatIfSettings w = what_if_settings_;
-  pool_->start([this, run, s, w, generation] {
+  const auto cancel = estimate_job_.cancel;
+  pool_->start([this, run, s, w, generation, cancel] {
     std::shared_ptr<const WhatIfProjection> result;
     QString problem;
     try {
-      result = std::make_shared<const WhatIfProjection>(ProjectWhatIf(*run, s, w, sim::ModelKind::kAnalytic));
+      // The estimate is quick, but it builds the platform in a child
+      // process, and a newer request or closing the window must not wait on it.
+      result =
+          std::make_shared<const WhatIfProjection>(ProjectWhatIf(*run, s, w, sim::ModelKind::kAnalytic, cancel.get()));
     } catch (const std::exception& e) {
       problem = Text(e);
     }

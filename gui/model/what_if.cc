@@ -56,7 +56,7 @@ std::vector<double> LogSpaced(double lo, double hi, int points) {
 
 std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
                                              const std::vector<double>& bandwidths, const std::atomic<bool>* cancel) {
-  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic);
+  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic).cancel(cancel);
   std::vector<SweepPointResult> out;
   for (double bw : bandwidths) {
     if (cancel != nullptr && cancel->load()) throw sim::Cancelled();

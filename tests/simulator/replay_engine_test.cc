@@ -3,8 +3,12 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
+
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
+#include "simulator/child_process.h"
+#include "simulator/communication_model.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"
 
@@ -299,6 +303,29 @@ TEST_F(Replay, TheCheckComparesTheTracesOwnScheduleWithWhatItMeasured) {
   EXPECT_DOUBLE_EQ(r.check->measured_iteration_s, measured / 30);
   // The recorded schedule is Accordion's at these settings: same steps.
   EXPECT_NEAR(r.check->simulated_iteration_s, r.accordion.total.iteration_s, 1e-12);
+}
+
+// The analytic replay's only child process builds the platform. The GUI
+// runs it on a pool thread it must be able to stop: a window closing waits
+// for that thread, so a probe that ignored the flag could hold it forever.
+TEST_F(Replay, CancellingStopsTheAnalyticReplayWhileItBuildsThePlatform) {
+  std::atomic<bool> cancel{true};
+  // Seven hosts: a platform no other test probes, so no remembered answer.
+  const ReplayOptions o =
+      ReplayOptions().model(ModelKind::kAnalytic).platform(StarPlatformOptions().hosts(7)).workers(7).cancel(&cancel);
+  EXPECT_THROW(ReplayEngine(o).Run(*mlp_), Cancelled);
+  cancel = false;
+  EXPECT_EQ(ReplayEngine(o).Run(*mlp_).workers, 7);
+}
+
+TEST(ProbePlatform, AProbePastItsTimeLimitIsStopped) {
+  // A 16,384-host fat-tree takes seconds to build even without sanitizers.
+  try {
+    ProbePlatform(FatTreePlatformOptions(), 16384, nullptr, 0.2);
+    FAIL() << "the probe ran past its limit";
+  } catch (const std::runtime_error& e) {
+    EXPECT_NE(std::string(e.what()).find("ran longer than its limit"), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace
