@@ -6,6 +6,7 @@
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
 #include "trainer/powersgd_compressor.h"
+#include "trainer/device_timing.h"
 #include "trainer/topk_compressor.h"
 #include "trainer/torch_pch.h"
 
@@ -177,8 +178,9 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
   state_ = std::move(next);
 }
 
-void GradientExchange::BeginStep() {
+void GradientExchange::BeginStep(bool exact_ready_times) {
   if (state_.empty()) throw std::logic_error("GradientExchange: SetLevels before the first step");
+  exact_ready_times_ = exact_ready_times;
   step_start_ = Clock::now();
   timings_.collectives.clear();
   timings_.compress_s = 0;
@@ -203,6 +205,7 @@ void GradientExchange::OnGradientReady(int layer) {
   // Gradients outside a step (a Hessian estimate's double backward) and
   // those of a step's earlier micro-batches only accumulate.
   if (!in_step_ || !communicating_) return;
+  if (exact_ready_times_) WaitForDevice(device_);
   timings_.grad_ready_s[static_cast<size_t>(layer)] = Seconds(Clock::now() - backward_start_);
   --state_[static_cast<size_t>(bucket_of_[static_cast<size_t>(layer)])]->pending;
   // Buckets start in order on every rank, whatever order they complete in.
@@ -268,11 +271,13 @@ void GradientExchange::Launch(int b) {
       }
       StartDense(b);
       if (bucket.compressed_layers.empty()) break;
+      WaitForDevice(device_);
       t = Clock::now();
       for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
         const int l = bucket.compressed_layers[i];
         compressors_->powersgd.ComputeP(l, GradView(l), bucket.P(i));
       }
+      WaitForDevice(device_);
       const Clock::time_point sent = Clock::now();
       timings_.compress_s += Seconds(sent - t);
       Start(bucket.p_flight, comm_.AllReduceSum(bucket.p), CollectiveKind::kPowerSgdP, b, 4 * bucket.p.numel(), sent);
@@ -281,12 +286,14 @@ void GradientExchange::Launch(int b) {
     case Compressor::kSparse: {
       StartDense(b);
       if (bucket.compressed_layers.empty()) break;
+      WaitForDevice(device_);
       t = Clock::now();
       for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
         const int l = bucket.compressed_layers[i];
         compressors_->topk.Compress(l, GradView(l), bucket.k[i],
                                     bucket.packed.narrow(0, bucket.packed_offset[i], 2 * bucket.k[i]));
       }
+      WaitForDevice(device_);
       const Clock::time_point sent = Clock::now();
       timings_.compress_s += Seconds(sent - t);
       Start(bucket.topk, comm_.AllGather(bucket.packed, bucket.gathered), CollectiveKind::kTopK, b,
@@ -314,10 +321,12 @@ void GradientExchange::FinishStep() {
         Bucket& bucket = *state_[b];
         if (bucket.compressed_layers.empty()) continue;
         Wait(bucket.p_flight);
+        WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
           compressors_->powersgd.ComputeQ(bucket.compressed_layers[i], bucket.P(i), bucket.Q(i));
         }
+        WaitForDevice(device_);
         const Clock::time_point sent = Clock::now();
         timings_.compress_s += Seconds(sent - t);
         Start(bucket.q_flight, comm_.AllReduceSum(bucket.q), CollectiveKind::kPowerSgdQ, static_cast<int>(b),
@@ -328,11 +337,13 @@ void GradientExchange::FinishStep() {
         Bucket& bucket = *state_[b];
         if (bucket.compressed_layers.empty()) continue;
         Wait(bucket.q_flight);
+        WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
           const int l = bucket.compressed_layers[i];
           compressors_->powersgd.Decompress(l, bucket.P(i), bucket.Q(i), world, GradView(l));
         }
+        WaitForDevice(device_);
         timings_.compress_s += Seconds(Clock::now() - t);
       }
       break;
@@ -341,11 +352,13 @@ void GradientExchange::FinishStep() {
         FinishDense(static_cast<int>(b));
         Bucket& bucket = *state_[b];
         Wait(bucket.topk);
+        WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
           TopKCompressor::Decompress(bucket.gathered.narrow(1, bucket.packed_offset[i], 2 * bucket.k[i]),
                                      GradView(bucket.compressed_layers[i]));
         }
+        WaitForDevice(device_);
         timings_.compress_s += Seconds(Clock::now() - t);
       }
       break;

@@ -87,8 +87,12 @@ class GradientExchange {
   // Levels (one per layer) from `epoch` on; call between steps only.
   void SetLevels(const std::vector<double>& levels, int epoch);
 
-  // Zeroes the gradients; the step's clock starts.
-  void BeginStep();
+  // Zeroes the gradients; the step's clock starts. On a GPU the exchange
+  // waits for the device wherever a compression time ends
+  // (device_timing.h); with `exact_ready_times` it also waits for each
+  // gradient before stamping its ready time, which costs a wait per layer:
+  // the trainer asks for it on the steps the trace samples.
+  void BeginStep(bool exact_ready_times = false);
   // A backward pass starts now. Only the step's last one communicates
   // (grad-ready offsets count from its start); earlier ones accumulate.
   void BeginBackward(bool last_micro_batch = true);
@@ -152,7 +156,8 @@ class GradientExchange {
   std::vector<std::shared_ptr<torch::autograd::Node>> accumulators_;
   std::vector<uintptr_t> hook_keys_;
   int next_launch_ = 0;
-  bool in_step_ = false;        // between BeginStep and FinishStep
+  bool in_step_ = false;  // between BeginStep and FinishStep
+  bool exact_ready_times_ = false;
   bool communicating_ = false;  // the running backward pass is the step's last
   double raw_weight_ = 1;
   Clock::time_point step_start_, backward_start_;

@@ -120,9 +120,11 @@ class ResNet18 : public Model {
 // borrows (pytorch-vgg-cifar10): sixteen 3x3 convolutions with bias, each
 // followed by BatchNorm and ReLU, five max-pools, then a 512-512-512-classes
 // classifier with dropout. 32x32 inputs end the convolutions at 512 x 1 x 1.
+// 28x28 images (Fashion-MNIST) are first padded by 2 on each side, as
+// LeNet-5 padded MNIST; the padding is 0, the dataset's mean once normalised.
 class Vgg19Bn : public Model {
  public:
-  explicit Vgg19Bn(const InputShape& s) {
+  explicit Vgg19Bn(const InputShape& s) : pad_((kSide - s.height) / 2) {
     constexpr int64_t kPool = 0;
     const int64_t config[] = {64,  64,  kPool, 128, 128,   kPool, 256, 256, 256, 256,  kPool,
                               512, 512, 512,   512, kPool, 512,   512, 512, 512, kPool};
@@ -148,9 +150,15 @@ class Vgg19Bn : public Model {
     register_module("classifier", classifier_);
   }
 
-  torch::Tensor forward(torch::Tensor x) override { return classifier_->forward(features_->forward(x).flatten(1)); }
+  static constexpr int64_t kSide = 32;
+
+  torch::Tensor forward(torch::Tensor x) override {
+    if (pad_ > 0) x = torch::constant_pad_nd(x, {pad_, pad_, pad_, pad_});
+    return classifier_->forward(features_->forward(x).flatten(1));
+  }
 
  private:
+  int64_t pad_;
   nn::Sequential features_, classifier_;
 };
 
@@ -216,8 +224,8 @@ std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shap
   if (name == "cnn") return std::make_shared<Cnn>(shape);
   if (name == "resnet18") return std::make_shared<ResNet18>(shape);
   if (name == "vgg19bn") {
-    if (shape.height != 32 || shape.width != 32) {
-      throw InputError("vgg19bn needs 32x32 inputs (CIFAR), not " + std::to_string(shape.height) + "x" +
+    if (shape.height != shape.width || (shape.height != 32 && shape.height != 28)) {
+      throw InputError("vgg19bn needs 32x32 or 28x28 images, not " + std::to_string(shape.height) + "x" +
                        std::to_string(shape.width));
     }
     return std::make_shared<Vgg19Bn>(shape);

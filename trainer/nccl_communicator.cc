@@ -4,6 +4,8 @@
 #include "trainer/nccl_communicator.h"
 
 #include <cstdlib>
+#include <type_traits>
+#include <utility>
 
 #include <torch/types.h>
 #include <torch/version.h>
@@ -31,6 +33,20 @@ constexpr const char* kAsyncErrorHandling = "TORCH_NCCL_ASYNC_ERROR_HANDLING";
 constexpr const char* kBlockingWait = "NCCL_BLOCKING_WAIT";
 constexpr const char* kAsyncErrorHandling = "NCCL_ASYNC_ERROR_HANDLING";
 #endif
+
+// PyTorch 2.x's process group warns at exit ("destroy_process_group() was
+// not called") unless it was shut down, which 1.13's cannot be: call
+// shutdown() where the group has one. A template, so that the call is not
+// compiled where it does not exist.
+template <typename Group, typename = void>
+struct HasShutdown : std::false_type {};
+template <typename Group>
+struct HasShutdown<Group, std::void_t<decltype(std::declval<Group&>().shutdown())>> : std::true_type {};
+
+template <typename Group>
+void ShutDown(Group& group) {
+  if constexpr (HasShutdown<Group>::value) group.shutdown();
+}
 
 class NcclWork : public CollectiveWork {
  public:
@@ -78,6 +94,14 @@ class NcclCommunicator : public Communicator {
           c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options_.rank(), options_.world_size(), group_options);
     } catch (const std::exception& e) {
       throw CommunicationError("NCCL " + RendezvousFailure(options_, e));
+    }
+  }
+
+  ~NcclCommunicator() override {
+    try {
+      if (group_) ShutDown(*group_);
+    } catch (const std::exception&) {
+      // A group a failed peer broke cannot shut down cleanly; the process is ending anyway.
     }
   }
 

@@ -253,7 +253,7 @@ const std::vector<TrainFlag>& TrainFlags() {
   // Built once and never destroyed: worker threads may still read it at exit.
   static const auto* const flags = new std::vector<TrainFlag>{
       Flag("--model", "model", &TrainOptions::model,
-           "mlp, cnn, resnet18, vgg19bn (CIFAR variants) or lstm (language model)")
+           "mlp, cnn, resnet18, vgg19bn (CIFAR variants; vgg19bn pads 28x28 images to 32x32) or lstm (language model)")
           .Choices(kModels),
       Flag("--dataset", "dataset", &TrainOptions::dataset,
            "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary files), tokens (a text "
@@ -365,8 +365,10 @@ const std::vector<TrainFlag>& TrainFlags() {
              "Power iteration's cap", AtLeast(1), "must be at least 1"),
       Flag("--hessian-blocks", "hessian_blocks", &TrainOptions::hessian_blocks,
            "Also one eigenvalue per top-level module"),
-      Flag("--backend", "backend", &TrainOptions::backend, "gloo (CPU) or nccl (CUDA)").Choices({"gloo", "nccl"}),
-      Flag("--device", "device", &TrainOptions::device, "cpu or cuda (one GPU per worker: LOCAL_RANK's)")
+      Flag("--backend", "backend", &TrainOptions::backend, "gloo (CPU or CUDA tensors) or nccl (CUDA)")
+          .Choices({"gloo", "nccl"}),
+      Flag("--device", "device", &TrainOptions::device,
+           "cpu or cuda (LOCAL_RANK's GPU; under gloo several workers may share one)")
           .Choices({"cpu", "cuda"}),
       Number("--nproc", "nproc", &TrainOptions::nproc, "Local worker processes to start", AtLeast(1),
              "must be at least 1"),
@@ -475,10 +477,6 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
     throw InputError(language ? "--model lstm reads text: pass --dataset tokens --data-file FILE"
                               : "--dataset tokens is for --model lstm");
   }
-  if (o.model == "vgg19bn" && !IsCifar(o.dataset)) {
-    throw InputError("--model vgg19bn needs 32x32 images (--dataset cifar10 or cifar100); " + o.dataset +
-                     " images are 28x28");
-  }
   if (language && InSet(Describe(scheme), SchemeSet::kBatchLevels)) {
     throw InputError(std::string("--scheme ") + ToString(scheme) +
                      " is for the image models (a language model's batch is its token streams)");
@@ -486,9 +484,9 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
   if (o.augment && language) throw InputError("--augment crops and flips images; --model lstm reads text");
   if (o.backend != "gloo" && o.backend != "nccl") throw InputError("unknown backend '" + o.backend + "' (gloo, nccl)");
   if (o.device != "cpu" && o.device != "cuda") throw InputError("unknown device '" + o.device + "' (cpu, cuda)");
-  if ((o.backend == "nccl") != (o.device == "cuda")) {
-    throw InputError("--backend nccl runs on --device cuda, and --backend gloo on --device cpu");
-  }
+  // Gloo also moves CUDA tensors (through host memory): the way to run
+  // several ranks on one GPU, which NCCL refuses.
+  if (o.backend == "nccl" && o.device != "cuda") throw InputError("--backend nccl runs on --device cuda");
   if (o.backend == "nccl" && !NcclAvailable()) {
     throw InputError(
         "this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "

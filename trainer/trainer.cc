@@ -20,6 +20,7 @@
 #include "traces/scheme_description.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
+#include "trainer/device_timing.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/hessian.h"
 #include "trainer/launcher.h"
@@ -99,11 +100,15 @@ AccordionState ReadState(torch::serialize::InputArchive& a, const std::string& p
 torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
   if (o.device != "cuda") return torch::kCPU;
   if (!torch::cuda::is_available()) throw InputError("--device cuda: this LibTorch sees no CUDA device");
-  if (env.local_rank >= static_cast<int>(torch::cuda::device_count())) {
-    throw InputError("--device cuda: LOCAL_RANK " + std::to_string(env.local_rank) + " but only " +
-                     std::to_string(torch::cuda::device_count()) + " GPU(s) on this node");
+  const int gpus = static_cast<int>(torch::cuda::device_count());
+  // NCCL refuses two ranks on one GPU; Gloo shares them round-robin.
+  if (o.backend == "nccl" && env.local_rank >= gpus) {
+    throw InputError("--backend nccl: LOCAL_RANK " + std::to_string(env.local_rank) + " but only " +
+                     std::to_string(gpus) +
+                     " GPU(s) on this node (NCCL needs one GPU per rank; --backend gloo "
+                     "can share them)");
   }
-  return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank)};
+  return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % gpus)};
 }
 
 // Where the loss first became NaN or Inf, from the all-reduced slots of
@@ -205,7 +210,7 @@ struct Trainer::State {
   // the exchange, clipping, the update. Returns the step's summed loss (on
   // the device), adds its correct predictions to `correct` and its forward
   // and backward times to `it`.
-  torch::Tensor TrainStep(const Batch& batch, IterationRecord& it, torch::Tensor& correct);
+  torch::Tensor TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct);
   std::string diverged_at;
   // This rank's slot of DescribeDivergence's input, from its first bad step.
   std::vector<double> DivergenceSlots(const torch::Tensor& first_bad_step) const;
@@ -428,7 +433,7 @@ void Trainer::State::LoadCheckpoint() {
   steps_done = m.steps_done;
 }
 
-torch::Tensor Trainer::State::TrainStep(const Batch& batch, IterationRecord& it, torch::Tensor& correct) {
+torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct) {
   const auto n = static_cast<double>(batch.count());
   // A step larger than the micro-batch is several backward passes whose
   // gradients accumulate; only the last one communicates (no_sync). Each
@@ -438,19 +443,23 @@ torch::Tensor Trainer::State::TrainStep(const Batch& batch, IterationRecord& it,
   const int64_t passes = std::max<int64_t>(1, (rows + micro_batch - 1) / micro_batch);
   // Image targets are one per row; a language model's are rows x T.
   const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
-  exchange->BeginStep();
+  exchange->BeginStep(/*exact_ready_times=*/sampled);
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat64));
   for (int64_t pass = 0; pass < passes; ++pass) {
     const int64_t begin = pass * micro_batch;
     const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
     const torch::Tensor x = batch.inputs.narrow(0, begin, len).to(device);
     const torch::Tensor y = batch.targets.narrow(0, begin * per_row, len * per_row).to(device);
+    // On a GPU each clock read waits for the device (device_timing.h).
+    WaitForDevice(device);
     const Clock::time_point t_forward = Clock::now();
     torch::Tensor logits = model->forward(x);
     torch::Tensor loss = torch::nn::functional::cross_entropy(logits, y);
+    WaitForDevice(device);
     const Clock::time_point t_backward = Clock::now();
     exchange->BeginBackward(/*last_micro_batch=*/pass + 1 == passes);
     (passes == 1 ? loss : loss * (static_cast<double>(y.numel()) / n)).backward();
+    WaitForDevice(device);
     it.forward_s += std::chrono::duration<double>(t_backward - t_forward).count();
     it.backward_s += std::chrono::duration<double>(Clock::now() - t_backward).count();
     torch::NoGradGuard no_grad;
@@ -503,7 +512,8 @@ void Trainer::State::TrainStepAndTally(int epoch, int64_t step, EpochSums& sums,
   const Clock::time_point t0 = Clock::now();
   const Batch batch = data->TrainBatch(step);
   IterationRecord it;
-  const torch::Tensor step_loss = TrainStep(batch, it, sums.correct);
+  const torch::Tensor step_loss = TrainStep(batch, recorder->Samples(step), it, sums.correct);
+  WaitForDevice(device);
   const Clock::time_point t_end = Clock::now();
   {
     torch::NoGradGuard no_grad;

@@ -82,7 +82,12 @@ TEST(Models, Vgg19BnIsSixteenConvolutionsWithBatchNormAndThreeLinearLayers) {
   EXPECT_EQ(norms, 0) << "buffers are not parameters";
   model->eval();
   EXPECT_EQ(model->forward(torch::randn({2, 3, 32, 32})).sizes(), (std::vector<int64_t>{2, 10}));
-  EXPECT_THROW(MakeModel("vgg19bn", {1, 28, 28, 10}), InputError);
+  // Fashion-MNIST's 28x28 images are padded to 32x32: same layers, same classifier.
+  const auto padded = MakeModel("vgg19bn", {1, 28, 28, 10});
+  padded->eval();
+  EXPECT_EQ(padded->forward(torch::randn({2, 1, 28, 28})).sizes(), (std::vector<int64_t>{2, 10}));
+  EXPECT_EQ(DescribeLayers(*padded).size(), layers.size());
+  EXPECT_THROW(MakeModel("vgg19bn", {1, 24, 24, 10}), InputError);
 }
 
 TEST(Models, LstmLanguageModelPredictsEveryNextToken) {

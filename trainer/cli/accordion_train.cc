@@ -89,6 +89,10 @@ int main(int argc, char** argv) {
       return RunWorker(options, *env);
     }
     ValidateOptions(options);
+    // Here, not in each worker: they would all fail the same way.
+    if (options.device == "cuda" && !torch::cuda::is_available()) {
+      throw InputError("--device cuda: this LibTorch sees no CUDA device");
+    }
     // The run's id is chosen here and handed to the workers, so the launcher
     // knows its own trace from another run's; a resume keeps the checkpoint's.
     std::string run_id = NewRunId();
