@@ -11,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <iomanip>
+#include <iterator>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -397,9 +398,53 @@ std::string SimGridComplaint(const std::string& log) {
   return "";
 }
 
+// Hosts the file's clusters declare: the sum of their radicals ("0-99",
+// "1,3,5-7"), each number read as SimGrid reads it (its leading digits).
+// SimGrid builds every one of them, so a radical of 100 million takes all
+// memory before anything else could object; counted from the text, it is
+// refused first. Saturates rather than overflows.
+int64_t ClusterHostsDeclared(const std::string& text) {
+  constexpr int64_t kMany = int64_t{1} << 40;
+  int64_t total = 0;
+  for (size_t at = text.find("radical"); at != std::string::npos; at = text.find("radical", at + 7)) {
+    size_t i = at + 7;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i >= text.size() || text[i] != '=') continue;
+    ++i;
+    while (i < text.size() && std::isspace(static_cast<unsigned char>(text[i]))) ++i;
+    if (i >= text.size() || (text[i] != '"' && text[i] != '\'')) continue;
+    const size_t close = text.find(text[i], i + 1);
+    if (close == std::string::npos) continue;
+    std::istringstream parts(text.substr(i + 1, close - i - 1));
+    for (std::string part; std::getline(parts, part, ',');) {
+      const char* p = part.c_str();
+      char* end = nullptr;
+      const long long first = std::strtoll(p, &end, 10);
+      if (end == p) continue;
+      long long last = first;
+      if (*end == '-') {
+        const char* q = end + 1;
+        last = std::strtoll(q, &end, 10);
+        if (end == q) continue;
+      }
+      if (last >= first) total = std::min(kMany, total + std::min<int64_t>(kMany, int64_t{last} - first + 1));
+    }
+  }
+  return total;
+}
+
 }  // namespace
 
 void CheckXmlPlatform(const std::string& path) {
+  {
+    std::ifstream in(path, std::ios::binary);
+    const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    const int64_t declared = ClusterHostsDeclared(text);
+    if (declared > kMaxHosts) {
+      throw InputError(path + ": its clusters declare " + std::to_string(declared) +
+                       " hosts; a platform holds at most " + std::to_string(kMaxHosts));
+    }
+  }
   // SimGrid dies (abort) on some platforms it cannot load - a route given
   // twice, say - and prints a backtrace, so the platform is loaded once in
   // a child process whose stderr is kept here and reduced to one line.

@@ -67,6 +67,16 @@ class SimCli : public accordion::test_support::SuiteTempDirTest {
                                             "<cluster id=\"r0\" prefix=\"r0-\" suffix=\"\" radical=\"0-1\"" + cluster +
                                             "<cluster id=\"r1\" prefix=\"r1-\" suffix=\"\" radical=\"0-1\"" + cluster +
                                             "</zone></platform>\n");
+    // A cluster of 100 million hosts (SimGrid would build them all), and two
+    // of 70,000 with SimGrid's reading of "70000Gf" (its leading digits) and
+    // single quotes; the fuzzer found the first kind.
+    Write("huge-cluster.xml", head + "<zone id=\"world\" routing=\"Full\">" +
+                                  "<cluster id=\"r0\" prefix=\"r0-\" suffix=\"\" radical=\"0-99999999\"" + cluster +
+                                  "</zone></platform>\n");
+    Write("two-large-clusters.xml", head + "<zone id=\"world\" routing=\"Full\">" +
+                                        "<cluster id=\"r0\" prefix=\"r0-\" suffix=\"\" radical = '1-70000Gf'" +
+                                        cluster + "<cluster id=\"r1\" prefix=\"r1-\" suffix=\"\" radical=\"0-69999\"" +
+                                        cluster + "</zone></platform>\n");
     test_support::ExecuteSql(test_support::SyntheticTrace(dir(), "rows-past-epochs", o),
                              "DELETE FROM epoch_layers WHERE epoch = 1; DELETE FROM epochs WHERE epoch = 1; "
                              "UPDATE run SET status = 'failed';");
@@ -472,6 +482,12 @@ TEST_F(SimCli, PlatformsSimGridCannotUseAreOneLineNotACrash) {
   }
   ExpectBadInput("collective --workers 2 --platform " + Path("duplicate-route.xml"), "SimGrid cannot load");
   ExpectBadInput("collective --workers 2 --platform " + Path("clusters-without-route.xml"), "SimGrid cannot load");
+  // Refused from the file's text, before SimGrid allocates a host.
+  ExpectBadInput("collective --workers 2 --platform " + Path("huge-cluster.xml"),
+                 "its clusters declare 100000000 hosts; a platform holds at most 131072");
+  ExpectBadInput(
+      "replay " + Path("mlp.trace") + " --workers 2 --model analytic --platform " + Path("two-large-clusters.xml"),
+      "its clusters declare 140000 hosts");
 }
 
 // What accordion-analyze validate refuses, no tool reads.
