@@ -7,6 +7,9 @@ set(ACCORDION_BUILD_GUI AUTO CACHE STRING "Build the Qt6 GUI (AUTO|ON|OFF)")
 option(ACCORDION_BUILD_TESTS "Build tests and examples" ON)
 option(ACCORDION_BUILD_BENCH "Build benchmarks (needs Google Benchmark)" ON)
 option(ACCORDION_WERROR "Treat warnings in our code as errors" OFF)
+# The sanitize preset: hold AddressSanitizer's locks across fork(), which
+# GCC 12's runtime does not (common/fork_process.h); needs -static-libasan.
+option(ACCORDION_ASAN_FORK_LOCKS "Hold ASan's allocator locks across fork (needs -static-libasan)" OFF)
 
 set(_accordion_summary "")
 

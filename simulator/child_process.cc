@@ -16,6 +16,7 @@
 #include <stdexcept>
 
 #include "common/errors.h"
+#include "common/fork_process.h"
 
 namespace accordion::sim {
 
@@ -72,7 +73,7 @@ Running Start(const ChildWork& work, int64_t index) {
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();  // or the child would print the parent's buffered output again
   std::cerr.flush();
-  const pid_t pid = ::fork();
+  const pid_t pid = ForkProcess();
   if (pid < 0) {
     ::close(fds[0]);
     ::close(fds[1]);

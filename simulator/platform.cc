@@ -398,12 +398,12 @@ std::string SimGridComplaint(const std::string& log) {
   return "";
 }
 
-// Hosts the file's clusters declare: the sum of their radicals ("0-99",
-// "1,3,5-7"), each number read as SimGrid reads it (its leading digits).
-// SimGrid builds every one of them, so a radical of 100 million takes all
-// memory before anything else could object; counted from the text, it is
-// refused first. Saturates rather than overflows.
-int64_t ClusterHostsDeclared(const std::string& text) {
+}  // namespace
+
+// SimGrid builds every host a radical names, so a radical of 100 million
+// takes all memory before anything else could object; counted from the
+// text, it is refused first.
+int64_t XmlClusterHostsDeclared(const std::string& text) {
   constexpr int64_t kMany = int64_t{1} << 40;
   int64_t total = 0;
   for (size_t at = text.find("radical"); at != std::string::npos; at = text.find("radical", at + 7)) {
@@ -427,19 +427,22 @@ int64_t ClusterHostsDeclared(const std::string& text) {
         last = std::strtoll(q, &end, 10);
         if (end == q) continue;
       }
-      if (last >= first) total = std::min(kMany, total + std::min<int64_t>(kMany, int64_t{last} - first + 1));
+      if (last < first) continue;
+      // In unsigned arithmetic: 0-9223372036854775807 spans more than
+      // int64_t holds.
+      const uint64_t span = static_cast<uint64_t>(last) - static_cast<uint64_t>(first);
+      const int64_t hosts = span >= static_cast<uint64_t>(kMany) ? kMany : static_cast<int64_t>(span) + 1;
+      total = std::min(kMany, total + hosts);
     }
   }
   return total;
 }
 
-}  // namespace
-
 void CheckXmlPlatform(const std::string& path) {
   {
     std::ifstream in(path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    const int64_t declared = ClusterHostsDeclared(text);
+    const int64_t declared = XmlClusterHostsDeclared(text);
     if (declared > kMaxHosts) {
       throw InputError(path + ": its clusters declare " + std::to_string(declared) +
                        " hosts; a platform holds at most " + std::to_string(kMaxHosts));

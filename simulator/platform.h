@@ -212,8 +212,14 @@ PlatformSpec XmlPlatform(const std::string& path);
 
 // Loads a SimGrid XML platform in a child process and checks that its hosts
 // reach each other; throws InputError, one line naming the file, where
-// SimGrid would abort or a replay would find no route.
+// SimGrid would abort or a replay would find no route. Refuses a file whose
+// clusters declare more than kMaxHosts hosts before SimGrid builds one.
 void CheckXmlPlatform(const std::string& path);
+
+// Hosts the clusters of an XML platform's text declare: the sum of their
+// radicals ("0-99", "1,3,5-7"), each number read as SimGrid reads it (its
+// leading digits); saturates at 2^40.
+int64_t XmlClusterHostsDeclared(const std::string& text);
 
 // Reads a platform file: a SimGrid XML platform (by extension .xml) or our
 // JSON form (docs/simulator.md, "Platform files"). Throws InputError.

@@ -17,6 +17,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/fork_process.h"
 
 namespace accordion {
 
@@ -155,7 +156,7 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
 
   std::vector<Worker> workers(static_cast<size_t>(options_.nproc()));
   for (int rank = 0; rank < options_.nproc(); ++rank) {
-    const pid_t pid = ::fork();
+    const pid_t pid = ForkProcess();
     if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) ExecWorker(argv, options_, rank, port);
     workers[static_cast<size_t>(rank)] = {rank, pid, true, 0};

@@ -214,6 +214,26 @@ TEST_F(PlatformFiles, BadXmlIsAnInputError) {
 
 // Calibrated segments reach SimGrid as factors: a message in segment k sees
 // segment k's latency and bandwidth, end to end.
+TEST(XmlClusterHosts, CountsEveryRadicalAsSimGridReadsItsNumbers) {
+  EXPECT_EQ(XmlClusterHostsDeclared("<platform/>"), 0);
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster id="a" radical="0-99"/>)"), 100);
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical = '1,3,5-7'/><cluster radical="10-19"/>)"), 15);
+  // SimGrid reads a number's leading digits: "79204Gf" is 79204.
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="5-79204Gf"/>)"), 79200);
+  // A backwards range, an attribute never closed, or no '=': no hosts.
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="9-1"/>)"), 0);
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="0-99)"), 0);
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical 0-99/>)"), 0);
+  // Saturates instead of overflowing.
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="0-9223372036854775806"/><cluster radical="0-9"/>)"),
+            int64_t{1} << 40);
+  // Ranges wider than int64_t holds (strtoll stops at its limits): found by
+  // the XML fuzzer as a signed overflow.
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="0-9999999999999999999Gf"/>)"), int64_t{1} << 40);
+  EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster radical="-9223372036854775808-9223372036854775807"/>)"),
+            int64_t{1} << 40);
+}
+
 TEST(BuiltPlatforms, SegmentsGiveEachMessageSizeItsLatencyAndBandwidth) {
   PlatformSpec spec = test_support::ExactStar(8, 10, 20);  // 40 us route: the largest segment latency
   spec.segments = {{0, 40e-6, 2e8}, {65536, 25e-6, 1.25e9}};
