@@ -16,11 +16,8 @@ namespace {
 
 // Allocations of many sizes, so that every size class's lock is taken now
 // and then.
-void Churn(int rounds) {
-  for (int r = 0; r < rounds; ++r) {
-    std::vector<std::string> held;
-    for (int i = 0; i < 200; ++i) held.emplace_back(static_cast<size_t>(16 + (i * 37) % 4000), 'x');
-  }
+void Allocate(std::vector<std::string>* held, int count) {
+  for (int i = 0; i < count; ++i) held->emplace_back(static_cast<size_t>(16 + (i * 37) % 4000), 'x');
 }
 
 TEST(ForkProcess, ChildrenOfAThreadedProcessCanAllocate) {
@@ -28,7 +25,10 @@ TEST(ForkProcess, ChildrenOfAThreadedProcessCanAllocate) {
   std::vector<std::thread> threads;
   for (int t = 0; t < 2; ++t) {
     threads.emplace_back([&stop] {
-      while (!stop.load()) Churn(1);
+      while (!stop.load()) {
+        std::vector<std::string> held;
+        Allocate(&held, 200);
+      }
     });
   }
   // Under GCC 12's ASan without the locks, the first or second child hung
@@ -43,7 +43,7 @@ TEST(ForkProcess, ChildrenOfAThreadedProcessCanAllocate) {
       // allocator, not ASan's quarantine of freed memory (fork_process.h).
       ::alarm(20);
       auto* held = new std::vector<std::string>;
-      for (int n = 0; n < 2000; ++n) held->emplace_back(static_cast<size_t>(16 + (n * 37) % 4000), 'x');
+      Allocate(held, 2000);
       ::_exit(held->size() == 2000 ? 0 : 1);
     }
     int status = 0;

@@ -212,8 +212,6 @@ TEST_F(PlatformFiles, BadXmlIsAnInputError) {
             std::string::npos);
 }
 
-// Calibrated segments reach SimGrid as factors: a message in segment k sees
-// segment k's latency and bandwidth, end to end.
 TEST(XmlClusterHosts, CountsEveryRadicalAsSimGridReadsItsNumbers) {
   EXPECT_EQ(XmlClusterHostsDeclared("<platform/>"), 0);
   EXPECT_EQ(XmlClusterHostsDeclared(R"(<cluster id="a" radical="0-99"/>)"), 100);
@@ -234,6 +232,8 @@ TEST(XmlClusterHosts, CountsEveryRadicalAsSimGridReadsItsNumbers) {
             int64_t{1} << 40);
 }
 
+// Calibrated segments reach SimGrid as factors: a message in segment k sees
+// segment k's latency and bandwidth, end to end.
 TEST(BuiltPlatforms, SegmentsGiveEachMessageSizeItsLatencyAndBandwidth) {
   PlatformSpec spec = test_support::ExactStar(8, 10, 20);  // 40 us route: the largest segment latency
   spec.segments = {{0, 40e-6, 2e8}, {65536, 25e-6, 1.25e9}};
