@@ -38,6 +38,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Try([&] { seen += reader->Epochs().size(); });
     Try([&] { seen += reader->EpochLayers().size(); });
     Try([&] { seen += reader->Hessian().size(); });
+    Try([&] { seen += reader->NetworkProbe().size(); });
     StepKey first;
     Try([&] { reader->ForEachIteration([&](const IterationRecord& r) { first = {r.epoch, r.iteration, r.rank}; }); });
     Try([&] { reader->ForEachGradReady([&](const GradReadyRecord&) { ++seen; }); });

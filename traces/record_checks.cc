@@ -176,6 +176,11 @@ void CheckCollective(const CollectiveRecord& row, const RunInfo& run) {
   CollectivesTable().CheckValues(row, where);
 }
 
+void CheckNetworkProbe(const NetworkProbeRecord& row) {
+  NetworkProbeTable().CheckValues(
+      row, std::string("network_probe row for ") + ToString(row.op) + " of " + std::to_string(row.bytes) + " bytes");
+}
+
 void CheckHessian(const HessianRecord& row, const RunInfo& run) {
   const std::string where = EpochWhere("hessian", row.epoch);
   InRange(row.epoch, run.epochs_planned, where, "epoch", "run.epochs_planned");

@@ -44,6 +44,7 @@ void CheckIteration(const IterationRecord& row, const RunInfo& run);
 void CheckGradReady(const GradReadyRecord& row, const RunInfo& run, int num_layers);
 void CheckCollective(const CollectiveRecord& row, const RunInfo& run);
 void CheckHessian(const HessianRecord& row, const RunInfo& run);
+void CheckNetworkProbe(const NetworkProbeRecord& row);
 
 // Parses "64,3,3,3" (the layers.shape column); throws kInvalidValue.
 std::vector<int64_t> ParseShape(const std::string& text);

@@ -72,7 +72,20 @@ struct RunInfo {
   // checkpoints, so a resume can prove they belong together. Empty in traces
   // written before it existed and in synthetic ones.
   std::string run_id;
+  // What wrote the trace: kWriterTrainer, kWriterPythonHook,
+  // kWriterSynthetic, kWriterLibrary or a library user's own name. Schema v2; "" in v1
+  // files (unknown).
+  std::string writer;
+  // Ranks that shared one host (the hosts' layout: world_size /
+  // ranks_per_node hosts). Schema v2; 0 in v1 files (unknown).
+  int ranks_per_node = 0;
 };
+
+inline constexpr const char* kWriterTrainer = "accordion-train";
+inline constexpr const char* kWriterPythonHook = "accordion.ddp";
+inline constexpr const char* kWriterSynthetic = "accordion-make-synthetic-trace";
+// A program that uses TraceWriter and did not name itself.
+inline constexpr const char* kWriterLibrary = "accordion-traces library";
 
 struct LayerInfo {
   int layer_id = 0;
@@ -148,6 +161,18 @@ struct CollectiveRecord {
   int64_t bytes = 0;   // payload one rank contributes
   double start_s = 0;  // relative to the start of the iteration
   double duration_s = 0;
+};
+
+// One timed collective of the network probe a run makes at start, after
+// its ranks meet and before training (schema v2): `op` of `bytes` per rank
+// over the run's world_size ranks, on an idle network, after a barrier.
+// seconds is the slowest rank's time, so it is what a synchronous step
+// would wait for. Repeats of one (op, bytes) are numbered from 0.
+struct NetworkProbeRecord {
+  CollectiveOp op = CollectiveOp::kAllReduce;
+  int64_t bytes = 0;
+  int repeat = 0;
+  double seconds = 0;
 };
 
 struct HessianRecord {

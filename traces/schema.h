@@ -2,6 +2,13 @@
 //
 // One SQLite file per run. Bump kTraceSchemaVersion on any change a reader of
 // the previous version could misread, and document it in docs/trace-format.md.
+// A reader reads every version up to its own: a table or column added later
+// is marked with the version that added it (trace_tables.cc), a file of an
+// earlier version is read without it, and its field keeps the documented
+// default. Writers write the current version (a resumed run, its file's).
+//
+//   v1  the first version.
+//   v2  run.writer and run.ranks_per_node; the network_probe table.
 #ifndef ACCORDION_TRACES_SCHEMA_H_
 #define ACCORDION_TRACES_SCHEMA_H_
 
@@ -11,7 +18,7 @@
 
 namespace accordion {
 
-inline constexpr int kTraceSchemaVersion = 1;
+inline constexpr int kTraceSchemaVersion = 2;
 // PRAGMA application_id of every trace: "ACRD" in ASCII.
 inline constexpr int32_t kTraceApplicationId = 0x41435244;
 
@@ -21,11 +28,12 @@ struct TableSpec {
   std::vector<const char*> columns;  // every column a reader needs
 };
 
-// The tables of kTraceSchemaVersion, in creation order.
-const std::vector<TableSpec>& TraceTables();
+// The tables of schema `version`, in creation order, each with the columns
+// that version has.
+const std::vector<TableSpec>& TraceTables(int version = kTraceSchemaVersion);
 
-// DDL creating an empty trace of kTraceSchemaVersion.
-const std::string& TraceSchemaSql();
+// DDL creating an empty trace of schema `version`.
+const std::string& TraceSchemaSql(int version = kTraceSchemaVersion);
 
 }  // namespace accordion
 

@@ -17,15 +17,25 @@ std::optional<CollectiveOp> ParseName(const std::string& name, CollectiveOp*) { 
 
 }  // namespace
 
+std::vector<const ColumnLayout*> ColumnsIn(const TableLayout& table, int version) {
+  std::vector<const ColumnLayout*> out;
+  for (const ColumnLayout& c : table.columns) {
+    if (c.since <= version) out.push_back(&c);
+  }
+  return out;
+}
+
 std::string KeyList(const TableLayout& table) {
   std::string out;
   for (size_t i = 0; i < table.key.size(); ++i) out += (i ? ", " : "") + table.key[i];
   return out;
 }
 
-std::string CreateTableSql(const TableLayout& table) {
+std::string CreateTableSql(const TableLayout& table, int version) {
+  const std::vector<const ColumnLayout*> columns = ColumnsIn(table, version);
   size_t name_width = 0, type_width = 0;
-  for (const ColumnLayout& c : table.columns) {
+  for (const ColumnLayout* column : columns) {
+    const ColumnLayout& c = *column;
     name_width = std::max(name_width, c.name.size());
     type_width = std::max(type_width, std::string(c.sql_type).size());
   }
@@ -33,7 +43,8 @@ std::string CreateTableSql(const TableLayout& table) {
   // rowid and never NULL, any other type needs NOT NULL said.
   const bool inline_key = table.key.size() == 1;
   std::vector<std::string> lines;
-  for (const ColumnLayout& c : table.columns) {
+  for (const ColumnLayout* column : columns) {
+    const ColumnLayout& c = *column;
     std::string constraint;
     if (inline_key && c.name == table.key[0]) {
       constraint = "PRIMARY KEY";

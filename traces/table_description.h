@@ -29,11 +29,17 @@
 
 namespace accordion {
 
+// Trace schema versions a table or column exists in start at its `since`:
+// a file of version N has the columns with since <= N, and a reader of a
+// later version leaves the others at their record's default.
+inline constexpr int kAllVersions = 1 << 30;
+
 // One column as the DDL declares it.
 struct ColumnLayout {
   std::string name;
   const char* sql_type;  // INTEGER, REAL or TEXT
   bool nullable;
+  int since = 1;  // the first schema version that has it
 };
 
 // What the DDL and the reader's structure check need of a table.
@@ -42,11 +48,17 @@ struct TableLayout {
   std::vector<ColumnLayout> columns;  // in the order of the DDL
   std::vector<std::string> key;       // the primary key; two or more columns make it WITHOUT ROWID
   std::string key_check;              // a CHECK on a one-column key ("id = 1"), or ""
+  int since = 1;                      // the first schema version that has it
 };
 
+// The columns of `table` that a file of schema `version` has.
+std::vector<const ColumnLayout*> ColumnsIn(const TableLayout& table, int version);
+
 // "CREATE TABLE ... (...)" without the semicolon, laid out as trace schema v1
-// has always been written (names and types in aligned columns).
-std::string CreateTableSql(const TableLayout& table);
+// has always been written (names and types in aligned columns), with the
+// columns schema `version` has (later ones come last, as ALTER TABLE would
+// add them).
+std::string CreateTableSql(const TableLayout& table, int version = kAllVersions);
 // The key as an ORDER BY list: "epoch, layer_id".
 std::string KeyList(const TableLayout& table);
 
@@ -183,6 +195,13 @@ TableColumn<Record> NullWhenEmptyColumn(const char* name, std::string Record::*f
   return ColumnOf<NullWhenEmptyText>(name, field, ValueCheck::kAny);
 }
 
+// `column` as added by schema `version`: files of earlier versions lack it.
+template <typename Record>
+TableColumn<Record> Since(int version, TableColumn<Record> column) {
+  column.layout.since = version;
+  return column;
+}
+
 // A key column with no field: every row stores `value` (run.id, always 1).
 template <typename Record>
 TableColumn<Record> ConstantColumn(const char* name, int64_t value) {
@@ -194,47 +213,67 @@ TableColumn<Record> ConstantColumn(const char* name, int64_t value) {
   return c;
 }
 
-// A table of `Record`s and the SQL derived from its columns.
+// A table of `Record`s and the SQL derived from its columns. The SQL and the
+// row code take the file's schema version (default: the current one, every
+// column): a column a version lacks is neither written nor read, and its
+// field keeps the record's default.
 template <typename Record>
 class Table {
  public:
   Table(std::string name, std::vector<std::string> key, std::vector<TableColumn<Record>> columns,
-        std::string key_check = "")
+        std::string key_check = "", int since = 1)
       : columns_(std::move(columns)) {
     layout_.name = std::move(name);
     layout_.key = std::move(key);
     layout_.key_check = std::move(key_check);
-    std::string names, params;
-    for (size_t i = 0; i < columns_.size(); ++i) {
-      layout_.columns.push_back(columns_[i].layout);
-      what_.push_back(layout_.name + "." + columns_[i].layout.name);
-      names += (i ? ", " : "") + columns_[i].layout.name;
-      params += (i ? ", ?" : "?") + std::to_string(i + 1);
+    layout_.since = since;
+    for (const TableColumn<Record>& c : columns_) {
+      layout_.columns.push_back(c.layout);
+      what_.push_back(layout_.name + "." + c.layout.name);
     }
-    insert_sql_ = "INSERT INTO " + layout_.name + " (" + names + ") VALUES (" + params + ")";
-    select_sql_ = "SELECT " + names + " FROM " + layout_.name;
   }
 
   const TableLayout& layout() const { return layout_; }
-  const std::string& insert_sql() const { return insert_sql_; }
+  // Whether a file of schema `version` has this table.
+  bool In(int version) const { return layout_.since <= version; }
+  std::string InsertSql(int version = kAllVersions) const {
+    std::string names, params;
+    int n = 0;
+    for (const TableColumn<Record>& c : columns_) {
+      if (c.layout.since > version) continue;
+      ++n;
+      names += (n > 1 ? ", " : "") + c.layout.name;
+      params += (n > 1 ? ", ?" : "?") + std::to_string(n);
+    }
+    return "INSERT INTO " + layout_.name + " (" + names + ") VALUES (" + params + ")";
+  }
   // Every column in key order; `filter` (" WHERE ...") goes before ORDER BY.
-  std::string SelectSql(const std::string& filter = "") const {
-    return select_sql_ + filter + " ORDER BY " + KeyList(layout_);
+  std::string SelectSql(const std::string& filter = "", int version = kAllVersions) const {
+    std::string names;
+    for (const TableColumn<Record>& c : columns_) {
+      if (c.layout.since <= version) names += (names.empty() ? "" : ", ") + c.layout.name;
+    }
+    return "SELECT " + names + " FROM " + layout_.name + filter + " ORDER BY " + KeyList(layout_);
   }
 
-  // Binds `row` to a statement made from insert_sql().
-  void Bind(SqliteStatement& st, const Record& row) const {
-    for (size_t i = 0; i < columns_.size(); ++i) columns_[i].bind(st, static_cast<int>(i) + 1, row);
+  // Binds `row` to a statement made from InsertSql(version).
+  void Bind(SqliteStatement& st, const Record& row, int version = kAllVersions) const {
+    int index = 0;
+    for (const TableColumn<Record>& c : columns_) {
+      if (c.layout.since <= version) c.bind(st, ++index, row);
+    }
   }
-  // Reads the current row of a statement made from SelectSql().
-  Record Read(const SqliteStatement& st) const {
+  // Reads the current row of a statement made from SelectSql(filter, version).
+  Record Read(const SqliteStatement& st, int version = kAllVersions) const {
     Record row;
+    int index = 0;
     for (size_t i = 0; i < columns_.size(); ++i) {
-      columns_[i].read(st, static_cast<int>(i), what_[i].c_str(), row);
+      if (columns_[i].layout.since <= version) columns_[i].read(st, index++, what_[i].c_str(), row);
     }
     return row;
   }
-  // Runs every column's ValueCheck, in column order.
+  // Runs every column's ValueCheck, in column order. A column the row's
+  // version lacks holds its default, which passes its check.
   void CheckValues(const Record& row, const std::string& where) const {
     for (const TableColumn<Record>& c : columns_) c.check(row, where);
   }
@@ -243,8 +282,6 @@ class Table {
   TableLayout layout_;
   std::vector<TableColumn<Record>> columns_;
   std::vector<std::string> what_;
-  std::string insert_sql_;
-  std::string select_sql_;
 };
 
 }  // namespace accordion

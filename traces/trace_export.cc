@@ -60,7 +60,7 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
   std::filesystem::create_directories(dir, ec);
   if (ec) throw TraceError(TraceErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
   std::vector<std::string> written;
-  for (const TableSpec& table : TraceTables()) {
+  for (const TableSpec& table : TraceTables(reader.schema_version())) {
     const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
     const std::string tmp = path + ".partial";
     {
@@ -85,7 +85,7 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
 void ExportJson(TraceReader& reader, std::ostream& out) {
   nlohmann::json doc;
   doc["schema_version"] = reader.schema_version();
-  for (const TableSpec& table : TraceTables()) {
+  for (const TableSpec& table : TraceTables(reader.schema_version())) {
     nlohmann::json rows = nlohmann::json::array();
     reader.ForEachRow(table.name, [&](const std::vector<Cell>& row) {
       nlohmann::json obj = nlohmann::json::object();

@@ -124,7 +124,7 @@ void TraceReader::CheckStructure() {
                                                         " is newer than this toolkit reads (" +
                                                         std::to_string(kTraceSchemaVersion) + "); upgrade accordion");
   }
-  for (const TableSpec& table : TraceTables()) {
+  for (const TableSpec& table : TraceTables(schema_version_)) {
     if (!db_->TableExists(table.name)) {
       throw TraceError(TraceErrorCode::kMissingTable, path_ + ": missing table '" + table.name + "'");
     }
@@ -151,29 +151,31 @@ void Checked(const std::string& path, Fn&& fn) {
   }
 }
 
-// Reads `table` in key order (`filter`, bound by `bind`, may narrow it) and
-// hands each row to `fn`, which checks it.
+// Reads `table` of a file of schema `version` in key order (`filter`, bound
+// by `bind`, may narrow it) and hands each row to `fn`, which checks it. A
+// table the version lacks has no rows; a column it lacks keeps its default.
 template <typename Record, typename Bind, typename Fn>
-void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table, const std::string& filter, Bind&& bind,
-              Fn&& fn) {
-  SqliteStatement st(db, table.SelectSql(filter));
+void ReadRows(SqliteDb& db, const std::string& path, int version, const Table<Record>& table, const std::string& filter,
+              Bind&& bind, Fn&& fn) {
+  if (!table.In(version)) return;
+  SqliteStatement st(db, table.SelectSql(filter, version));
   bind(st);
   Checked(path, [&] {
-    while (st.Step()) fn(table.Read(st));
+    while (st.Step()) fn(table.Read(st, version));
   });
 }
 
 template <typename Record, typename Fn>
-void ReadRows(SqliteDb& db, const std::string& path, const Table<Record>& table, Fn&& fn) {
+void ReadRows(SqliteDb& db, const std::string& path, int version, const Table<Record>& table, Fn&& fn) {
   ReadRows(
-      db, path, table, "", [](SqliteStatement&) {}, std::forward<Fn>(fn));
+      db, path, version, table, "", [](SqliteStatement&) {}, std::forward<Fn>(fn));
 }
 
 }  // namespace
 
 void TraceReader::LoadRun() {
   int rows = 0;
-  ReadRows(*db_, path_, RunTable(), [&](RunInfo r) {
+  ReadRows(*db_, path_, schema_version_, RunTable(), [&](RunInfo r) {
     if (++rows > 1) {
       throw TraceError(TraceErrorCode::kInconsistent, "the run table has more than one row");
     }
@@ -186,7 +188,7 @@ void TraceReader::LoadRun() {
 }
 
 void TraceReader::LoadLayers() {
-  ReadRows(*db_, path_, LayersTable(), [&](LayerInfo l) {
+  ReadRows(*db_, path_, schema_version_, LayersTable(), [&](LayerInfo l) {
     CheckLayer(l, static_cast<int>(layers_.size()));
     layers_.push_back(std::move(l));
   });
@@ -195,7 +197,7 @@ void TraceReader::LoadLayers() {
 
 std::vector<EpochRecord> TraceReader::Epochs() {
   std::vector<EpochRecord> out;
-  ReadRows(*db_, path_, EpochsTable(), [&](const EpochRecord& e) {
+  ReadRows(*db_, path_, schema_version_, EpochsTable(), [&](const EpochRecord& e) {
     CheckEpoch(e, run_);
     if (!out.empty() && e.epoch == out.back().epoch) {
       throw TraceError(TraceErrorCode::kInconsistent, "epochs: epoch " + std::to_string(e.epoch) + " appears twice");
@@ -207,8 +209,17 @@ std::vector<EpochRecord> TraceReader::Epochs() {
 
 std::vector<EpochLayerRecord> TraceReader::EpochLayers() {
   std::vector<EpochLayerRecord> out;
-  ReadRows(*db_, path_, EpochLayersTable(), [&](const EpochLayerRecord& r) {
+  ReadRows(*db_, path_, schema_version_, EpochLayersTable(), [&](const EpochLayerRecord& r) {
     CheckEpochLayer(r, run_, num_layers());
+    out.push_back(r);
+  });
+  return out;
+}
+
+std::vector<NetworkProbeRecord> TraceReader::NetworkProbe() {
+  std::vector<NetworkProbeRecord> out;
+  ReadRows(*db_, path_, schema_version_, NetworkProbeTable(), [&](const NetworkProbeRecord& r) {
+    CheckNetworkProbe(r);
     out.push_back(r);
   });
   return out;
@@ -216,7 +227,7 @@ std::vector<EpochLayerRecord> TraceReader::EpochLayers() {
 
 std::vector<HessianRecord> TraceReader::Hessian() {
   std::vector<HessianRecord> out;
-  ReadRows(*db_, path_, HessianTable(), [&](const HessianRecord& r) {
+  ReadRows(*db_, path_, schema_version_, HessianTable(), [&](const HessianRecord& r) {
     CheckHessian(r, run_);
     out.push_back(r);
   });
@@ -224,7 +235,7 @@ std::vector<HessianRecord> TraceReader::Hessian() {
 }
 
 void TraceReader::ForEachIteration(const std::function<void(const IterationRecord&)>& fn) {
-  ReadRows(*db_, path_, IterationsTable(), [&](const IterationRecord& r) {
+  ReadRows(*db_, path_, schema_version_, IterationsTable(), [&](const IterationRecord& r) {
     CheckIteration(r, run_);
     fn(r);
   });
@@ -264,7 +275,8 @@ void BindStep(SqliteStatement& st, const std::optional<StepKey>& step) {
 void TraceReader::ForEachGradReadyWhere(const std::optional<StepKey>& step,
                                         const std::function<void(const GradReadyRecord&)>& fn) {
   ReadRows(
-      *db_, path_, GradReadyTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+      *db_, path_, schema_version_, GradReadyTable(), StepFilter(step),
+      [&](SqliteStatement& st) { BindStep(st, step); },
       [&](const GradReadyRecord& r) {
         CheckGradReady(r, run_, num_layers());
         fn(r);
@@ -274,7 +286,8 @@ void TraceReader::ForEachGradReadyWhere(const std::optional<StepKey>& step,
 void TraceReader::ForEachCollectiveWhere(const std::optional<StepKey>& step,
                                          const std::function<void(const CollectiveRecord&)>& fn) {
   ReadRows(
-      *db_, path_, CollectivesTable(), StepFilter(step), [&](SqliteStatement& st) { BindStep(st, step); },
+      *db_, path_, schema_version_, CollectivesTable(), StepFilter(step),
+      [&](SqliteStatement& st) { BindStep(st, step); },
       [&](const CollectiveRecord& r) {
         CheckCollective(r, run_);
         fn(r);
@@ -283,7 +296,7 @@ void TraceReader::ForEachCollectiveWhere(const std::optional<StepKey>& step,
 
 void TraceReader::ForEachRow(const std::string& table, const std::function<void(const std::vector<Cell>&)>& fn) {
   const TableSpec* spec = nullptr;
-  for (const TableSpec& t : TraceTables()) {
+  for (const TableSpec& t : TraceTables(schema_version_)) {
     if (table == t.name) spec = &t;
   }
   if (!spec) throw TraceError(TraceErrorCode::kMissingTable, "no trace table named '" + table + "'");
@@ -305,7 +318,7 @@ void TraceReader::ForEachRow(const std::string& table, const std::function<void(
 
 int64_t TraceReader::CountRows(const std::string& table) {
   bool known = false;
-  for (const TableSpec& spec : TraceTables()) known = known || table == spec.name;
+  for (const TableSpec& spec : TraceTables(schema_version_)) known = known || table == spec.name;
   if (!known) throw TraceError(TraceErrorCode::kMissingTable, "no trace table named '" + table + "'");
   // Table names cannot be bound as parameters; `table` is one of ours.
   SqliteStatement st(*db_, "SELECT COUNT(*) FROM " + table);

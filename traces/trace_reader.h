@@ -48,6 +48,9 @@ class TraceReader {
   // Per-layer rows ordered by (epoch, layer_id).
   std::vector<EpochLayerRecord> EpochLayers();
   std::vector<HessianRecord> Hessian();
+  // The network probe the run made at start, ordered by (op, bytes,
+  // repeat); empty when it made none or the file predates schema v2.
+  std::vector<NetworkProbeRecord> NetworkProbe();
 
   // Streams the per-iteration tables in key order; the callback may throw to stop.
   void ForEachIteration(const std::function<void(const IterationRecord&)>& fn);
@@ -57,7 +60,8 @@ class TraceReader {
   void ForEachGradReady(const StepKey& step, const std::function<void(const GradReadyRecord&)>& fn);
   void ForEachCollective(const StepKey& step, const std::function<void(const CollectiveRecord&)>& fn);
 
-  // Streams any table's columns, as schema.h lists them, in key order.
+  // Streams any table's columns, as schema.h lists them for this file's
+  // version (TraceTables(schema_version())), in key order.
   void ForEachRow(const std::string& table, const std::function<void(const std::vector<Cell>&)>& fn);
 
   int64_t CountRows(const std::string& table);

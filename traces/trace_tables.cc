@@ -24,30 +24,21 @@ const Table<MetaEntry>& MetaTable() {
 
 const Table<RunInfo>& RunTable() {
   using R = RunInfo;
-  static const Table<RunInfo> table("run", {"id"},
-                                    {ConstantColumn<R>("id", 1),
-                                     Column("status", &R::status),
-                                     Column("synthetic", &R::synthetic),
-                                     Column("model", &R::model, kNotEmpty),
-                                     Column("dataset", &R::dataset),
-                                     Column("train_samples", &R::train_samples, kAtLeastOne),
-                                     Column("scheme", &R::scheme),
-                                     Column("policy", &R::policy),
-                                     Column("level_low", &R::level_low, kAny),    // a level of the scheme
-                                     Column("level_high", &R::level_high, kAny),  // a level of the scheme
-                                     Column("eta", &R::eta, kNonNegative),
-                                     Column("interval", &R::interval, kAtLeastOne),
-                                     Column("world_size", &R::world_size, kAtLeastOne),
-                                     Column("backend", &R::backend),
-                                     Column("device", &R::device),
-                                     Column("batch_size", &R::batch_size, kAtLeastOne),
-                                     Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
-                                     Column("seed", &R::seed),
-                                     Column("config_json", &R::config_json),
-                                     Column("versions_json", &R::versions_json),
-                                     Column("started_utc", &R::started_utc),
-                                     NullWhenEmptyColumn("finished_utc", &R::finished_utc)},
-                                    /*key_check=*/"id = 1");
+  static const Table<RunInfo> table(
+      "run", {"id"},
+      {ConstantColumn<R>("id", 1), Column("status", &R::status), Column("synthetic", &R::synthetic),
+       Column("model", &R::model, kNotEmpty), Column("dataset", &R::dataset),
+       Column("train_samples", &R::train_samples, kAtLeastOne), Column("scheme", &R::scheme),
+       Column("policy", &R::policy), Column("level_low", &R::level_low, kAny),  // a level of the scheme
+       Column("level_high", &R::level_high, kAny),                              // a level of the scheme
+       Column("eta", &R::eta, kNonNegative), Column("interval", &R::interval, kAtLeastOne),
+       Column("world_size", &R::world_size, kAtLeastOne), Column("backend", &R::backend), Column("device", &R::device),
+       Column("batch_size", &R::batch_size, kAtLeastOne), Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
+       Column("seed", &R::seed), Column("config_json", &R::config_json), Column("versions_json", &R::versions_json),
+       Column("started_utc", &R::started_utc), NullWhenEmptyColumn("finished_utc", &R::finished_utc),
+       // v2; "" (unknown) in v1 files, required from v2 (record_checks.cc).
+       Since(2, Column("writer", &R::writer)), Since(2, Column("ranks_per_node", &R::ranks_per_node, kNonNegative))},
+      /*key_check=*/"id = 1");
   return table;
 }
 
@@ -130,11 +121,22 @@ const Table<HessianRecord>& HessianTable() {
   return table;
 }
 
+const Table<NetworkProbeRecord>& NetworkProbeTable() {
+  using R = NetworkProbeRecord;
+  static const Table<NetworkProbeRecord> table(
+      "network_probe", {"op", "bytes", "repeat"},
+      {Column("op", &R::op), Column("bytes", &R::bytes, kAtLeastOne), Column("repeat", &R::repeat, kNonNegative),
+       Column("seconds", &R::seconds, kNonNegative)},
+      /*key_check=*/"", /*since=*/2);
+  return table;
+}
+
 const std::vector<const TableLayout*>& TraceTableLayouts() {
-  static const std::vector<const TableLayout*> layouts = {
-      &MetaTable().layout(),      &RunTable().layout(),         &LayersTable().layout(),
-      &EpochsTable().layout(),    &EpochLayersTable().layout(), &IterationsTable().layout(),
-      &GradReadyTable().layout(), &CollectivesTable().layout(), &HessianTable().layout()};
+  static const std::vector<const TableLayout*> layouts = {&MetaTable().layout(),        &RunTable().layout(),
+                                                          &LayersTable().layout(),      &EpochsTable().layout(),
+                                                          &EpochLayersTable().layout(), &IterationsTable().layout(),
+                                                          &GradReadyTable().layout(),   &CollectivesTable().layout(),
+                                                          &HessianTable().layout(),     &NetworkProbeTable().layout()};
   return layouts;
 }
 

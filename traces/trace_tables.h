@@ -1,4 +1,4 @@
-// The tables of trace schema v1, each described once (table_description.h).
+// The tables of the trace schema, each described once (table_description.h).
 // Private to traces/: schema.cc derives the DDL and TableSpecs from them, the
 // writer its INSERTs, the reader its SELECTs and row reads, record_checks.cc
 // the per-column checks.
@@ -29,6 +29,7 @@ const Table<IterationRecord>& IterationsTable();
 const Table<GradReadyRecord>& GradReadyTable();
 const Table<CollectiveRecord>& CollectivesTable();
 const Table<HessianRecord>& HessianTable();
+const Table<NetworkProbeRecord>& NetworkProbeTable();  // schema v2
 
 // Every table above, in creation order.
 const std::vector<const TableLayout*>& TraceTableLayouts();

@@ -15,6 +15,21 @@ namespace {
   throw TraceError(TraceErrorCode::kInconsistent, path + ": " + what);
 }
 
+// Each probed (op, bytes) holds repeats 0..n-1, as the trainer numbers them.
+void CheckProbeRepeats(const std::string& path, const std::vector<NetworkProbeRecord>& probe, TraceSummary& summary) {
+  std::map<std::pair<CollectiveOp, int64_t>, int> next;
+  for (const NetworkProbeRecord& r : probe) {
+    int& expected = next[{r.op, r.bytes}];
+    if (r.repeat != expected) {
+      Inconsistent(path, std::string("network_probe: ") + ToString(r.op) + " of " + std::to_string(r.bytes) +
+                             " bytes has repeat " + std::to_string(r.repeat) + " where " + std::to_string(expected) +
+                             " was due");
+    }
+    ++expected;
+    ++summary.network_probe_rows;
+  }
+}
+
 bool Close(double a, double b) { return std::fabs(a - b) <= 1e-6 * std::max({1.0, std::fabs(a), std::fabs(b)}); }
 
 }  // namespace
@@ -26,9 +41,19 @@ TraceSummary ValidateTrace(const std::string& path) {
   TraceSummary summary;
   summary.layers = reader->num_layers();
 
+  summary.schema_version = reader->schema_version();
   if (run.policy == Policy::kStatic && run.level_low != run.level_high) {
     Inconsistent(p, "run: a static run must have level_low == level_high");
   }
+  // Version 2's rules; a v1 file has neither column (schema.h).
+  if (summary.schema_version >= 2) {
+    if (run.writer.empty()) Inconsistent(p, "run: writer is empty (schema v2 names what wrote the trace)");
+    if (run.ranks_per_node > run.world_size) {
+      Inconsistent(p, "run: ranks_per_node " + std::to_string(run.ranks_per_node) + " is more than world_size " +
+                          std::to_string(run.world_size));
+    }
+  }
+  CheckProbeRepeats(p, reader->NetworkProbe(), summary);
 
   const std::vector<EpochRecord> epochs = reader->Epochs();
   for (size_t i = 0; i < epochs.size(); ++i) {
@@ -108,6 +133,13 @@ TraceSummary ValidateTrace(const std::string& path) {
   if (run.synthetic) summary.warnings.push_back("synthetic trace: no training produced it");
   if (summary.iteration_rows == 0) {
     summary.warnings.push_back("no per-iteration timings: the simulator cannot model overlap");
+  }
+  // The tools that probe unless told not to; a library's own writer may not.
+  const bool probes = run.writer == kWriterTrainer || run.writer == kWriterPythonHook;
+  if (probes && run.world_size > 1 && summary.network_probe_rows == 0) {
+    summary.warnings.push_back(
+        "no network probe: a replay knows the recorded network only from "
+        "--recorded-bandwidth-gbps");
   }
   return summary;
 }

@@ -21,6 +21,8 @@ struct TraceSummary {
   int64_t grad_ready_rows = 0;
   int64_t collective_rows = 0;
   int64_t hessian_rows = 0;
+  int64_t network_probe_rows = 0;
+  int schema_version = 0;
   std::vector<std::string> warnings;
 };
 

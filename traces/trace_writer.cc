@@ -71,15 +71,31 @@ void ConfigureForWriting(SqliteDb& db) {
   db.Exec("PRAGMA foreign_keys=OFF");
 }
 
-// Inserts `rows` with the statement `table` derives, prepared once.
+// Inserts `rows` with the statement `table` derives for a file of schema
+// `version`, prepared once.
 template <typename Record>
-void InsertRows(SqliteDb& db, const Table<Record>& table, const std::vector<Record>& rows) {
+void InsertRows(SqliteDb& db, const Table<Record>& table, const std::vector<Record>& rows,
+                int version = kTraceSchemaVersion) {
   if (rows.empty()) return;
-  SqliteStatement st(db, table.insert_sql());
+  SqliteStatement st(db, table.InsertSql(version));
   for (const Record& row : rows) {
-    table.Bind(st, row);
+    table.Bind(st, row, version);
     st.Execute();
   }
+}
+
+// What a new trace's run row holds: the rules of the current version.
+RunInfo RunToCreate(const RunInfo& run) {
+  RunInfo stored = run;
+  stored.status = RunStatus::kRunning;
+  if (stored.writer.empty()) stored.writer = kWriterLibrary;
+  CheckRun(stored);
+  if (stored.ranks_per_node > stored.world_size) {
+    throw TraceError(TraceErrorCode::kInconsistent, "run: ranks_per_node " + std::to_string(stored.ranks_per_node) +
+                                                        " is more than world_size " +
+                                                        std::to_string(stored.world_size));
+  }
+  return stored;
 }
 
 }  // namespace
@@ -108,8 +124,14 @@ bool TraceBeingWritten(const std::string& path) {
   return fd.ok() && ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
 }
 
-TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch)
-    : lock_fd_(lock_fd), db_(std::move(db)), run_(std::move(run)), num_layers_(num_layers), next_epoch_(next_epoch) {}
+TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch,
+                         int version)
+    : lock_fd_(lock_fd),
+      db_(std::move(db)),
+      run_(std::move(run)),
+      num_layers_(num_layers),
+      next_epoch_(next_epoch),
+      version_(version) {}
 
 TraceWriter::~TraceWriter() {
   // SQLite's own locks go when any descriptor of the file closes: close the
@@ -120,7 +142,7 @@ TraceWriter::~TraceWriter() {
 
 std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const RunInfo& run,
                                                  const std::vector<LayerInfo>& layers, bool overwrite) {
-  CheckRun(run);
+  RunInfo stored = RunToCreate(run);
   if (layers.empty()) {
     throw TraceError(TraceErrorCode::kInvalidValue, "a trace needs at least one layer");
   }
@@ -144,8 +166,6 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
   }
   if (!fd.ok()) throw TraceError(TraceErrorCode::kIo, path + ": cannot create: " + std::strerror(errno));
   LockForWriting(fd, path);
-  RunInfo stored = run;
-  stored.status = RunStatus::kRunning;
   std::unique_ptr<SqliteDb> db;
   try {
     db = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kCreate);
@@ -172,7 +192,7 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     throw;
   }
   return std::unique_ptr<TraceWriter>(
-      new TraceWriter(fd.Release(), std::move(db), stored, static_cast<int>(layers.size()), 0));
+      new TraceWriter(fd.Release(), std::move(db), stored, static_cast<int>(layers.size()), 0, kTraceSchemaVersion));
 }
 
 std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int next_epoch, const std::string& run_id) {
@@ -181,10 +201,12 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
   LockForWriting(fd, path);
   RunInfo run;
   int num_layers = 0;
+  int version = 0;
   {
     auto reader = TraceReader::Open(path);  // checks it is a trace we understand
     run = reader->run();
     num_layers = static_cast<int>(reader->layers().size());
+    version = reader->schema_version();  // a resumed run goes on in its file's version
   }
   if (!run_id.empty() && run.run_id != run_id) {
     throw TraceError(TraceErrorCode::kInconsistent, path + ": belongs to another run (run id " +
@@ -206,7 +228,7 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
                                                           ": the trace does not hold every earlier epoch");
     }
     // Every table keyed by epoch holds rows of the epochs being redone.
-    for (const TableSpec& table : TraceTables()) {
+    for (const TableSpec& table : TraceTables(version)) {
       if (std::string(table.columns[0]) != "epoch") continue;
       SqliteStatement del(*db, std::string("DELETE FROM ") + table.name + " WHERE epoch >= ?1");
       del.Bind(1, int64_t{next_epoch});
@@ -217,7 +239,8 @@ std::unique_ptr<TraceWriter> TraceWriter::Resume(const std::string& path, int ne
   }
   run.status = RunStatus::kRunning;
   run.finished_utc.clear();
-  return std::unique_ptr<TraceWriter>(new TraceWriter(fd.Release(), std::move(db), run, num_layers, next_epoch));
+  return std::unique_ptr<TraceWriter>(
+      new TraceWriter(fd.Release(), std::move(db), run, num_layers, next_epoch, version));
 }
 
 void TraceWriter::WriteEpoch(const EpochData& data) {
@@ -260,14 +283,30 @@ void TraceWriter::WriteEpoch(const EpochData& data) {
   }
 
   SqliteTransaction tx(*db_);
-  InsertRows(*db_, EpochsTable(), {data.epoch});
-  InsertRows(*db_, EpochLayersTable(), data.layers);
-  InsertRows(*db_, IterationsTable(), data.iterations);
-  InsertRows(*db_, GradReadyTable(), data.grad_ready);
-  InsertRows(*db_, CollectivesTable(), data.collectives);
-  InsertRows(*db_, HessianTable(), data.hessian);
+  InsertRows(*db_, EpochsTable(), {data.epoch}, version_);
+  InsertRows(*db_, EpochLayersTable(), data.layers, version_);
+  InsertRows(*db_, IterationsTable(), data.iterations, version_);
+  InsertRows(*db_, GradReadyTable(), data.grad_ready, version_);
+  InsertRows(*db_, CollectivesTable(), data.collectives, version_);
+  InsertRows(*db_, HessianTable(), data.hessian, version_);
   tx.Commit();
   ++next_epoch_;
+}
+
+void TraceWriter::WriteNetworkProbe(const std::vector<NetworkProbeRecord>& rows) {
+  if (version_ < 2) {
+    throw TraceError(TraceErrorCode::kInconsistent, "a trace of schema v" + std::to_string(version_) +
+                                                        " has no network probe (resumed from an older toolkit)");
+  }
+  for (const NetworkProbeRecord& r : rows) CheckNetworkProbe(r);
+  SqliteTransaction tx(*db_);
+  SqliteStatement count(*db_, "SELECT COUNT(*) FROM network_probe");
+  count.Step();
+  if (count.Int(0, "COUNT(*)") > 0) {
+    throw TraceError(TraceErrorCode::kInconsistent, "the trace already holds a network probe");
+  }
+  InsertRows(*db_, NetworkProbeTable(), rows, version_);
+  tx.Commit();
 }
 
 void TraceWriter::Finish(RunStatus status) {

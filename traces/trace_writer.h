@@ -24,7 +24,8 @@ class TraceWriter {
   // Creates a new trace at `path` holding the run and its layers. An existing
   // path is an error (kIo) unless `overwrite`, and even then when it is not a
   // regular file; a trace another writer holds is kBusy. `run.run_id`, when
-  // set, goes into the meta table.
+  // set, goes into the meta table; an empty `run.writer` is recorded as
+  // kWriterLibrary.
   static std::unique_ptr<TraceWriter> Create(const std::string& path, const RunInfo& run,
                                              const std::vector<LayerInfo>& layers, bool overwrite = false);
 
@@ -43,6 +44,11 @@ class TraceWriter {
   // checked first (see record_checks.h) and nothing is written if one fails.
   void WriteEpoch(const EpochData& data);
 
+  // Stores the network probe the run made before training (schema v2):
+  // once per trace, one transaction; rows are checked first. A resumed
+  // run's trace keeps the probe of its first start.
+  void WriteNetworkProbe(const std::vector<NetworkProbeRecord>& rows);
+
   // Marks the run finished with `status` and folds the WAL into the file, so
   // a finished trace is one self-contained file.
   void Finish(RunStatus status);
@@ -51,13 +57,14 @@ class TraceWriter {
   int next_epoch() const { return next_epoch_; }
 
  private:
-  TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch);
+  TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch, int version);
 
   int lock_fd_;  // holds the flock; closed only after db_ (see the destructor)
   std::unique_ptr<SqliteDb> db_;
   RunInfo run_;
   int num_layers_;
   int next_epoch_;
+  int version_;  // the file's schema version
 };
 
 // True when a live TraceWriter (of any process) holds the trace at `path`.

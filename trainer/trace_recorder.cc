@@ -122,6 +122,12 @@ void TraceRecorder::EndEpoch(EpochData data) {
   writer_->WriteEpoch(data);
 }
 
+void TraceRecorder::ProbeNetwork(torch::Device device, const NetworkProbeOptions& options) {
+  if (!recording_) return;
+  const std::vector<NetworkProbeRecord> probe = accordion::ProbeNetwork(comm_, device, options);
+  if (writer_ && !probe.empty()) writer_->WriteNetworkProbe(probe);
+}
+
 void TraceRecorder::Finish(RunStatus status) {
   if (writer_) writer_->Finish(status);
 }

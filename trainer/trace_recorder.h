@@ -18,6 +18,7 @@
 #include "traces/trace_writer.h"
 #include "trainer/communicator.h"
 #include "trainer/gradient_exchange.h"
+#include "trainer/network_probe.h"
 
 namespace accordion {
 
@@ -36,6 +37,11 @@ class TraceRecorder {
   // Gathers every rank's samples of the epoch to rank 0, which writes them
   // with `data` (the epoch and its layer rows). Collective.
   void EndEpoch(EpochData data);
+
+  // Every rank: when recording, times the network (network_probe.h) on
+  // `device` and rank 0 stores the probe in the trace. Collective; call it
+  // after the ranks met and before the first step.
+  void ProbeNetwork(torch::Device device, const NetworkProbeOptions& options);
 
   // Rank 0: marks the run finished with `status`.
   void Finish(RunStatus status);

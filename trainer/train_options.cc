@@ -402,6 +402,10 @@ const std::vector<TrainFlag>& TrainFlags() {
                             " of every epoch, from every rank (iterations, grad_ready, collectives)";
                    })
           .MayChangeOnResume(),
+      Flag("--no-network-probe", "no_network_probe", &TrainOptions::no_network_probe,
+           "Skip the network probe at start (a second or two of all-reduces and all-gathers that let a "
+           "replay anchor on the recorded network)")
+          .MayChangeOnResume(),
       Number("--bucket-mb", "bucket_mb", &TrainOptions::bucket_mb, "Gradient bucket size in MiB", Above(0),
              "must be > 0"),
       Number("--limit-samples", "limit_samples", &TrainOptions::limit_samples,

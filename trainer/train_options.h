@@ -76,7 +76,8 @@ struct TrainOptions {
   bool overwrite = false;      // replace an existing trace
   std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  int trace_iterations = 4;  // sampled iterations per epoch and rank
+  int trace_iterations = 4;       // sampled iterations per epoch and rank
+  bool no_network_probe = false;  // skip the collective probe at start (network_probe.h)
   double bucket_mb = 25;
   int64_t limit_samples = 0;            // first N samples (LM: tokens) only (0 = all)
   std::string bind_addr = "127.0.0.1";  // address Gloo binds to

@@ -287,6 +287,8 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.config_json = ConfigJson(o);
   run.versions_json = VersionsJson();
   run.run_id = run_id;
+  run.writer = kWriterTrainer;
+  run.ranks_per_node = std::min(env.local_world_size, run.world_size);
   return run;
 }
 
@@ -389,6 +391,8 @@ void Trainer::State::OpenTrace() {
                       : TraceWriter::Create(o.trace, MakeRunInfo(), layers, o.overwrite);
   }
   recorder = std::make_unique<TraceRecorder>(*comm, std::move(writer), !o.trace.empty(), o.trace_iterations);
+  // A resumed trace keeps the probe of its first start.
+  if (!o.resume && !o.no_network_probe) recorder->ProbeNetwork(device, NetworkProbeOptions());
 }
 
 void Trainer::State::SaveCheckpoint(int epoch) {

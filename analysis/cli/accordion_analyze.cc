@@ -4,6 +4,7 @@
 #include <iomanip>
 #include <iostream>
 #include <numeric>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -53,10 +54,18 @@ int ShowInfo(const InfoArgs& args) {
     floats += e.floats_sent;
   }
   const EpochRecord* last = epochs.empty() ? nullptr : &epochs.back();
+  const std::vector<NetworkProbeRecord> probe = reader->NetworkProbe();
+  std::set<int64_t> probe_sizes;
+  for (const NetworkProbeRecord& p : probe) probe_sizes.insert(p.bytes);
+  // v1 files name no writer and no layout (schema.h).
+  const std::string writer = run.writer.empty() ? "unknown (schema v1)" : run.writer;
   if (args.format == "json") {
     nlohmann::json j;
     j["trace"] = args.trace;
     j["schema_version"] = reader->schema_version();
+    j["writer"] = run.writer;
+    j["ranks_per_node"] = run.ranks_per_node;
+    j["network_probe_rows"] = probe.size();
     j["status"] = ToString(run.status);
     j["synthetic"] = run.synthetic;
     j["model"] = run.model;
@@ -83,7 +92,8 @@ int ShowInfo(const InfoArgs& args) {
     return kExitOk;
   }
   std::cout << std::fixed;
-  std::cout << "trace:       " << args.trace << " (schema v" << reader->schema_version() << ")\n"
+  std::cout << "trace:       " << args.trace << " (schema v" << reader->schema_version() << ", written by " << writer
+            << ")\n"
             << "status:      " << ToString(run.status) << ", " << epochs.size() << " of " << run.epochs_planned
             << " epochs recorded" << (run.synthetic ? "; SYNTHETIC: no training produced this trace" : "") << "\n"
             << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
@@ -95,8 +105,17 @@ int ShowInfo(const InfoArgs& args) {
   }
   std::cout << "\n"
             << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device << "), global batch "
-            << run.batch_size << ", seed " << run.seed << "\n"
-            << "layers:      " << layers.size() << " (" << compressible << " compressed at the high level), " << params
+            << run.batch_size << ", seed " << run.seed;
+  if (run.ranks_per_node > 0) std::cout << ", " << run.ranks_per_node << " per host";
+  std::cout << "\n"
+            << "network:     ";
+  if (probe.empty()) {
+    std::cout << "no probe (replays need --recorded-bandwidth-gbps to know the recorded network)\n";
+  } else {
+    std::cout << "probed at start: " << probe.size() << " timed collectives, " << probe_sizes.size() << " sizes, "
+              << *probe_sizes.begin() << " to " << *probe_sizes.rbegin() << " bytes\n";
+  }
+  std::cout << "layers:      " << layers.size() << " (" << compressible << " compressed at the high level), " << params
             << " parameters\n"
             << "final epoch: ";
   if (last) {

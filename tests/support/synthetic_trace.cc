@@ -96,6 +96,7 @@ void WriteSyntheticTrace(const std::string& path, const SyntheticTraceOptions& o
 
   RunInfo run;
   run.synthetic = true;
+  run.writer = kWriterSynthetic;
   run.model = o.model;
   run.dataset = "synthetic";
   run.train_samples = o.train_samples;

@@ -9,6 +9,7 @@
 #include <random>
 
 #include "tests/support/temp_dir_test.h"
+#include "tests/support/trace_sql.h"
 #include "tests/support/synthetic_trace.h"
 #include "traces/schema.h"
 #include "traces/trace_error.h"
@@ -18,16 +19,7 @@
 namespace accordion {
 namespace {
 
-void Sql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-  char* err = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err);
-  const std::string msg = err ? err : "";
-  sqlite3_free(err);
-  sqlite3_close(db);
-  ASSERT_EQ(rc, SQLITE_OK) << msg << " in: " << sql;
-}
+void Sql(const std::string& path, const std::string& sql) { ASSERT_NO_THROW(test_support::ExecuteSql(path, sql)); }
 
 // Rebuilds `table` without constraints so later updates can store what a
 // well-behaved writer never would (NULL, text in numbers, duplicates).

@@ -61,7 +61,7 @@ TEST_F(TraceExport, JsonHoldsEveryTableWithTypedValues) {
   std::stringstream out;
   ExportJson(*reader, out);
   const auto doc = nlohmann::json::parse(out.str());
-  EXPECT_EQ(doc["schema_version"], 1);
+  EXPECT_EQ(doc["schema_version"], kTraceSchemaVersion);
   for (const TableSpec& t : TraceTables()) {
     ASSERT_TRUE(doc.contains(t.name)) << t.name;
     EXPECT_EQ(static_cast<int64_t>(doc[t.name].size()), reader->CountRows(t.name)) << t.name;

@@ -47,22 +47,28 @@ std::vector<std::string> Query(const std::string& path, const std::string& sql) 
 
 using TraceTablesTest = test_support::TempDirTest;
 
-TEST_F(TraceTablesTest, AFreshTraceHasExactlyTheSchemaOfTheSampleTraces) {
+// The committed samples are schema v1: version 1's DDL must be theirs to
+// the letter, and a fresh trace's must be the current version's.
+TEST_F(TraceTablesTest, EachVersionsSchemaIsExactlyTheOneItsTracesHave) {
   const std::string fresh = dir_ + "/fresh.trace";
   synthetic::SyntheticTraceOptions o;
   o.model = "mlp";
   o.epochs = 2;
   synthetic::WriteSyntheticTrace(fresh, o);
   const std::string sql = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name";
-  const auto want = Query(kSamples + "/fmnist-mlp-dense.trace", sql);
-  ASSERT_EQ(want.size(), 10u);  // nine tables and meta's key index
-  EXPECT_EQ(Query(fresh, sql), want);
+  ASSERT_EQ(Query(kSamples + "/fmnist-mlp-dense.trace", sql).size(), 10u);  // nine tables and meta's key index
+  ASSERT_EQ(Query(fresh, sql).size(), 11u);                                 // and v2's network_probe
   // The DDL text itself, not just what SQLite keeps of it.
-  const auto created = Query(kSamples + "/fmnist-mlp-dense.trace",
-                             "SELECT group_concat(sql, ';\n') || ';\n' FROM "
-                             "(SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid)");
-  ASSERT_EQ(created.size(), 1u);
-  EXPECT_EQ("\n" + created[0], TraceSchemaSql());
+  const std::string ddl =
+      "SELECT group_concat(sql, ';\n') || ';\n' FROM "
+      "(SELECT sql FROM sqlite_master WHERE type = 'table' ORDER BY rowid)";
+  const auto v1 = Query(kSamples + "/fmnist-mlp-dense.trace", ddl);
+  ASSERT_EQ(v1.size(), 1u);
+  EXPECT_EQ("\n" + v1[0], TraceSchemaSql(1));
+  const auto current = Query(fresh, ddl);
+  ASSERT_EQ(current.size(), 1u);
+  EXPECT_EQ("\n" + current[0], TraceSchemaSql());
+  EXPECT_NE(TraceSchemaSql(), TraceSchemaSql(1));
 }
 
 // Reads `path` with TraceReader and writes it again with TraceWriter: every
@@ -92,7 +98,8 @@ TEST_F(TraceTablesTest, EverySampleTraceValidatesAndIsWrittenBackRowForRow) {
     const std::string copy = dir_ + "/copy.trace";
     std::filesystem::remove(copy);
     Rewrite(path, copy);
-    for (const TableSpec& table : TraceTables()) {
+    // The copy is of the current version; what the sample's version has must match.
+    for (const TableSpec& table : TraceTables(TraceReader::Open(path)->schema_version())) {
       std::string columns;
       for (const char* c : table.columns) {
         // Only the finishing time and meta's facts about the file itself differ.
@@ -100,10 +107,12 @@ TEST_F(TraceTablesTest, EverySampleTraceValidatesAndIsWrittenBackRowForRow) {
         columns += (columns.empty() ? "" : ", ") + std::string("quote(") + c + ")";
       }
       std::string sql = "SELECT " + columns + " FROM " + table.name;
-      if (std::string(table.name) == "meta") sql += " WHERE key IN ('schema_version', 'run_id')";
+      // The copy is of the current version (checked below), the sample of its own.
+      if (std::string(table.name) == "meta") sql += " WHERE key IN ('run_id')";
       sql += " ORDER BY " + std::string(table.key);
       EXPECT_EQ(Query(copy, sql), Query(path, sql)) << table.name;
     }
+    EXPECT_EQ(TraceReader::Open(copy)->schema_version(), kTraceSchemaVersion);
   }
   EXPECT_GE(samples, 10);
 }
@@ -147,7 +156,7 @@ TEST(TableDescription, DerivesTheDdlInsertAndSelectFromTheColumns) {
             "  until  TEXT,\n"
             "  PRIMARY KEY (id, text)\n"
             ") WITHOUT ROWID");
-  EXPECT_EQ(t.insert_sql(),
+  EXPECT_EQ(t.InsertSql(),
             "INSERT INTO everything (id, big, real, flag, text, maybe, scheme, shape, until) "
             "VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)");
   EXPECT_EQ(t.SelectSql(" WHERE id = ?1"),
@@ -159,6 +168,41 @@ TEST(TableDescription, DerivesTheDdlInsertAndSelectFromTheColumns) {
             "  id   INTEGER PRIMARY KEY CHECK (id = 1),\n"
             "  name TEXT    NOT NULL\n"
             ")");
+}
+
+// A column added by a later version: a file of an earlier version has no
+// such column, so its SQL leaves it out and its field keeps its default.
+struct Grown {
+  int id = 0;
+  double old_value = 0;
+  std::string added = "default";
+};
+
+TEST(TableDescription, AColumnSinceALaterVersionIsLeftOutOfAnEarlierOnesSql) {
+  static const Table<Grown> t(
+      "grown", {"id"},
+      {Column("id", &Grown::id), Column("old_value", &Grown::old_value), Since(2, Column("added", &Grown::added))});
+  EXPECT_EQ(t.InsertSql(1), "INSERT INTO grown (id, old_value) VALUES (?1, ?2)");
+  EXPECT_EQ(t.InsertSql(2), "INSERT INTO grown (id, old_value, added) VALUES (?1, ?2, ?3)");
+  EXPECT_EQ(t.SelectSql("", 1), "SELECT id, old_value FROM grown ORDER BY id");
+  EXPECT_EQ(CreateTableSql(t.layout(), 1),
+            "CREATE TABLE grown (\n"
+            "  id        INTEGER PRIMARY KEY,\n"
+            "  old_value REAL    NOT NULL\n"
+            ")");
+  SqliteDb db(":memory:", SqliteDb::Mode::kCreate);
+  db.Exec(CreateTableSql(t.layout(), 1));
+  {
+    SqliteStatement insert(db, t.InsertSql(1));
+    t.Bind(insert, Grown{7, 0.5, "not written"}, 1);
+    insert.Execute();
+  }
+  SqliteStatement select(db, t.SelectSql("", 1));
+  ASSERT_TRUE(select.Step());
+  const Grown g = t.Read(select, 1);
+  EXPECT_EQ(g.id, 7);
+  EXPECT_EQ(g.old_value, 0.5);
+  EXPECT_EQ(g.added, "default");
 }
 
 TEST(TableDescription, StoresEachTypeAsTheTraceFormatSaysAndReadsItBack) {
@@ -182,7 +226,7 @@ TEST(TableDescription, StoresEachTypeAsTheTraceFormatSaysAndReadsItBack) {
   b.shape.clear();
   b.until.clear();
   {
-    SqliteStatement insert(db, t.insert_sql());
+    SqliteStatement insert(db, t.InsertSql());
     for (const Everything& row : {b, a}) {
       t.Bind(insert, row);
       insert.Execute();

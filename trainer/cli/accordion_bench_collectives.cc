@@ -7,10 +7,8 @@
 // worker.
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <nlohmann/json.hpp>
 
@@ -19,6 +17,7 @@
 #include "common/number_format.h"
 #include "common/output_file.h"
 #include "trainer/collective_bench.h"
+#include "trainer/collective_timing.h"
 #include "trainer/communicator.h"
 #include "trainer/gloo_communicator.h"
 #include "trainer/worker_connection.h"
@@ -119,50 +118,6 @@ void AddFlags(CLI::App& app, BenchFlags& f) {
   app.add_option("--timeout-s", f.timeout_s, "A collective that takes longer fails the run")->capture_default_str();
 }
 
-std::unique_ptr<CollectiveWork> Issue(Communicator& comm, const BenchShape& s, const torch::Tensor& in,
-                                      const torch::Tensor& out) {
-  const torch::Tensor send = in.narrow(0, 0, s.elements_per_rank);
-  switch (s.op) {
-    case CollectiveOp::kAllReduce:
-      return comm.AllReduceSum(send);
-    case CollectiveOp::kAllGather:
-      return comm.AllGather(
-          send, out.narrow(0, 0, s.elements_per_rank * s.world_size).view({s.world_size, s.elements_per_rank}));
-    case CollectiveOp::kBroadcast:
-      return comm.Broadcast(send, 0);
-  }
-  throw std::logic_error("unknown collective");
-}
-
-// Seconds from issue to completion of each timed iteration on this rank.
-// Every iteration starts at a barrier, so what is timed is the transfer,
-// not how far apart the ranks arrived.
-std::vector<double> TimeOne(Communicator& comm, const CollectiveBenchOptions& o, const BenchShape& s,
-                            const torch::Tensor& in, const torch::Tensor& out) {
-  std::vector<double> seconds;
-  for (int it = 0; it < o.warmup() + o.iters(); ++it) {
-    comm.Barrier();
-    const auto start = CollectiveWork::Clock::now();
-    std::unique_ptr<CollectiveWork> work = Issue(comm, s, in, out);
-    work->Wait();
-    if (it >= o.warmup()) {
-      seconds.push_back(std::chrono::duration<double>(work->completed_at() - start).count());
-    }
-  }
-  return seconds;
-}
-
-std::vector<std::vector<double>> GatherTimes(Communicator& comm, const std::vector<double>& mine) {
-  const std::string bytes(reinterpret_cast<const char*>(mine.data()), mine.size() * sizeof(double));
-  std::vector<std::vector<double>> all;
-  for (const std::string& b : AllGatherBytes(comm, bytes)) {
-    std::vector<double> v(b.size() / sizeof(double));
-    std::memcpy(v.data(), b.data(), v.size() * sizeof(double));
-    all.push_back(std::move(v));
-  }
-  return all;
-}
-
 void WriteResults(const BenchFlags& f, const CollectiveBenchOptions& o, int world,
                   const std::vector<BenchResult>& results) {
   nlohmann::json j = BenchJson(o, world, results);
@@ -232,7 +187,8 @@ int Bench(const BenchFlags& f, const WorkerEnvironment& env) {
   for (const CollectiveOp op : o.ops()) {
     for (const int64_t size : o.Sizes()) {
       const BenchShape s = ShapeOf(op, size, world);
-      const std::vector<std::vector<double>> times = GatherTimes(*comm, TimeOne(*comm, o, s, in, out));
+      const std::vector<std::vector<double>> times =
+          GatherTimes(*comm, TimeShape(*comm, s, o.warmup(), o.iters(), in, out));
       if (comm->rank() != 0) continue;
       results.push_back(Summarise(s, times));
       std::fputs(BenchTableRow(results.back()).c_str(), stdout);

@@ -1,0 +1,56 @@
+#include "trainer/network_probe.h"
+
+#include <algorithm>
+
+#include "trainer/collective_bench.h"
+#include "trainer/collective_timing.h"
+
+namespace accordion {
+
+namespace {
+
+constexpr CollectiveOp kProbedOps[] = {CollectiveOp::kAllReduce, CollectiveOp::kAllGather};
+
+}  // namespace
+
+std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device device,
+                                             const NetworkProbeOptions& options) {
+  std::vector<NetworkProbeRecord> records;
+  const int world = comm.world_size();
+  if (world < 2) return records;
+  torch::NoGradGuard no_grad;
+  const int64_t max_elements = std::max<int64_t>(1, options.max_bytes() / static_cast<int64_t>(sizeof(float)));
+  // Zeros: sums stay finite however often they are added up.
+  const auto tensor_options = torch::TensorOptions().dtype(torch::kFloat32).device(device);
+  const torch::Tensor in = torch::zeros({max_elements}, tensor_options);
+  const torch::Tensor out = torch::zeros({max_elements}, tensor_options);
+
+  // Decisions use only the gathered times, which every rank holds alike, so
+  // all ranks stop at the same size without a word more between them.
+  const double runs = options.repeats() + 1;  // with the untimed one
+  double spent_s = 0;                         // what the probe took so far, by its own times
+  double last_size_s = 0;                     // one run of each op at the previous size
+  for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= options.factor()) {
+    if (last_size_s > 0 && spent_s + last_size_s * options.factor() * runs > options.budget_s()) break;
+    double size_s = 0;
+    for (const CollectiveOp op : kProbedOps) {
+      const BenchShape shape = ShapeOf(op, size, world);
+      const std::vector<std::vector<double>> times =
+          GatherTimes(comm, TimeShape(comm, shape, /*warmup=*/1, options.repeats(), in, out));
+      double op_s = 0;
+      for (int r = 0; r < options.repeats(); ++r) {
+        double slowest = 0;
+        for (const std::vector<double>& rank : times) slowest = std::max(slowest, rank[r]);
+        records.push_back({op, shape.bytes, r, slowest});
+        op_s = std::max(op_s, slowest);
+      }
+      size_s += op_s;
+    }
+    spent_s += size_s * runs;
+    last_size_s = size_s;
+    if (size > options.max_bytes() / options.factor()) break;  // the next would overflow
+  }
+  return records;
+}
+
+}  // namespace accordion
