@@ -56,6 +56,11 @@ struct CalibrationSegment {
   double bandwidth_Bps = 0;      // effective bandwidth B
   int samples = 0;
   double rms_relative_error = 0;  // of the fit on its own samples
+  // The collectives fitted here: how many distinct sizes, the smallest and
+  // the largest, in bytes as Calibrator::Add counts them.
+  int sizes = 0;
+  double smallest_bytes = 0;
+  double largest_bytes = 0;
 };
 
 struct Calibration {
@@ -74,6 +79,15 @@ struct Calibration {
   CollectiveOptions collective;
   int samples = 0;
   double rms_relative_error = 0;  // of the whole fit
+  // What tells a fit's error from the network's: its collectives' sizes
+  // (as in CalibrationSegment), the error per world size, and how many
+  // samples came from training traces (whose small collectives carry their
+  // hosts' noise).
+  int sizes = 0;
+  double smallest_bytes = 0;
+  double largest_bytes = 0;
+  std::map<int, double> rms_per_world_size;
+  int trace_samples = 0;
   // A star with one host per rank of whatever replays on it (CM02, no TCP
   // window, no cross-traffic: the measurements already contain those) whose
   // links reproduce the fit, with o as its collective overhead. With a link
@@ -96,7 +110,30 @@ class CalibratorOptions {
   /// rate), Gb/s; 0: unknown. Only with it can the fitted bandwidth be split
   /// into the links' rate and the hosts' per-byte cost. Default: 0.
   ACCORDION_ARG(double, link_gbps) = 0;
+  /// The largest rms relative error of a fit CheckFit accepts: beyond a
+  /// quarter, the samples' times are not the network's (host noise, CPU-
+  /// bound ranks, too few sizes) and a platform fitted to them projects
+  /// nothing. Default: 0.25.
+  ACCORDION_ARG(double, max_rms_error) = 0.25;
+  /// How far a calibrated platform's replay of a source trace (its median
+  /// step) may be from what the trace measured, relative. Default: 0.1.
+  ACCORDION_ARG(double, max_step_error) = 0.1;
 };
+
+// A calibrated platform replaying one of its source traces at the trace's
+// own workers, scheme and levels (ReplayOptions' defaults otherwise).
+struct SourceReplay {
+  std::string trace;
+  std::string skipped;  // why replay could not load it; empty when replayed
+  int workers = 0;
+  int epochs = 0;                // sampled epochs compared
+  double measured_median_s = 0;  // median over them of the mean step
+  double replayed_median_s = 0;
+  double relative_error = 0;  // (replayed - measured) / measured
+};
+
+// "1.5 KiB to 9 KiB": a range of collective sizes as calibrate prints it.
+std::string SizeRangeText(double smallest_bytes, double largest_bytes);
 
 class Calibrator {
  public:
@@ -121,6 +158,14 @@ class Calibrator {
 
   // Throws InputError when nothing can be fitted.
   Calibration Fit() const;
+  // Throws InputError when `cal` misses its samples by more than
+  // max_rms_error: one line naming the rms error and its likely cause.
+  void CheckFit(const Calibration& cal) const;
+  // Replays every source trace that replay can load on `platform`; throws
+  // InputError, one line, when one's median step is further than
+  // max_step_error from what it measured: a platform that cannot give its
+  // own run back projects nothing.
+  std::vector<SourceReplay> CheckPlatform(const PlatformSpec& platform) const;
 
  private:
   // A collective's rounds of one message size.
@@ -131,6 +176,8 @@ class Calibrator {
   };
   struct Sample {
     int world_size = 0;
+    double bytes = 0;  // the collective's, as Add was given them
+    bool from_trace = false;
     double rounds = 0;         // k
     double message_bytes = 0;  // the largest message, which files the sample under a segment
     std::vector<Part> parts;   // by message size
@@ -138,6 +185,7 @@ class Calibrator {
   };
   CalibratorOptions options_;
   std::vector<Sample> samples_;
+  std::vector<std::string> traces_;  // AddTrace's, for CheckPlatform
   int skipped_ = 0;
   int queued_ = 0;
 };

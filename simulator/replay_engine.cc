@@ -1,5 +1,6 @@
 #include "simulator/replay_engine.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <random>
@@ -11,6 +12,7 @@
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "simulator/recorded_network.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::sim {
@@ -47,6 +49,7 @@ struct HostCosts {
   std::map<RecordedCollectiveKey, double> recorded;  // the trace's collectives
   std::map<std::string, double> by_call;             // "tag/bucket": mean over their sizes
   double other = 0;                                  // any other collective
+  bool anchored = false;                             // from the trace's network probe
   double Of(const CollectiveCall& c) const {
     auto it = recorded.find({c.op, c.tag, c.bucket, c.bytes});
     if (it != recorded.end()) return it->second;
@@ -172,20 +175,26 @@ Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, R
 struct StepParts {
   double forward = 0, backward = 0, after_backward = 0, compress = 0, tail = 0;
   double iteration() const { return forward + backward + after_backward + tail; }
+  std::vector<double> views_s;  // each composed view's step (a rank's, or a sample's)
 };
 
 // Every sampled step of `profile` composed with the collectives' times the
 // network model found for `pattern` (`timing`), then averaged: a step's time
 // is a maximum of readiness and communication, so it is composed per step.
-// `scale` multiplies compute (batch and stragglers).
+// `scale` multiplies compute (batch and stragglers). With `rank_shift` (the
+// trace's own workers, levels and buckets), each rank's step is composed as
+// that rank measured it, every collective moved by its shift (what the
+// network model adds to it over the recorded network; zeros replay the
+// trace as measured): the measured graph, altered only by the what-if.
 StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
-                       const std::vector<GradientBucket>& buckets, double scale, bool own_gaps, bool recorded_network,
-                       double decompress_scale) {
+                       const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
+                       const std::optional<std::vector<double>>& rank_shift, double decompress_scale) {
   std::vector<double> modelled;
   for (size_t i = 0; i < timing.spans.size(); ++i) {
     const CollectiveSpan& span = timing.spans[i];
     modelled.push_back(std::max(0.0, span.end_s - span.start_s + pattern.calls[i].host_s));
   }
+  const bool recorded_network = rank_shift.has_value();
   StepParts mean;
   // One view of a step: its readiness, host gaps and (for the trace's own
   // network) its collectives' times, composed; `weight` of the mean.
@@ -204,14 +213,18 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
       c.gap_s = own_gaps && gap != sample.gap_s.end() ? gap->second : 0.0;
       gaps += c.after_backward ? c.gap_s : 0.0;
       auto network = sample.network_s.find(name);
-      if (own_network && network != sample.network_s.end()) durations[i] = network->second;
+      if (own_network && network != sample.network_s.end()) {
+        durations[i] = std::max(0.0, network->second + (*rank_shift)[i]);
+      }
     }
     const double after_backward = std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
     mean.forward += weight * sample.forward_s * scale;
     mean.backward += weight * step.backward_s;
     mean.after_backward += weight * after_backward;
     mean.compress += weight * std::min(after_backward, gaps);
-    mean.tail += weight * (sample.tail_s + (decompress_scale - 1) * sample.decompress_s);
+    const double tail = sample.tail_s + (decompress_scale - 1) * sample.decompress_s;
+    mean.tail += weight * tail;
+    mean.views_s.push_back(sample.forward_s * scale + step.backward_s + after_backward + tail);
   };
   const auto n = static_cast<double>(profile.samples.size());
   for (const StepSample& sample : profile.samples) {
@@ -227,10 +240,65 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   return mean;
 }
 
+// What `model`'s kind of communication model gives each of the trace's
+// recorded collectives on `network` at the trace's own worker count, in the
+// order of input.collective_s: each alone, one after another.
+std::vector<double> RecordedCollectivesOnNetwork(const ReplayInput& input, const ReplayOptions& options,
+                                                 const PlatformSpec& network) {
+  const int world = input.view.run.world_size;
+  IterationPattern pattern;
+  for (const auto& [key, seconds] : input.collective_s) {
+    CollectiveCall call;
+    call.op = key.op;
+    call.bytes = key.bytes;
+    call.tag = key.tag;
+    call.bucket = key.bucket;
+    pattern.calls.push_back(call);
+  }
+  std::vector<double> out;
+  if (options.model() == ModelKind::kSimulate) {
+    SimulatedCommunication sim(network, world, options.allreduce(), options.fidelity(), 1, options.cancel(),
+                               options.timeout_s(), options.collective());
+    const IterationTiming timing = sim.Time({pattern}, {}).front();
+    for (const CollectiveSpan& span : timing.spans) out.push_back(span.end_s - span.start_s);
+  } else {
+    const AlphaBetaModel model =
+        AlphaBetaModelFor(network, ProbePlatform(network, world, options.cancel(), options.timeout_s()));
+    for (const CollectiveCall& c : pattern.calls) {
+      out.push_back(model.Time(c.op, options.allreduce(), static_cast<double>(c.bytes), world, options.collective()));
+    }
+  }
+  return out;
+}
+
+// Each recorded collective's host cost: what it measured less `modelled`
+// (its time on the recorded network, in the order of input.collective_s);
+// per call and overall, their means.
+HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& modelled) {
+  HostCosts costs;
+  std::map<std::string, std::pair<double, int>> sums;
+  double total = 0;
+  size_t i = 0;
+  for (const auto& [key, seconds] : input.collective_s) {
+    const double cost = seconds - modelled[i++];
+    costs.recorded[key] = cost;
+    auto& [sum, n] = sums[CallName(key.tag, key.bucket)];
+    sum += cost;
+    ++n;
+    total += cost;
+  }
+  for (const auto& [call, sum_n] : sums) costs.by_call[call] = sum_n.first / sum_n.second;
+  costs.other = total / static_cast<double>(input.collective_s.size());
+  return costs;
+}
+
 // With the recorded network known, each collective's host cost is what it
 // took less what that network takes for it (negative where the model
-// overprices it on that network: the replay corrects it by as much); without,
-// one cost for all: the
+// overprices it on that network: the replay corrects it by as much). The
+// network is known from the trace's probe (anchored, the default), timed
+// by the replay's own model so that a replay on the recorded network gives
+// back every collective's measured time; or from --recorded-bandwidth-gbps,
+// priced by the alpha-beta formulas. Without either, one cost for all: the
 // fixed part of the trace's collectives (their line's intercept) less the
 // replayed network's latency for a tiny one. Synthetic traces measured
 // nothing. The platform's own overhead then stays out (it would count twice).
@@ -243,26 +311,26 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   const int trace_world = input.view.run.world_size;
   std::ostringstream note;
   note.precision(3);
-  if (options.recorded_bandwidth_gbps()) {
+  const std::optional<RecordedNetwork> recorded_network =
+      options.anchor() ? FitRecordedNetwork(input.network_probe, trace_world) : std::nullopt;
+  if (recorded_network && !options.recorded_bandwidth_gbps()) {
+    costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded_network->platform));
+    costs.anchored = true;
+    note << "anchored on the recorded network (" << recorded_network->Describe() << "): host cost per collective "
+         << costs.other * 1e6 << " us on average, what the trace's " << input.collective_s.size()
+         << " collectives took beyond it";
+  } else if (options.recorded_bandwidth_gbps()) {
     PlatformSpec recorded = platform;
     recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
     if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
     recorded.Validate();
     const AlphaBetaModel network =
         AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world, options.cancel(), options.timeout_s()));
-    std::map<std::string, std::pair<double, int>> sums;
-    double total = 0;
+    std::vector<double> modelled;
     for (const auto& [key, seconds] : input.collective_s) {
-      const double cost =
-          seconds - network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world);
-      costs.recorded[key] = cost;
-      auto& [sum, n] = sums[CallName(key.tag, key.bucket)];
-      sum += cost;
-      ++n;
-      total += cost;
+      modelled.push_back(network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world));
     }
-    for (const auto& [call, sum_n] : sums) costs.by_call[call] = sum_n.first / sum_n.second;
-    costs.other = total / static_cast<double>(input.collective_s.size());
+    costs = ResidualCosts(input, modelled);
     note << "host cost per collective " << costs.other * 1e6 << " us on average: what the trace's "
          << input.collective_s.size() << " collectives took beyond their transfer at "
          << *options.recorded_bandwidth_gbps() << " Gb/s";
@@ -453,6 +521,16 @@ class EpochProjector {
     return e;
   }
 
+  // One step of `s`, composed once per pattern, profile and scale.
+  const StepParts& PartsOf(const EpochStep& s) {
+    const auto key = std::make_tuple(s.pattern, s.profile, s.batch_scale, s.exact_levels);
+    auto it = composed_.find(key);
+    if (it != composed_.end()) return it->second;
+    return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile, setting_.buckets,
+                                         s.batch_scale * setting_.straggler, !setting_.foreign, RankShift(s),
+                                         setting_.decompress_scale);
+  }
+
   ScheduleProjection ProjectSchedule(const std::string& name, const std::string& label,
                                      const std::vector<EpochStep>& steps) {
     ScheduleProjection p;
@@ -468,17 +546,28 @@ class EpochProjector {
   }
 
  private:
-  StepParts PartsOf(const EpochStep& s) {
-    const auto key = std::make_tuple(s.pattern, s.profile, s.batch_scale, s.exact_levels);
-    auto it = composed_.find(key);
-    if (it != composed_.end()) return it->second;
-    // Only the trace's own pattern, scheme and buckets may use what each
-    // rank's collectives took as recorded.
-    const bool recorded_network =
-        options_.model() == ModelKind::kRecorded && !setting_.foreign && s.exact_levels && setting_.recorded_buckets;
-    return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile, setting_.buckets,
-                                         s.batch_scale * setting_.straggler, !setting_.foreign, recorded_network,
-                                         setting_.decompress_scale);
+  // Only the trace's own pattern, scheme, buckets and workers may use what
+  // each rank's collectives took as recorded: as they were (--model
+  // recorded), or moved by what the model adds over the recorded network
+  // (anchored). Elsewhere every rank waits for the slowest.
+  std::optional<std::vector<double>> RankShift(const EpochStep& s) const {
+    const IterationPattern& pattern = r_.patterns[s.pattern];
+    if (setting_.foreign || !s.exact_levels || !setting_.recorded_buckets || r_.workers != r_.trace_workers) {
+      return std::nullopt;
+    }
+    if (options_.model() == ModelKind::kRecorded) return std::vector<double>(pattern.calls.size(), 0.0);
+    if (!setting_.host_costs->anchored) return std::nullopt;
+    std::vector<double> shift;
+    for (size_t i = 0; i < pattern.calls.size(); ++i) {
+      const CollectiveCall& c = pattern.calls[i];
+      const CollectiveSpan& span = r_.timings[s.pattern].spans[i];
+      auto measured = setting_.input->collective_s.find({c.op, c.tag, c.bucket, c.bytes});
+      // span + host_s is the modelled time; host_s = measured - recorded model.
+      shift.push_back(measured == setting_.input->collective_s.end()
+                          ? 0.0
+                          : span.end_s - span.start_s + c.host_s - measured->second);
+    }
+    return shift;
   }
 
   // Payload and wire bytes of one step of pattern `p`.
@@ -501,17 +590,42 @@ class EpochProjector {
   std::map<int, std::pair<double, double>> bytes_;
 };
 
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+// The mean over epochs of their mean step, and the median step: over every
+// sampled step (and rank) the trace measured in those epochs against every
+// step the replay composed from them.
 MeasuredCheck CheckAgainstMeasured(const ReplayInput& input, const std::vector<std::pair<int, EpochStep>>& plan,
                                    EpochProjector& projector) {
   MeasuredCheck check;
+  std::vector<double> measured_steps, simulated_steps;
+  std::set<std::pair<int, const StepProfile*>> composed;
   for (const auto& [epoch, step] : plan) {
     check.measured_iteration_s += input.measured_iteration_s.at(epoch);
     check.simulated_iteration_s += projector.ProjectEpoch(step, epoch).iteration_s;
     ++check.epochs;
+    auto steps = input.measured_step_s.find(epoch);
+    if (steps != input.measured_step_s.end()) {
+      measured_steps.insert(measured_steps.end(), steps->second.begin(), steps->second.end());
+    }
+    // Epochs of one pattern share their profile's composed steps.
+    if (composed.insert({step.pattern, step.profile}).second) {
+      const std::vector<double>& views = projector.PartsOf(step).views_s;
+      simulated_steps.insert(simulated_steps.end(), views.begin(), views.end());
+    }
   }
   check.measured_iteration_s /= check.epochs;
   check.simulated_iteration_s /= check.epochs;
   check.relative_error = (check.simulated_iteration_s - check.measured_iteration_s) / check.measured_iteration_s;
+  check.median_measured_iteration_s = Median(measured_steps);
+  check.median_simulated_iteration_s = Median(simulated_steps);
+  check.median_relative_error =
+      (check.median_simulated_iteration_s - check.median_measured_iteration_s) / check.median_measured_iteration_s;
   return check;
 }
 

@@ -94,10 +94,17 @@ class ReplayOptions {
   ACCORDION_ARG(double, timeout_s) = 3600;
   /// Where a collective's software cost comes from. Default: OverheadSource::kTrace.
   ACCORDION_ARG(OverheadSource, overhead) = OverheadSource::kTrace;
+  /// Anchor on the trace's network probe when it has one: fit the recorded
+  /// network from it (recorded_network.h) and take each recorded
+  /// collective's host cost as its measured time less what the replay's
+  /// model gives it on that network, so a replay on the recorded network
+  /// reproduces what the trace measured. Default: true.
+  ACCORDION_ARG(bool, anchor) = true;
   /// The network the trace was recorded on: the replay's platform at this
   /// bandwidth (and latency). With it every recorded collective's host cost
   /// is its measured time less what that network takes for it; without it,
-  /// one cost for all, the fixed part of the trace's collectives. Default: empty.
+  /// one cost for all, the fixed part of the trace's collectives. Given, it
+  /// takes the place of the probe's network. Default: empty.
   ACCORDION_ARG(std::optional<double>, recorded_bandwidth_gbps);
   /// Default: empty (the replay platform's latency).
   ACCORDION_ARG(std::optional<double>, recorded_latency_us);
@@ -139,6 +146,11 @@ struct MeasuredCheck {
   double measured_iteration_s = 0;
   double simulated_iteration_s = 0;
   double relative_error = 0;  // (simulated - measured) / measured
+  // Medians over the same epochs of their mean steps: one odd epoch (a
+  // loaded host) moves the mean but not these (calibrate's self-check).
+  double median_measured_iteration_s = 0;  // over every sampled step and rank
+  double median_simulated_iteration_s = 0;
+  double median_relative_error = 0;
 };
 
 struct ReplayResult {

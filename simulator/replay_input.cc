@@ -331,7 +331,12 @@ ReplayInput LoadReplayInput(TraceReader& reader, TraceView view) {
   std::vector<GradReadyRecord> ready;
   reader.ForEachGradReady([&ready](const GradReadyRecord& g) { ready.push_back(g); });
   in.profile = MeasureProfile(in.path, rows, ready, in.view, in.measured_iteration_s);
+  const SteadySteps steady(rows);
+  for (const IterationRecord& r : rows) {
+    if (steady(r.epoch, r.iteration)) in.measured_step_s[r.epoch].push_back(r.total_s);
+  }
   MeasureSteps(reader, rows, ready, in.view, in.bucket_bytes.value_or(kDefaultBucketBytes), in);
+  in.network_probe = reader.NetworkProbe();
   return in;
 }
 

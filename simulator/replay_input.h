@@ -121,6 +121,10 @@ struct ReplayInput {
   // Mean measured iteration time (total_s) per epoch that has samples, over
   // the same steps as the profile.
   std::map<int, double> measured_iteration_s;
+  // Each of those steps' total_s, per epoch: one per (step, rank).
+  std::map<int, std::vector<double>> measured_step_s;
+  // The network probe the run made at start (schema v2; empty without).
+  std::vector<NetworkProbeRecord> network_probe;
 };
 
 // The measured steps closest to `levels`: the same levels if sampled, else

@@ -84,7 +84,9 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
     out << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured " << std::setprecision(3)
         << r.check->measured_iteration_s * 1e3 << " ms per step, replayed " << r.check->simulated_iteration_s * 1e3
         << " ms (" << std::showpos << std::setprecision(1) << r.check->relative_error * 100 << std::noshowpos
-        << " %) over " << r.check->epochs << " sampled epochs\n";
+        << " %) over " << r.check->epochs << " sampled epochs; median step "
+        << r.check->median_measured_iteration_s * 1e3 << " ms, replayed " << r.check->median_simulated_iteration_s * 1e3
+        << " ms (" << std::showpos << r.check->median_relative_error * 100 << std::noshowpos << " %)\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   out.flags(flags);
@@ -141,7 +143,10 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
     j["measured_vs_replayed"] = {{"epochs", r.check->epochs},
                                  {"measured_iteration_s", r.check->measured_iteration_s},
                                  {"replayed_iteration_s", r.check->simulated_iteration_s},
-                                 {"relative_error", r.check->relative_error}};
+                                 {"relative_error", r.check->relative_error},
+                                 {"median_measured_iteration_s", r.check->median_measured_iteration_s},
+                                 {"median_replayed_iteration_s", r.check->median_simulated_iteration_s},
+                                 {"median_relative_error", r.check->median_relative_error}};
   }
   j["notes"] = r.notes;
   return j;

@@ -9,6 +9,7 @@
 #include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <ostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -83,6 +84,83 @@ void CheckSweep(const ReplayInput& input, const ReplayOptions& base, const Sweep
 void RunSweep(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid, int jobs,
               const std::function<void(const SweepRow&)>& row,
               const std::function<void(int64_t, int64_t)>& progress = {});
+
+// One slice of a sweep's grid, so that one sweep can run on many machines
+// (a Slurm job array) and `merge` can join the slices into the CSV one
+// process would have written. Slice `index` of `count` (1-based, as Slurm
+// arrays and people count) holds points index-1, index-1+count, ... of the
+// grid: round-robin, because grid order keeps the slow points (the largest
+// worker counts) together, and contiguous blocks would give them to a few
+// slices.
+struct SweepShard {
+  int64_t index = 1;
+  int64_t count = 1;
+  std::string origin;  // where it came from, for messages: "--shard 2/3", "SLURM_ARRAY_TASK_ID=7 ..."
+
+  // Points of a grid of `grid_points` that fall in this slice.
+  int64_t Points(int64_t grid_points) const;
+  // The grid index of the slice's `n`th point.
+  int64_t PointAt(int64_t n) const { return index - 1 + n * count; }
+};
+
+// --shard's text: "K/N" with 1 <= K <= N; "off" (the whole grid, whatever
+// the environment says) is nullopt. Throws InputError.
+std::optional<SweepShard> ParseShard(const std::string& text);
+
+// The slice a Slurm job array task runs, from SLURM_ARRAY_TASK_ID, _COUNT,
+// _MIN (and _STEP and _MAX when set): the array's tasks in ID order are
+// slices 1..COUNT, whatever ID the array starts at (--array=0-7, 1-8 and
+// 0-14:2 all make 8 slices). nullopt outside a job array. Throws InputError
+// when the variables do not describe such an array (a list like
+// --array=1,3,7 does not). `getenv` is the environment's lookup.
+std::optional<SweepShard> ShardFromSlurm(const std::function<const char*(const char*)>& getenv);
+
+// Throws InputError unless every slice of `shard.count` gets a point of the grid.
+void CheckShard(const SweepShard& shard, int64_t grid_points);
+
+// RunSweep over one slice: `row(point, row)` in grid order, `progress(done,
+// total)` counting the slice's points.
+void RunSweepShard(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid, const SweepShard& shard,
+                   int jobs, const std::function<void(int64_t, const SweepRow&)>& row,
+                   const std::function<void(int64_t, int64_t)>& progress = {});
+
+// What makes slices parts of one sweep, each a hash (16 hex digits): the
+// trace's bytes (copies of it on other machines agree, paths need not), the
+// grid, and every option that changes a row - not --jobs, --sim-timeout or
+// where the output goes. An XML platform counts by its file's bytes too.
+struct SweepIdentity {
+  std::string trace;
+  std::string grid;
+  std::string options;
+};
+SweepIdentity IdentifySweep(const std::string& trace_path, const ReplayOptions& base, const SweepGrid& grid);
+
+// A slice's file is the sweep's CSV with a first line that says which
+// slice of which sweep it is, and each row's grid index in front:
+//
+//   # accordion-sim 0.9.0 sweep slice 2/3 of 8 points; trace 1f..., grid 9a..., options 3c...
+//   point,bandwidth_gbps,latency_us,...
+//   1,1,5,...
+//
+// so that `merge` can check that its slices belong together, that none is
+// missing or given twice and that no row is out of place, and then write
+// the rows after their index in grid order: the one-process sweep's CSV,
+// byte for byte.
+class SweepSliceWriter {
+ public:
+  SweepSliceWriter(std::ostream& out, const SweepShard& shard, int64_t grid_points, const SweepIdentity& identity);
+  void Add(int64_t point, const SweepRow& row);
+
+ private:
+  std::ostream& out_;
+};
+
+// Joins slice files into the one-process sweep's CSV. Every file is read
+// and checked before the first byte goes to `out`: slices of one sweep
+// (same tool version, trace, grid and options), each of 1..N once, each
+// with exactly its own rows in order. Throws InputError naming the file and
+// the problem.
+void MergeSweepSlices(const std::vector<std::string>& paths, std::ostream& out);
 
 // Writes rows as they come, as CSV or as a JSON array: the same text as
 // WriteSweepCsv() or SweepJson().dump(1) of all of them.

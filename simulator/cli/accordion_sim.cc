@@ -3,6 +3,7 @@
 // settings, and time single collectives.
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <deque>
 #include <iomanip>
 #include <iostream>
@@ -17,6 +18,7 @@
 #include "simulator/child_process.h"
 #include "simulator/communication_model.h"
 #include "common/output_file.h"
+#include "simulator/recorded_network.h"
 #include "simulator/replay_report.h"
 #include "simulator/sweep.h"
 #include "simulator/timeline.h"
@@ -101,8 +103,10 @@ struct PlatformFlags {
                         HelpNumber(defaults.host_s_per_byte * 1e9) + "; calibrate measures it given --link-gbps)");
   }
 
-  PlatformSpec Resolve() const {
-    PlatformSpec spec;
+  // `base`: what the flags change (a replay's: the trace's recorded
+  // network, BasePlatform); a --platform file replaces it.
+  PlatformSpec Resolve(const PlatformSpec& base = PlatformSpec()) const {
+    PlatformSpec spec = base;
     if (!file.empty()) {
       if (!topology.empty()) throw InputError("give --platform or --topology, not both");
       spec = LoadPlatformFile(file);
@@ -157,6 +161,7 @@ struct ReplayFlags {
   std::string overhead = OverheadName(ReplayOptions().overhead());
   std::optional<double> recorded_bandwidth_gbps;
   std::optional<double> recorded_latency_us;
+  std::string anchor = ReplayOptions().anchor() ? "on" : "off";
 
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
@@ -193,6 +198,12 @@ struct ReplayFlags {
                     "The link rate the trace was recorded at (on this platform): each recorded collective's "
                     "host cost is then its time less that network's")
         ->check(CLI::Range(1e-6, 1e6));
+    cmd->add_option("--anchor", anchor,
+                    "on: a trace with a network probe is replayed on the network it was recorded on unless the "
+                    "platform flags say otherwise, and each collective keeps what it cost the hosts beyond that "
+                    "network (a replay at the recorded setting reproduces the trace); off: neither")
+        ->check(CLI::IsMember({"on", "off"}))
+        ->capture_default_str();
     cmd->add_option("--recorded-latency-us", recorded_latency_us,
                     "The link latency the trace was recorded at (default: the platform's)")
         ->check(CLI::Range(0.0, 1e7));
@@ -234,7 +245,8 @@ struct ReplayFlags {
         .timeout_s(timeout_s)
         .overhead(overhead == OverheadName(OverheadSource::kTrace) ? OverheadSource::kTrace : OverheadSource::kPlatform)
         .recorded_bandwidth_gbps(recorded_bandwidth_gbps)
-        .recorded_latency_us(recorded_latency_us);
+        .recorded_latency_us(recorded_latency_us)
+        .anchor(anchor == "on");
     if (!scheme.empty()) o.scheme(*ParseScheme(scheme));
     return o;
   }
@@ -284,6 +296,16 @@ struct CollectiveFlags {
   }
 };
 
+// What a replay's platform flags change: the network the trace was recorded
+// on when it has a probe and the replay anchors (so a replay without
+// platform flags is a replay at the recorded setting), else PlatformSpec's
+// defaults. The recorded network's fit is in the replay's notes.
+PlatformSpec BasePlatform(const ReplayInput& input, const ReplayFlags& replay) {
+  if (replay.anchor != "on" || replay.recorded_bandwidth_gbps) return PlatformSpec();
+  const std::optional<RecordedNetwork> recorded = FitRecordedNetwork(input.network_probe, input.view.run.world_size);
+  return recorded ? recorded->platform : PlatformSpec();
+}
+
 struct ReplayArgs {
   std::string trace;
   PlatformFlags platform;
@@ -305,10 +327,10 @@ int RunReplay(const ReplayArgs& a) {
       throw InputError("--out and --timeline are the same file " + a.out);
     }
   }
-  const PlatformSpec spec = a.platform.Resolve();
+  const ReplayInput input = LoadReplayInput(a.trace);
+  const PlatformSpec spec = a.platform.Resolve(BasePlatform(input, a.replay));
   ReplayOptions options = a.replay.Options(spec);
   options.collective(a.collective.Apply(a.replay.allreduce, spec));
-  const ReplayInput input = LoadReplayInput(a.trace);
   if (!a.timeline.empty() && (a.timeline_epoch < 0 || a.timeline_epoch >= input.view.num_epochs())) {
     throw InputError("--timeline-epoch " + std::to_string(a.timeline_epoch) + " is not in the trace (0.." +
                      std::to_string(input.view.num_epochs() - 1) + ")");
@@ -343,6 +365,7 @@ struct CalibrateArgs {
   std::string allreduce = ToString(CalibratorOptions().allreduce());
   CollectiveFlags collective;
   std::optional<double> link_gbps;
+  double max_rms_error = CalibratorOptions().max_rms_error();
   bool overwrite = false;
 };
 
@@ -352,39 +375,77 @@ std::string Join(const std::vector<std::string>& parts, const std::string& sep) 
   return out;
 }
 
+// "12.3 %": fit errors as the calibrate report prints them.
+std::string PercentText(double fraction) {
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(1) << fraction * 100 << " %";
+  return out.str();
+}
+
 int RunCalibrate(const CalibrateArgs& a) {
   CheckOutput(a.out, OutputOptions().inputs(a.inputs).overwrite(a.overwrite));
   if (a.link_gbps && !(*a.link_gbps > 0 && std::isfinite(*a.link_gbps))) {
     throw InputError("--link-gbps must be a positive number of Gb/s");
+  }
+  if (!(a.max_rms_error > 0 && std::isfinite(a.max_rms_error))) {
+    throw InputError("--max-rms-error must be a positive fraction (0.25 accepts fits within 25 % rms)");
   }
   // No platform to take nodes from: ranks per node as --ranks-per-node says, else 1.
   Calibrator calibrator(CalibratorOptions()
                             .boundaries(a.segments)
                             .allreduce(*ParseAllReduceAlgorithm(a.allreduce))
                             .collective(a.collective.Apply(a.allreduce, PlatformSpec()))
-                            .link_gbps(a.link_gbps.value_or(0)));
+                            .link_gbps(a.link_gbps.value_or(0))
+                            .max_rms_error(a.max_rms_error));
   for (const std::string& input : a.inputs) calibrator.AddFile(input);
   const Calibration cal = calibrator.Fit();
+  // Nothing is written before both checks: a platform that misses its own
+  // samples, or cannot give its own run back, would project nothing.
+  calibrator.CheckFit(cal);
   const PlatformSpec spec = cal.Platform();
   spec.Validate();  // a fit the platform cannot hold fails here, before anything is written
-  const nlohmann::json platform = cal.PlatformJson(Join(a.inputs, ", "));
+  const std::vector<SourceReplay> replays = calibrator.CheckPlatform(spec);
+  nlohmann::json platform = cal.PlatformJson(Join(a.inputs, ", "));
+  for (const SourceReplay& r : replays) {
+    if (!r.skipped.empty()) continue;
+    platform["calibration"]["replayed"].push_back({{"trace", r.trace},
+                                                   {"workers", r.workers},
+                                                   {"epochs", r.epochs},
+                                                   {"measured_median_step_s", r.measured_median_s},
+                                                   {"replayed_median_step_s", r.replayed_median_s},
+                                                   {"relative_error", r.relative_error}});
+  }
   WriteOutput(a.out, [&](std::ostream& out) { out << platform.dump(1) << '\n'; });
-  if (a.out == "-") return kExitOk;
+  // With --out -, stdout carries the platform: the report goes to stderr.
+  std::ostream& report = a.out == "-" ? std::cerr : std::cout;
   std::vector<std::string> per_world;
   for (const auto& [world, n] : cal.samples_per_world_size) {
     per_world.push_back(std::to_string(n) + " at " + std::to_string(world) + " ranks");
   }
-  std::cout << "Calibrated " << a.out << " from " << cal.samples << " collectives (" << Join(per_world, ", ") << "; "
-            << DescribeAllReduce(cal.allreduce, cal.collective) << " assumed)\n"
-            << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error " << std::fixed
-            << std::setprecision(1) << cal.rms_relative_error * 100 << " %\n"
-            << "o (per collective) = " << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
-  if (cal.link_bandwidth_Bps > 0) {
-    std::cout << "links " << std::setprecision(3) << GbpsFromBytesPerSecond(cal.link_bandwidth_Bps)
-              << " Gb/s; host cost h = " << cal.host_s_per_byte * 1e9 << " ns/B (1/B = 1/rate + h)\n";
+  int fitted = 0;
+  for (const CalibrationSegment& s : cal.segments) fitted += s.samples;
+  report << "Calibrated " << (a.out == "-" ? "stdout" : a.out) << " from " << cal.samples << " collectives ("
+         << Join(per_world, ", ") << "; " << DescribeAllReduce(cal.allreduce, cal.collective) << " assumed)\n"
+         << "fit: duration = o + k * alpha + bytes along the rounds / B; rms relative error "
+         << PercentText(cal.rms_relative_error) << " over " << fitted << " collectives of " << cal.sizes << " sizes ("
+         << SizeRangeText(cal.smallest_bytes, cal.largest_bytes) << "); accepted up to " << PercentText(a.max_rms_error)
+         << "\n";
+  if (cal.rms_per_world_size.size() > 1) {
+    std::vector<std::string> errors;
+    for (const auto& [world, e] : cal.rms_per_world_size) {
+      errors.push_back(PercentText(e) + " at " + std::to_string(world) + " ranks");
+    }
+    report << "rms relative error per world size: " << Join(errors, ", ") << "\n";
   }
-  std::cout << std::defaultfloat << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14)
-            << "alpha_us" << std::setw(16) << "B_gbps" << std::setw(9) << "samples" << std::setw(12) << "rms_error\n";
+  report << "o (per collective) = " << std::fixed << std::setprecision(3) << cal.collective_overhead_s * 1e6 << " us\n";
+  if (cal.link_bandwidth_Bps > 0) {
+    report << "links " << std::setprecision(3) << GbpsFromBytesPerSecond(cal.link_bandwidth_Bps)
+           << " Gb/s; host cost h = " << cal.host_s_per_byte * 1e9 << " ns/B (1/B = 1/rate + h)\n";
+  }
+  report << std::defaultfloat << std::setw(14) << "message from" << std::setw(14) << "to" << std::setw(14) << "alpha_us"
+         << std::setw(16) << "B_gbps" << std::setw(9) << "samples" << std::setw(12) << "rms_error" << std::setw(7)
+         << "sizes"
+         << "  collective bytes\n";
   for (const CalibrationSegment& s : cal.segments) {
     std::ostringstream to;
     if (std::isfinite(s.max_message_bytes)) {
@@ -392,13 +453,24 @@ int RunCalibrate(const CalibrateArgs& a) {
     } else {
       to << "-";
     }
-    std::cout << std::setw(14) << std::setprecision(6) << s.min_message_bytes << std::setw(14) << to.str() << std::fixed
-              << std::setprecision(3) << std::setw(14) << s.latency_s * 1e6 << std::setw(16)
-              << GbpsFromBytesPerSecond(s.bandwidth_Bps) << std::setw(9) << s.samples << std::setw(10)
-              << std::setprecision(1) << s.rms_relative_error * 100 << " %\n"
-              << std::defaultfloat;
+    report << std::setw(14) << std::setprecision(6) << s.min_message_bytes << std::setw(14) << to.str() << std::fixed
+           << std::setprecision(3) << std::setw(14) << s.latency_s * 1e6 << std::setw(16)
+           << GbpsFromBytesPerSecond(s.bandwidth_Bps) << std::setw(9) << s.samples << std::setw(10)
+           << std::setprecision(1) << s.rms_relative_error * 100 << " %" << std::defaultfloat << std::setw(7) << s.sizes
+           << "  " << SizeRangeText(s.smallest_bytes, s.largest_bytes) << "\n";
   }
-  for (const std::string& note : cal.notes) std::cout << "note: " << note << "\n";
+  for (const SourceReplay& r : replays) {
+    if (!r.skipped.empty()) {
+      report << "check: " << r.trace << " not replayed (" << r.skipped << ")\n";
+      continue;
+    }
+    report << "check: " << r.trace << " replayed on this platform at its " << r.workers << " workers: median step "
+           << FormatNumber(r.replayed_median_s * 1e3, 4) << " ms, measured "
+           << FormatNumber(r.measured_median_s * 1e3, 4) << " ms (" << (r.relative_error >= 0 ? "+" : "")
+           << PercentText(r.relative_error) << "; accepted within " << PercentText(CalibratorOptions().max_step_error())
+           << ")\n";
+  }
+  for (const std::string& note : cal.notes) report << "note: " << note << "\n";
   return kExitOk;
 }
 
@@ -412,6 +484,7 @@ struct SweepArgs {
   std::string format = "csv";
   std::string out;
   bool overwrite = false;
+  std::optional<std::string> shard;
 };
 
 std::pair<double, double> ParseLevelPair(const std::string& text) {
@@ -428,15 +501,43 @@ std::pair<double, double> ParseLevelPair(const std::string& text) {
   }
 }
 
+// One slice of the grid (--shard, or a Slurm array task's), streamed as
+// the whole sweep is, for `merge` to join.
+int RunSweepSlice(const SweepArgs& a, const ReplayInput& input, const ReplayOptions& base, const SweepShard& shard,
+                  int64_t points) {
+  const SweepIdentity identity = IdentifySweep(a.trace, base, a.grid);
+  ProgressBar bar("sweep slice " + std::to_string(shard.index) + "/" + std::to_string(shard.count),
+                  shard.Points(points));
+  WriteOutput(a.out, [&](std::ostream& out) {
+    SweepSliceWriter writer(out, shard, points, identity);
+    RunSweepShard(
+        input, base, a.grid, shard, a.replay.jobs,
+        [&](int64_t point, const SweepRow& row) {
+          writer.Add(point, row);
+          out.flush();
+        },
+        [&bar](int64_t done, int64_t) { bar.Update(done); });
+  });
+  bar.Finish();
+  return kExitOk;
+}
+
 int RunSweepCommand(SweepArgs a) {
   CheckOutput(a.out, OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite));
   for (const std::string& pair : a.levels) a.grid.levels.push_back(ParseLevelPair(pair));
   const int64_t points = GridSize(a.grid);
-  const PlatformSpec spec = a.platform.Resolve();
+  const std::optional<SweepShard> shard = a.shard ? ParseShard(*a.shard) : ShardFromSlurm(std::getenv);
+  if (shard) {
+    CheckShard(*shard, points);
+    // JSON's numbers are not the CSV's text: slices merge into CSV only.
+    if (a.format != "csv") throw InputError(shard->origin + ": slices are CSV; drop --format " + a.format);
+  }
+  const ReplayInput input = LoadReplayInput(a.trace);
+  const PlatformSpec spec = a.platform.Resolve(BasePlatform(input, a.replay));
   ReplayOptions base = a.replay.Options(spec);
   base.collective(a.collective.Apply(a.replay.allreduce, spec));
-  const ReplayInput input = LoadReplayInput(a.trace);
   CheckSweep(input, base, a.grid);  // a bad point stops the sweep before it starts
+  if (shard) return RunSweepSlice(a, input, base, *shard, points);
   ProgressBar bar("sweep", points);
   // Rows go out as they complete (into --out's .partial file until the
   // last): a sweep's memory does not grow with its grid.
@@ -452,6 +553,18 @@ int RunSweepCommand(SweepArgs a) {
     writer.Finish();
   });
   bar.Finish();
+  return kExitOk;
+}
+
+struct MergeArgs {
+  std::vector<std::string> slices;
+  std::string out;
+  bool overwrite = false;
+};
+
+int RunMergeCommand(const MergeArgs& a) {
+  CheckOutput(a.out, OutputOptions().inputs(a.slices).overwrite(a.overwrite));
+  WriteOutput(a.out, [&](std::ostream& out) { MergeSweepSlices(a.slices, out); });
   return kExitOk;
 }
 
@@ -550,6 +663,11 @@ int main(int argc, char** argv) {
   calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
                             "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
                             "hosts' per-byte cost from the links (default: unknown)");
+  calibrate_cmd
+      ->add_option("--max-rms-error", calibrate.max_rms_error,
+                   "Largest rms relative error of the fit to accept, a fraction; a worse fit is refused "
+                   "and nothing written (the samples' times are not the network's)")
+      ->capture_default_str();
 
   SweepArgs sweep;
   CLI::App* sweep_cmd = app.add_subcommand(
@@ -574,6 +692,19 @@ int main(int argc, char** argv) {
                         "Write the rows here instead of stdout, as they complete (a new file; --overwrite "
                         "replaces one; never an input)");
   sweep_cmd->add_flag("--overwrite", sweep.overwrite, kOverwriteHelp);
+  sweep_cmd->add_option("--shard", sweep.shard,
+                        "K/N: run slice K of N (1 <= K <= N: points K-1, K-1+N, ...) and write it for merge; "
+                        "default: in a Slurm job array, the task's slice (the array's tasks in ID order are 1..N), "
+                        "else the whole grid; off: the whole grid");
+
+  MergeArgs merge;
+  CLI::App* merge_cmd = app.add_subcommand(
+      "merge", "Join the slices of a sweep run with --shard into the CSV one process would have written");
+  merge_cmd->add_option("slices", merge.slices, "Slice files, one per slice, in any order")->required();
+  merge_cmd->add_option("--out", merge.out,
+                        "Write the sweep here instead of stdout (a new file; --overwrite replaces one; never a "
+                        "slice)");
+  merge_cmd->add_flag("--overwrite", merge.overwrite, kOverwriteHelp);
 
   CollectiveArgs collective;
   CLI::App* collective_cmd =
@@ -598,6 +729,7 @@ int main(int argc, char** argv) {
     if (*replay_cmd) return RunReplay(replay);
     if (*calibrate_cmd) return RunCalibrate(calibrate);
     if (*sweep_cmd) return RunSweepCommand(sweep);
+    if (*merge_cmd) return RunMergeCommand(merge);
     return RunCollectiveCommand(collective);
   });
 }

@@ -8,6 +8,9 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <cmath>
+#include <iomanip>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -31,6 +34,8 @@ class SimCli : public accordion::test_support::SuiteTempDirTest {
  protected:
   static void SetUpTestSuite() {
     SuiteTempDirTest::SetUpTestSuite();
+    // Tests run inside a Slurm job array would have every sweep run a slice.
+    for (const char* name : {"SLURM_ARRAY_TASK_ID", "SLURM_ARRAY_TASK_COUNT"}) ::unsetenv(name);
     synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
     o.interval = 5;
     test_support::SyntheticTrace(dir(), "mlp", o);
@@ -85,8 +90,9 @@ class SimCli : public accordion::test_support::SuiteTempDirTest {
   static CommandResult Sim(const std::string& args) { return RunCommand(kSim + " " + args); }
 
   // Bad input: exit 2, exactly one line on stderr, nothing on stdout.
-  static void ExpectBadInput(const std::string& args, const std::string& fragment) {
-    const CommandResult r = Sim(args);
+  // `env`: variables to run the tool with ("A=1 B=2").
+  static void ExpectBadInput(const std::string& args, const std::string& fragment, const std::string& env = "") {
+    const CommandResult r = RunCommand(env + " " + kSim + " " + args);
     EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
@@ -95,12 +101,14 @@ class SimCli : public accordion::test_support::SuiteTempDirTest {
 };
 
 TEST_F(SimCli, VersionAndHelpEverywhere) {
-  for (const std::string args : {"--version", "replay --version", "calibrate --version", "sweep --version"}) {
+  for (const std::string args :
+       {"--version", "replay --version", "calibrate --version", "sweep --version", "merge --version"}) {
     const CommandResult r = Sim(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.out.find("accordion-sim 0."), std::string::npos) << r.out;
   }
-  for (const std::string args : {"--help", "replay --help", "calibrate --help", "sweep --help", "collective --help"}) {
+  for (const std::string args :
+       {"--help", "replay --help", "calibrate --help", "sweep --help", "merge --help", "collective --help"}) {
     const CommandResult r = Sim(args);
     EXPECT_EQ(r.exit_code, 0) << args;
     EXPECT_NE(r.out.find("Usage"), std::string::npos) << args;
@@ -303,6 +311,79 @@ TEST_F(SimCli, CalibrateTakesEveryAllReduceAndItsSettings) {
   EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
 }
 
+// calibrate says how well its fit matches the samples, and replays the
+// trace it came from on the platform, before writing it.
+TEST_F(SimCli, CalibratePrintsItsFitQualityAndItsCheck) {
+  const std::string measured = Path("measured.trace");
+  const CommandResult cal = Sim("calibrate " + measured + " --out " + Path("quality.json") + " --segments 65536");
+  ASSERT_EQ(cal.exit_code, 0) << cal.err;
+  EXPECT_NE(cal.out.find("rms relative error 0.0 % over 7 collectives of 7 sizes (4 KiB to 16 MiB); accepted up "
+                         "to 25.0 %"),
+            std::string::npos)
+      << cal.out;
+  EXPECT_NE(cal.out.find("sizes  collective bytes"), std::string::npos) << cal.out;  // per segment
+  EXPECT_NE(cal.out.find("check: " + measured + " replayed on this platform at its 4 workers: median step "),
+            std::string::npos)
+      << cal.out;
+  const nlohmann::json platform = nlohmann::json::parse(std::ifstream(Path("quality.json")));
+  EXPECT_EQ(platform.at("calibration").at("sizes"), 7);
+  const nlohmann::json& replayed = platform.at("calibration").at("replayed").at(0);
+  EXPECT_EQ(replayed.at("workers"), 4);
+  EXPECT_LT(std::fabs(replayed.at("relative_error").get<double>()), 0.1);
+  // With --out -, stdout is the platform alone and the report goes to stderr.
+  const CommandResult piped = Sim("calibrate " + measured + " --out - --segments 65536");
+  ASSERT_EQ(piped.exit_code, 0) << piped.err;
+  EXPECT_EQ(nlohmann::json::parse(piped.out).at("calibration").at("sizes"), 7);
+  EXPECT_NE(piped.err.find("rms relative error 0.0 %"), std::string::npos) << piped.err;
+}
+
+// A fit worse than 25 % rms is refused in one line that names its error
+// and the likely cause, and nothing is written; --max-rms-error accepts it.
+TEST_F(SimCli, CalibrateRefusesANoisyFitInOneLine) {
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(2);
+  const std::string noisy = test_support::SyntheticTrace(dir(), "noisy", o);
+  // PowerSGD's factors in training: three sizes, times scattered by the hosts.
+  std::vector<test_support::MeasuredCollective> collectives;
+  for (int i = 0; i < 20; ++i) {
+    for (int64_t bytes : {1536, 4608, 9216}) {
+      const double scatter = i % 3 == 0 ? 2.5 : i % 3 == 1 ? 0.5 : 1.0;
+      collectives.push_back({CollectiveOp::kAllReduce, bytes, (100e-6 + static_cast<double>(bytes) * 1e-8) * scatter});
+    }
+  }
+  test_support::ReplaceCollectives(noisy, 4, collectives);
+  const CommandResult accepted = Sim("calibrate " + noisy + " --out - --max-rms-error 5");
+  ASSERT_EQ(accepted.exit_code, 0) << accepted.err;
+  const double rms = nlohmann::json::parse(accepted.out).at("calibration").at("rms_relative_error").get<double>();
+  ASSERT_GT(rms, 0.25);
+  std::ostringstream percent;
+  percent << std::fixed << std::setprecision(1) << rms * 100 << " % rms";
+  const std::string refused = "calibrate " + noisy + " --out " + Path("never.json");
+  ExpectBadInput(refused, "misses its 60 collectives by " + percent.str());
+  ExpectBadInput(refused,
+                 "too few distinct message sizes in a training trace (3 sizes, 1.5 KiB to 9 KiB): their times are "
+                 "dominated by host noise");
+  ExpectBadInput(refused, "accordion-bench-collectives");
+  EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
+  ExpectBadInput(refused + " --max-rms-error 0", "--max-rms-error must be a positive fraction");
+}
+
+// A platform that fits its samples but cannot give back the run it came
+// from is refused: the trace's collectives say 5 ms each, its steps had no
+// room for that.
+TEST_F(SimCli, CalibrateRefusesAPlatformThatCannotGiveItsTraceBack) {
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(2);
+  const std::string slow = test_support::SyntheticTrace(dir(), "slow", o);
+  std::vector<test_support::MeasuredCollective> collectives;
+  for (double b = 4096; b <= 64e6; b *= 4)
+    collectives.push_back({CollectiveOp::kAllReduce, int64_t(b), 5e-3 + b * 1.6e-9});
+  test_support::ReplaceCollectives(slow, 4, collectives);
+  for (const std::string flags : {"", " --max-rms-error 1"}) {
+    ExpectBadInput("calibrate " + slow + " --out " + Path("never.json") + flags,
+                   "the calibrated platform does not give " + slow + " back: replayed on it at its 4 workers");
+  }
+  EXPECT_FALSE(std::filesystem::exists(Path("never.json")));
+}
+
 TEST_F(SimCli, SweepWritesOneRowPerPoint) {
   const CommandResult r =
       Sim("sweep " + Path("mlp.trace") + " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2");
@@ -310,6 +391,139 @@ TEST_F(SimCli, SweepWritesOneRowPerPoint) {
   EXPECT_EQ(CountLines(r.out), 1 + 8);
   EXPECT_EQ(r.out.rfind("bandwidth_gbps,latency_us,workers,eta,interval,level_low,level_high,", 0), 0u);
   EXPECT_NE(r.err.find("sweep ["), std::string::npos);  // the progress bar's last line
+}
+
+// The environment of task `id` of a Slurm job array of tasks min..max.
+std::string SlurmTask(int id, int min, int max) {
+  return "SLURM_ARRAY_TASK_ID=" + std::to_string(id) + " SLURM_ARRAY_TASK_MIN=" + std::to_string(min) +
+         " SLURM_ARRAY_TASK_MAX=" + std::to_string(max) +
+         " SLURM_ARRAY_TASK_STEP=1 SLURM_ARRAY_TASK_COUNT=" + std::to_string(max - min + 1);
+}
+
+// A sweep in three slices - two by --shard, one as the middle task of a
+// Slurm array whose IDs start at 10 - merged in any order is the
+// one-process sweep's CSV, byte for byte.
+TEST_F(SimCli, SlicesOfASweepMergeIntoTheOneProcessCsv) {
+  const std::string d = Path("sliced");
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directory(d);
+  const std::string sweep = kSim + " sweep " + Path("mlp.trace") +
+                            " --bandwidth-gbps 1,10 --workers 4,8 --levels 2:1,4:1 --interval 5 --jobs 2";
+  const CommandResult whole = RunCommand(sweep + " --out " + d + "/whole.csv");
+  ASSERT_EQ(whole.exit_code, 0) << whole.err;
+  const CommandResult one = RunCommand(sweep + " --shard 1/3 --out " + d + "/s1.csv");
+  ASSERT_EQ(one.exit_code, 0) << one.err;
+  EXPECT_NE(one.err.find("sweep slice 1/3 ["), std::string::npos) << one.err;  // the progress bar
+  const CommandResult two = RunCommand(SlurmTask(11, 10, 12) + " " + sweep + " --out " + d + "/s2.csv");
+  ASSERT_EQ(two.exit_code, 0) << two.err;
+  EXPECT_NE(two.err.find("sweep slice 2/3 ["), std::string::npos) << two.err;
+  const CommandResult three = RunCommand(sweep + " --shard 3/3 --out " + d + "/s3.csv");
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  // 8 points: 3, 3 and 2 rows under the slice's line and columns.
+  EXPECT_EQ(CountLines(accordion::test_support::ReadFile(d + "/s1.csv")), 2 + 3);
+  EXPECT_EQ(CountLines(accordion::test_support::ReadFile(d + "/s2.csv")), 2 + 3);
+  EXPECT_EQ(CountLines(accordion::test_support::ReadFile(d + "/s3.csv")), 2 + 2);
+
+  const std::string expected = accordion::test_support::ReadFile(d + "/whole.csv");
+  ASSERT_EQ(CountLines(expected), 1 + 8);
+  const std::string slices = " " + d + "/s3.csv " + d + "/s1.csv " + d + "/s2.csv";
+  const CommandResult merged = Sim("merge" + slices + " --out " + d + "/merged.csv");
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_TRUE(merged.out.empty()) << merged.out;
+  EXPECT_EQ(accordion::test_support::ReadFile(d + "/merged.csv"), expected);
+  EXPECT_EQ(Sim("merge" + slices).out, expected);  // to stdout
+
+  // The output rules: never over a slice, over an old file only when told.
+  ExpectBadInput("merge" + slices + " --out " + d + "/s1.csv --overwrite", "is the input");
+  ExpectBadInput("merge" + slices + " --out " + d + "/merged.csv", "--overwrite replaces it");
+  EXPECT_EQ(Sim("merge" + slices + " --out " + d + "/merged.csv --overwrite").exit_code, 0);
+  EXPECT_EQ(accordion::test_support::ReadFile(d + "/merged.csv"), expected);
+}
+
+// A Slurm array task's slice comes from its environment; --shard wins over
+// it, and --shard off runs the whole grid.
+TEST_F(SimCli, SlurmArrayTasksRunTheirSlice) {
+  const std::string sweep = kSim + " sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8,16,32";
+  const std::string whole = Sim("sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8,16,32").out;
+  ASSERT_EQ(CountLines(whole), 1 + 5);
+  auto rows = [](const std::string& text) {  // the rows' points
+    std::vector<std::string> points;
+    std::istringstream in(text);
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line[0] != '#' && line.rfind("point,", 0) != 0) points.push_back(line.substr(0, line.find(',')));
+    }
+    return points;
+  };
+  // --array=1-2 and --array=0-1: the second task runs points 1 and 3.
+  for (const std::string& env : {SlurmTask(2, 1, 2), SlurmTask(1, 0, 1)}) {
+    const CommandResult r = RunCommand(env + " " + sweep);
+    ASSERT_EQ(r.exit_code, 0) << env << "\n" << r.err;
+    EXPECT_NE(r.out.find(" sweep slice 2/2 of 5 points; "), std::string::npos) << r.out;
+    EXPECT_EQ(rows(r.out), (std::vector<std::string>{"1", "3"})) << r.out;
+  }
+  EXPECT_EQ(rows(RunCommand(SlurmTask(1, 0, 1) + " " + sweep + " --shard 3/3").out), (std::vector<std::string>{"2"}));
+  const CommandResult off = RunCommand(SlurmTask(1, 0, 1) + " " + sweep + " --shard off");
+  ASSERT_EQ(off.exit_code, 0) << off.err;
+  EXPECT_EQ(off.out, whole);
+}
+
+// A slice that cannot be is refused in one line, before anything is written.
+TEST_F(SimCli, BadSlicesAreRefusedBeforeAnythingIsWritten) {
+  const std::string out = Path("never-sliced.csv");
+  const std::string t = "sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8 --out " + out;
+  for (const std::string bad : {"0/3", "4/3", "1/0", "3", "a/b", "1/3/3", "2.5/3"}) {
+    ExpectBadInput(t + " --shard " + bad, "--shard " + bad);
+  }
+  ExpectBadInput(t + " --shard=-1/3", "--shard -1/3");
+  ExpectBadInput(t + " --shard 4/4", "the grid has 3 points, too few for 4 slices");
+  ExpectBadInput(t + " --shard 1/3 --format json", "slices are CSV");
+  ExpectBadInput(t, "SLURM_ARRAY_TASK_COUNT is not", "SLURM_ARRAY_TASK_ID=2");
+  ExpectBadInput(t, "SLURM_ARRAY_TASK_MIN is not", "SLURM_ARRAY_TASK_ID=2 SLURM_ARRAY_TASK_COUNT=3");
+  ExpectBadInput(t, "an array of one task", SlurmTask(5, 5, 5));
+  ExpectBadInput(t, "not MIN, MIN+STEP", SlurmTask(5, 1, 3));
+  ExpectBadInput(t, "too few for 4 slices", SlurmTask(1, 1, 4));
+  ExpectBadInput(t + " --format json", "slices are CSV", SlurmTask(1, 1, 3));
+  EXPECT_FALSE(std::filesystem::exists(out));
+  EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
+}
+
+// Slices of different sweeps, missing, given twice or with rows of another
+// slice do not merge; nothing is written.
+TEST_F(SimCli, MergeRefusesSlicesThatDoNotMakeOneSweep) {
+  const std::string d = Path("refused");
+  std::filesystem::remove_all(d);
+  std::filesystem::create_directory(d);
+  auto slice = [&](const std::string& name, const std::string& args) {
+    const CommandResult r = Sim("sweep " + args + " --model analytic --out " + d + "/" + name);
+    EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
+    return " " + d + "/" + name;
+  };
+  const std::string grid = Path("mlp.trace") + " --workers 2,4,8";
+  const std::string s1 = slice("s1.csv", grid + " --shard 1/3"), s2 = slice("s2.csv", grid + " --shard 2/3"),
+                    s3 = slice("s3.csv", grid + " --shard 3/3");
+  const std::string m = " --out " + d + "/merged.csv";
+  ExpectBadInput("merge" + s1 + s3 + m, "1 of the sweep's 3 slices missing: 2");
+  ExpectBadInput("merge" + s1 + s2 + s2 + s3 + m, "slice 2/3 is given twice");
+  ExpectBadInput("merge" + s1 + slice("cv.csv", grid + " --straggler-cv 0.1 --shard 2/3") + s3 + m,
+                 "slices of different sweeps: their options differ");
+  ExpectBadInput("merge" + s1 + slice("grid.csv", Path("mlp.trace") + " --workers 2,4,16 --shard 2/3") + s3 + m,
+                 "their grids differ");
+  ExpectBadInput("merge" + s1 + slice("trace.csv", Path("measured.trace") + " --workers 2,4,8 --shard 2/3") + s3 + m,
+                 "their traces differ");
+  ExpectBadInput("merge" + s1 + slice("of2.csv", grid + " --shard 2/2") + s3 + m, "their slice counts (3, 2) differ");
+  // Slice 2 with slice 3's row added: overlapping rows.
+  const std::string rows3 = accordion::test_support::ReadFile(d + "/s3.csv");
+  std::ofstream(d + "/overlap.csv") << accordion::test_support::ReadFile(d + "/s2.csv")
+                                    << rows3.substr(rows3.rfind("\n2,") + 1);
+  ExpectBadInput("merge" + s1 + " " + d + "/overlap.csv" + s3 + m, "has rows past slice 2/3's 1");
+  const std::string whole = slice("whole.csv", grid);
+  ExpectBadInput("merge" + s1 + s2 + s3 + whole + m, "is not a sweep slice");
+  EXPECT_FALSE(std::filesystem::exists(d + "/merged.csv"));
+  EXPECT_FALSE(std::filesystem::exists(d + "/merged.csv.partial"));
+  const CommandResult merged = Sim("merge" + s2 + s1 + s3 + m);
+  ASSERT_EQ(merged.exit_code, 0) << merged.err;
+  EXPECT_EQ(accordion::test_support::ReadFile(d + "/merged.csv"), accordion::test_support::ReadFile(whole.substr(1)));
 }
 
 TEST_F(SimCli, CollectiveComparesTheSimulationWithTheFormula) {

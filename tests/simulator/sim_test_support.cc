@@ -62,17 +62,6 @@ std::string SyntheticTrace(const std::string& dir, const std::string& name,
   return path;
 }
 
-void ExecuteSql(const std::string& path, const std::string& sql) {
-  sqlite3* db = nullptr;
-  if (sqlite3_open(path.c_str(), &db) != SQLITE_OK) throw std::runtime_error("cannot open " + path);
-  char* error = nullptr;
-  const int rc = sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &error);
-  const std::string message = error ? error : "";
-  sqlite3_free(error);
-  sqlite3_close(db);
-  if (rc != SQLITE_OK) throw std::runtime_error("SQL failed on " + path + ": " + message);
-}
-
 void ReplaceCollectives(const std::string& path, int world, const std::vector<MeasuredCollective>& measured) {
   std::ostringstream sql;
   sql << std::setprecision(17) << "BEGIN; DELETE FROM collectives;";

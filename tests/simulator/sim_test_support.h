@@ -13,6 +13,7 @@
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
 #include "tests/support/synthetic_trace.h"
+#include "tests/support/trace_sql.h"
 
 namespace accordion::sim::test_support {
 
@@ -38,7 +39,7 @@ std::string SyntheticTrace(const std::string& dir, const std::string& name,
                            const synthetic::SyntheticTraceOptions& options);
 
 // Runs SQL statements on a trace file (to delete or plant rows).
-void ExecuteSql(const std::string& path, const std::string& sql);
+using ::accordion::test_support::ExecuteSql;
 
 struct MeasuredCollective {
   CollectiveOp op = CollectiveOp::kAllReduce;

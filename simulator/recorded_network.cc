@@ -1,0 +1,108 @@
+#include "simulator/recorded_network.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <sstream>
+
+#include "common/errors.h"
+#include "simulator/alpha_beta_model.h"
+
+namespace accordion::sim {
+
+namespace {
+
+// The fastest bandwidth a fit may give, 10 TB/s: a probe whose times do not
+// grow with size (all latency) says only that the network is fast.
+constexpr double kMaxBandwidthBps = 1e13;
+
+struct ProbePoint {
+  double alpha_coefficient = 0;  // messages in a row: alpha's multiplier
+  double beta_coefficient = 0;   // bytes through the busiest link: 1/B's multiplier
+  double seconds = 0;            // median over the repeats
+};
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t mid = v.size() / 2;
+  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
+}
+
+std::vector<ProbePoint> PointsOf(const std::vector<NetworkProbeRecord>& probe, int world) {
+  std::map<std::pair<CollectiveOp, int64_t>, std::vector<double>> times;
+  for (const NetworkProbeRecord& r : probe) times[{r.op, r.bytes}].push_back(r.seconds);
+  // The ring formulas' coefficients, read off the model rather than restated.
+  const AlphaBetaModel per_message(1.0, 1e300), per_byte(0.0, 1.0);
+  std::vector<ProbePoint> points;
+  for (const auto& [key, seconds] : times) {
+    const auto [op, bytes] = key;
+    ProbePoint p;
+    p.alpha_coefficient = per_message.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
+    p.beta_coefficient = per_byte.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
+    p.seconds = Median(seconds);
+    if (p.seconds > 0) points.push_back(p);
+  }
+  return points;
+}
+
+}  // namespace
+
+std::string RecordedNetwork::Describe() const {
+  std::ostringstream out;
+  out.precision(3);
+  out << "probe of " << sizes << " sizes on " << world_size << " ranks: " << platform.latency_s * 2e6
+      << " us per message, " << GbpsFromBytesPerSecond(platform.bandwidth_Bps) << " Gb/s (rms "
+      << rms_relative_error * 100 << " %)";
+  return out.str();
+}
+
+std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbeRecord>& probe, int world_size) {
+  if (probe.empty() || world_size < 2) return std::nullopt;
+  const std::vector<ProbePoint> points = PointsOf(probe, world_size);
+  if (points.empty()) throw InputError("the trace's network probe has no positive time");
+  if (points.size() < 2) return std::nullopt;
+  // Least squares of the relative error: each row divided by its time.
+  double aa = 0, ab = 0, bb = 0, a1 = 0, b1 = 0;
+  for (const ProbePoint& p : points) {
+    const double a = p.alpha_coefficient / p.seconds, b = p.beta_coefficient / p.seconds;
+    aa += a * a;
+    ab += a * b;
+    bb += b * b;
+    a1 += a;
+    b1 += b;
+  }
+  const double det = aa * bb - ab * ab;
+  double alpha = det > 0 ? (a1 * bb - b1 * ab) / det : -1;
+  double beta = det > 0 ? (aa * b1 - ab * a1) / det : -1;
+  // Where one term would go negative the other fits alone.
+  if (alpha < 0 || beta <= 0) {
+    const double beta_alone = bb > 0 ? b1 / bb : 0;
+    const double alpha_alone = aa > 0 ? a1 / aa : 0;
+    if (alpha < 0 && beta_alone > 0) {
+      alpha = 0;
+      beta = beta_alone;
+    } else {
+      alpha = alpha_alone;
+      beta = 1 / kMaxBandwidthBps;
+    }
+  }
+  beta = std::max(beta, 1 / kMaxBandwidthBps);
+
+  RecordedNetwork n;
+  n.world_size = world_size;
+  n.sizes = static_cast<int>(points.size());
+  double sum_sq = 0;
+  for (const ProbePoint& p : points) {
+    const double relative = (p.alpha_coefficient * alpha + p.beta_coefficient * beta - p.seconds) / p.seconds;
+    sum_sq += relative * relative;
+  }
+  n.rms_relative_error = std::sqrt(sum_sq / static_cast<double>(points.size()));
+  n.platform.topology = Topology::kStar;
+  n.platform.bandwidth_Bps = 1 / beta;
+  n.platform.latency_s = alpha / 2;  // a message crosses two links of the star
+  n.platform.network = NetworkOptions::Exact();
+  n.platform.Validate();
+  return n;
+}
+
+}  // namespace accordion::sim

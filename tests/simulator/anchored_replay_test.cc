@@ -1,0 +1,184 @@
+// Anchored replay: the recorded network fitted from a trace's probe, and a
+// replay that gives back what the trace measured at the setting it was
+// recorded on, whatever the model, and moves only by what a what-if changes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <functional>
+#include <string>
+
+#include "simulator/alpha_beta_model.h"
+#include "simulator/recorded_network.h"
+#include "simulator/replay_engine.h"
+#include "simulator/replay_input.h"
+#include "tests/simulator/sim_test_support.h"
+#include "tests/support/temp_dir_test.h"
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
+
+namespace accordion::sim {
+namespace {
+
+using test_support::ExactStar;
+
+constexpr int kWorld = 2;  // the sample trace's workers
+
+// What a network of link latency `latency_us` and `gbps` gives the probe's
+// collectives, by the alpha-beta ring formulas; `noise` scales each repeat.
+std::vector<NetworkProbeRecord> ProbeOf(double gbps, double latency_us, double noise = 0) {
+  const AlphaBetaModel model(2 * latency_us * 1e-6, BytesPerSecondFromGbps(gbps));
+  std::vector<NetworkProbeRecord> probe;
+  for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
+    for (CollectiveOp op : {CollectiveOp::kAllReduce, CollectiveOp::kAllGather}) {
+      const int64_t bytes = op == CollectiveOp::kAllGather ? size / kWorld : size;
+      const double t = model.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), kWorld);
+      for (int r = 0; r < 5; ++r) probe.push_back({op, bytes, r, t * (1 + noise * ((r % 3) - 1))});
+    }
+  }
+  return probe;
+}
+
+TEST(RecordedNetwork, TheFitGivesBackTheNetworkThatMadeTheProbe) {
+  const std::optional<RecordedNetwork> n = FitRecordedNetwork(ProbeOf(1, 25), kWorld);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_NEAR(n->platform.bandwidth_Bps, BytesPerSecondFromGbps(1), BytesPerSecondFromGbps(1) * 1e-6);
+  EXPECT_NEAR(n->platform.latency_s, 25e-6, 1e-10);
+  EXPECT_LT(n->rms_relative_error, 1e-9);
+  EXPECT_EQ(n->sizes, 14);
+  EXPECT_EQ(n->platform.network.model(), "CM02");  // the formulas' own network
+  EXPECT_NE(n->Describe().find("1 Gb/s"), std::string::npos) << n->Describe();
+  // Noise in the repeats leaves the medians, and so the fit, where they were.
+  const std::optional<RecordedNetwork> noisy = FitRecordedNetwork(ProbeOf(1, 25, 0.3), kWorld);
+  ASSERT_TRUE(noisy.has_value());
+  EXPECT_NEAR(noisy->platform.bandwidth_Bps / BytesPerSecondFromGbps(1), 1, 1e-6);
+}
+
+TEST(RecordedNetwork, NoProbeOrOneSizeIsNoFit) {
+  EXPECT_FALSE(FitRecordedNetwork({}, kWorld).has_value());
+  EXPECT_FALSE(FitRecordedNetwork({{CollectiveOp::kAllReduce, 4096, 0, 1e-4}}, kWorld).has_value());
+  EXPECT_FALSE(FitRecordedNetwork(ProbeOf(1, 25), 1).has_value());
+  // Times that do not grow with size: all latency, the bandwidth at its cap.
+  std::vector<NetworkProbeRecord> flat;
+  for (int64_t bytes : {4096, 65536, 1 << 20}) flat.push_back({CollectiveOp::kAllReduce, bytes, 0, 1e-3});
+  const std::optional<RecordedNetwork> n = FitRecordedNetwork(flat, kWorld);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_GT(n->platform.latency_s, 0);
+  EXPECT_GT(n->platform.bandwidth_Bps, 1e12);
+}
+
+using ::accordion::test_support::SuiteTempDirTest;
+
+class AnchoredReplayTest : public SuiteTempDirTest {
+ protected:
+  // A real 2-worker PowerSGD Accordion sample (schema v1), brought to v2 as
+  // ALTER TABLE would, with a probe of a 1 Gb/s, 25 us network added.
+  static void SetUpTestSuite() {
+    SuiteTempDirTest::SetUpTestSuite();
+    path_ = new std::string(Path("probed.trace"));
+    std::filesystem::copy_file(
+        std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-accordion.trace", *path_);
+    test_support::ExecuteSql(
+        *path_,
+        "ALTER TABLE run ADD COLUMN writer TEXT NOT NULL DEFAULT 'accordion-train'; "
+        "ALTER TABLE run ADD COLUMN ranks_per_node INTEGER NOT NULL DEFAULT 2; "
+        "CREATE TABLE network_probe (op TEXT NOT NULL, bytes INTEGER NOT NULL, repeat INTEGER NOT NULL, "
+        "seconds REAL NOT NULL, PRIMARY KEY (op, bytes, repeat)) WITHOUT ROWID; "
+        "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+    const int epochs = TraceReader::Open(*path_)->run().epochs_planned;
+    auto writer = TraceWriter::Resume(*path_, epochs);
+    writer->WriteNetworkProbe(ProbeOf(1, 25));
+    writer->Finish(RunStatus::kComplete);
+    input_ = new ReplayInput(LoadReplayInput(*path_));
+  }
+  static void TearDownTestSuite() {
+    delete input_;
+    delete path_;
+    SuiteTempDirTest::TearDownTestSuite();
+  }
+  static const ReplayInput& input() { return *input_; }
+  static PlatformSpec Recorded() { return FitRecordedNetwork(input().network_probe, kWorld)->platform; }
+
+ private:
+  static std::string* path_;
+  static ReplayInput* input_;
+};
+std::string* AnchoredReplayTest::path_ = nullptr;
+ReplayInput* AnchoredReplayTest::input_ = nullptr;
+
+// Calls `check(call, replayed, measured)` for every collective of `r`'s
+// patterns that the trace recorded: replayed is what the step composes it
+// with (the model's time plus its host cost). Returns how many.
+int ForEachRecordedCall(const ReplayResult& r, const ReplayInput& in,
+                        const std::function<void(const CollectiveCall&, double, double)>& check) {
+  int checked = 0;
+  for (size_t p = 0; p < r.patterns.size(); ++p) {
+    for (size_t i = 0; i < r.patterns[p].calls.size(); ++i) {
+      const CollectiveCall& c = r.patterns[p].calls[i];
+      auto it = in.collective_s.find({c.op, c.tag, c.bucket, c.bytes});
+      if (it == in.collective_s.end()) continue;
+      const CollectiveSpan& span = r.timings[p].spans[i];
+      check(c, span.end_s - span.start_s + c.host_s, it->second);
+      ++checked;
+    }
+  }
+  return checked;
+}
+
+// At the recorded setting every collective comes back as measured, so the
+// step is the trace's own: the model of the network cancels out.
+TEST_F(AnchoredReplayTest, AtTheRecordedSettingEveryCollectiveTakesWhatItMeasured) {
+  ASSERT_FALSE(input().network_probe.empty());
+  for (ModelKind kind : {ModelKind::kAnalytic, ModelKind::kSimulate}) {
+    const ReplayResult r = ReplayEngine(ReplayOptions().model(kind).platform(Recorded())).Run(input());
+    const int checked = ForEachRecordedCall(r, input(), [&](const CollectiveCall&, double replayed, double measured) {
+      EXPECT_NEAR(replayed, measured, 1e-9 + measured * 1e-9) << ToString(kind);
+    });
+    EXPECT_GT(checked, 0) << ToString(kind);
+    ASSERT_TRUE(r.check.has_value());
+    EXPECT_LT(std::abs(r.check->median_relative_error), 0.02) << ToString(kind);
+    bool noted = false;
+    for (const std::string& note : r.notes) noted = noted || note.find("anchored on the recorded network") == 0;
+    EXPECT_TRUE(noted) << ToString(kind);
+  }
+}
+
+// Moving the bandwidth moves each collective by what the network model
+// says the move costs, and by nothing else; a small move is a small change.
+TEST_F(AnchoredReplayTest, AnotherBandwidthChangesOnlyTheNetworksShare) {
+  PlatformSpec slow = Recorded();
+  slow.bandwidth_Bps /= 10;
+  const ReplayResult at = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded())).Run(input());
+  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(slow)).Run(input());
+  const AlphaBetaModel recorded(2 * Recorded().latency_s, Recorded().bandwidth_Bps);
+  const AlphaBetaModel target(2 * slow.latency_s, slow.bandwidth_Bps);
+  const int checked = ForEachRecordedCall(r, input(), [&](const CollectiveCall& c, double replayed, double measured) {
+    const auto bytes = static_cast<double>(c.bytes);
+    const double expected = measured - recorded.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld) +
+                            target.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    EXPECT_NEAR(replayed, expected, 1e-9 + expected * 1e-9);
+  });
+  EXPECT_GT(checked, 0);
+  EXPECT_GT(r.accordion.total.time_s, at.accordion.total.time_s);
+  // Continuous in its inputs: 1 % less bandwidth, well under 1 % more time.
+  PlatformSpec near = Recorded();
+  near.bandwidth_Bps *= 0.99;
+  const ReplayResult n = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(near)).Run(input());
+  EXPECT_GE(n.accordion.total.time_s, at.accordion.total.time_s);
+  EXPECT_LT(n.accordion.total.time_s, at.accordion.total.time_s * 1.01);
+}
+
+TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
+  const ReplayResult r =
+      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded()).anchor(false)).Run(input());
+  for (const std::string& note : r.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
+  // --recorded-bandwidth-gbps takes the probe's place when given.
+  const ReplayResult given =
+      ReplayEngine(
+          ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10))
+          .Run(input());
+  for (const std::string& note : given.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
+}
+
+}  // namespace
+}  // namespace accordion::sim
