@@ -30,8 +30,9 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
   const double runs = options.repeats() + 1;  // with the untimed one
   double spent_s = 0;                         // what the probe took so far, by its own times
   double last_size_s = 0;                     // one run of each op at the previous size
-  for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= options.factor()) {
-    if (last_size_s > 0 && spent_s + last_size_s * options.factor() * runs > options.budget_s()) break;
+  int sizes = 0;
+  for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= options.factor(), ++sizes) {
+    if (sizes >= options.min_sizes() && spent_s + last_size_s * options.factor() * runs > options.budget_s()) break;
     double size_s = 0;
     for (const CollectiveOp op : kProbedOps) {
       const BenchShape shape = ShapeOf(op, size, world);

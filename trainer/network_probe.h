@@ -31,6 +31,9 @@ class NetworkProbeOptions {
   /// The probe stops before a size whose runs would take it past this,
   /// judged from the size before (times the growth in bytes). Default: 2.
   ACCORDION_ARG(double, budget_s) = 2;
+  /// Sizes probed whatever the budget says: a line needs two, and a loaded
+  /// host can make the smallest look slow. Default: 3.
+  ACCORDION_ARG(int, min_sizes) = 3;
 };
 
 // Times all-reduce and all-gather at each size on `device` tensors; every
