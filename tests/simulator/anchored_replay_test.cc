@@ -180,5 +180,32 @@ TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   for (const std::string& note : given.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
 }
 
+// Every committed sample that carries a probe (traces/samples/probed/, real
+// 2-worker runs) comes back at the setting it was recorded on: median step
+// within 2 % under both models, its collectives to the nanosecond.
+TEST(AnchoredSamples, EverySampleWithAProbeReproducesItsMedianStepWithin2Percent) {
+  int checked = 0;
+  for (const auto& entry :
+       std::filesystem::recursive_directory_iterator(std::string(ACCORDION_SOURCE_DIR) + "/traces/samples")) {
+    if (entry.path().extension() != ".trace") continue;
+    const ReplayInput in = LoadReplayInput(entry.path().string());
+    const std::optional<RecordedNetwork> network = FitRecordedNetwork(in.network_probe, in.view.run.world_size);
+    if (!network) continue;
+    for (ModelKind kind : {ModelKind::kAnalytic, ModelKind::kSimulate}) {
+      const ReplayResult r = ReplayEngine(ReplayOptions().model(kind).platform(network->platform)).Run(in);
+      ASSERT_TRUE(r.check.has_value()) << entry.path();
+      EXPECT_LT(std::abs(r.check->median_relative_error), 0.02)
+          << entry.path().filename() << " " << ToString(kind) << ": measured "
+          << r.check->median_measured_iteration_s * 1e3 << " ms, replayed "
+          << r.check->median_simulated_iteration_s * 1e3 << " ms";
+      ForEachRecordedCall(r, in, [&](const CollectiveCall&, double replayed, double measured) {
+        EXPECT_NEAR(replayed, measured, 1e-9 + measured * 1e-9) << entry.path().filename();
+      });
+    }
+    ++checked;
+  }
+  EXPECT_GE(checked, 4);
+}
+
 }  // namespace
 }  // namespace accordion::sim

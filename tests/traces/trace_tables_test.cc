@@ -83,6 +83,8 @@ void Rewrite(const std::string& path, const std::string& copy) {
   reader->ForEachCollective([&](const CollectiveRecord& r) { epochs[r.epoch].collectives.push_back(r); });
   for (const HessianRecord& r : reader->Hessian()) epochs[r.epoch].hessian.push_back(r);
   auto writer = TraceWriter::Create(copy, reader->run(), reader->layers());
+  const std::vector<NetworkProbeRecord> probe = reader->NetworkProbe();
+  if (!probe.empty()) writer->WriteNetworkProbe(probe);
   for (const auto& [epoch, data] : epochs) writer->WriteEpoch(data);
   writer->Finish(reader->run().status);
 }
