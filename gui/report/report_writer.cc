@@ -160,9 +160,20 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
     t += Row({"network model", Html(w.network_model)});
   }
   t += Row({"all-reduce", Html(std::string(sim::ToString(w.allreduce)))});
-  t += Row({"trace recorded at", w.recorded_bandwidth_gbps
-                                     ? QString::number(*w.recorded_bandwidth_gbps) + " Gb/s"
-                                     : QString("unknown (host cost from the fixed part of the trace's collectives)")});
+  // What the projection's host costs stand on: the replay's note says.
+  QString recorded = "unknown (host cost from the fixed part of the trace's collectives)";
+  if (w.recorded_bandwidth_gbps) recorded = QString::number(*w.recorded_bandwidth_gbps) + " Gb/s";
+  const std::optional<WhatIfProjection>& projection = in.simulation ? in.simulation : in.estimate;
+  if (projection && !w.recorded_bandwidth_gbps) {
+    for (const std::string& note : projection->result.notes) {
+      const std::string anchored = "anchored on the recorded network (";
+      if (note.rfind(anchored, 0) == 0) {
+        recorded =
+            "the trace's network probe: " + Html(note.substr(anchored.size(), note.find("):") - anchored.size()));
+      }
+    }
+  }
+  t += Row({"trace recorded at", recorded});
   t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
                                                           " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";
