@@ -81,6 +81,20 @@ double IssueTime(const IterationPattern& pattern, size_t i, const std::vector<do
   return t;
 }
 
+void SettleNegativeDurations(std::vector<double>& durations) {
+  double deficit = 0;
+  for (double& d : durations) {
+    d += deficit;
+    deficit = std::min(0.0, d);
+    d = std::max(0.0, d);
+  }
+  for (auto d = durations.rbegin(); d != durations.rend() && deficit < 0; ++d) {
+    const double taken = std::min(*d, -deficit);
+    *d -= taken;
+    deficit += taken;
+  }
+}
+
 IterationTiming ComposeIteration(const IterationPattern& pattern, const std::vector<double>& durations) {
   IterationTiming t;
   std::vector<double> end(pattern.calls.size(), 0.0);

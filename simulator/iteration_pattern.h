@@ -65,6 +65,14 @@ IterationTiming TimingFromJson(const nlohmann::json& j);
 // has one per call, each collective on an otherwise idle network.
 IterationTiming ComposeIteration(const IterationPattern& pattern, const std::vector<double>& durations);
 
+// A step's collectives run one after another, so what the step pays is
+// their sum. Durations made of a measured time and a what-if's change can
+// go below zero where the measured split was off (the trainer had two in
+// flight at once, and the first took part of the second's transfer): such a
+// deficit is taken from the durations after it, then from those before it,
+// so the sum stays as it was (and never below zero).
+void SettleNegativeDurations(std::vector<double>& durations);
+
 // When call `i` may be issued given when the calls it waits for ended:
 // max(ready, end of backward, end[after]) plus its gap, and never before the
 // previous after-backward issue (`host_s`, updated) - the host issues those

@@ -15,6 +15,8 @@ namespace {
 // The fastest bandwidth a fit may give, 10 TB/s: a probe whose times do not
 // grow with size (all latency) says only that the network is fast.
 constexpr double kMaxBandwidthBps = 1e13;
+// Below PlatformSpec's limit on the hosts' cost per byte (1000 ns/B).
+constexpr double kMaxHostSecondsPerByte = 999e-9;
 
 struct ProbePoint {
   double alpha_coefficient = 0;  // messages in a row: alpha's multiplier
@@ -51,17 +53,20 @@ std::string RecordedNetwork::Describe() const {
   std::ostringstream out;
   out.precision(3);
   out << "probe of " << sizes << " sizes on " << world_size << " ranks: " << platform.latency_s * 2e6
-      << " us per message, " << GbpsFromBytesPerSecond(platform.bandwidth_Bps) << " Gb/s (rms "
-      << rms_relative_error * 100 << " %)";
+      << " us per message, " << GbpsFromBytesPerSecond(platform.LinkBandwidth()) << " Gb/s";
+  if (platform.host_s_per_byte > 0) {
+    out << " (links " << GbpsFromBytesPerSecond(platform.bandwidth_Bps) << " Gb/s, hosts "
+        << platform.host_s_per_byte * 1e9 << " ns/B)";
+  }
+  out << " (rms " << rms_relative_error * 100 << " %)";
   return out.str();
 }
 
-std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbeRecord>& probe, int world_size) {
-  if (probe.empty() || world_size < 2) return std::nullopt;
-  const std::vector<ProbePoint> points = PointsOf(probe, world_size);
-  if (points.empty()) throw InputError("the trace's network probe has no positive time");
-  if (points.size() < 2) return std::nullopt;
-  // Least squares of the relative error: each row divided by its time.
+namespace {
+
+// Least squares of relative error over `points` for alpha and 1/B; where
+// one would go negative the other fits alone.
+std::pair<double, double> FitRelative(const std::vector<ProbePoint>& points) {
   double aa = 0, ab = 0, bb = 0, a1 = 0, b1 = 0;
   for (const ProbePoint& p : points) {
     const double a = p.alpha_coefficient / p.seconds, b = p.beta_coefficient / p.seconds;
@@ -74,18 +79,44 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   const double det = aa * bb - ab * ab;
   double alpha = det > 0 ? (a1 * bb - b1 * ab) / det : -1;
   double beta = det > 0 ? (aa * b1 - ab * a1) / det : -1;
-  // Where one term would go negative the other fits alone.
   if (alpha < 0 || beta <= 0) {
     const double beta_alone = bb > 0 ? b1 / bb : 0;
-    const double alpha_alone = aa > 0 ? a1 / aa : 0;
-    if (alpha < 0 && beta_alone > 0) {
-      alpha = 0;
-      beta = beta_alone;
-    } else {
-      alpha = alpha_alone;
-      beta = 1 / kMaxBandwidthBps;
-    }
+    if (alpha < 0 && beta_alone > 0) return {0.0, beta_alone};
+    return {aa > 0 ? a1 / aa : 0.0, 0.0};
   }
+  return {alpha, beta};
+}
+
+// The bandwidth from the largest messages, whose time the transfer
+// dominates (a shaper lets small ones through in its burst at line rate,
+// which a fit over every size would take for bandwidth), then alpha over
+// every size with that bandwidth: the median of what is left per message.
+std::pair<double, double> FitLargeThenSmall(const std::vector<ProbePoint>& points) {
+  double largest = 0;
+  for (const ProbePoint& p : points) largest = std::max(largest, p.beta_coefficient);
+  std::vector<ProbePoint> large;
+  for (const ProbePoint& p : points) {
+    if (p.beta_coefficient >= largest / 16) large.push_back(p);
+  }
+  double beta = 0;
+  if (large.size() >= 2) beta = FitRelative(large).second;
+  if (beta <= 0) return FitRelative(points);
+  std::vector<double> alphas;
+  for (const ProbePoint& p : points) {
+    alphas.push_back(std::max(0.0, (p.seconds - p.beta_coefficient * beta) / p.alpha_coefficient));
+  }
+  return {Median(alphas), beta};
+}
+
+}  // namespace
+
+std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbeRecord>& probe, int world_size,
+                                                  std::optional<double> link_Bps) {
+  if (probe.empty() || world_size < 2) return std::nullopt;
+  const std::vector<ProbePoint> points = PointsOf(probe, world_size);
+  if (points.empty()) throw InputError("the trace's network probe has no positive time");
+  if (points.size() < 2) return std::nullopt;
+  auto [alpha, beta] = FitLargeThenSmall(points);
   beta = std::max(beta, 1 / kMaxBandwidthBps);
 
   RecordedNetwork n;
@@ -101,6 +132,12 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   n.platform.bandwidth_Bps = 1 / beta;
   n.platform.latency_s = alpha / 2;  // a message crosses two links of the star
   n.platform.network = NetworkOptions::Exact();
+  if (link_Bps) {
+    // The link's rate is known: what the probe found slower is the hosts'
+    // per-byte cost, which stays when the rate changes (PlatformSpec).
+    n.platform.bandwidth_Bps = *link_Bps;
+    n.platform.host_s_per_byte = std::clamp(beta - 1 / *link_Bps, 0.0, kMaxHostSecondsPerByte);
+  }
   n.platform.Validate();
   return n;
 }

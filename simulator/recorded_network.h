@@ -5,9 +5,12 @@
 // bandwidth where the training's own few, small, noisy collectives cannot.
 //
 // The fit is a star of the run's world size whose links give, under the
-// alpha-beta ring formulas (alpha_beta_model.h), the probe's median times
-// in the least-squares sense of relative error: alpha per message (two
-// links of a star, so a link's latency is alpha / 2) and one bandwidth.
+// alpha-beta ring formulas (alpha_beta_model.h), the probe's median times:
+// the bandwidth from the largest sizes (least squares of relative error
+// over those within 16x of the largest; a shaper passes small messages in
+// its burst at line rate), then alpha per message, the median over every
+// size of what the transfer leaves (two links of a star: a link's latency
+// is alpha / 2).
 // The platform uses SimGrid's exact network setting (CM02, no TCP window,
 // no cross-traffic), under which a simulation reproduces those formulas, so
 // simulated and analytic replays see the same recorded network.
@@ -36,9 +39,13 @@ struct RecordedNetwork {
 };
 
 // The fit of `probe` (one run's, on `world_size` ranks); nullopt when the
-// probe is empty or holds fewer than two sizes of one op. Throws
-// InputError when its times cannot be a network (none positive).
-std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbeRecord>& probe, int world_size);
+// probe is empty or holds fewer than two sizes. With `link_Bps`, the rate
+// the links were known to run at: the platform's links get it, and what the
+// probe found slower becomes the hosts' cost per byte (host_s_per_byte),
+// which stays when a what-if changes the rate. Throws InputError when its
+// times cannot be a network (none positive).
+std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbeRecord>& probe, int world_size,
+                                                  std::optional<double> link_Bps = std::nullopt);
 
 }  // namespace accordion::sim
 

@@ -192,7 +192,7 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   std::vector<double> modelled;
   for (size_t i = 0; i < timing.spans.size(); ++i) {
     const CollectiveSpan& span = timing.spans[i];
-    modelled.push_back(std::max(0.0, span.end_s - span.start_s + pattern.calls[i].host_s));
+    modelled.push_back(span.end_s - span.start_s + pattern.calls[i].host_s);
   }
   const bool recorded_network = rank_shift.has_value();
   StepParts mean;
@@ -214,9 +214,10 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
       gaps += c.after_backward ? c.gap_s : 0.0;
       auto network = sample.network_s.find(name);
       if (own_network && network != sample.network_s.end()) {
-        durations[i] = std::max(0.0, network->second + (*rank_shift)[i]);
+        durations[i] = network->second + (*rank_shift)[i];
       }
     }
+    SettleNegativeDurations(durations);
     const double after_backward = std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
     mean.forward += weight * sample.forward_s * scale;
     mean.backward += weight * step.backward_s;
@@ -271,6 +272,22 @@ std::vector<double> RecordedCollectivesOnNetwork(const ReplayInput& input, const
   return out;
 }
 
+}  // namespace
+
+std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const ReplayOptions& options) {
+  if (!options.anchor()) return std::nullopt;
+  std::optional<double> link;
+  if (options.recorded_bandwidth_gbps()) link = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
+  std::optional<RecordedNetwork> n = FitRecordedNetwork(input.network_probe, input.view.run.world_size, link);
+  if (n && options.recorded_latency_us()) {
+    n->platform.latency_s = *options.recorded_latency_us() * 1e-6;
+    n->platform.Validate();
+  }
+  return n;
+}
+
+namespace {
+
 // Each recorded collective's host cost: what it measured less `modelled`
 // (its time on the recorded network, in the order of input.collective_s);
 // per call and overall, their means.
@@ -311,9 +328,8 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   const int trace_world = input.view.run.world_size;
   std::ostringstream note;
   note.precision(3);
-  const std::optional<RecordedNetwork> recorded_network =
-      options.anchor() ? FitRecordedNetwork(input.network_probe, trace_world) : std::nullopt;
-  if (recorded_network && !options.recorded_bandwidth_gbps()) {
+  const std::optional<RecordedNetwork> recorded_network = RecordedNetworkOf(input, options);
+  if (recorded_network) {
     costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded_network->platform));
     costs.anchored = true;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): host cost per collective "

@@ -42,6 +42,7 @@
 #include "analysis/schedule.h"
 #include "common/options.h"
 #include "simulator/communication_model.h"
+#include "simulator/recorded_network.h"
 #include "simulator/replay_input.h"
 
 namespace accordion::sim {
@@ -103,8 +104,9 @@ class ReplayOptions {
   /// The network the trace was recorded on: the replay's platform at this
   /// bandwidth (and latency). With it every recorded collective's host cost
   /// is its measured time less what that network takes for it; without it,
-  /// one cost for all, the fixed part of the trace's collectives. Given, it
-  /// takes the place of the probe's network. Default: empty.
+  /// one cost for all, the fixed part of the trace's collectives. With a
+  /// probe, the links' rate: what the probe found slower is then the hosts'
+  /// cost per byte, kept at other rates. Default: empty.
   ACCORDION_ARG(std::optional<double>, recorded_bandwidth_gbps);
   /// Default: empty (the replay platform's latency).
   ACCORDION_ARG(std::optional<double>, recorded_latency_us);
@@ -183,6 +185,13 @@ struct ReplayResult {
   double speedup_vs_low() const { return static_low.total.time_s / accordion.total.time_s; }
   double speedup_vs_high() const { return static_high.total.time_s / accordion.total.time_s; }
 };
+
+// The network `input` was recorded on as `options` see it: fitted from the
+// trace's probe when they anchor (recorded_network.h), its links at
+// recorded_bandwidth_gbps (and latency) where given; nullopt without a probe
+// or when they do not anchor. What a replay's platform flags change by
+// default (accordion-sim), and what its host costs are residuals over.
+std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const ReplayOptions& options);
 
 class ReplayEngine {
  public:

@@ -301,8 +301,7 @@ struct CollectiveFlags {
 // platform flags is a replay at the recorded setting), else PlatformSpec's
 // defaults. The recorded network's fit is in the replay's notes.
 PlatformSpec BasePlatform(const ReplayInput& input, const ReplayFlags& replay) {
-  if (replay.anchor != "on" || replay.recorded_bandwidth_gbps) return PlatformSpec();
-  const std::optional<RecordedNetwork> recorded = FitRecordedNetwork(input.network_probe, input.view.run.world_size);
+  const std::optional<RecordedNetwork> recorded = RecordedNetworkOf(input, replay.Options(PlatformSpec()));
   return recorded ? recorded->platform : PlatformSpec();
 }
 

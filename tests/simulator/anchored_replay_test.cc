@@ -54,6 +54,35 @@ TEST(RecordedNetwork, TheFitGivesBackTheNetworkThatMadeTheProbe) {
   EXPECT_NEAR(noisy->platform.bandwidth_Bps / BytesPerSecondFromGbps(1), 1, 1e-6);
 }
 
+// A shaper (tc's tbf) passes a small message in its burst at line rate: the
+// bandwidth comes from the large messages, not from a compromise with them.
+TEST(RecordedNetwork, TheBandwidthComesFromTheLargestMessages) {
+  std::vector<NetworkProbeRecord> probe = ProbeOf(0.1, 25);
+  for (NetworkProbeRecord& r : probe) {
+    if (r.bytes <= 16384) r.seconds = 100e-6;  // through the burst, all latency
+  }
+  const std::optional<RecordedNetwork> n = FitRecordedNetwork(probe, kWorld);
+  ASSERT_TRUE(n.has_value());
+  EXPECT_NEAR(GbpsFromBytesPerSecond(n->platform.bandwidth_Bps), 0.1, 0.001);
+}
+
+// Told the links' rate, the fit keeps it and makes the rest the hosts'
+// cost per byte: the links deliver what the probe measured, and at another
+// rate the hosts' share stays.
+TEST(RecordedNetwork, AKnownLinkRateLeavesTheRestToTheHosts) {
+  const std::optional<RecordedNetwork> n = FitRecordedNetwork(ProbeOf(0.8, 25), kWorld, BytesPerSecondFromGbps(1));
+  ASSERT_TRUE(n.has_value());
+  EXPECT_DOUBLE_EQ(n->platform.bandwidth_Bps, BytesPerSecondFromGbps(1));
+  EXPECT_NEAR(GbpsFromBytesPerSecond(n->platform.LinkBandwidth()), 0.8, 1e-6);
+  EXPECT_NEAR(n->platform.host_s_per_byte, 1 / BytesPerSecondFromGbps(0.8) - 1 / BytesPerSecondFromGbps(1), 1e-15);
+  EXPECT_NE(n->Describe().find("hosts"), std::string::npos) << n->Describe();
+  // A link slower than what the probe saw leaves the hosts nothing.
+  const std::optional<RecordedNetwork> faster =
+      FitRecordedNetwork(ProbeOf(0.8, 25), kWorld, BytesPerSecondFromGbps(0.5));
+  ASSERT_TRUE(faster.has_value());
+  EXPECT_EQ(faster->platform.host_s_per_byte, 0);
+}
+
 TEST(RecordedNetwork, NoProbeOrOneSizeIsNoFit) {
   EXPECT_FALSE(FitRecordedNetwork({}, kWorld).has_value());
   EXPECT_FALSE(FitRecordedNetwork({{CollectiveOp::kAllReduce, 4096, 0, 1e-4}}, kWorld).has_value());
@@ -172,12 +201,34 @@ TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   const ReplayResult r =
       ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded()).anchor(false)).Run(input());
   for (const std::string& note : r.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
-  // --recorded-bandwidth-gbps takes the probe's place when given.
+  // --recorded-bandwidth-gbps with a probe: the links' rate, the rest the hosts'.
   const ReplayResult given =
       ReplayEngine(
           ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10))
           .Run(input());
-  for (const std::string& note : given.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
+  bool split = false;
+  for (const std::string& note : given.notes) {
+    split = split || (note.rfind("anchored", 0) == 0 && note.find("links 10 Gb/s, hosts") != std::string::npos);
+  }
+  EXPECT_TRUE(split);
+}
+
+// Two collectives the trainer ran at once were measured as if one after the
+// other: moved to a faster network the second can come out below zero; the
+// step still pays their sum, taken from the others, never below zero.
+TEST(SettleNegativeDurations, KeepsTheSumAndNothingBelowZero) {
+  std::vector<double> d = {5, -3, 2};  // from the one after, then the one before
+  SettleNegativeDurations(d);
+  EXPECT_EQ(d, (std::vector<double>{4, 0, 0}));
+  d = {5, 2, -1};  // the last one short: from the nearest before it
+  SettleNegativeDurations(d);
+  EXPECT_EQ(d, (std::vector<double>{5, 1, 0}));
+  d = {-1, 0.5};  // a sum below zero is zero
+  SettleNegativeDurations(d);
+  EXPECT_EQ(d, (std::vector<double>{0, 0}));
+  d = {1, 2, 3};  // nothing to settle
+  SettleNegativeDurations(d);
+  EXPECT_EQ(d, (std::vector<double>{1, 2, 3}));
 }
 
 // Every committed sample that carries a probe (traces/samples/probed/, real
