@@ -59,6 +59,7 @@ std::string RecordedNetwork::Describe() const {
         << platform.host_s_per_byte * 1e9 << " ns/B)";
   }
   out << " (rms " << rms_relative_error * 100 << " %)";
+  if (!transfer_seen) out << "; no size probed showed its transfer: the bandwidth is a guess";
   return out.str();
 }
 
@@ -128,6 +129,12 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
     sum_sq += relative * relative;
   }
   n.rms_relative_error = std::sqrt(sum_sq / static_cast<double>(points.size()));
+  double shortest = points.front().seconds, longest = 0;
+  for (const ProbePoint& p : points) {
+    shortest = std::min(shortest, p.seconds);
+    longest = std::max(longest, p.seconds);
+  }
+  n.transfer_seen = longest >= 2 * shortest;
   n.platform.topology = Topology::kStar;
   n.platform.bandwidth_Bps = 1 / beta;
   n.platform.latency_s = alpha / 2;  // a message crosses two links of the star

@@ -34,6 +34,9 @@ struct RecordedNetwork {
   int world_size = 0;             // ranks the probe ran on
   int sizes = 0;                  // distinct (op, bytes) probed
   double rms_relative_error = 0;  // of the fit over those medians
+  // Whether the largest size took at least twice the smallest: without, the
+  // probe saw latency (or a busy host) only, and its bandwidth is a guess.
+  bool transfer_seen = true;
   // "probe of 14 sizes: 46.2 us per message, 9.41 Gb/s (rms 3.1 %)".
   std::string Describe() const;
 };

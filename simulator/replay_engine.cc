@@ -310,12 +310,12 @@ HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& mod
 }
 
 // With the recorded network known, each collective's host cost is what it
-// took less what that network takes for it (negative where the model
-// overprices it on that network: the replay corrects it by as much). The
-// network is known from the trace's probe (anchored, the default), timed
-// by the replay's own model so that a replay on the recorded network gives
-// back every collective's measured time; or from --recorded-bandwidth-gbps,
-// priced by the alpha-beta formulas. Without either, one cost for all: the
+// took less what the replay's own model (SimGrid or alpha-beta) gives it
+// there, each alone - negative where the model overprices it: the replay
+// corrects it by as much. The network is --recorded-bandwidth-gbps on the
+// replay's platform where given, else the one fitted from the trace's probe
+// (anchored, the default); either way a replay on that network gives back
+// every collective's measured time. Without either, one cost for all: the
 // fixed part of the trace's collectives (their line's intercept) less the
 // replayed network's latency for a tiny one. Synthetic traces measured
 // nothing. The platform's own overhead then stays out (it would count twice).
@@ -328,28 +328,27 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   const int trace_world = input.view.run.world_size;
   std::ostringstream note;
   note.precision(3);
-  const std::optional<RecordedNetwork> recorded_network = RecordedNetworkOf(input, options);
-  if (recorded_network) {
+  // --recorded-bandwidth-gbps names the recorded network on the replay's
+  // own platform (a calibrated one, say); it wins over the probe's, which
+  // the command line then uses only to place that platform's links.
+  const std::optional<RecordedNetwork> recorded_network =
+      options.recorded_bandwidth_gbps() ? std::nullopt : RecordedNetworkOf(input, options);
+  if (options.recorded_bandwidth_gbps()) {
+    PlatformSpec recorded = platform;
+    recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
+    if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
+    recorded.Validate();
+    costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded));
+    costs.anchored = true;
+    note << "host cost per collective " << costs.other * 1e6 << " us on average: what the trace's "
+         << input.collective_s.size() << " collectives took beyond their time on this platform at "
+         << *options.recorded_bandwidth_gbps() << " Gb/s";
+  } else if (recorded_network) {
     costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded_network->platform));
     costs.anchored = true;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): host cost per collective "
          << costs.other * 1e6 << " us on average, what the trace's " << input.collective_s.size()
          << " collectives took beyond it";
-  } else if (options.recorded_bandwidth_gbps()) {
-    PlatformSpec recorded = platform;
-    recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
-    if (options.recorded_latency_us()) recorded.latency_s = *options.recorded_latency_us() * 1e-6;
-    recorded.Validate();
-    const AlphaBetaModel network =
-        AlphaBetaModelFor(recorded, ProbePlatform(recorded, trace_world, options.cancel(), options.timeout_s()));
-    std::vector<double> modelled;
-    for (const auto& [key, seconds] : input.collective_s) {
-      modelled.push_back(network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), trace_world));
-    }
-    costs = ResidualCosts(input, modelled);
-    note << "host cost per collective " << costs.other * 1e6 << " us on average: what the trace's "
-         << input.collective_s.size() << " collectives took beyond their transfer at "
-         << *options.recorded_bandwidth_gbps() << " Gb/s";
   } else {
     // The op the trace ran most of, and whether its sizes tell fixed cost from transfer.
     std::map<CollectiveOp, std::set<int64_t>> sizes;

@@ -29,10 +29,15 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
   // all ranks stop at the same size without a word more between them.
   const double runs = options.repeats() + 1;  // with the untimed one
   double spent_s = 0;                         // what the probe took so far, by its own times
-  double last_size_s = 0;                     // one run of each op at the previous size
+  double first_size_s = 0;                    // one run of each op at the smallest size
+  double last_size_s = 0;                     // ... at the previous size
+  int64_t growth = options.factor();          // from the previous size to this one
   int sizes = 0;
-  for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= options.factor(), ++sizes) {
-    if (sizes >= options.min_sizes() && spent_s + last_size_s * options.factor() * runs > options.budget_s()) break;
+  for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= growth) {
+    if (sizes >= options.min_sizes() &&
+        spent_s + last_size_s * static_cast<double>(growth) * runs > options.budget_s()) {
+      break;
+    }
     double size_s = 0;
     for (const CollectiveOp op : kProbedOps) {
       const BenchShape shape = ShapeOf(op, size, world);
@@ -48,8 +53,14 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
       size_s += op_s;
     }
     spent_s += size_s * runs;
+    if (sizes++ == 0) first_size_s = size_s;
     last_size_s = size_s;
-    if (size > options.max_bytes() / options.factor()) break;  // the next would overflow
+    // While the times do not grow with size yet (latency, or a loaded host)
+    // the next size tells little: skip one, so that the budget reaches sizes
+    // whose transfer shows.
+    growth = options.factor();
+    if (sizes >= options.min_sizes() && size_s < 2 * first_size_s) growth *= options.factor();
+    if (size > options.max_bytes() / growth) break;  // the next would pass the end, or overflow
   }
   return records;
 }

@@ -39,7 +39,9 @@ class NetworkProbeOptions {
 // Times all-reduce and all-gather at each size on `device` tensors; every
 // rank must call it, and every rank returns the same records (the slowest
 // rank's time per run). Sizes go up until the budget would be passed, so a
-// slow network keeps its small sizes. Nothing with one rank.
+// slow network keeps its small sizes; past min_sizes, while a size takes
+// less than twice the smallest (no transfer shows yet), the next is skipped.
+// Nothing with one rank.
 std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device device,
                                              const NetworkProbeOptions& options = NetworkProbeOptions());
 

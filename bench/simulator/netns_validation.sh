@@ -318,10 +318,14 @@ done
 cleanup
 LOAD_END=$(cut -d' ' -f1-3 /proc/loadavg)
 
-# One calibration over every world size: o, alpha and h apart.
+# One calibration over every world size: o, alpha and h apart. On a 2-core
+# VM, 4 and 8 Gloo ranks wait for a CPU and the fit misses by about 54 % rms,
+# which calibrate refuses by default; the validation measures what such a
+# platform predicts, so it accepts any fit (the report prints its rms).
 CAL_GBPS=$(rate_gbps "$CALIBRATE_ON")
 if [[ ${#CAL_JSONS[@]} -gt 0 ]]; then
-  "$SIM" calibrate "${CAL_JSONS[@]}" --link-gbps "$CAL_GBPS" --out "$OUT/calibrated.json" --overwrite >"$OUT/calibration.txt" 2>&1 ||
+  "$SIM" calibrate "${CAL_JSONS[@]}" --link-gbps "$CAL_GBPS" --max-rms-error 10 --out "$OUT/calibrated.json" \
+    --overwrite >"$OUT/calibration.txt" 2>&1 ||
     echo "netns_validation: calibration failed (see $OUT/calibration.txt)" >&2
 else
   echo "no calibration benchmark succeeded" >"$OUT/calibration.txt"

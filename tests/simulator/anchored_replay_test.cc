@@ -94,6 +94,9 @@ TEST(RecordedNetwork, NoProbeOrOneSizeIsNoFit) {
   ASSERT_TRUE(n.has_value());
   EXPECT_GT(n->platform.latency_s, 0);
   EXPECT_GT(n->platform.bandwidth_Bps, 1e12);
+  EXPECT_FALSE(n->transfer_seen);
+  EXPECT_NE(n->Describe().find("the bandwidth is a guess"), std::string::npos) << n->Describe();
+  EXPECT_TRUE(FitRecordedNetwork(ProbeOf(1, 25), kWorld)->transfer_seen);
 }
 
 using ::accordion::test_support::SuiteTempDirTest;
@@ -201,16 +204,24 @@ TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   const ReplayResult r =
       ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded()).anchor(false)).Run(input());
   for (const std::string& note : r.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
-  // --recorded-bandwidth-gbps with a probe: the links' rate, the rest the hosts'.
+  // --recorded-bandwidth-gbps names the recorded network on the replay's own
+  // platform (a calibrated one): it wins over the probe's.
   const ReplayResult given =
       ReplayEngine(
           ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10))
           .Run(input());
-  bool split = false;
+  bool on_platform = false;
   for (const std::string& note : given.notes) {
-    split = split || (note.rfind("anchored", 0) == 0 && note.find("links 10 Gb/s, hosts") != std::string::npos);
+    EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
+    on_platform = on_platform || note.find("beyond their time on this platform at 10 Gb/s") != std::string::npos;
   }
-  EXPECT_TRUE(split);
+  EXPECT_TRUE(on_platform);
+  // Where the command line places the links: the probe's fit with the links
+  // at that rate, the rest of what the probe measured the hosts' per byte.
+  const std::optional<RecordedNetwork> split = RecordedNetworkOf(input(), ReplayOptions().recorded_bandwidth_gbps(10));
+  ASSERT_TRUE(split.has_value());
+  EXPECT_DOUBLE_EQ(split->platform.bandwidth_Bps, BytesPerSecondFromGbps(10));
+  EXPECT_NEAR(split->platform.LinkBandwidth(), Recorded().bandwidth_Bps, Recorded().bandwidth_Bps * 1e-9);
 }
 
 // Two collectives the trainer ran at once were measured as if one after the
