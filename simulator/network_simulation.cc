@@ -1,6 +1,12 @@
 #include "simulator/network_simulation.h"
 
+#include <malloc.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cstdio>
+#include <fstream>
 #include <limits>
 #include <simgrid/s4u.hpp>
 #include <unordered_map>
@@ -13,6 +19,31 @@ namespace accordion::sim {
 namespace sg4 = simgrid::s4u;
 
 namespace {
+
+// Actors only send and receive: they use under 8 KiB of stack, and 256 KiB
+// leaves room.
+constexpr int kStackKiB = 256;
+
+// Actor stacks are reserved address space, resident only as used. Under an
+// address-space limit (ulimit -v) SimGrid would die allocating one, with a
+// backtrace: say so first, in one line.
+void CheckAddressSpaceForStacks(int ranks) {
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_AS, &limit) != 0 || limit.rlim_cur == RLIM_INFINITY) return;
+  long pages = 0;
+  std::ifstream("/proc/self/statm") >> pages;
+  const double used = static_cast<double>(pages) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  const double needed = static_cast<double>(ranks) * (kStackKiB + 4) * 1024;
+  const double left = static_cast<double>(limit.rlim_cur) - used;
+  if (needed > left) {
+    char text[256];
+    std::snprintf(text, sizeof text,
+                  "%d ranks need %.1f GB of address space for SimGrid's actor stacks (%d KiB each, resident only "
+                  "as used), and ulimit -v leaves %.1f GB: raise it or lift it (ulimit -v unlimited)",
+                  ranks, needed / 1e9, kStackKiB, std::max(0.0, left) / 1e9);
+    throw InputError(text);
+  }
+}
 
 // Messages carry no data, only a size; every put hands over this address.
 int g_token = 0;
@@ -98,10 +129,26 @@ NetworkSimulation::NetworkSimulation(const PlatformSpec& spec, int ranks, Collec
   }
   static char program[] = "accordion-sim";
   static char quiet[] = "--log=root.thres:critical";
-  // Actors only send and receive; small stacks keep 1024 of them cheap.
-  static char stacks[] = "--cfg=contexts/stack-size:256";
-  char* argv[] = {program, quiet, stacks, nullptr};
-  int argc = 3;
+  static std::string stacks = "--cfg=contexts/stack-size:" + std::to_string(kStackKiB);
+  // No guard pages: SimGrid's mprotect of a page below each stack splits it
+  // into two memory mappings, and some 32,700 actors (a round over 32,768
+  // ranks) exhaust the kernel's default vm.max_map_count of 65,530 ("Failed
+  // to protect stack").
+  static char guards[] = "--cfg=contexts/guard-size:0";
+  char* argv[] = {program, quiet, stacks.data(), guards, nullptr};
+  int argc = 4;
+  CheckAddressSpaceForStacks(ranks);
+#if defined(__GLIBC__)
+  // Unguarded stacks come from calloc. Above glibc's mmap threshold each is
+  // a fresh mapping, zero until touched, which the kernel merges with its
+  // neighbours. But glibc raises the threshold once such a block is freed,
+  // and stacks then come from the heap and are cleared in full when reused:
+  // 256 KiB of memory per actor, 4.3 GB at 16,384 ranks. A fixed threshold
+  // keeps them mapped, and lifting glibc's cap of 65,536 mapped blocks keeps
+  // 131,072 of them so.
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+  ::mallopt(M_MMAP_MAX, 1 << 24);
+#endif
   engine_ = std::make_unique<sg4::Engine>(&argc, argv);
   hosts_ = BuildPlatform(spec, ranks);
   overhead_s_ = spec.collective_overhead_s;

@@ -76,6 +76,10 @@ const char* ToString(Topology topology);
 inline constexpr int kMaxHosts = 131072;
 inline constexpr int kMaxGpusPerNode = 1024;
 inline constexpr int64_t kMaxFatTreeLinks = int64_t{1} << 22;
+// SimGrid routes the ring topology with Dijkstra and keeps every source's
+// shortest paths to all hosts: memory grows with hosts squared (0.7 GB at
+// 8,192 hosts, 2.5 GB at 16,384), and a round routes from every host.
+inline constexpr int kMaxRingHosts = 16384;
 
 // Everything needed to build a platform. Plain data; Validate() says what
 // is wrong with it.

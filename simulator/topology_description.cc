@@ -196,13 +196,23 @@ std::vector<sg4::Host*> BuildRing(const PlatformSpec& spec, int hosts) {
   return out;
 }
 
+int64_t RingHostCount(const PlatformSpec&, int64_t wanted) {
+  if (wanted > kMaxRingHosts) {
+    throw InputError("a ring of " + std::to_string(wanted) + " hosts is above the limit of " +
+                     std::to_string(kMaxRingHosts) +
+                     " (SimGrid keeps its routes, hosts squared); for more hosts use --topology star, fat-tree or "
+                     "hierarchical");
+  }
+  return wanted;
+}
+
 TopologyDescription Ring() {
   return {
       Topology::kRing,
       "ring",
       "Ring",
       {},
-      AnyHostCount,
+      RingHostCount,
       [](const PlatformSpec& spec, int hosts) { return "ring of " + std::to_string(hosts) + " hosts, " + Links(spec); },
       OneRankPerNode,
       BuildRing};

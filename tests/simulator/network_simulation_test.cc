@@ -3,8 +3,14 @@
 #include "simulator/network_simulation.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
+#include <simgrid/s4u.hpp>
 
 #include "simulator/alpha_beta_model.h"
 #include "simulator/child_process.h"
@@ -138,6 +144,70 @@ TEST(NetworkSimulation, IterationsWaitForReadyBucketsAndRunInIssueOrder) {
   // Ready at 11 ms but the first still runs (it takes ~1.26 ms): it queues.
   EXPECT_NEAR(t.spans[1].start_s, t.spans[0].end_s, 1e-9);
   EXPECT_NEAR(t.comm_end_s, 0.010 + 2 * one, 1e-9);
+}
+
+// What this process holds: memory mappings, and resident kB.
+struct ProcessMemory {
+  int mappings = 0;
+  long resident_kb = 0;
+};
+ProcessMemory MemoryNow() {
+  ProcessMemory m;
+  std::ifstream maps("/proc/self/maps");
+  for (std::string line; std::getline(maps, line);) ++m.mappings;
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);) {
+    if (line.rfind("VmRSS:", 0) == 0) m.resident_kb = std::stol(line.substr(6));
+  }
+  return m;
+}
+
+// Every rank is an actor with a stack of its own. A guard page per stack
+// made two mappings of each, and a round over 32,768 ranks went past the
+// kernel's vm.max_map_count of 65,530; unguarded stacks must neither do
+// that nor take their full 256 KiB of memory each (glibc clears a reused
+// heap block in full), wave after wave of actors.
+TEST(NetworkSimulation, ActorStacksTakeNeitherAMappingNorTheirSizeInMemoryEach) {
+  constexpr int kActors = 4096;
+  const nlohmann::json j = nlohmann::json::parse(RunInChildProcess([] {
+    NetworkSimulation sim(StarPlatformOptions().hosts(kActors), kActors);
+    ProcessMemory before, during;
+    for (int wave = 0; wave < 3; ++wave) {
+      before = MemoryNow();
+      for (simgrid::s4u::Host* host : sim.hosts()) {
+        simgrid::s4u::Actor::create("idle", host, [] { simgrid::s4u::this_actor::sleep_for(1); });
+      }
+      simgrid::s4u::Actor::create("observer", sim.hosts()[0], [&during] {
+        simgrid::s4u::this_actor::sleep_for(0.5);
+        during = MemoryNow();
+      });
+      simgrid::s4u::Engine::get_instance()->run();
+    }
+    return nlohmann::json{{"mappings", during.mappings}, {"grown_kb", during.resident_kb - before.resident_kb}}.dump();
+  }));
+  EXPECT_LT(j.at("mappings").get<int>(), kActors / 4) << "stacks each take a memory mapping or more";
+#if !defined(__SANITIZE_ADDRESS__)  // AddressSanitizer's allocator has its own ways
+  EXPECT_LT(j.at("grown_kb").get<long>(), kActors * 64) << "a stack takes over 64 KiB of memory";
+#endif
+}
+
+// Stacks are reserved address space: under ulimit -v SimGrid died
+// allocating one, with a backtrace; now the platform is refused in one line.
+TEST(NetworkSimulation, AnAddressSpaceLimitBelowTheStacksIsOneLine) {
+  const std::string error = test_support::InputErrorOf([] {
+    RunInChildProcess([]() -> std::string {
+      long pages = 0;
+      std::ifstream("/proc/self/statm") >> pages;
+      rlimit limit{};
+      ::getrlimit(RLIMIT_AS, &limit);
+      limit.rlim_cur = static_cast<rlim_t>(pages) * static_cast<rlim_t>(::sysconf(_SC_PAGESIZE)) + (rlim_t{1} << 30);
+      ::setrlimit(RLIMIT_AS, &limit);
+      NetworkSimulation sim(StarPlatformOptions(), 65536);
+      return "built";
+    });
+  });
+  EXPECT_NE(error.find("65536 ranks need 17.4 GB of address space"), std::string::npos) << error;
+  EXPECT_NE(error.find("ulimit -v"), std::string::npos) << error;
 }
 
 }  // namespace

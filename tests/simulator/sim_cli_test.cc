@@ -671,6 +671,8 @@ TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
   ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 1000 --workers 131050", "whole nodes");
   ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1 --spines 100000 --workers 1000",
                  "leaf-to-spine links");
+  ExpectBadInput("replay " + t + " --topology ring --workers 16385",
+                 "a ring of 16385 hosts is above the limit of 16384");
   ExpectBadInput("replay " + t + " --bucket-mb 1e300", "--bucket-mb");
   std::string values;
   for (int i = 1; i <= 1001; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
