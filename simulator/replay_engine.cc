@@ -182,10 +182,11 @@ struct StepParts {
 // network model found for `pattern` (`timing`), then averaged: a step's time
 // is a maximum of readiness and communication, so it is composed per step.
 // `scale` multiplies compute (batch and stragglers). With `rank_shift` (the
-// trace's own workers, levels and buckets), each rank's step is composed as
-// that rank measured it, every collective moved by its shift (what the
-// network model adds to it over the recorded network; zeros replay the
-// trace as measured): the measured graph, altered only by the what-if.
+// trace's own workers, levels and buckets), each rank's step is the one it
+// measured, moved by what composing it with every collective shifted (what
+// the network model adds over the recorded network) changes against
+// composing it with its own times: the measured graph, altered only by the
+// what-if; zeros give back every rank's step exactly.
 StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
                        const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
                        const std::optional<std::vector<double>>& rank_shift, double decompress_scale) {
@@ -196,36 +197,53 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   }
   const bool recorded_network = rank_shift.has_value();
   StepParts mean;
-  // One view of a step: its readiness, host gaps and (for the trace's own
-  // network) its collectives' times, composed; `weight` of the mean.
-  auto add = [&](const StepSample& sample, bool own_network, double weight) {
+  // The step of `sample` with `durations`: its readiness and gaps scaled by
+  // `by`; returns when communication ends after backward.
+  auto compose = [&](const StepSample& sample, std::vector<double> durations, double by, double& gaps) {
     IterationPattern step = pattern;
-    step.backward_s = sample.backward_s * scale;
-    std::vector<double> durations = modelled;
-    double gaps = 0;
+    step.backward_s = sample.backward_s * by;
+    gaps = 0;
     for (size_t i = 0; i < step.calls.size(); ++i) {
       CollectiveCall& c = step.calls[i];
       double ready = 0;
       for (int l : buckets[c.bucket].layers) ready = std::max(ready, sample.grad_ready_s[l]);
-      c.ready_s = ready * scale;
-      const std::string name = CallName(c.tag, c.bucket);
-      auto gap = sample.gap_s.find(name);
+      c.ready_s = ready * by;
+      auto gap = sample.gap_s.find(CallName(c.tag, c.bucket));
       c.gap_s = own_gaps && gap != sample.gap_s.end() ? gap->second : 0.0;
       gaps += c.after_backward ? c.gap_s : 0.0;
-      auto network = sample.network_s.find(name);
-      if (own_network && network != sample.network_s.end()) {
-        durations[i] = network->second + (*rank_shift)[i];
-      }
     }
     SettleNegativeDurations(durations);
-    const double after_backward = std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
+    return std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
+  };
+  // One view of a step: its readiness, host gaps and (for the trace's own
+  // network) its collectives' times, composed; `weight` of the mean.
+  auto add = [&](const StepSample& sample, bool own_network, double weight) {
+    double gaps = 0;
+    double after_backward = 0;
+    if (own_network) {
+      // A rank's step as it measured it, moved by what the what-if changes:
+      // the composition with the shifted times less the one with its own.
+      std::vector<double> own = modelled, shifted = modelled;
+      for (size_t i = 0; i < pattern.calls.size(); ++i) {
+        auto network = sample.network_s.find(CallName(pattern.calls[i].tag, pattern.calls[i].bucket));
+        if (network == sample.network_s.end()) continue;
+        own[i] = network->second;
+        shifted[i] = network->second + (*rank_shift)[i];
+      }
+      double own_gaps_s = 0;
+      const double as_measured = compose(sample, own, 1.0, own_gaps_s);
+      after_backward = std::max(0.0, sample.after_backward_s + compose(sample, shifted, scale, gaps) - as_measured);
+    } else {
+      after_backward = compose(sample, modelled, scale, gaps);
+    }
+    const double backward = sample.backward_s * scale;
     mean.forward += weight * sample.forward_s * scale;
-    mean.backward += weight * step.backward_s;
+    mean.backward += weight * backward;
     mean.after_backward += weight * after_backward;
     mean.compress += weight * std::min(after_backward, gaps);
     const double tail = sample.tail_s + (decompress_scale - 1) * sample.decompress_s;
     mean.tail += weight * tail;
-    mean.views_s.push_back(sample.forward_s * scale + step.backward_s + after_backward + tail);
+    mean.views_s.push_back(sample.forward_s * scale + backward + after_backward + tail);
   };
   const auto n = static_cast<double>(profile.samples.size());
   for (const StepSample& sample : profile.samples) {

@@ -186,6 +186,7 @@ StepSample SampleStep(const SampledStep& step, const std::vector<PlannedCollecti
       }
     }
     own.tail_s = std::max(0.0, it.total_s - rank_end);
+    own.after_backward_s = std::max(0.0, rank_end - (it.forward_s + it.backward_s));
     double gaps = 0;
     for (const auto& [name, gap] : own.gap_s) gaps += gap;
     own.decompress_s = std::min(own.tail_s, std::max(0.0, it.compress_s - gaps));

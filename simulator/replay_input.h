@@ -48,6 +48,10 @@ struct StepSample {
   std::map<std::string, double> gap_s;
   std::map<std::string, double> network_s;  // each collective's, by "tag/bucket"
   double tail_s = 0;
+  // A rank's own view only: from the end of its backward to the end of its
+  // last collective, as it measured it (the anchored replay moves this by
+  // what a what-if changes, so the recorded setting gives it back exactly).
+  double after_backward_s = 0;
   // Of the tail, the decompression: all compression time less what was
   // spent before issuing collectives (the gaps). TopK's grows with the
   // number of workers (it adds every worker's k entries).
