@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/statistics.h"
 #include "simulator/alpha_beta_model.h"
 
 namespace accordion::sim {
@@ -23,12 +24,6 @@ struct ProbePoint {
   double beta_coefficient = 0;   // bytes through the busiest link: 1/B's multiplier
   double seconds = 0;            // median over the repeats
 };
-
-double Median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
 
 std::vector<ProbePoint> PointsOf(const std::vector<NetworkProbeRecord>& probe, int world) {
   std::map<std::pair<CollectiveOp, int64_t>, std::vector<double>> times;

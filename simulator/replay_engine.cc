@@ -12,6 +12,7 @@
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "common/statistics.h"
 #include "simulator/recorded_network.h"
 #include "traces/scheme_description.h"
 
@@ -622,13 +623,6 @@ class EpochProjector {
   std::map<std::tuple<int, const StepProfile*, double, bool>, StepParts> composed_;
   std::map<int, std::pair<double, double>> bytes_;
 };
-
-double Median(std::vector<double> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  const size_t mid = v.size() / 2;
-  return v.size() % 2 == 1 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
-}
 
 // The mean over epochs of their mean step, and the median step: over every
 // sampled step (and rank) the trace measured in those epochs against every

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/statistics.h"
 #include "common/version.h"
 
 namespace accordion {
@@ -109,13 +110,11 @@ BenchResult Summarise(const BenchShape& shape, const std::vector<std::vector<dou
     if (rank.size() != iterations) throw std::invalid_argument("Summarise: ranks timed different iterations");
     for (size_t i = 0; i < iterations; ++i) slowest[i] = std::max(slowest[i], rank[i]);
   }
-  std::sort(slowest.begin(), slowest.end());
   BenchResult r;
   r.shape = shape;
   r.iterations = static_cast<int>(iterations);
-  r.min_s = slowest.front();
-  const size_t mid = iterations / 2;
-  r.median_s = iterations % 2 == 1 ? slowest[mid] : (slowest[mid - 1] + slowest[mid]) / 2;
+  r.min_s = *std::min_element(slowest.begin(), slowest.end());
+  r.median_s = Median(slowest);
   return r;
 }
 

@@ -1,0 +1,14 @@
+#include "common/statistics.h"
+
+#include <algorithm>
+
+namespace accordion {
+
+double Median(std::vector<double> values) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  const size_t mid = values.size() / 2;
+  return values.size() % 2 == 1 ? values[mid] : (values[mid - 1] + values[mid]) / 2;
+}
+
+}  // namespace accordion

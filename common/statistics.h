@@ -1,0 +1,15 @@
+// Small statistics the tools share over measured times.
+#ifndef ACCORDION_COMMON_STATISTICS_H_
+#define ACCORDION_COMMON_STATISTICS_H_
+
+#include <vector>
+
+namespace accordion {
+
+// The median of `values` (the mean of the middle two for an even count);
+// 0 for none.
+double Median(std::vector<double> values);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_COMMON_STATISTICS_H_
