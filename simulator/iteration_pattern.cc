@@ -22,6 +22,7 @@ std::string IterationPattern::Key() const {
     append(key, c.ready_s);
     append(key, c.gap_s);
     append(key, c.host_s);
+    append(key, c.network_scale);
     key += ';';
   }
   return key;
@@ -38,7 +39,8 @@ nlohmann::json ToJson(const IterationPattern& pattern) {
                      {"after", c.after},
                      {"after_backward", c.after_backward},
                      {"gap_s", c.gap_s},
-                     {"host_s", c.host_s}});
+                     {"host_s", c.host_s},
+                     {"network_scale", c.network_scale}});
   }
   return {{"backward_s", pattern.backward_s}, {"calls", calls}};
 }
@@ -53,6 +55,7 @@ IterationPattern PatternFromJson(const nlohmann::json& j) {
     call.after_backward = c.at("after_backward").get<bool>();
     call.gap_s = c.at("gap_s").get<double>();
     call.host_s = c.at("host_s").get<double>();
+    call.network_scale = c.value("network_scale", 1.0);
     p.calls.push_back(std::move(call));
   }
   return p;

@@ -32,10 +32,16 @@ struct CollectiveCall {
   // with the result of `after`). Issues after backward happen one at a time.
   double gap_s = 0;
   // What this collective cost the hosts in the trace beyond what the model
-  // of the recorded network gives it - negative where that model overprices
-  // it. The network models time the network alone; the replay adds this to
-  // their time when it composes a step (never below zero).
+  // of the recorded network gives it. The network models time the network
+  // alone; the replay adds this to their time when it composes a step.
   double host_s = 0;
+  // Where that model overprices the trace's communication as a whole, the
+  // fraction of its time the collectives took (in (0, 1)): the overpricing
+  // is the model's, so it scales with the transfer rather than staying a
+  // fixed amount that a faster network would turn into a negative time.
+  double network_scale = 1;
+  // This call's time when the network model gives it `network_s`.
+  double Modelled(double network_s) const { return network_s * network_scale + host_s; }
 };
 
 struct IterationPattern {

@@ -45,17 +45,24 @@ class PatternBook {
   std::map<std::string, int> distinct_;
 };
 
+// What one collective took beyond its time on the recorded network.
+struct HostCost {
+  double host_s = 0;
+  double network_scale = 1;
+};
+
 // What each collective cost the hosts beyond the network, from the trace.
 struct HostCosts {
-  std::map<RecordedCollectiveKey, double> recorded;  // the trace's collectives
-  std::map<std::string, double> by_call;             // "tag/bucket": mean over their sizes
-  double other = 0;                                  // any other collective
-  bool anchored = false;                             // from the trace's network probe
-  double Of(const CollectiveCall& c) const {
+  std::map<RecordedCollectiveKey, HostCost> recorded;  // the trace's collectives
+  std::map<std::string, HostCost> by_call;             // "tag/bucket": mean over their sizes
+  HostCost other;                                      // any other collective
+  bool anchored = false;                               // from the trace's network probe
+  void ApplyTo(CollectiveCall& c) const {
     auto it = recorded.find({c.op, c.tag, c.bucket, c.bytes});
-    if (it != recorded.end()) return it->second;
     auto call = by_call.find(CallName(c.tag, c.bucket));
-    return call != by_call.end() ? call->second : other;
+    const HostCost& cost = it != recorded.end() ? it->second : call != by_call.end() ? call->second : other;
+    c.host_s = cost.host_s;
+    c.network_scale = cost.network_scale;
   }
 };
 
@@ -114,7 +121,7 @@ IterationPattern PatternOf(const Setting& s, const std::vector<double>& levels, 
     call.after_backward = c.after_backward;
     auto gap = profile.gap_s.find(CallName(c.tag, c.bucket));
     if (gap != profile.gap_s.end()) call.gap_s = gap->second;
-    if (s.host_costs != nullptr) call.host_s = s.host_costs->Of(call);
+    if (s.host_costs != nullptr) s.host_costs->ApplyTo(call);
     pattern.calls.push_back(std::move(call));
   }
   return pattern;
@@ -194,7 +201,7 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   std::vector<double> modelled;
   for (size_t i = 0; i < timing.spans.size(); ++i) {
     const CollectiveSpan& span = timing.spans[i];
-    modelled.push_back(span.end_s - span.start_s + pattern.calls[i].host_s);
+    modelled.push_back(pattern.calls[i].Modelled(span.end_s - span.start_s));
   }
   const bool recorded_network = rank_shift.has_value();
   StepParts mean;
@@ -307,25 +314,54 @@ std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const
 
 namespace {
 
-// Each recorded collective's host cost: what it measured less `modelled`
-// (its time on the recorded network, in the order of input.collective_s);
-// per call and overall, their means.
+// Each recorded collective against `modelled` (its time on the recorded
+// network, in the order of input.collective_s). Where the model overprices
+// the trace's communication as a whole, the shortfall is the model's (a
+// rate the probe found too low): every network time is scaled by measured
+// over modelled, so it shrinks with the network instead of staying a fixed
+// amount a faster network would turn negative. What each collective took
+// beyond that is its host cost, which stays at any setting - below zero
+// for one that queueing behind the one before handed time to (Gloo runs a
+// rank's collectives one at a time, and bytes still on the wire delay the
+// next): the step's composition settles those, keeping the sum. Either
+// way each collective takes what it measured on the recorded network, and
+// the two readings agree where the sums are equal. Per call and overall,
+// means.
 HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& modelled) {
   HostCosts costs;
-  std::map<std::string, std::pair<double, int>> sums;
-  double total = 0;
+  double measured_sum = 0, modelled_sum = 0;
   size_t i = 0;
   for (const auto& [key, seconds] : input.collective_s) {
-    const double cost = seconds - modelled[i++];
-    costs.recorded[key] = cost;
+    measured_sum += seconds;
+    modelled_sum += modelled[i++];
+  }
+  const double scale = modelled_sum > measured_sum && measured_sum > 0 ? measured_sum / modelled_sum : 1.0;
+  std::map<std::string, std::pair<double, int>> sums;
+  double total = 0;
+  i = 0;
+  for (const auto& [key, seconds] : input.collective_s) {
+    const double cost = seconds - scale * modelled[i++];
+    costs.recorded[key] = {cost, scale};
     auto& [sum, n] = sums[CallName(key.tag, key.bucket)];
     sum += cost;
     ++n;
     total += cost;
   }
-  for (const auto& [call, sum_n] : sums) costs.by_call[call] = sum_n.first / sum_n.second;
-  costs.other = total / static_cast<double>(input.collective_s.size());
+  for (const auto& [call, sum_n] : sums) costs.by_call[call] = {sum_n.first / sum_n.second, scale};
+  costs.other = {total / static_cast<double>(input.collective_s.size()), scale};
   return costs;
+}
+
+// The note's account of anchored host costs.
+std::string DescribeResiduals(const HostCosts& costs) {
+  std::ostringstream out;
+  out.precision(3);
+  out << "host cost per collective " << costs.other.host_s * 1e6 << " us on average";
+  if (costs.other.network_scale < 1) {
+    out << ", network times scaled by " << costs.other.network_scale
+        << " (the collectives took that fraction of their time on it)";
+  }
+  return out.str();
 }
 
 // With the recorded network known, each collective's host cost is what it
@@ -359,15 +395,14 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     recorded.Validate();
     costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded));
     costs.anchored = true;
-    note << "host cost per collective " << costs.other * 1e6 << " us on average: what the trace's "
-         << input.collective_s.size() << " collectives took beyond their time on this platform at "
-         << *options.recorded_bandwidth_gbps() << " Gb/s";
+    note << DescribeResiduals(costs) << ": what the trace's " << input.collective_s.size()
+         << " collectives took against their time on this platform at " << *options.recorded_bandwidth_gbps()
+         << " Gb/s";
   } else if (recorded_network) {
     costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded_network->platform));
     costs.anchored = true;
-    note << "anchored on the recorded network (" << recorded_network->Describe() << "): host cost per collective "
-         << costs.other * 1e6 << " us on average, what the trace's " << input.collective_s.size()
-         << " collectives took beyond it";
+    note << "anchored on the recorded network (" << recorded_network->Describe() << "): " << DescribeResiduals(costs)
+         << ", what the trace's " << input.collective_s.size() << " collectives took against it";
   } else {
     // The op the trace ran most of, and whether its sizes tell fixed cost from transfer.
     std::map<CollectiveOp, std::set<int64_t>> sizes;
@@ -382,9 +417,9 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     }
     const double fixed = input.collective_line.at(op).fixed_s;
     const double latency = AlphaBetaModelFor(platform, probe).Time(op, AllReduceAlgorithm::kRing, 1.0, trace_world);
-    costs.other = std::max(0.0, fixed - latency);
-    note << "host cost per collective " << costs.other * 1e6 << " us: the fixed part of the trace's " << ToString(op)
-         << "s, " << fixed * 1e6 << " us, less the network's latency, " << latency * 1e6 << " us";
+    costs.other.host_s = std::max(0.0, fixed - latency);
+    note << "host cost per collective " << costs.other.host_s * 1e6 << " us: the fixed part of the trace's "
+         << ToString(op) << "s, " << fixed * 1e6 << " us, less the network's latency, " << latency * 1e6 << " us";
   }
   if (platform.collective_overhead_s > 0) note << ", in place of the platform's overhead";
   notes.push_back(note.str() + " (--collective-overhead platform: the platform's instead)");
@@ -596,10 +631,11 @@ class EpochProjector {
       const CollectiveCall& c = pattern.calls[i];
       const CollectiveSpan& span = r_.timings[s.pattern].spans[i];
       auto measured = setting_.input->collective_s.find({c.op, c.tag, c.bucket, c.bytes});
-      // span + host_s is the modelled time; host_s = measured - recorded model.
+      // The modelled time less the measured one: zero where the pattern
+      // times the collective as the recorded network did.
       shift.push_back(measured == setting_.input->collective_s.end()
                           ? 0.0
-                          : span.end_s - span.start_s + c.host_s - measured->second);
+                          : c.Modelled(span.end_s - span.start_s) - measured->second);
     }
     return shift;
   }

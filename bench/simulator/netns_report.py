@@ -219,6 +219,32 @@ def default_route_summary(points, runs, worlds):
     return lines
 
 
+def median_step_summary(points):
+    """points: (W, rate, from, scheme, median-step error, spread of the runs at R)."""
+    small = [p for p in points if p[0] in (2, 4) and p[4] is not None]
+    if not small:
+        return []
+    errs = [abs(p[4]) for p in small]
+    within = sum(e <= 0.10 for e in errs)
+    noisy = [p for p in small if p[5] is not None and p[5] > 0.10]
+    beyond = [p for p in small if abs(p[4]) > 0.10 and (p[5] is None or abs(p[4]) > p[5])]
+    lines = [f"- **training steps (default route, median step), 2 and 4 workers: {within}/{len(errs)} points within "
+             f"10 % ({'met' if within == len(errs) else 'NOT met'}); median |error| "
+             f"{statistics.median(errs) * 100:.1f} % ({'met' if statistics.median(errs) <= 0.05 else 'NOT met'}: "
+             f"within 5 %); largest {max(errs) * 100:.1f} %**",
+             f"- the runs' own spread: at {len(noisy)} of these {len(small)} points the repeats at R differ by more "
+             f"than 10 % from each other (median spread "
+             f"{statistics.median([p[5] for p in small if p[5] is not None] or [0]) * 100:.1f} %); "
+             f"{len(beyond)} point(s) miss by more than both 10 % and their runs' spread"]
+    all_pts = [p for p in points if p[4] is not None]
+    if len(all_pts) != len(small):
+        ae = [abs(p[4]) for p in all_pts]
+        lines.append(f"- training steps (default route, median step), all worker counts: "
+                     f"{sum(e <= 0.10 for e in ae)}/{len(ae)} points within 10 %, median |error| "
+                     f"{statistics.median(ae) * 100:.1f} %, largest {max(ae) * 100:.1f} %")
+    return lines
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -334,6 +360,7 @@ def main():
     anchors = {}  # (W, rate) -> [the probe's fit per trace]
     # Default route: (W, rate, scheme, from rate) -> measured, replayed, per-run errors.
     dflt_rows, dflt_points, dflt_runs = [], [], []
+    dflt_median_points = []  # (W, rate, from, scheme, median-step error, spread of the runs at R)
     same_source = []  # (W, default-route error, calibrated-route error), both from the calibration rate
     for W in worlds:
         for rate in rates:
@@ -342,18 +369,21 @@ def main():
                 if not rows:
                     continue
                 g = rate_gbps(rate)
-                meas, repl, errs, rec, ident = [], [], [], [], []
-                dflt = {r0: ([], [], []) for r0 in rates if r0.lower() != rate.lower()}  # meas, repl, errs
+                meas, repl, errs, rec, ident, med_meas = [], [], [], [], [], []
+                # meas, repl, errs (mean steps); median measured, median replayed (median steps)
+                dflt = {r0: ([], [], [], [], []) for r0 in rates if r0.lower() != rate.lower()}
                 for r in rows:
                     if r["status"] != "ok":
                         continue
                     trace = r["path"]
                     stem = trace[:-len(".trace")] if trace.endswith(".trace") else trace
                     # --model recorded: the step model alone, and what the run measured.
-                    got_rec, err = replay(a.sim, trace, ["--model", "recorded"], stem + ".recorded.json")
+                    got_rec_j, err = replay_json(a.sim, trace, ["--model", "recorded"], stem + ".recorded.json")
                     if err:
                         problems.append(f"replay --model recorded W={W} {rate} {scheme} r{r['repeat']}: {err}")
                         continue
+                    got_rec = (got_rec_j[0]["measured_iteration_s"], got_rec_j[0]["replayed_iteration_s"])
+                    med_meas.append(got_rec_j[0]["median_measured_iteration_s"])
                     meas.append(got_rec[0])
                     rec.append(rel(got_rec[1], got_rec[0]))
                     # Identity: no flags at all, anchored on the trace's own probe.
@@ -374,7 +404,7 @@ def main():
                         ident.append((e_id, fit is not None))
                     # The default route: the same workers and scheme recorded at each
                     # other rate R0, replayed here with --bandwidth-gbps R alone.
-                    for r0, (d_meas, d_repl, d_errs) in dflt.items():
+                    for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl) in dflt.items():
                         srcs = traces.get((W, scheme, r0.lower()), {})
                         src = srcs.get(r["repeat"]) or next(iter(srcs.values()), None)
                         if src is None:
@@ -393,6 +423,8 @@ def main():
                         d_meas.append(got_rec[0])
                         d_repl.append(got[0]["replayed_iteration_s"])
                         d_errs.append(rel(got[0]["replayed_iteration_s"], got_rec[0]))
+                        dm_meas.append(med_meas[-1])
+                        dm_repl.append(got[0]["median_replayed_iteration_s"])
                     if not have_cal:
                         continue
                     sources = source.get((W, scheme), {})
@@ -433,18 +465,24 @@ def main():
                 # Identity: each run's own error, in repeat order; not anchored runs marked so.
                 id_note = ", ".join(pct(x) + ("" if ok else " (NOT anchored)") for x, ok in ident) if ident else "failed"
                 d_notes = []
-                for r0, (d_meas, d_repl, d_errs) in dflt.items():
+                # The runs' own spread: how far two recordings of one setting differ
+                # in median step, the floor under any prediction's error.
+                noise = (max(med_meas) - min(med_meas)) / statistics.median(med_meas) if len(med_meas) > 1 else None
+                for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl) in dflt.items():
                     if not d_repl:
                         d_notes.append(f"from {rate_name(r0)}: failed")
                         dflt_rows.append(f"| {W} | {rate_name(rate)} | {rate_name(r0)} | {scheme} "
                                          f"| {status_note(rows)} | {ms(m)} | failed | | | |")
                         dflt_points.append((W, rate, r0, scheme, None))
+                        dflt_median_points.append((W, rate, r0, scheme, None, noise))
                         continue
                     # Measured: the median of the runs the replays are compared with.
                     dm = statistics.median(d_meas)
                     dp = statistics.median(d_repl)
                     de = rel(dp, dm)
                     dflt_points.append((W, rate, r0, scheme, de))
+                    dme = rel(statistics.median(dm_repl), statistics.median(dm_meas))
+                    dflt_median_points.append((W, rate, r0, scheme, dme, noise))
                     dflt_runs.extend((W, rate, r0, scheme, x) for x in d_errs)
                     d_notes.append(f"from {rate_name(r0)}: {pct(de)}")
                     # The calibrated route's error where it starts from the same rate.
@@ -453,7 +491,8 @@ def main():
                         same_source.append((W, de, e))
                     dflt_rows.append(f"| {W} | {rate_name(rate)} | {rate_name(r0)} | {scheme} | {status_note(rows)} "
                                      f"| {ms(dm)} | {ms(dp)} | {pct(de)} | {', '.join(pct(x) for x in d_errs)} "
-                                     f"| {cal_e} |")
+                                     f"| {ms(statistics.median(dm_meas))} | {ms(statistics.median(dm_repl))} "
+                                     f"| {pct(dme)} | {pct(noise) if noise is not None else 'n/a'} | {cal_e} |")
                 cal = " (calibrated here)" if rate.lower() == a.calibrate_on.lower() else ""
                 step_rows.append(f"| {W} | {rate_name(rate)}{cal} | {scheme} | {status_note(rows)} | {ms(m)}{spread} "
                                  f"| {ms(p) if p is not None else 'n/a'} | {pct(e)} | {per_run} | {rec_note} "
@@ -513,11 +552,15 @@ def main():
            "the runs at R, their mean step (`measured_iteration_s` of `--model recorded`, as above), median of "
            "the repeats. Replayed: `replayed_iteration_s` of the replay of the run at R0 with the same repeat "
            "number, median of the repeats; per run: each such pair's error. Calibrated route: the table above's "
-           "error, where it starts from the same rate.", "",
+           "error, where it starts from the same rate. Median step: each run's median sampled step "
+           "(`median_measured_iteration_s`) against its replay's median step (`median_replayed_iteration_s`), "
+           "median of the repeats: the principle's measure, robust to the stalls a shared host adds to a mean. "
+           "Spread: how far the repeats at R differ from each other in median step ((max − min) / median), "
+           "the floor under any prediction of them.", "",
            "| W | rate R | from R0 | scheme | runs | measured ms/step | replayed ms/step | error | per run "
-           "| calibrated-route error |",
-           "|---|---|---|---|---|---|---|---|---|---|"]
-    md += dflt_rows or ["| | | | | | no default-route replay ran | | | | |"]
+           "| measured median ms | replayed median ms | median-step error | spread at R | calibrated-route error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    md += dflt_rows or ["| | | | | | no default-route replay ran | | | | | | | | |"]
     md += [""]
 
     if anchors:
@@ -563,6 +606,7 @@ def main():
             line += "; not counted: " + "; ".join(f"W={x[0]} {x[1]} {x[2]} r{x[3]} {x[5]}" for x in id_bad)
         md.append(line)
     md += default_route_summary(dflt_points, dflt_runs, worlds)
+    md += median_step_summary(dflt_median_points)
     if same_source:
         for label, pts in [(f"{w} workers", [p for p in same_source if p[0] == w]) for w in worlds] + \
                 [("all", same_source)]:

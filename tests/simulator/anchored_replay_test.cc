@@ -150,11 +150,22 @@ int ForEachRecordedCall(const ReplayResult& r, const ReplayInput& in,
       auto it = in.collective_s.find({c.op, c.tag, c.bucket, c.bytes});
       if (it == in.collective_s.end()) continue;
       const CollectiveSpan& span = r.timings[p].spans[i];
-      check(c, span.end_s - span.start_s + c.host_s, it->second);
+      check(c, c.Modelled(span.end_s - span.start_s), it->second);
       ++checked;
     }
   }
   return checked;
+}
+
+// The fraction of their time on `network` the trace's collectives took as
+// a whole, where it is below one: what the replay scales network times by.
+double NetworkScale(const ReplayInput& in, const AlphaBetaModel& network) {
+  double measured = 0, modelled = 0;
+  for (const auto& [key, seconds] : in.collective_s) {
+    measured += seconds;
+    modelled += network.Time(key.op, AllReduceAlgorithm::kRing, static_cast<double>(key.bytes), kWorld);
+  }
+  return std::min(1.0, measured / modelled);
 }
 
 // At the recorded setting every collective comes back as measured, so the
@@ -184,10 +195,13 @@ TEST_F(AnchoredReplayTest, AnotherBandwidthChangesOnlyTheNetworksShare) {
   const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(slow)).Run(input());
   const AlphaBetaModel recorded(2 * Recorded().latency_s, Recorded().bandwidth_Bps);
   const AlphaBetaModel target(2 * slow.latency_s, slow.bandwidth_Bps);
+  const double f = NetworkScale(input(), recorded);
   const int checked = ForEachRecordedCall(r, input(), [&](const CollectiveCall& c, double replayed, double measured) {
     const auto bytes = static_cast<double>(c.bytes);
-    const double expected = measured - recorded.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld) +
-                            target.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    const double there = recorded.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    const double here = target.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    // The network's share moves, what the host added stays.
+    const double expected = f * here + (measured - f * there);
     EXPECT_NEAR(replayed, expected, 1e-9 + expected * 1e-9);
   });
   EXPECT_GT(checked, 0);
@@ -213,7 +227,7 @@ TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   bool on_platform = false;
   for (const std::string& note : given.notes) {
     EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
-    on_platform = on_platform || note.find("beyond their time on this platform at 10 Gb/s") != std::string::npos;
+    on_platform = on_platform || note.find("against their time on this platform at 10 Gb/s") != std::string::npos;
   }
   EXPECT_TRUE(on_platform);
   // Where the command line places the links: the probe's fit with the links
@@ -222,6 +236,49 @@ TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   ASSERT_TRUE(split.has_value());
   EXPECT_DOUBLE_EQ(split->platform.bandwidth_Bps, BytesPerSecondFromGbps(10));
   EXPECT_NEAR(split->platform.LinkBandwidth(), Recorded().bandwidth_Bps, Recorded().bandwidth_Bps * 1e-9);
+}
+
+// A recorded network slower than what the trace's collectives took (a
+// probe that met a busy moment) overprices them: the shortfall is the
+// model's, so it shrinks with the network's time. Carried as a fixed
+// amount it would leave a hundred times faster network with negative
+// collectives and a step shorter than its compute; scaled, the step's
+// communication keeps the fraction of the network's time it measured.
+TEST_F(AnchoredReplayTest, AnOverpricedTraceKeepsItsFractionOfTheNetworksTime) {
+  const PlatformSpec slow = ExactStar(0, 0.001, 5);
+  PlatformSpec fast = slow;
+  fast.bandwidth_Bps *= 100;
+  const auto options = [](const PlatformSpec& p) {
+    return ReplayOptions().model(ModelKind::kAnalytic).platform(p).recorded_bandwidth_gbps(0.001);
+  };
+  const ReplayResult at = ReplayEngine(options(slow)).Run(input());
+  const ReplayResult r = ReplayEngine(options(fast)).Run(input());
+  const AlphaBetaModel recorded(2 * slow.latency_s, slow.bandwidth_Bps);
+  const AlphaBetaModel target(2 * fast.latency_s, fast.bandwidth_Bps);
+  const double f = NetworkScale(input(), recorded);
+  ASSERT_LT(f, 0.5) << "1 Mb/s must overprice the sample's collectives";
+  double replayed_sum = 0, expected_sum = 0;
+  const int checked = ForEachRecordedCall(r, input(), [&](const CollectiveCall& c, double replayed, double measured) {
+    const auto bytes = static_cast<double>(c.bytes);
+    const double there = recorded.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    const double here = target.Time(c.op, AllReduceAlgorithm::kRing, bytes, kWorld);
+    EXPECT_NEAR(c.network_scale, f, 1e-12);
+    EXPECT_NEAR(replayed, f * here + (measured - f * there), 1e-9 + measured * 1e-9);
+    replayed_sum += replayed;
+    expected_sum += f * here;
+  });
+  EXPECT_GT(checked, 0);
+  // Over the trace's collectives the host costs cancel: their sum is the
+  // scaled network's, above zero.
+  EXPECT_GT(replayed_sum, 0);
+  ForEachRecordedCall(at, input(), [&](const CollectiveCall&, double replayed, double measured) {
+    EXPECT_NEAR(replayed, measured, 1e-9 + measured * 1e-9);
+  });
+  EXPECT_LT(r.accordion.total.time_s, at.accordion.total.time_s);
+  EXPECT_GT(r.accordion.total.compute_s, 0);
+  bool noted = false;
+  for (const std::string& note : r.notes) noted = noted || note.find("network times scaled by") != std::string::npos;
+  EXPECT_TRUE(noted);
 }
 
 // Two collectives the trainer ran at once were measured as if one after the

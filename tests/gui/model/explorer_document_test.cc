@@ -189,7 +189,7 @@ class ExplorerDocumentTest : public QObject {
         const double theirs = cli["schedules"][name]["total"]["time_s"].get<double>();
         QVERIFY2(RelativeDifference(mine->total.time_s, theirs) < 1e-9, name);
       }
-      QCOMPARE(QString::fromStdString(cli["notes"].dump()).contains("beyond their time on this platform at 1 Gb/s"),
+      QCOMPARE(QString::fromStdString(cli["notes"].dump()).contains("against their time on this platform at 1 Gb/s"),
                recorded.has_value());
       // Dense is the same cluster with every layer dense.
       const nlohmann::json dense =
