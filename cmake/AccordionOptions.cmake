@@ -70,6 +70,38 @@ endif()
 accordion_resolve_module(ACCORDION_BUILD_GUI "gui (accordion-gui, accordion-report)"
   "${_gui_found}" "Qt6, QCustomPlot or the simulator not found (apt-get install qt6-base-dev libqcustomplot-dev libsimgrid-dev)")
 
+# --- python: the accordion package (pybind11 over the trainer's C++ core). Its
+# module is a torch extension: the Python that imports it must have a torch
+# built from the same LibTorch (Debian's python3-torch beside libtorch-dev).
+set(ACCORDION_BUILD_PYTHON AUTO CACHE STRING "Build the accordion Python package (AUTO|ON|OFF)")
+set(ACCORDION_PYTHON_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python the accordion package is built for")
+set(_python_why "the trainer is not built")
+if(ACCORDION_BUILD_TRAINER AND NOT ACCORDION_BUILD_PYTHON STREQUAL "OFF")
+  set(_python_why "pybind11 or ${ACCORDION_PYTHON_EXECUTABLE}'s torch not found (apt-get install pybind11-dev python3-torch)")
+  set(PYTHON_EXECUTABLE ${ACCORDION_PYTHON_EXECUTABLE})
+  find_package(pybind11 CONFIG QUIET)
+  execute_process(COMMAND ${ACCORDION_PYTHON_EXECUTABLE} -c "import torch, sys; sys.stdout.write(torch.__version__)"
+                  OUTPUT_VARIABLE _python_torch RESULT_VARIABLE _python_torch_rc ERROR_QUIET)
+  if(pybind11_FOUND AND _python_torch_rc EQUAL 0)
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _python_torch_mm "${_python_torch}")
+    string(REGEX MATCH "^[0-9]+\\.[0-9]+" _libtorch_mm "${Torch_VERSION}")
+    if(_libtorch_mm STREQUAL "" OR _python_torch_mm STREQUAL _libtorch_mm)
+      set(_python_found TRUE)
+    else()
+      set(_python_why "${ACCORDION_PYTHON_EXECUTABLE}'s torch ${_python_torch} is not LibTorch ${Torch_VERSION}")
+    endif()
+  endif()
+endif()
+accordion_resolve_module(ACCORDION_BUILD_PYTHON "python package (accordion)" "${_python_found}" "${_python_why}")
+if(ACCORDION_BUILD_PYTHON)
+  # The static libraries end up inside the package's shared module, so they
+  # are position-independent. -fPIC for every target, not
+  # POSITION_INDEPENDENT_CODE (-fPIC for libraries, -fPIE for executables):
+  # executables reuse accordion_trainer's precompiled LibTorch header, which
+  # GCC refuses under a different -fpie setting.
+  string(APPEND CMAKE_CXX_FLAGS " -fPIC")
+endif()
+
 if(ACCORDION_BUILD_BENCH)
   find_package(benchmark QUIET)
   if(NOT benchmark_FOUND)

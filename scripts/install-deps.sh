@@ -2,7 +2,7 @@
 # Installs the Debian 12 packages the Accordion Toolkit needs, and only those
 # that are missing; running it again does nothing. Uses sudo when not root.
 #   scripts/install-deps.sh          build, tests and the main job
-#   scripts/install-deps.sh --bench  also PyTorch for Python, for bench/ comparisons
+#   scripts/install-deps.sh --bench  also NumPy, for bench/ comparisons
 set -euo pipefail
 
 packages=(
@@ -13,11 +13,12 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp
   libsimgrid-dev
   qt6-base-dev libqcustomplot-dev
+  pybind11-dev python3-dev python3-torch python3-torchvision python3-pytest
   dataset-fashion-mnist
 )
 for arg in "$@"; do
   case "$arg" in
-    --bench) packages+=(python3-torch python3-numpy) ;;
+    --bench) packages+=(python3-numpy) ;;
     -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: error: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac

@@ -95,6 +95,8 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
     for (int l : buckets_[b].layers) bucket_of_[static_cast<size_t>(l)] = static_cast<int>(b);
   }
   timings_.grad_ready_s.assign(layers_.size(), 0.0);
+  slots_.resize(layers_.size());
+  if (!options_.own_gradients()) return;
   for (size_t l = 0; l < parameters_.size(); ++l) {
     std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
     const int layer = static_cast<int>(l);
@@ -109,7 +111,19 @@ GradientExchange::~GradientExchange() {
   for (size_t i = 0; i < accumulators_.size(); ++i) accumulators_[i]->del_post_hook(hook_keys_[i]);
 }
 
-torch::Tensor GradientExchange::GradView(int layer) const { return parameters_[static_cast<size_t>(layer)].grad(); }
+torch::Tensor GradientExchange::GradView(int layer) const {
+  return options_.own_gradients() ? parameters_[static_cast<size_t>(layer)].grad() : slots_[static_cast<size_t>(layer)];
+}
+
+void GradientExchange::GradientReady(int layer, const torch::Tensor& grad) {
+  if (options_.own_gradients()) throw std::logic_error("GradientExchange::GradientReady without own_gradients(false)");
+  if (!in_step_) return;
+  torch::Tensor slot = slots_.at(static_cast<size_t>(layer));
+  slot.copy_(grad.reshape(slot.sizes()));
+  OnGradientReady(layer);
+}
+
+torch::Tensor GradientExchange::Gradient(int layer) const { return slots_.at(static_cast<size_t>(layer)); }
 
 void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
   if (levels.size() != layers_.size()) throw std::logic_error("one level per layer");
@@ -147,7 +161,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
     bucket.raw_sum = torch::zeros({offset}, device_);
     for (const auto& [l, at] : placed) {
       const LayerInfo& info = layers_[static_cast<size_t>(l)];
-      parameters_[static_cast<size_t>(l)].mutable_grad() = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
+      slots_[static_cast<size_t>(l)] = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
+      if (options_.own_gradients()) parameters_[static_cast<size_t>(l)].mutable_grad() = slots_[static_cast<size_t>(l)];
       if (!raw.empty()) bucket.raw_sum.narrow(0, at, info.numel).copy_(raw[static_cast<size_t>(l)].reshape({-1}));
     }
     if (compressor_ == Compressor::kLowRank) {

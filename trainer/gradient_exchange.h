@@ -63,6 +63,12 @@ class ExchangeOptions {
   ACCORDION_ARG(uint64_t, seed) = 0;
   /// PowerSgdOptions::epsilon. Default: 1e-8.
   ACCORDION_ARG(double, powersgd_epsilon) = 1e-8;
+  /// true: every parameter's .grad becomes a view into the exchange's
+  /// buckets and autograd hooks say when each is ready. false: the caller
+  /// hands each gradient in (GradientReady) and reads the average back
+  /// (Gradient) - a DDP communication hook, where DDP owns the gradients.
+  /// Default: true.
+  ACCORDION_ARG(bool, own_gradients) = true;
 };
 
 // What one step did, for the trace's per-iteration tables.
@@ -99,6 +105,12 @@ class GradientExchange {
   // After backward: completes every bucket; .grad holds the rank average.
   // Throws CommunicationError when a peer failed.
   void FinishStep();
+  // Without own_gradients: `grad` (shaped like the layer's parameter) is
+  // the layer's gradient of this step, copied in; its bucket starts once
+  // all of the bucket's gradients are in. After FinishStep, Gradient(layer)
+  // is the rank average (a view into the exchange's buffer).
+  void GradientReady(int layer, const torch::Tensor& grad);
+  torch::Tensor Gradient(int layer) const;
   const ExchangeTimings& timings() const { return timings_; }
 
   // Per layer (shaped like the parameter): raw gradients summed over the
@@ -147,7 +159,8 @@ class GradientExchange {
   Compressor compressor_;  // the scheme's: what the exchange runs
   torch::Device device_;   // the parameters': buffers and compressor state live there
   std::vector<GradientBucket> buckets_;
-  std::vector<int> bucket_of_;  // layer -> bucket
+  std::vector<int> bucket_of_;        // layer -> bucket
+  std::vector<torch::Tensor> slots_;  // layer -> its gradient's place in its bucket's buffer
   std::vector<double> levels_;
   std::vector<std::unique_ptr<Bucket>> state_;
   std::unique_ptr<Compressors> compressors_;

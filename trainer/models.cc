@@ -1,8 +1,12 @@
 #include "trainer/models.h"
 
+#include <map>
 #include <optional>
+#include <sstream>
 #include <tuple>
+#include <unordered_set>
 
+#include <torch/script.h>
 #include <torch/torch.h>
 
 #include "common/errors.h"
@@ -217,9 +221,154 @@ class LstmLanguageModel : public Model {
   std::optional<std::tuple<torch::Tensor, torch::Tensor>> state_;
 };
 
+// A user's TorchScript module as a Model. nn::Module names no parameter
+// with a dot, so the module's hierarchy is mirrored by empty modules that
+// register its tensors (the same tensors, not copies) under the last part of
+// their names: named_parameters() then gives back "fc1.weight", and
+// save() / load() / to() / the optimizer act on the tensors forward() reads.
+class TorchScriptModel : public Model {
+ public:
+  explicit TorchScriptModel(torch::jit::Module module) : module_(std::move(module)) {
+    std::unordered_set<const void*> seen;  // a tied weight is listed by each module holding it
+    for (const auto& p : module_.named_parameters(/*recurse=*/true)) {
+      if (!seen.insert(p.value.unsafeGetTensorImpl()).second) continue;
+      const auto [owner, leaf] = OwnerOf(p.name);
+      if (p.value.requires_grad()) {
+        owner->register_parameter(leaf, p.value);
+      } else {
+        owner->register_buffer(leaf, p.value);  // frozen: shared at start, never exchanged
+      }
+    }
+    for (const auto& b : module_.named_buffers(/*recurse=*/true)) {
+      if (!seen.insert(b.value.unsafeGetTensorImpl()).second) continue;
+      const auto [owner, leaf] = OwnerOf(b.name);
+      owner->register_buffer(leaf, b.value);
+    }
+  }
+
+  torch::Tensor forward(torch::Tensor x) override {
+    c10::IValue out = module_.forward({std::move(x)});
+    if (!out.isTensor()) throw InputError("its forward() returned a " + out.tagKind() + ", not a tensor of logits");
+    return out.toTensor();
+  }
+
+  void train(bool on = true) override {
+    Model::train(on);
+    module_.train(on);
+  }
+
+  bool HasForward() const { return module_.find_method("forward").has_value(); }
+
+ private:
+  // The mirror module that holds `dotted`'s tensor, and the tensor's own name.
+  std::pair<torch::nn::Module*, std::string> OwnerOf(const std::string& dotted) {
+    torch::nn::Module* owner = this;
+    std::string path;
+    size_t begin = 0;
+    for (size_t dot = dotted.find('.'); dot != std::string::npos; dot = dotted.find('.', begin)) {
+      const std::string part = dotted.substr(begin, dot - begin);
+      path += (path.empty() ? "" : ".") + part;
+      auto& child = mirrors_[path];
+      if (!child) child = owner->register_module(part, std::make_shared<torch::nn::Module>());
+      owner = child.get();
+      begin = dot + 1;
+    }
+    return {owner, dotted.substr(begin)};
+  }
+
+  torch::jit::Module module_;
+  std::map<std::string, std::shared_ptr<torch::nn::Module>> mirrors_;  // by dotted path
+};
+
+// One line of what LibTorch said. An error inside a TorchScript forward()
+// comes with the script's traceback; its last line is the exception raised
+// ("RuntimeError: mat1 and mat2 shapes cannot be multiplied ...").
+std::string OneLine(const std::exception& e) {
+  const auto* c10_error = dynamic_cast<const c10::Error*>(&e);
+  const std::string text = c10_error != nullptr ? c10_error->what_without_backtrace() : e.what();
+  std::vector<std::string> lines;
+  std::istringstream in(text);
+  for (std::string line; std::getline(in, line);) {
+    const auto first = line.find_first_not_of(" \t\r");
+    if (first == std::string::npos) continue;
+    const auto last = line.find_last_not_of(" \t\r");
+    lines.push_back(line.substr(first, last - first + 1));
+  }
+  if (lines.empty()) return "no message";
+  const bool traceback = text.find("Traceback of TorchScript") != std::string::npos;
+  return traceback ? lines.back() : lines.front();
+}
+
+std::string ShapeText(const torch::Tensor& t) {
+  std::string text = "[";
+  for (int64_t d = 0; d < t.dim(); ++d) text += (d > 0 ? ", " : "") + std::to_string(t.size(d));
+  return text + "]";
+}
+
 }  // namespace
 
+std::shared_ptr<Model> LoadTorchScriptModel(const std::string& path) {
+  torch::jit::Module module;
+  try {
+    module = torch::jit::load(path, torch::Device(torch::kCPU));
+  } catch (const std::exception& e) {
+    throw InputError("--model " + path + " is not a TorchScript file torch::jit::load can read (" + OneLine(e) +
+                     "); write one with torch.jit.script(model).save(path) (torch.save files are not TorchScript)");
+  }
+  auto model = std::make_shared<TorchScriptModel>(std::move(module));
+  if (!model->HasForward()) throw InputError("--model " + path + " has no forward() method");
+  if (model->parameters().empty()) {
+    throw InputError("--model " + path + " has no trainable parameters (none with requires_grad) to train");
+  }
+  return model;
+}
+
+void CheckModelTrains(Model& model, const Batch& batch, const InputShape& shape, const std::string& what) {
+  const std::string input = "a batch of inputs " + ShapeText(batch.inputs) + " (" +
+                            std::string(c10::toString(batch.inputs.scalar_type())) + ")";
+  model.train();
+  model.ResetState();
+  torch::Tensor logits;
+  try {
+    logits = model.forward(batch.inputs);
+  } catch (const InputError& e) {
+    throw InputError(what + ": on " + input + " " + e.what());
+  } catch (const std::exception& e) {
+    throw InputError(what + ": forward() fails on " + input + ": " + OneLine(e));
+  }
+  const std::vector<int64_t> want = {batch.count(), shape.classes};
+  if (!logits.defined() || !logits.is_floating_point() || logits.sizes().vec() != want) {
+    const std::string got = !logits.defined()
+                                ? std::string("an undefined tensor")
+                                : ShapeText(logits) + " (" + std::string(c10::toString(logits.scalar_type())) + ")";
+    throw InputError(what + ": forward() returns " + got + " on " + input + "; the trainer needs float logits [" +
+                     std::to_string(want[0]) + ", " + std::to_string(want[1]) +
+                     "]: one row per target, one column per class");
+  }
+  try {
+    torch::nn::functional::cross_entropy(logits, batch.targets).backward();
+  } catch (const std::exception& e) {
+    throw InputError(what + ": backward through the cross-entropy of its logits fails: " + OneLine(e));
+  }
+  for (const auto& p : model.named_parameters()) {
+    if (!p.value().grad().defined()) {
+      throw InputError(what + ": parameter " + p.key() +
+                       " gets no gradient from the loss (unused by forward()?); every trainable parameter's "
+                       "gradient is exchanged: remove it or freeze it (requires_grad_(False)) before exporting");
+    }
+  }
+}
+
+void CheckModelFile(const TrainOptions& options, int world_size) {
+  const std::shared_ptr<Model> model = LoadTorchScriptModel(options.model);
+  const std::unique_ptr<TrainingData> data = TrainingData::Load(options, world_size, 0);
+  data->StartEpoch(0, MicroBatchOf(options));
+  if (data->steps() == 0) return;  // nothing to train on; the trainer says so
+  CheckModelTrains(*model, data->TrainBatch(0), data->shape(), "--model " + options.model);
+}
+
 std::shared_ptr<Model> MakeModel(const std::string& name, const InputShape& shape, const ModelOptions& options) {
+  if (IsModelFile(name)) return LoadTorchScriptModel(name);
   if (name == "mlp") return std::make_shared<Mlp>(shape);
   if (name == "cnn") return std::make_shared<Cnn>(shape);
   if (name == "resnet18") return std::make_shared<ResNet18>(shape);

@@ -132,4 +132,23 @@ void TraceRecorder::Finish(RunStatus status) {
   if (writer_) writer_->Finish(status);
 }
 
+void FillEpochLayerRecords(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers, int epoch,
+                           const std::vector<double>& levels, const std::vector<bool>& critical,
+                           const AccordionDecision& decision, const std::vector<double>& norms, bool whole_model,
+                           EpochData& data) {
+  EpochRecord& rec = data.epoch;
+  for (size_t l = 0; l < layers.size(); ++l) {
+    EpochLayerRecord r;
+    r.epoch = epoch;
+    r.layer_id = static_cast<int>(l);
+    r.grad_norm = norms[l];
+    r.ratio = decision.ratios[whole_model ? 0 : l];
+    r.critical = critical[l];
+    r.level = levels[l];
+    r.floats_sent = FloatsPerStep(scheme, layers[l].shape, r.level) * static_cast<double>(rec.iterations);
+    rec.floats_sent += r.floats_sent;
+    data.layers.push_back(r);
+  }
+}
+
 }  // namespace accordion

@@ -14,6 +14,8 @@
 #include <memory>
 #include <vector>
 
+#include "analysis/accordion_controller.h"
+#include "analysis/communication_accounting.h"
 #include "traces/records.h"
 #include "traces/trace_writer.h"
 #include "trainer/communicator.h"
@@ -53,6 +55,16 @@ class TraceRecorder {
   int sample_iterations_;
   EpochData samples_;  // this rank's per-iteration rows of the running epoch
 };
+
+// The epoch's per-layer rows (norm, ratio, regime, level, floats sent over
+// data.epoch.iterations steps), added to `data` with their floats summed
+// into data.epoch.floats_sent. `levels` and `critical` are the epoch's, per
+// layer; `decision` the controller's at its end (one group when
+// `whole_model`).
+void FillEpochLayerRecords(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers, int epoch,
+                           const std::vector<double>& levels, const std::vector<bool>& critical,
+                           const AccordionDecision& decision, const std::vector<double>& norms, bool whole_model,
+                           EpochData& data);
 
 }  // namespace accordion
 

@@ -252,9 +252,10 @@ TrainFlag RecordedOnly(const char* key, std::function<nlohmann::json(const Train
 const std::vector<TrainFlag>& TrainFlags() {
   // Built once and never destroyed: worker threads may still read it at exit.
   static const auto* const flags = new std::vector<TrainFlag>{
+      // No Choices: a TorchScript file is a path (ValidateOptions names the models).
       Flag("--model", "model", &TrainOptions::model,
-           "mlp, cnn, resnet18, vgg19bn (CIFAR variants; vgg19bn pads 28x28 images to 32x32) or lstm (language model)")
-          .Choices(kModels),
+           "mlp, cnn, resnet18, vgg19bn (CIFAR variants; vgg19bn pads 28x28 images to 32x32), lstm (language model), "
+           "or a TorchScript file (a path ending in .pt or holding a '/': torch.jit.script(model).save(path))"),
       Flag("--dataset", "dataset", &TrainOptions::dataset,
            "fashion-mnist, mnist (IDX files), cifar10, cifar100 (binary files), tokens (a text "
            "file) or synthetic")
@@ -474,10 +475,26 @@ void CheckDataset(const TrainOptions& o) {
   CheckImagesAndLabels(test_images, test_labels);
 }
 
+// --model FILE: what can be told without loading it (models.h's
+// CheckModelFile loads it and runs a step, where LibTorch is).
+void CheckModelPath(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    throw InputError("--model " + path + ": no such file (a TorchScript file, as torch.jit.script(model).save(path) " +
+                     "writes; or a built-in model: " + JoinWords(kModels, ", ", ", ") + ")");
+  }
+  if (S_ISDIR(st.st_mode)) throw InputError("--model " + path + " is a directory, not a TorchScript file");
+  if (!S_ISREG(st.st_mode)) throw InputError("--model " + path + " is not a regular file");
+  if (::access(path.c_str(), R_OK) != 0) throw InputError("--model " + path + " cannot be read (permission denied)");
+}
+
 // Model, dataset, backend and device that belong together.
 void CheckCombination(const TrainOptions& o, Scheme scheme) {
-  const bool language = o.model == "lstm";
-  if (language != (o.dataset == "tokens")) {
+  // A TorchScript model takes whatever the dataset gives (CheckModelFile
+  // runs it on a batch); a built-in one is an image or a language model.
+  const bool model_file = IsModelFile(o.model);
+  const bool language = model_file ? o.dataset == "tokens" : o.model == "lstm";
+  if (!model_file && language != (o.dataset == "tokens")) {
     throw InputError(language ? "--model lstm reads text: pass --dataset tokens --data-file FILE"
                               : "--dataset tokens is for --model lstm");
   }
@@ -485,7 +502,10 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
     throw InputError(std::string("--scheme ") + ToString(scheme) +
                      " is for the image models (a language model's batch is its token streams)");
   }
-  if (o.augment && language) throw InputError("--augment crops and flips images; --model lstm reads text");
+  if (o.augment && language) {
+    throw InputError(std::string("--augment crops and flips images; ") +
+                     (model_file ? "--dataset tokens is text" : "--model lstm reads text"));
+  }
   if (o.backend != "gloo" && o.backend != "nccl") throw InputError("unknown backend '" + o.backend + "' (gloo, nccl)");
   if (o.device != "cpu" && o.device != "cuda") throw InputError("unknown device '" + o.device + "' (cpu, cuda)");
   // Gloo also moves CUDA tensors (through host memory): the way to run
@@ -621,9 +641,24 @@ LevelPlan LevelsOf(const TrainOptions& o) {
   return p;
 }
 
+bool IsModelFile(const std::string& model) {
+  const std::string suffix = ".pt";
+  return model.find('/') != std::string::npos ||
+         (model.size() > suffix.size() && model.compare(model.size() - suffix.size(), suffix.size(), suffix) == 0);
+}
+
+std::string ModelLabel(const std::string& model) {
+  if (!IsModelFile(model)) return model;
+  const auto slash = model.find_last_of('/');
+  return "torchscript:" + (slash == std::string::npos ? model : model.substr(slash + 1));
+}
+
 void ValidateOptions(const TrainOptions& o, bool check_paths) {
-  if (std::find(kModels.begin(), kModels.end(), o.model) == kModels.end()) {
-    throw InputError("unknown model '" + o.model + "' (models: " + JoinWords(kModels, ", ", ", ") + ")");
+  if (IsModelFile(o.model)) {
+    CheckModelPath(o.model);
+  } else if (std::find(kModels.begin(), kModels.end(), o.model) == kModels.end()) {
+    throw InputError("unknown model '" + o.model + "' (--model: " + JoinWords(kModels, ", ", ", ") +
+                     ", or a TorchScript file: a path ending in .pt)");
   }
   if (std::find(kDatasets.begin(), kDatasets.end(), o.dataset) == kDatasets.end()) {
     throw InputError("unknown dataset '" + o.dataset + "' (datasets: " + JoinWords(kDatasets, ", ", ", ") + ")");

@@ -27,7 +27,7 @@ namespace accordion {
 // and whether a resume or another rank may change it ("How to add a training
 // flag" in docs/trainer.md).
 struct TrainOptions {
-  std::string model = "mlp";              // mlp, cnn, resnet18, vgg19bn, lstm
+  std::string model = "mlp";              // mlp, cnn, resnet18, vgg19bn, lstm, or a TorchScript file
   std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, cifar100, tokens, synthetic
   std::string data_dir;                   // empty: /usr/share/datasets/<dataset>
   std::string data_file;                  // tokens: the training text
@@ -84,6 +84,16 @@ struct TrainOptions {
   double timeout_s = 45;                // a silent peer fails the run after this
 };
 
+// Whether --model names a TorchScript file (torch.jit.script(model).save(path)
+// in Python) rather than a built-in model: a path ending in ".pt" or holding
+// a '/' (./my_model, models/net.ts).
+bool IsModelFile(const std::string& model);
+
+// What the trace's run.model says of --model: the built-in model's name, or
+// "torchscript:<file name>" for a TorchScript file (run.config_json keeps
+// the path as given).
+std::string ModelLabel(const std::string& model);
+
 // Whether this build has the NCCL communicator (a CUDA LibTorch was found).
 bool NcclAvailable();
 
@@ -92,7 +102,9 @@ bool NcclAvailable();
 void AddTrainFlags(CLI::App& app, TrainOptions& options);
 
 // Throws InputError naming the first problem: values out of range, levels
-// that do not fit the scheme, a missing or malformed dataset and, with
+// that do not fit the scheme, a missing or malformed dataset, a --model file
+// that is missing, a directory or unreadable (whether it is TorchScript,
+// and trains on the data, models.h's CheckModelFile says) and, with
 // `check_paths`, a trace that exists without --overwrite, an unusable
 // checkpoint directory or nothing to resume. Paths are checked once, before
 // the run creates them: by the launcher, or by rank 0 under torchrun.

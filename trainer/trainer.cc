@@ -269,7 +269,7 @@ void Trainer::State::Broadcast(const std::vector<torch::Tensor>& tensors) {
 
 RunInfo Trainer::State::MakeRunInfo() const {
   RunInfo run;
-  run.model = o.model;
+  run.model = ModelLabel(o.model);  // "torchscript:net.pt" for a file; config_json has the path
   run.dataset = o.dataset;
   run.train_samples = data->train_samples();
   run.scheme = levels.scheme.scheme();
@@ -741,18 +741,8 @@ void Trainer::State::FillEpochRecords(int epoch, const EpochPlan& plan, const Ac
   rec.lr = plan.lr;
   rec.batch_size = plan.global_batch;
   rec.critical = plan.model_critical;
-  for (size_t l = 0; l < layers.size(); ++l) {
-    EpochLayerRecord r;
-    r.epoch = epoch;
-    r.layer_id = static_cast<int>(l);
-    r.grad_norm = norms[l];
-    r.ratio = decision.ratios[batch_scheme ? 0 : l];
-    r.critical = plan.critical[l];
-    r.level = plan.layer_levels[l];
-    r.floats_sent = FloatsPerStep(levels.scheme, layers[l].shape, r.level) * static_cast<double>(rec.iterations);
-    rec.floats_sent += r.floats_sent;
-    epoch_data.layers.push_back(r);
-  }
+  FillEpochLayerRecords(levels.scheme, layers, epoch, plan.layer_levels, plan.critical, decision, norms, batch_scheme,
+                        epoch_data);
 }
 
 void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const {

@@ -63,6 +63,45 @@ TEST(TrainOptions, LevelsFollowSchemeAndPolicy) {
   EXPECT_NO_THROW(ValidateOptions(o));
 }
 
+TEST(TrainOptions, AModelFileIsAPathEndingInPtOrHoldingASlash) {
+  for (const char* file : {"net.pt", "./net", "models/net.ts", "/abs/net.pt"}) EXPECT_TRUE(IsModelFile(file)) << file;
+  for (const char* name : {"mlp", "resnet18", "vgg", ".pt", "net.pth"}) EXPECT_FALSE(IsModelFile(name)) << name;
+  EXPECT_EQ(ModelLabel("mlp"), "mlp");
+  EXPECT_EQ(ModelLabel("/data/models/net.pt"), "torchscript:net.pt");
+  EXPECT_EQ(ModelLabel("net.pt"), "torchscript:net.pt");
+  // The flag takes a path (no fixed choices); ConfigJson keeps it as given.
+  TrainOptions o;
+  CLI::App app;
+  AddTrainFlags(app, o);
+  EXPECT_NO_THROW(app.parse(std::vector<std::string>{"/data/models/net.pt", "--model"}));
+  EXPECT_EQ(o.model, "/data/models/net.pt");
+  EXPECT_EQ(nlohmann::json::parse(ConfigJson(o)).at("model"), "/data/models/net.pt");
+}
+
+TEST(TrainOptions, AModelFileMustBeAReadableFileAndTakesAnyDataset) {
+  const std::string dir = test_support::MakeTempDir("model-file");
+  std::ofstream(dir + "/net.pt") << "checked by LibTorch, later";
+  ExpectRefused(With([&](TrainOptions& o) { o.model = dir + "/missing.pt"; }), "no such file");
+  ExpectRefused(With([&](TrainOptions& o) { o.model = dir; }), "is a directory");
+  ExpectRefused(With([&](TrainOptions& o) { o.model = "/dev/null/"; }), "--model /dev/null/");
+  EXPECT_NO_THROW(ValidateOptions(With([&](TrainOptions& o) { o.model = dir + "/net.pt"; })));
+  // Unlike mlp, a model file may read text; unlike lstm, it may read images.
+  std::ofstream(dir + "/words.txt") << test_support::ReadFile(ACCORDION_SOURCE_DIR "/README.md");
+  EXPECT_NO_THROW(ValidateOptions(With([&](TrainOptions& o) {
+    o.model = dir + "/net.pt";
+    o.dataset = "tokens";
+    o.data_file = dir + "/words.txt";
+  })));
+  ExpectRefused(With([&](TrainOptions& o) {
+                  o.model = dir + "/net.pt";
+                  o.dataset = "tokens";
+                  o.data_file = dir + "/words.txt";
+                  o.augment = true;
+                }),
+                "--augment crops and flips images; --dataset tokens is text");
+  std::filesystem::remove_all(dir);
+}
+
 TEST(TrainOptions, RefusesBadConfigurations) {
   ExpectRefused(With([](TrainOptions& o) { o.model = "vgg"; }), "unknown model");
   ExpectRefused(With([](TrainOptions& o) { o.scheme = "gradient-dropping"; }), "unknown scheme");

@@ -8,6 +8,7 @@
 #include <set>
 
 #include "tests/trainer/data_writers.h"
+#include "tests/trainer/torchscript_files.h"
 #include "tests/trainer/train_support.h"
 #include "traces/trace_validator.h"
 #include "trainer/launcher.h"
@@ -165,6 +166,21 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
                  " --lstm-size 32 --dropout 0.3 --bptt 12 --batch-size 8 --clip 0.5 --lr 20 --momentum 0"
                  " --weight-decay 0 --seed 3");
   EXPECT_EQ(levels.size(), 1u);  // dense
+}
+
+// A TorchScript model's state is checkpointed parameter by parameter like a
+// built-in one's: its BatchNorm statistics, dropout stream and PowerSGD
+// memories survive the resume.
+TEST_F(TrainRobustness, InterruptThenResumeReproducesAnExportedTorchScriptModel) {
+  if (!test_support::PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch (python3-torch)";
+  std::string error;
+  const std::string models = test_support::TorchScriptModelsDir(&error);
+  ASSERT_FALSE(models.empty()) << error;
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this, " --model " + models +
+                 "/net.pt --dataset synthetic --limit-samples 1024 --batch-size 64 --lr 0.05"
+                 " --seed 3 --scheme powersgd --level 2 --no-network-probe");
+  EXPECT_EQ(levels, (std::set<double>{2}));
 }
 
 // A full disk while saving a checkpoint (here a file-size limit, which fails

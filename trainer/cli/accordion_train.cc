@@ -15,6 +15,7 @@
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/communicator.h"
 #include "trainer/launcher.h"
+#include "trainer/models.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trainer.h"
 #include "trainer/worker_exit.h"
@@ -57,6 +58,7 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
       throw InputError("--nproc starts local workers; under torchrun or Slurm (WORLD_SIZE is set) leave it out");
     }
     ValidateOptions(options, /*check_paths=*/env.rank == 0);
+    if (env.rank == 0 && IsModelFile(options.model)) CheckModelFile(options, env.world_size);
   }
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
@@ -93,6 +95,9 @@ int main(int argc, char** argv) {
     if (options.device == "cuda" && !torch::cuda::is_available()) {
       throw InputError("--device cuda: this LibTorch sees no CUDA device");
     }
+    // A TorchScript file is loaded and run on one batch here, so a model that
+    // cannot train is one line, not a failure in every worker.
+    if (IsModelFile(options.model)) CheckModelFile(options, options.nproc);
     // The run's id is chosen here and handed to the workers, so the launcher
     // knows its own trace from another run's; a resume keeps the checkpoint's.
     std::string run_id = NewRunId();

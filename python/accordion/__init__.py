@@ -1,0 +1,25 @@
+"""Accordion for PyTorch scripts: train and record any DistributedDataParallel model.
+
+The package is glue over the Accordion Toolkit's C++ core (``accordion._core``):
+the Accordion controller, the PowerSGD and TopK compressors, the accounting and
+the trace writer are the ones ``accordion-train`` runs, so a trace written here
+is read by ``accordion-analyze``, ``accordion-sim``, ``accordion-report`` and
+``accordion-gui`` unchanged.
+
+Quick start (inside a script started by ``torchrun``)::
+
+    import accordion.ddp
+    model = torch.nn.parallel.DistributedDataParallel(net)
+    acc = accordion.ddp.attach(model, scheme="powersgd", low=2, high=1, trace="run.trace")
+    for epoch in range(epochs):
+        for x, y in loader:
+            ...  # forward, backward, optimizer step, as before
+        acc.end_epoch(lr=lr, next_lr=next_lr, train_loss=loss, test_accuracy=acc1)
+    acc.close()
+"""
+
+from . import _core
+from .ddp import AccordionHook, attach
+
+__version__ = _core.__version__
+__all__ = ["AccordionHook", "attach", "__version__"]

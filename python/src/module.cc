@@ -1,0 +1,201 @@
+// accordion._core: the C++ core under the accordion Python package. The
+// hook's state machine (DdpHookCore) and the accounting the tests compare
+// against are bound here; python/accordion/ddp.py is the glue DDP calls.
+#include <pybind11/stl.h>
+#include <torch/extension.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "analysis/communication_accounting.h"
+#include "analysis/schedule.h"
+#include "common/errors.h"
+#include "common/version.h"
+#include "traces/trace_error.h"
+#include "trainer/ddp_hook_core.h"
+#include "trainer/process_group_communicator.h"
+
+namespace accordion::python {
+
+namespace py = pybind11;
+
+void BindTrainerParts(py::module_& m);  // trainer_bindings.cc
+
+namespace {
+
+CommunicationScheme SchemeOf(const std::string& name, bool topk_dense_vectors, bool topk_error_feedback) {
+  const std::optional<Scheme> scheme = ParseScheme(name);
+  if (!scheme) throw InputError("unknown scheme '" + name + "' (schemes: dense, powersgd, topk, batch)");
+  return CommunicationScheme(*scheme).topk_dense_vectors(topk_dense_vectors).topk_error_feedback(topk_error_feedback);
+}
+
+// The default process group torch.distributed's script initialised, for
+// the C++ exchange: its collectives then run in C++ on C++ tensors, which
+// Gloo's threads can free without the GIL (a Python-owned tensor freed
+// there needs it, and deadlocks against a thread tearing the group down).
+std::unique_ptr<Communicator> DefaultGroup() {
+  py::object dist = py::module_::import("torch.distributed");
+  if (!dist.attr("is_initialized")().cast<bool>()) {
+    throw InputError("torch.distributed is not initialised: call dist.init_process_group first");
+  }
+  auto group =
+      dist.attr("distributed_c10d").attr("_get_default_group")().cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
+  return std::make_unique<ProcessGroupCommunicator>(std::move(group), dist.attr("get_rank")().cast<int>(),
+                                                    dist.attr("get_world_size")().cast<int>(),
+                                                    py::str(dist.attr("get_backend")()).cast<std::string>());
+}
+
+// The hook's core with the communicator it runs over. Methods that wait
+// for collectives run without the GIL.
+class Core {
+ public:
+  Core(const std::vector<torch::Tensor>& parameters, const std::vector<std::string>& names, const py::dict& o)
+      : comm_(DefaultGroup()) {
+    const std::string policy_name = o["policy"].cast<std::string>();
+    const std::optional<Policy> policy = ParsePolicy(policy_name);
+    if (!policy) throw InputError("unknown policy '" + policy_name + "' (policies: static, accordion)");
+    DdpHookOptions options;
+    options
+        .scheme(SchemeOf(o["scheme"].cast<std::string>(), o["topk_dense_vectors"].cast<bool>(),
+                         o["topk_error_feedback"].cast<bool>()))
+        .policy(*policy)
+        .level_low(o["low"].cast<double>())
+        .level_high(o["high"].cast<double>())
+        .eta(o["eta"].cast<double>())
+        .interval(o["interval"].cast<int>())
+        .bucket_bytes(o["bucket_bytes"].cast<int64_t>())
+        .seed(o["seed"].cast<uint64_t>())
+        .trace(o["trace"].cast<std::string>())
+        .overwrite(o["overwrite"].cast<bool>())
+        .sample_iterations(o["sample_iterations"].cast<int>())
+        .network_probe(o["network_probe"].cast<bool>())
+        .model(o["model"].cast<std::string>())
+        .dataset(o["dataset"].cast<std::string>())
+        .train_samples(o["train_samples"].cast<int64_t>())
+        .batch_size(o["batch_size"].cast<int64_t>())
+        .epochs(o["epochs"].cast<int>())
+        .config_json(o["config_json"].cast<std::string>())
+        .ranks_per_node(o["ranks_per_node"].cast<int>());
+    py::gil_scoped_release no_gil;
+    core_ = std::make_unique<DdpHookCore>(parameters, names, *comm_, options);
+  }
+  ~Core() {
+    py::gil_scoped_release no_gil;
+    core_.reset();
+    comm_.reset();
+  }
+  DdpHookCore& core() { return *core_; }
+
+ private:
+  std::unique_ptr<Communicator> comm_;
+  std::unique_ptr<DdpHookCore> core_;
+};
+
+py::dict LayerDict(const LayerInfo& l) {
+  py::dict d;
+  d["layer_id"] = l.layer_id;
+  d["name"] = l.name;
+  d["shape"] = l.shape;
+  d["numel"] = l.numel;
+  d["compressible"] = l.compressible;
+  d["floats_dense"] = l.floats_dense;
+  d["floats_low"] = l.floats_low;
+  d["floats_high"] = l.floats_high;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_core, m) {
+  m.doc() = "The Accordion Toolkit's C++ core: the DDP hook's state machine and the communication accounting.";
+  m.attr("__version__") = kVersion;
+  // Bad input is a ValueError (one line); a failed peer or transport a
+  // RuntimeError, as torch.distributed raises; a diverged training a
+  // FloatingPointError.
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      PyErr_SetString(PyExc_ValueError, e.what());
+    } catch (const CommunicationError& e) {
+      PyErr_SetString(PyExc_RuntimeError, e.what());
+    } catch (const TrainingDiverged& e) {
+      PyErr_SetString(PyExc_FloatingPointError, e.what());
+    }
+  });
+
+  py::class_<Core>(m, "Core", "The hook's C++ state: exchange, compressors, controllers, trace recorder.")
+      .def(py::init<const std::vector<torch::Tensor>&, const std::vector<std::string>&, const py::dict&>(),
+           py::arg("parameters"), py::arg("names"), py::arg("options"))
+      .def("begin_step", [](Core& c) { c.core().BeginStep(); })
+      .def("end_forward", [](Core& c) { c.core().EndForward(); })
+      .def("gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); })
+      .def(
+          "finish_step", [](Core& c) { c.core().FinishStep(); }, py::call_guard<py::gil_scoped_release>())
+      .def("gradient", [](Core& c, int layer) { return c.core().Gradient(layer).clone(); })
+      .def(
+          "copy_average_into",
+          [](Core& c, const std::vector<int>& layers, torch::Tensor buffer) {
+            // DDP's flat bucket holds its parameters' gradients one after another.
+            int64_t offset = 0;
+            for (int layer : layers) {
+              const torch::Tensor average = c.core().Gradient(layer);
+              if (offset + average.numel() > buffer.numel()) throw InputError("the bucket is smaller than its layers");
+              buffer.narrow(0, offset, average.numel()).copy_(average.reshape(-1));
+              offset += average.numel();
+            }
+          },
+          py::arg("layers"), py::arg("buffer"),
+          "Writes the step's averaged gradients of `layers` into DDP's flat `buffer`, in order.")
+      .def(
+          "end_epoch",
+          [](Core& c, double lr, double next_lr, double train_loss, double train_acc, double test_loss,
+             double test_acc) {
+            DdpEpochSummary s;
+            {
+              py::gil_scoped_release no_gil;
+              s = c.core().EndEpoch(lr, next_lr, train_loss, train_acc, test_loss, test_acc);
+            }
+            py::dict d;
+            d["epoch"] = s.epoch;
+            d["grad_norms"] = s.grad_norms;
+            d["next_levels"] = s.next_levels;
+            d["next_critical"] = s.next_critical;
+            d["floats_sent"] = s.floats_sent;
+            d["next_batch_size"] = s.next_batch_size;
+            return d;
+          },
+          py::arg("lr"), py::arg("next_lr"), py::arg("train_loss"), py::arg("train_acc"), py::arg("test_loss"),
+          py::arg("test_acc"))
+      .def(
+          "finish",
+          [](Core& c, bool complete) { c.core().Finish(complete ? RunStatus::kComplete : RunStatus::kInterrupted); },
+          py::arg("complete"))
+      .def_property_readonly("levels", [](Core& c) { return c.core().levels(); })
+      .def_property_readonly("epoch", [](Core& c) { return c.core().epoch(); })
+      .def_property_readonly("step", [](Core& c) { return c.core().step(); })
+      .def_property_readonly("recording", [](Core& c) { return c.core().recording(); })
+      .def_property_readonly("layers", [](Core& c) {
+        py::list out;
+        for (const LayerInfo& l : c.core().layers()) out.append(LayerDict(l));
+        return out;
+      });
+
+  m.def(
+      "floats_per_step",
+      [](const std::string& scheme, const std::vector<int64_t>& shape, double level, bool topk_dense_vectors) {
+        return FloatsPerStep(SchemeOf(scheme, topk_dense_vectors, true), shape, level);
+      },
+      py::arg("scheme"), py::arg("shape"), py::arg("level"), py::arg("topk_dense_vectors") = false,
+      "Floats one worker sends per step for a tensor of `shape` at `level` (the trainer's accounting).");
+  m.def(
+      "default_levels",
+      [](const std::string& scheme, int64_t batch_size) {
+        return DefaultLevels(SchemeOf(scheme, false, true).scheme(), batch_size);
+      },
+      py::arg("scheme"), py::arg("batch_size") = 0, "The paper's (low, high) levels for `scheme`.");
+  BindTrainerParts(m);
+}
+
+}  // namespace accordion::python

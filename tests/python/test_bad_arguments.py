@@ -1,0 +1,100 @@
+"""Bad arguments to accordion.ddp.attach: a ValueError in one line, nothing written.
+
+One real Gloo rank in this process (world size 1) is enough: every check runs
+before any collective."""
+
+import os
+
+import pytest
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+from conftest import free_port
+
+
+@pytest.fixture(scope="module")
+def ddp(core):
+    dist.init_process_group("gloo", init_method=f"tcp://127.0.0.1:{free_port()}", rank=0, world_size=1)
+    yield DDP(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2)))
+    dist.destroy_process_group()
+
+
+def refused(ddp_model, tmp_path, **kwargs):
+    import accordion.ddp
+    trace = tmp_path / "run.trace"
+    kwargs.setdefault("trace", trace)
+    kwargs.setdefault("train_samples", 64)
+    kwargs.setdefault("batch_size", 8)
+    kwargs.setdefault("epochs", 2)
+    with pytest.raises(ValueError) as e:
+        accordion.ddp.attach(ddp_model, network_probe=False, **kwargs)
+    message = str(e.value)
+    assert "\n" not in message and message
+    assert not trace.exists(), "nothing may be written"
+    return message
+
+
+def test_powersgd_low_below_high(ddp, tmp_path):
+    assert "low" in refused(ddp, tmp_path, scheme="powersgd", low=1, high=2)
+
+
+def test_topk_low_below_high(ddp, tmp_path):
+    assert "low" in refused(ddp, tmp_path, scheme="topk", low=0.1, high=0.5)
+
+
+def test_a_rank_that_is_not_a_whole_number(ddp, tmp_path):
+    assert "high" in refused(ddp, tmp_path, scheme="powersgd", low=2, high=1.5)
+
+
+def test_a_trace_without_its_epoch_size(ddp, tmp_path):
+    assert "train_samples" in refused(ddp, tmp_path, train_samples=0)
+
+
+def test_a_trace_without_its_epochs(ddp, tmp_path):
+    assert "epochs" in refused(ddp, tmp_path, epochs=None)
+
+
+def test_an_epoch_beyond_the_planned_ones_is_refused_before_any_collective(ddp, tmp_path):
+    import accordion.ddp
+    trace = tmp_path / "run.trace"
+    with accordion.ddp.attach(ddp, trace=trace, network_probe=False, train_samples=64, batch_size=8,
+                              epochs=1) as acc:
+        acc.end_epoch(lr=0.1)
+        with pytest.raises(ValueError, match="epochs=1"):
+            acc.end_epoch(lr=0.1)
+    assert trace.exists()
+
+
+def test_an_unknown_scheme(ddp, tmp_path):
+    assert "unknown scheme 'fp8'" in refused(ddp, tmp_path, scheme="fp8")
+
+
+def test_a_model_that_is_not_ddp(ddp, tmp_path):
+    assert "DistributedDataParallel" in refused(ddp.module, tmp_path)
+
+
+def test_a_trace_path_that_is_a_directory(ddp, tmp_path):
+    assert "directory" in refused(ddp, tmp_path, trace=tmp_path)
+
+
+def test_level_and_low_together(ddp, tmp_path):
+    assert "level" in refused(ddp, tmp_path, scheme="powersgd", level=2, low=2, policy="accordion")
+
+
+def test_accordion_on_dense(ddp, tmp_path):
+    assert "compressing" in refused(ddp, tmp_path, scheme="dense", policy="accordion")
+
+
+def test_not_a_number(ddp, tmp_path):
+    assert "eta" in refused(ddp, tmp_path, eta=float("nan"))
+
+
+def test_an_existing_trace_is_kept_without_overwrite(ddp, tmp_path):
+    import accordion.ddp
+    trace = tmp_path / "mine.trace"
+    trace.write_bytes(b"the user's file")
+    with pytest.raises(ValueError) as e:
+        accordion.ddp.attach(ddp, trace=trace, network_probe=False, train_samples=64, batch_size=8, epochs=2)
+    assert "exists" in str(e.value) and "\n" not in str(e.value)
+    assert trace.read_bytes() == b"the user's file"

@@ -1,0 +1,157 @@
+// DdpHookCore: the C++ side of the Accordion communication hook for
+// PyTorch's DistributedDataParallel (python/accordion/ddp.py): the same
+// GradientExchange, compressors, controllers and trace recorder that
+// accordion-train runs, fed by DDP's buckets instead of its own hooks.
+//
+// Per step: BeginStep (forward starts), EndForward (backward starts),
+// GradientReady for every parameter as DDP hands its bucket over - the
+// exchange's buckets start as they fill, exactly as in accordion-train, so
+// the trace's collectives are the ones PlanStep describes - then
+// FinishStep once DDP's last bucket is in; Gradient(layer) is then the
+// average over ranks. EndEpoch runs the controllers on the epoch's
+// gradient norms, writes the epoch into the trace (rank 0) and sets the
+// next epoch's levels. Every method but Gradient and the accessors is
+// collective where it communicates: all ranks call them in the same order.
+//
+// Thread safety: not thread-safe. DDP calls its hook on autograd's thread
+// while the training thread waits in backward(), so the calls never overlap.
+#ifndef ACCORDION_TRAINER_DDP_HOOK_CORE_H_
+#define ACCORDION_TRAINER_DDP_HOOK_CORE_H_
+
+#include <torch/torch.h>
+
+#include <chrono>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "analysis/communication_accounting.h"
+#include "common/options.h"
+#include "traces/records.h"
+
+namespace accordion {
+
+class AccordionController;
+class Communicator;
+class GradientExchange;
+class TraceRecorder;
+
+class DdpHookOptions {
+  /// What travels: dense, powersgd, topk or batch, with TopK's choices.
+  /// Default: CommunicationScheme() (dense).
+  ACCORDION_ARG(CommunicationScheme, scheme);
+  /// static: every layer at level_low; accordion: the controller decides.
+  /// Default: Policy::kStatic.
+  ACCORDION_ARG(Policy, policy) = Policy::kStatic;
+  /// Level inside critical regimes (and of a static run). Default: 0.
+  ACCORDION_ARG(double, level_low) = 0;
+  /// Level outside them. Default: 0.
+  ACCORDION_ARG(double, level_high) = 0;
+  /// Accordion's threshold. Default: 0.5.
+  ACCORDION_ARG(double, eta) = 0.5;
+  /// Epochs between regime checks. Default: 10.
+  ACCORDION_ARG(int, interval) = 10;
+  /// The exchange's bucket size, bytes. Default: kDefaultBucketBytes.
+  ACCORDION_ARG(int64_t, bucket_bytes) = 25 * 1024 * 1024;
+  /// PowerSGD's shared Q seed. Default: 0.
+  ACCORDION_ARG(uint64_t, seed) = 0;
+  /// The trace to write (rank 0); empty: record nothing. Default: "".
+  ACCORDION_ARG(std::string, trace);
+  /// Replace an existing trace (never one another run is writing). Default: false.
+  ACCORDION_ARG(bool, overwrite) = false;
+  /// Steps sampled per epoch for the per-iteration tables. Default: 20.
+  ACCORDION_ARG(int, sample_iterations) = 20;
+  /// Time the network before the first step (network_probe.h). Default: true.
+  ACCORDION_ARG(bool, network_probe) = true;
+  /// What the trace's run row says about the training. Default: "custom".
+  ACCORDION_ARG(std::string, model) = "custom";
+  /// Default: "custom".
+  ACCORDION_ARG(std::string, dataset) = "custom";
+  /// Samples in one epoch of the training set. Default: 0 (unknown).
+  ACCORDION_ARG(int64_t, train_samples) = 0;
+  /// Global batch size at the start. Default: 0 (unknown).
+  ACCORDION_ARG(int64_t, batch_size) = 0;
+  /// Epochs the run plans. Default: 1.
+  ACCORDION_ARG(int, epochs) = 1;
+  /// The configuration as the user gave it (JSON object). Default: "{}".
+  ACCORDION_ARG(std::string, config_json) = "{}";
+  /// How many of the ranks share a host. Default: 1.
+  ACCORDION_ARG(int, ranks_per_node) = 1;
+};
+
+// An epoch's accumulated gradient is not finite: training diverged. The
+// trace is marked failed, its finished epochs kept.
+class TrainingDiverged : public std::runtime_error {
+ public:
+  explicit TrainingDiverged(const std::string& what) : std::runtime_error(what) {}
+};
+
+// What EndEpoch concluded, for the caller.
+struct DdpEpochSummary {
+  int epoch = 0;
+  std::vector<double> grad_norms;   // per layer, the epoch's accumulated raw gradient
+  std::vector<double> next_levels;  // per layer
+  std::vector<bool> next_critical;  // per layer
+  double floats_sent = 0;           // by one worker in the epoch
+  int64_t next_batch_size = 0;      // the batch scheme's next global batch (else the run's)
+};
+
+class DdpHookCore {
+ public:
+  // `parameters` in registration order (module.parameters()), `names` the
+  // same length. Throws InputError on options that do not fit; on rank 0
+  // creates the trace (every rank throws alike if that fails).
+  DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std::string> names, Communicator& comm,
+              const DdpHookOptions& options);
+  ~DdpHookCore();
+  DdpHookCore(const DdpHookCore&) = delete;
+  DdpHookCore& operator=(const DdpHookCore&) = delete;
+
+  void BeginStep();
+  void EndForward();
+  void GradientReady(int layer, const torch::Tensor& grad);
+  void FinishStep();
+  torch::Tensor Gradient(int layer) const;
+
+  // Collective. `lr` is the epoch's LR, `next_lr` the next one's (an LR
+  // decay holds every layer critical, as in accordion-train). Throws
+  // TrainingDiverged when a layer's accumulated gradient is not finite.
+  DdpEpochSummary EndEpoch(double lr, double next_lr, double train_loss, double train_acc, double test_loss,
+                           double test_acc);
+  // Marks the trace finished: complete, or interrupted (kept epochs only).
+  void Finish(RunStatus status);
+
+  const std::vector<LayerInfo>& layers() const { return layers_; }
+  const std::vector<double>& levels() const { return levels_; }
+  int epoch() const { return epoch_; }
+  int64_t step() const { return step_; }
+  bool recording() const { return recording_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  void CloseStep(Clock::time_point now);
+
+  Communicator& comm_;
+  DdpHookOptions options_;
+  bool batch_scheme_;
+  bool recording_;
+  std::vector<LayerInfo> layers_;
+  std::vector<double> levels_;
+  std::vector<bool> critical_;
+  std::unique_ptr<GradientExchange> exchange_;
+  std::unique_ptr<AccordionController> controller_;
+  std::unique_ptr<AccordionController> model_controller_;
+  std::unique_ptr<TraceRecorder> recorder_;
+  int epoch_ = 0;
+  int64_t step_ = 0;
+  bool in_step_ = false, step_open_ = false, finished_ = false;
+  bool gradients_seen_ = false;  // in the running step
+  Clock::time_point step_start_, backward_start_, epoch_start_;
+  IterationRecord iteration_;
+  EpochRecord sums_;
+};
+
+}  // namespace accordion
+
+#endif  // ACCORDION_TRAINER_DDP_HOOK_CORE_H_
