@@ -160,7 +160,7 @@ def run_config(cfg, model_name, batches_, args, trace_dir, rep):
                                                       else args.sample_iterations),
                                    model_name=model_name, dataset="fashion-mnist",
                                    batch_size=args.batch * dist.get_world_size(),
-                                   train_samples=steps_total * args.batch * dist.get_world_size())
+                                   train_samples=steps_total * args.batch * dist.get_world_size(), epochs=1)
         info["ours_compresses"] = [l["name"] for l in acc.layers if l["compressible"]]
         info["trace"] = trace
     opt = torch.optim.SGD(model.parameters(), lr=args.lr, momentum=0.9)
