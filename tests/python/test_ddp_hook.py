@@ -62,6 +62,16 @@ def test_the_dense_hook_trains_exactly_like_plain_ddp(tmp_path):
     assert load_json(tmp_path / "out.json")["max_param_difference"] < 1e-6
 
 
+def test_gradient_accumulation_under_no_sync_trains_like_plain_ddp(tmp_path):
+    trace = tmp_path / "run.trace"
+    run = torchrun("train_small.py", "--scheme", "dense", "--against-plain-ddp", "--accumulate", "2",
+                   "--epochs", "2", "--trace", trace, "--out", tmp_path / "out.json")
+    check_clean_exit(run)
+    assert load_json(tmp_path / "out.json")["max_param_difference"] < 1e-6
+    # One communicating step per optimizer step, whatever the micro-batches.
+    assert rows(trace, "SELECT epoch, iterations FROM epochs") == [(0, 4), (1, 4)]
+
+
 def test_powersgd_sends_as_many_floats_as_pytorchs_own_hook(tmp_path):
     run = torchrun("count_floats.py", "--rank", "2", "--out", tmp_path / "out.json")
     check_clean_exit(run)

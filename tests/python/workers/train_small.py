@@ -46,6 +46,7 @@ def main():
     ap.add_argument("--raise-in-epoch", type=int, default=-1)
     ap.add_argument("--nan-in-epoch", type=int, default=-1)
     ap.add_argument("--against-plain-ddp", action="store_true")
+    ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per step, all but the last under no_sync")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     dist.init_process_group("gloo")
@@ -74,15 +75,20 @@ def main():
                 if epoch == a.nan_in_epoch:
                     with torch.no_grad():
                         next(model.parameters()).fill_(float("nan"))
-                loss = F.cross_entropy(model(x), y)
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                if reference is not None:
-                    ref_loss = F.cross_entropy(reference(x), y)
-                    ref_opt.zero_grad()
-                    ref_loss.backward()
-                    ref_opt.step()
+                for net, optimizer in ((model, opt), (reference, ref_opt)):
+                    if net is None:
+                        continue
+                    optimizer.zero_grad()
+                    # Gradient accumulation as DDP users write it: every
+                    # micro-batch but the last under no_sync().
+                    for i, (xs, ys) in enumerate(zip(x.chunk(a.accumulate), y.chunk(a.accumulate))):
+                        if i + 1 < a.accumulate:
+                            with net.no_sync():
+                                F.cross_entropy(net(xs), ys).backward()
+                        else:
+                            loss = F.cross_entropy(net(xs), ys)
+                            loss.backward()
+                    optimizer.step()
             summary = acc.end_epoch(lr=0.05, train_loss=loss.item())
             summary["levels"] = levels
             out["epochs"].append(summary)
