@@ -24,6 +24,7 @@
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
+#include "gui/model/headlines.h"
 #include "simulator/topology_description.h"
 
 namespace accordion::gui {
@@ -457,9 +458,8 @@ void WhatIfView::showProjection() {
     results_->setItem(i, 2, Cell(FormatSeconds(p.total.iteration_s), true));
     results_->setItem(i, 3, Cell(style::Times(dense_s / p.total.time_s), true));
   }
-  results_->setToolTip(tr("Accordion: %1× over static low, %2× over static high")
-                           .arg(r.speedup_vs_low(), 0, 'f', 2)
-                           .arg(r.speedup_vs_high(), 0, 'f', 2));
+  results_->setToolTip(QString::fromStdString(
+      ProjectionHeadline(r.accordion.total.time_s, dense_s, r.static_low.total.time_s, r.static_high.total.time_s)));
   DrawProjection(projection_plot_, *projection);
   projection_plot_->markDrawn();
   DrawEpochBreakdown(breakdown_plot_, *projection);

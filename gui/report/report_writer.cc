@@ -17,6 +17,7 @@
 #include "common/version.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "gui/model/headlines.h"
 #include "simulator/topology_description.h"
 #include "traces/scheme_description.h"
 
@@ -122,12 +123,12 @@ QString Header(const QStringList& cells) {
 QString ProjectionTable(const WhatIfProjection& p) {
   const sim::ReplayResult& r = p.result;
   QString t = "<table>\n" + Header({"schedule", "time to train", "compute", "compression", "exposed communication",
-                                    "Accordion's speedup over it"});
+                                    "Accordion against it"});
   for (const sim::ScheduleProjection* s : {&p.dense, &r.static_low, &r.static_high, &r.accordion}) {
-    const double speedup = r.accordion.total.time_s > 0 ? s->total.time_s / r.accordion.total.time_s : 0;
     t += Row({Html(s->label.empty() ? s->name : s->label), style::Seconds(s->total.time_s),
               style::Seconds(s->total.compute_s), style::Seconds(s->total.compress_s),
-              style::Seconds(s->total.exposed_comm_s), s == &r.accordion ? QString("—") : style::Times(speedup)});
+              style::Seconds(s->total.exposed_comm_s),
+              s == &r.accordion ? QString("—") : Html(CompareTimes(r.accordion.total.time_s, s->total.time_s, ""))});
   }
   return t + "</table>\n";
 }
@@ -343,20 +344,16 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     h += "<h3>SimGrid replay</h3>\n" + ProjectionTable(*in.simulation);
   }
   if (best) {
-    h +=
-        QString("<p>Accordion: <b>%1</b> faster than dense, <b>%2</b> than static low, %3 than static high (%4).</p>\n")
-            .arg(style::Times(best->speedup_vs_dense()), style::Times(best->result.speedup_vs_low()),
-                 style::Times(best->result.speedup_vs_high()),
-                 best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate");
-    const std::optional<double> stops = CompressionStopsPayingAt(in.sweep);
-    if (!in.sweep.empty()) {
-      h += stops
-               ? QString("<p>From about %1 Gb/s on, Accordion saves less than 5 % of dense's time.</p>\n")
-                     .arg(*stops, 0, 'g', 3)
-               : QString("<p>Accordion saves at least 5 % of dense's time at every bandwidth swept (%1–%2 Gb/s).</p>\n")
-                     .arg(in.sweep.front().bandwidth_gbps, 0, 'g', 3)
-                     .arg(in.sweep.back().bandwidth_gbps, 0, 'g', 3);
+    const sim::ReplayResult& r = best->result;
+    const std::string headline = ProjectionHeadline(r.accordion.total.time_s, best->dense.total.time_s,
+                                                    r.static_low.total.time_s, r.static_high.total.time_s);
+    if (!headline.empty()) {
+      // "by the ...", not "(...)": the headline may end in "(within 0.5 %)".
+      h += "<p><b>" + Html(headline) + "</b>, by the " +
+           (best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate") + ".</p>\n";
     }
+    const std::string sweep = SweepHeadline(in.sweep);
+    if (!sweep.empty()) h += "<p>" + Html(sweep) + ", by the α–β estimate.</p>\n";
   } else {
     h += "<p class=\"note\">No projection: " + Html(in.projection_problem) + "</p>\n";
   }

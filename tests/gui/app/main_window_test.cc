@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QDragEnterEvent>
 #include <QDropEvent>
@@ -20,6 +21,7 @@
 #include <QMimeData>
 #include <QProcess>
 #include <QPushButton>
+#include <QRegularExpression>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -42,6 +44,7 @@
 #include "gui/app/schedule_controls.h"
 #include "gui/app/timeline_view.h"
 #include "gui/app/what_if_view.h"
+#include "gui/model/headlines.h"
 #include "gui/model/explorer_document.h"
 #include "simulator/topology_description.h"
 #include "tests/gui/gui_test_support.h"
@@ -460,6 +463,51 @@ class MainWindowTest : public QObject {
     doc->waitForIdle();
     QApplication::processEvents();
     QVERIFY(what_if->sourceLabel()->text().contains("α–β estimate"));
+  }
+
+  // The what-if tab's sentences are the sentence builder's, on the numbers
+  // its plots show, for a setting where Accordion pays (64 workers over
+  // 25 Gb/s) and one where it is slower (2 workers over 100 Gb/s). With
+  // ACCORDION_SCREENSHOT_DIR set, each is saved there as a PNG to look at.
+  void whatIfHeadlinesAreTrueOfTheirPlots() {
+    MainWindow window;
+    window.resize(1600, 1000);
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    window.tabs()->setCurrentIndex(MainWindow::tabKeys().indexOf("what-if"));
+    WhatIfView* what_if = window.whatIfView();
+    ExplorerDocument* doc = window.document();
+    const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR");
+    const struct {
+      int workers;
+      double gbps;
+      const char* name;
+    } settings[] = {{64, 25, "what-if-64x25"}, {2, 100, "what-if-2x100"}};
+    for (const auto& s : settings) {
+      what_if->findChild<QSpinBox*>("workersSpin")->setValue(s.workers);
+      what_if->findChild<QDoubleSpinBox*>("bandwidthSpin")->setValue(s.gbps);
+      doc->waitForIdle();
+      QApplication::processEvents();
+      const auto projection = doc->projection();
+      const auto sweep = doc->sweep();
+      QVERIFY(projection != nullptr && sweep != nullptr);
+      const sim::ReplayResult& r = projection->result;
+      auto* subtitle = qobject_cast<QCPTextElement*>(what_if->projectionPlot()->plotLayout()->element(1, 0));
+      QVERIFY(subtitle != nullptr);
+      const std::string against = ProjectionHeadline(r.accordion.total.time_s, projection->dense.total.time_s, 0, 0);
+      QVERIFY2(subtitle->text().startsWith(QString::fromStdString(against)), qPrintable(subtitle->text()));
+      auto* headline = qobject_cast<QCPTextElement*>(what_if->sweepPlot()->plotLayout()->element(1, 0));
+      QVERIFY(headline != nullptr);
+      QCOMPARE(headline->text(), QString::fromStdString(SweepHeadline(*sweep)));
+      // A ratio below 1 is said the other way round ("1.72× slower"), never "0.58×".
+      const QRegularExpression below_one("(^|[^0-9.])0\\.[0-9]+×");
+      QVERIFY2(!below_one.match(subtitle->text()).hasMatch(), qPrintable(subtitle->text()));
+      QVERIFY2(!below_one.match(headline->text()).hasMatch(), qPrintable(headline->text()));
+      if (!shots.isEmpty()) {
+        QDir().mkpath(shots);
+        QVERIFY(window.grab().save(shots + "/" + s.name + ".png"));
+      }
+    }
   }
 
   void compareTabTabulatesCheckedRuns() {

@@ -10,6 +10,7 @@
 
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "gui/model/headlines.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace accordion;
@@ -313,6 +314,9 @@ class FiguresTest : public QObject {
     QVERIFY(subtitle != nullptr);
     QVERIFY2(subtitle->text().contains("ring all-reduce"), qPrintable(subtitle->text()));
     QVERIFY2(!subtitle->text().contains("SimGrid simulation"), qPrintable(subtitle->text()));
+    // It opens with the sentence builder's comparison, true of the bars.
+    const std::string against = ProjectionHeadline(p.result.accordion.total.time_s, p.dense.total.time_s, 0, 0);
+    QVERIFY2(subtitle->text().startsWith(QString::fromStdString(against) + " — "), qPrintable(subtitle->text()));
     const auto ticker = plot.xAxis->ticker().dynamicCast<QCPAxisTickerText>();
     QVERIFY(ticker);
     QCOMPARE(ticker->ticks().size(), 4);
@@ -341,6 +345,9 @@ class FiguresTest : public QObject {
     const std::vector<SweepPointResult> sweep = SweepBandwidth(*run_, settings_, w, LogSpaced(0.1, 100, 4));
     DrawBandwidthSweep(&plot, sweep, 1);
     QVERIFY(plot.xAxis->scaleType() == QCPAxis::stLogarithmic);
+    auto* headline = qobject_cast<QCPTextElement*>(plot.plotLayout()->element(1, 0));
+    QVERIFY(headline != nullptr);
+    QCOMPARE(headline->text(), QString::fromStdString(SweepHeadline(sweep)));
     const QString csv = FigureCsv(&plot);
     QCOMPARE(Sections(csv, "graph"), 3);
     QVERIFY(csv.contains("# graph: Accordion vs dense\nbandwidth (Gb/s),speedup (×)\n0.1,"));
