@@ -1,6 +1,7 @@
 #include "common/output_file.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -33,7 +34,49 @@ std::string ParentDirectory(const std::string& path) {
   return parent.empty() ? "." : parent.string();
 }
 
+// Whether a shared flock() on `path` is refused: only another open file's
+// exclusive lock does that (a live TraceWriter's, a LockDirectory()).
+bool ExclusivelyLocked(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) return false;
+  const bool locked = ::flock(fd, LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
+  ::close(fd);
+  return locked;
+}
+
+std::string BeingWrittenMessage(const std::string& what) {
+  return what + " is being written by another process (a running accordion-train?); --overwrite never replaces it";
+}
+
 }  // namespace
+
+bool FileBeingWritten(const std::string& path) {
+  struct stat st;
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) && ExclusivelyLocked(path);
+}
+
+std::string DirectoryLockPath(const std::string& dir) {
+  return (std::filesystem::path(dir) / ".accordion.lock").string();
+}
+
+bool DirectoryInUse(const std::string& dir) { return ExclusivelyLocked(DirectoryLockPath(dir)); }
+
+void LockDirectory(const std::string& dir, const std::string& what) {
+  ::mkdir(dir.c_str(), 0755);  // may exist
+  const std::string lock = DirectoryLockPath(dir);
+  // No O_CLOEXEC: the workers a launcher starts keep the lock alive with it.
+  const int fd = ::open(lock.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW, 0644);
+  if (fd < 0) throw InputError(what + ": cannot create " + lock + " (" + std::strerror(errno) + ")");
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int error = errno;
+    ::close(fd);
+    if (error == EWOULDBLOCK) {
+      throw InputError(what + " is in use by a running accordion-train; wait for it or choose another directory");
+    }
+    throw InputError(what + ": cannot lock " + lock + " (" + std::strerror(error) + ")");
+  }
+  // Kept open on purpose: the lock ends with the process.
+}
 
 bool SameFile(const std::string& a, const std::string& b) {
   struct stat sa, sb;
@@ -59,6 +102,7 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
       throw InputError(what + " is not a regular file; give the path of a new file");
     }
     if (!S_ISREG(st.st_mode)) throw InputError(what + " exists and is not a regular file");
+    if (ExclusivelyLocked(path)) throw InputError(BeingWrittenMessage(what));
     if (!o.overwrite()) throw InputError(what + " exists (--overwrite replaces it)");
   } else if (errno != ENOENT) {
     throw InputError(what + ": " + std::strerror(errno));
@@ -71,6 +115,9 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   struct stat dir_st;
   if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)) {
     throw InputError(what + ": directory " + dir + " does not exist");
+  }
+  if (DirectoryInUse(dir)) {
+    throw InputError(what + ": directory " + dir + " is in use by a running accordion-train; choose another");
   }
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw InputError(what + ": cannot write in directory " + dir + " (" + std::strerror(errno) + ")");
@@ -112,6 +159,11 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
       std::remove(partial.c_str());
       throw InputError(path + ": write failed");
     }
+  }
+  // A run may have started writing `path` since CheckOutput(): leave it be.
+  if (FileBeingWritten(path)) {
+    std::remove(partial.c_str());
+    throw InputError(BeingWrittenMessage(path));
   }
   if (std::rename(partial.c_str(), path.c_str()) != 0) {
     std::remove(partial.c_str());

@@ -43,8 +43,30 @@ class OutputOptions {
 // under `options`: stdout ("-" or empty); an absent file in an existing,
 // writable directory; an existing regular file with overwrite(); an existing
 // FIFO or character device with streams(). An input, a directory, anything
-// else, or a leftover "<path>.partial" is refused.
+// else, a leftover "<path>.partial", a file another process is writing
+// (FileBeingWritten) and any path in a directory a live run holds
+// (DirectoryInUse) are refused.
 void CheckOutput(const std::string& path, const OutputOptions& options);
+
+// Whether another process holds an exclusive flock() on the file at `path`:
+// a trace a live TraceWriter is writing (traces/trace_writer.h). Neither
+// CheckOutput() nor WriteOutput() replaces such a file, --overwrite or not.
+bool FileBeingWritten(const std::string& path);
+
+// The lock file a live run holds in a directory it owns for its lifetime (a
+// trainer's --checkpoint-dir): "<dir>/.accordion.lock".
+std::string DirectoryLockPath(const std::string& dir);
+
+// Whether a live process holds `dir` with LockDirectory(). CheckOutput()
+// refuses every output in such a directory.
+bool DirectoryInUse(const std::string& dir);
+
+// Takes an exclusive flock() on DirectoryLockPath(dir), creating `dir` and
+// the lock file as needed, for the rest of this process's life: the lock is
+// released only when this process and the children it starts (which inherit
+// the descriptor) have all ended, however they end. Throws InputError, one
+// line starting with `what`, when another live process holds it.
+void LockDirectory(const std::string& dir, const std::string& what);
 
 // Whether two paths name the same file (through links too); paths that do
 // not exist yet are compared by their absolute, normalised names.
@@ -53,7 +75,9 @@ bool SameFile(const std::string& a, const std::string& b);
 // Writes `write`'s output to `path`. A FIFO or character device there is
 // written into directly; otherwise "<path>.partial" is written and renamed
 // over `path` once complete. Throws InputError when the file cannot be
-// written. It does not check the path: call CheckOutput() first.
+// written, and when another process started writing `path` meanwhile
+// (FileBeingWritten: then `path` is left as it is). It does not check the
+// path otherwise: call CheckOutput() first.
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace accordion

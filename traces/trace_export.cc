@@ -13,6 +13,7 @@
 #include "traces/schema.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 
 namespace accordion {
 
@@ -74,6 +75,10 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
       });
       out.close();
       if (!out) throw TraceError(TraceErrorCode::kIo, tmp + ": write failed");
+    }
+    if (TraceBeingWritten(path)) {  // a run started on this path since the tool checked it
+      std::remove(tmp.c_str());
+      throw TraceError(TraceErrorCode::kBusy, path + " is being written by another process; not replaced");
     }
     std::filesystem::rename(tmp, path, ec);
     if (ec) throw TraceError(TraceErrorCode::kIo, path + ": cannot rename: " + ec.message());

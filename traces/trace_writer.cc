@@ -1,5 +1,7 @@
 #include "traces/trace_writer.h"
 
+#include "common/output_file.h"
+
 #include <fcntl.h>
 #include <sys/file.h>
 #include <sys/stat.h>
@@ -118,11 +120,7 @@ std::string NewRunId() {
   return buf;
 }
 
-bool TraceBeingWritten(const std::string& path) {
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  // A shared probe fails only against a writer's exclusive lock.
-  return fd.ok() && ::flock(fd.get(), LOCK_SH | LOCK_NB) != 0 && errno == EWOULDBLOCK;
-}
+bool TraceBeingWritten(const std::string& path) { return FileBeingWritten(path); }
 
 TraceWriter::TraceWriter(int lock_fd, std::unique_ptr<SqliteDb> db, RunInfo run, int num_layers, int next_epoch,
                          int version)

@@ -18,6 +18,7 @@
 #include "analysis/schedule.h"
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "common/output_file.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -383,11 +384,12 @@ const std::vector<TrainFlag>& TrainFlags() {
           .MayChangeOnResume()
           .Ranks(RankAgreement::kWhetherGiven),
       Flag("--overwrite", "overwrite", &TrainOptions::overwrite,
-           "Replace an existing --trace file, and another run's checkpoint in --checkpoint-dir (never a trace a "
-           "live run is writing)")
+           "Replace an existing --trace file, and another run's checkpoint in --checkpoint-dir (never a trace or "
+           "a checkpoint directory a live run is using)")
           .MayChangeOnResume(),
       Flag("--checkpoint-dir", "checkpoint_dir", &TrainOptions::checkpoint_dir,
-           "Checkpoint every epoch into this directory")
+           "Checkpoint every epoch into this directory (held for the run's life: a second run, an --overwrite "
+           "or a --resume of it is refused while it lives)")
           .MayChangeOnResume()
           .Ranks(RankAgreement::kWhetherGiven),
       Flag("--resume", "resume", &TrainOptions::resume, "Continue the run checkpointed in --checkpoint-dir")
@@ -576,6 +578,11 @@ void CheckPaths(const TrainOptions& o) {
     }
     if (!Exists(o.checkpoint_dir) && !IsDirectory(ParentOf(o.checkpoint_dir))) {
       throw InputError("--checkpoint-dir " + o.checkpoint_dir + ": parent directory does not exist");
+    }
+    // A live run's directory: not for a second run, an --overwrite or a --resume.
+    if (DirectoryInUse(o.checkpoint_dir)) {
+      throw InputError("--checkpoint-dir " + o.checkpoint_dir +
+                       " is in use by a running accordion-train; wait for it or choose another directory");
     }
   }
   if (!o.resume && !o.overwrite && !o.checkpoint_dir.empty()) {

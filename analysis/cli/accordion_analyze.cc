@@ -307,7 +307,8 @@ int main(int argc, char** argv) {
                    "--overwrite, the trace never")
       ->required();
   export_cmd->add_flag("--overwrite", exp.overwrite,
-                       "Replace existing output files (never the trace: a tool does not write over what it reads)");
+                       "Replace existing output files (never the trace: a tool does not write over what it reads; "
+                       "never a file another process is writing, such as a live trace)");
 
   std::vector<std::string> table_traces;
   std::string table_format = "markdown";

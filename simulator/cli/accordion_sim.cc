@@ -31,7 +31,8 @@ namespace {
 constexpr const char* kTool = "accordion-sim";
 
 constexpr const char* kOverwriteHelp =
-    "Replace existing output files (never an input: a tool does not write over what it reads)";
+    "Replace existing output files (never an input: a tool does not write over what it reads; never a "
+    "file another process is writing, such as a live trace)";
 
 // The files a command reads: its outputs may never be one of them.
 std::vector<std::string> Inputs(const std::string& trace, const std::string& platform) {

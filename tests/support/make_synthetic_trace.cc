@@ -40,7 +40,8 @@ int main(int argc, char** argv) {
                  "Trace file to write: a new file, or with --overwrite an existing regular file (never a "
                  "directory, FIFO or device)")
       ->required();
-  app.add_flag("--overwrite", overwrite, "Replace an existing trace file at OUT");
+  app.add_flag("--overwrite", overwrite,
+               "Replace an existing trace file at OUT (never a trace a running accordion-train is writing)");
   app.add_option("--model", o.model, "resnet18 or mlp")->check(CLI::IsMember({"resnet18", "mlp"}));
   app.add_option("--epochs", o.epochs)->check(CLI::Range(1, 100000));
   app.add_option("--workers", o.world_size)->check(CLI::Range(1, 1 << 20));
@@ -80,6 +81,11 @@ int main(int argc, char** argv) {
     } catch (...) {
       for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((partial + suffix).c_str());
       throw;
+    }
+    // A run may have started on OUT since CheckOutput(): its trace and WAL stay.
+    if (FileBeingWritten(out)) {
+      for (const char* suffix : {"", "-wal", "-shm", "-journal"}) std::remove((partial + suffix).c_str());
+      throw InputError("OUT " + out + " is being written by another process; --overwrite never replaces it");
     }
     // The replaced database's own journal files would be read with the new one.
     if (overwrite) {

@@ -6,7 +6,9 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <vector>
 
+#include "common/output_file.h"
 #include "tests/trainer/data_writers.h"
 #include "tests/trainer/torchscript_files.h"
 #include "tests/trainer/train_support.h"
@@ -200,6 +202,7 @@ TEST_F(TrainRobustness, AFullDiskEndsTheRunInOneLineKeepsTheEpochAndLeavesNoPart
   EXPECT_NE(r.err.find("cannot write the checkpoint (File too large)"), std::string::npos) << r.err;
   EXPECT_LE(CountLines(r.err.substr(error_at)), 2) << r.err;  // at most one per rank
   for (const auto& entry : std::filesystem::directory_iterator(Path("ckpt"))) {
+    if (entry.path() == DirectoryLockPath(Path("ckpt"))) continue;  // the run's lock, empty
     ADD_FAILURE() << "left behind: " << entry.path();
   }
   const TraceContent t = ReadTrace(trace);
@@ -279,6 +282,54 @@ TEST_F(TrainRobustness, ASecondRunOnALiveTraceIsRefusedAndTheFirstIsUnharmed) {
   EXPECT_TRUE((cx == 0 && cy == 2) || (cx == 2 && cy == 0)) << cx << " " << cy << "\n" << x.err() << y.err();
   EXPECT_EQ(ReadTrace(race).run.status, RunStatus::kComplete);
   EXPECT_EQ(ReadTrace(race).epochs.size(), 3u);
+}
+
+// A live run holds its --checkpoint-dir (a lock file inside it) for its
+// lifetime: a second run on it, with --overwrite or --resume, is refused in
+// one line before any worker starts, and so is another tool's --overwrite of
+// its trace or an output into its directory; the first run can then resume.
+TEST_F(TrainRobustness, ALiveRunsCheckpointDirectoryAndTraceAreRefusedToEveryOtherWriter) {
+  const std::string quick = kQuickRun + " --nproc 2 --threads 1 ";
+  const std::string ckpt = Path("ckpt");
+  const std::string trace = Path("live.trace");
+  const std::string run = quick + "--epochs 500 --trace " + trace + " --checkpoint-dir " + ckpt;
+  std::filesystem::create_directories(Path("first"));
+  {
+    BackgroundRun first(run, Path("first"));
+    ASSERT_TRUE(first.WaitForOutput("epoch 2/500", std::chrono::seconds(120))) << first.err();
+    for (const std::string& flags :
+         std::vector<std::string>{"--overwrite", "--overwrite --trace " + Path("other.trace"), "--resume"}) {
+      const CommandResult second = Train(quick + "--epochs 500 --checkpoint-dir " + ckpt + " " + flags);
+      EXPECT_EQ(second.exit_code, 2) << flags << "\n" << second.err;
+      EXPECT_EQ(CountLines(second.err), 1) << flags << "\n" << second.err;
+      EXPECT_NE(second.err.find("--checkpoint-dir " + ckpt + " is in use by a running accordion-train"),
+                std::string::npos)
+          << flags << "\n"
+          << second.err;
+      EXPECT_FALSE(std::filesystem::exists(Path("other.trace"))) << flags;
+    }
+    const std::string synth = std::string(ACCORDION_BIN_DIR) + "/accordion-make-synthetic-trace";
+    const CommandResult replace = test_support::RunCommand(synth + " " + trace + " --model mlp --epochs 2 --overwrite");
+    EXPECT_EQ(replace.exit_code, 2) << replace.err;
+    EXPECT_NE(replace.err.find("is being written by another process"), std::string::npos) << replace.err;
+    const CommandResult into = test_support::RunCommand(synth + " " + ckpt + "/x.trace --model mlp --epochs 2");
+    EXPECT_EQ(into.exit_code, 2) << into.err;
+    EXPECT_NE(into.err.find("is in use by a running accordion-train"), std::string::npos) << into.err;
+    ::kill(first.pid(), SIGINT);
+    ASSERT_EQ(first.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << first.err();
+  }
+  EXPECT_FALSE(DirectoryInUse(ckpt));
+  const TraceContent before = ReadTrace(trace);
+  EXPECT_EQ(before.run.status, RunStatus::kInterrupted);
+  EXPECT_EQ(before.run.epochs_planned, 500);
+  // Nothing the refused writers did stands in the way of the first run's resume.
+  BackgroundRun resumed(run + " --resume", Path("first"));
+  ASSERT_TRUE(
+      resumed.WaitForOutput("epoch " + std::to_string(before.epochs.size() + 2) + "/500", std::chrono::seconds(120)))
+      << resumed.err();
+  ::kill(resumed.pid(), SIGINT);
+  EXPECT_EQ(resumed.WaitForExit(std::chrono::seconds(60)), kExitInterrupted) << resumed.err();
+  EXPECT_GT(ReadTrace(trace).epochs.size(), before.epochs.size());
 }
 
 }  // namespace

@@ -92,6 +92,9 @@ struct BenchFlags {
     }
     const std::filesystem::path dir = p.has_parent_path() ? p.parent_path() : std::filesystem::path(".");
     if (!std::filesystem::is_directory(dir)) throw InputError("--out: directory " + dir.string() + " does not exist");
+    // The rules every tool's outputs follow: never a live trace, a live run's
+    // directory, a directory or a leftover .partial.
+    CheckOutput(out, OutputOptions().overwrite(overwrite));
   }
 };
 
@@ -112,7 +115,8 @@ void AddFlags(CLI::App& app, BenchFlags& f) {
       ->check(CLI::IsMember({"gloo", "nccl"}))
       ->capture_default_str();
   app.add_option("--out", f.out, "Write every sample and the fit as JSON (accordion-sim calibrate reads it)");
-  app.add_flag("--overwrite", f.overwrite, "Replace an existing --out file");
+  app.add_flag("--overwrite", f.overwrite,
+               "Replace an existing --out file (never one another process is writing, such as a live trace)");
   app.add_option("--bind-addr", f.bind_addr, "Address this node's Gloo sockets bind to (multi-node: its own)")
       ->capture_default_str();
   app.add_option("--timeout-s", f.timeout_s, "A collective that takes longer fails the run")->capture_default_str();

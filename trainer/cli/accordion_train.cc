@@ -10,6 +10,7 @@
 
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/output_file.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
@@ -51,6 +52,14 @@ void MarkTraceFailed(const std::string& path, const std::string& run_id) {
   }
 }
 
+// Holds the run's --checkpoint-dir for the life of this process and of the
+// workers it starts: a second run, an --overwrite or a --resume of it is
+// refused while they live (common/output_file.h).
+void LockCheckpointDirectory(const TrainOptions& options) {
+  if (!options.checkpoint_dir.empty())
+    LockDirectory(options.checkpoint_dir, "--checkpoint-dir " + options.checkpoint_dir);
+}
+
 int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
   if (!env.launched) {
     // Under torchrun / Slurm nobody validated the run before it started.
@@ -59,6 +68,7 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
     }
     ValidateOptions(options, /*check_paths=*/env.rank == 0);
     if (env.rank == 0 && IsModelFile(options.model)) CheckModelFile(options, env.world_size);
+    if (env.rank == 0) LockCheckpointDirectory(options);
   }
   struct sigaction sa {};
   sa.sa_handler = OnStopSignal;
@@ -98,6 +108,7 @@ int main(int argc, char** argv) {
     // A TorchScript file is loaded and run on one batch here, so a model that
     // cannot train is one line, not a failure in every worker.
     if (IsModelFile(options.model)) CheckModelFile(options, options.nproc);
+    LockCheckpointDirectory(options);  // before any worker starts
     // The run's id is chosen here and handed to the workers, so the launcher
     // knows its own trace from another run's; a resume keeps the checkpoint's.
     std::string run_id = NewRunId();
