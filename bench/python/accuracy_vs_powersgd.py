@@ -38,7 +38,7 @@ import sys
 import tempfile
 import time
 
-from bench_common import free_port, loadavg
+from bench_common import free_port, loadavg, trainer_cnn
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
 # Student's t, two-sided 95 %, by degrees of freedom.
@@ -69,21 +69,8 @@ def load(data_dir, split, limit):
 def worker(args):
     import torch
     import torch.distributed as dist
-    import torch.nn as nn
     import torch.nn.functional as F
     from torch.nn.parallel import DistributedDataParallel as DDP
-
-    class Cnn(nn.Module):  # accordion-train --model cnn
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 16, 5, padding=2)
-            self.conv2 = nn.Conv2d(16, 32, 5, padding=2)
-            self.fc1, self.fc2 = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            return self.fc2(F.relu(self.fc1(x.flatten(1))))
 
     torch.set_num_threads(args.threads)
     dist.init_process_group("gloo")
@@ -91,7 +78,7 @@ def worker(args):
     x, y = load(args.data_dir, "train", args.train_samples)
     tx, ty = load(args.data_dir, "test", 0)
     torch.manual_seed(args.seed)
-    model = DDP(Cnn())
+    model = DDP(trainer_cnn())
     acc = None
     if args.hook == "ddp":
         pass  # DDP's own dense all-reduce: the uncompressed reference

@@ -14,3 +14,24 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def trainer_cnn():
+    """accordion-train's --model cnn, layer for layer, as a PyTorch module (torch imported here:
+    the launcher side of the benchmarks does not need it)."""
+    import torch.nn as nn
+    import torch.nn.functional as F
+
+    class Cnn(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(1, 16, 5, padding=2)
+            self.conv2 = nn.Conv2d(16, 32, 5, padding=2)
+            self.fc1, self.fc2 = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
+
+        def forward(self, x):
+            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
+            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
+            return self.fc2(F.relu(self.fc1(x.flatten(1))))
+
+    return Cnn()

@@ -49,7 +49,7 @@ import sys
 import tempfile
 import time
 
-from bench_common import free_port, loadavg
+from bench_common import free_port, loadavg, trainer_cnn
 
 CONFIGS = ("ddp", "torch", "ours", "ours+trace")
 MODELS = ("cnn", "resnet18")
@@ -89,25 +89,12 @@ def batches(model_name, n_batches, batch, rank, world, data_dir):
 
 def make_model(name, seed):
     import torch
-    import torch.nn as nn
-    import torch.nn.functional as F
     torch.manual_seed(seed)
     if name == "resnet18":
         import torchvision
         return torchvision.models.resnet18(num_classes=10)
 
-    class Cnn(nn.Module):  # accordion-train --model cnn, layer for layer
-        def __init__(self):
-            super().__init__()
-            self.conv1 = nn.Conv2d(1, 16, 5, padding=2)
-            self.conv2 = nn.Conv2d(16, 32, 5, padding=2)
-            self.fc1, self.fc2 = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
-
-        def forward(self, x):
-            x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-            x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-            return self.fc2(F.relu(self.fc1(x.flatten(1))))
-    return Cnn()
+    return trainer_cnn()
 
 
 def torch_compresses(model, rank, min_compression_rate):
