@@ -9,9 +9,14 @@
 // The report is written into a hidden sibling directory and renamed into
 // place at the end, so an interrupted run never leaves a partial report
 // that looks complete. An existing non-empty --out is replaced only with
-// --overwrite, and only when it holds the marker file of an earlier report.
+// --overwrite, only when it holds the marker file of an earlier report, and
+// only when it holds nothing that report did not write: the marker lists
+// every file of its report, and a file of the user's (a note put beside the
+// figures) keeps the directory from being replaced. A --out that is a link
+// to a directory is replaced where it points, the link kept.
 #include <QApplication>
 #include <QDir>
+#include <QDirIterator>
 #include <QFile>
 #include <QFileInfo>
 #include <QTemporaryDir>
@@ -82,6 +87,40 @@ bool Inside(const QString& path, const QString& dir) {
 
 // Checks --out against the inputs and what is there now; returns whether a
 // directory will have to be replaced.
+// Every file and directory under `dir`, relative to it, sorted; symbolic
+// links are listed, never followed.
+QStringList Entries(const QString& dir) {
+  QStringList all;
+  QDirIterator it(dir, QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot,
+                  QDirIterator::Subdirectories);
+  while (it.hasNext()) all << QDir(dir).relativeFilePath(it.next());
+  all.sort();
+  return all;
+}
+
+// The marker's text: who wrote the report, then each of its entries.
+QByteArray MarkerText(const QString& report_dir) {
+  QByteArray text = QByteArray("accordion-report ") + kVersion + "\n";
+  for (const QString& e : Entries(report_dir)) text += e.toUtf8() + "\n";
+  return text + QByteArray(kMarkerFile) + "\n";
+}
+
+// The first entry of the earlier report in `out` that it did not write, or
+// why its marker cannot say; empty when every entry is the report's own.
+QString ForeignEntry(const QString& out) {
+  QFile marker(out + "/" + kMarkerFile);
+  if (!marker.open(QIODevice::ReadOnly)) return QString("its ") + kMarkerFile + " cannot be read";
+  QStringList listed = QString::fromUtf8(marker.readAll()).split('\n', Qt::SkipEmptyParts);
+  if (listed.size() < 2) {
+    return QString("its ") + kMarkerFile + " does not list the report's files (an older accordion-report wrote it)";
+  }
+  listed.removeFirst();
+  for (const QString& e : Entries(out)) {
+    if (!listed.contains(e)) return e;
+  }
+  return {};
+}
+
 bool CheckOut(const Args& a, const QString& out) {
   for (const std::string& t : a.traces) {
     if (SamePath(Abs(t), out)) {
@@ -100,6 +139,11 @@ bool CheckOut(const Args& a, const QString& out) {
   if (!QFileInfo(dir.filePath(kMarkerFile)).isFile()) {
     throw InputError("--out " + a.out + " was not written by accordion-report (no " + kMarkerFile +
                      " in it); refusing to replace it");
+  }
+  const QString foreign = ForeignEntry(out);
+  if (!foreign.isEmpty()) {
+    throw InputError("--out " + a.out + " holds more than an earlier report (" + foreign.toStdString() +
+                     "); --overwrite replaces only what accordion-report wrote: move it out or choose another --out");
   }
   for (const std::string& t : a.traces) {
     if (Inside(Abs(t), out)) {
@@ -164,8 +208,10 @@ std::string CommandLine(int argc, char** argv) {
 }
 
 int Run(const Args& a, const std::string& command_line) {
-  const QString out = Abs(a.out);
   if (a.out.empty()) throw InputError("--out is empty");
+  // A link to a directory: the report goes where it points, the link stays.
+  const QFileInfo link(Abs(a.out));
+  const QString out = link.isSymLink() && link.isDir() ? link.canonicalFilePath() : Abs(a.out);
   const bool replace = CheckOut(a, out);
 
   // Every trace read before anything is written.
@@ -217,8 +263,9 @@ int Run(const Args& a, const std::string& command_line) {
   if (!staging.isValid()) throw InputError("cannot create a directory in " + parent.toStdString());
   WriteReport(in, staging.path());
   {
+    const QByteArray text = MarkerText(staging.path());
     QFile marker(staging.path() + "/" + kMarkerFile);
-    if (!marker.open(QIODevice::WriteOnly) || marker.write(QByteArray("accordion-report ") + kVersion + "\n") < 0) {
+    if (!marker.open(QIODevice::WriteOnly) || marker.write(text) < 0) {
       throw InputError("cannot write the report's marker file");
     }
   }
@@ -237,7 +284,7 @@ int Run(const Args& a, const std::string& command_line) {
       if (!QDir().rmdir(out)) throw InputError("cannot replace the empty directory " + a.out);
     } else {
       // Checked again right before replacing: only an earlier report goes.
-      if (!QFileInfo(out + "/" + kMarkerFile).isFile()) {
+      if (!QFileInfo(out + "/" + kMarkerFile).isFile() || !ForeignEntry(out).isEmpty()) {
         throw InputError("--out " + a.out + " changed while the report was written; not replaced");
       }
       QTemporaryDir slot(parent + "/." + out_info.fileName() + ".old-XXXXXX");

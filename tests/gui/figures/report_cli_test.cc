@@ -162,6 +162,58 @@ class ReportCliTest : public QObject {
     QVERIFY(OnlyEntries(parent, {"thesis"}));
   }
 
+  // A note the user put into an earlier report keeps it from being
+  // replaced: --overwrite deletes only what accordion-report wrote.
+  void overwriteKeepsAUsersFileInAnEarlierReport() {
+    const QString parent = test_support::ScratchDir("report-note");
+    const QString out = parent + "/report";
+    QCOMPARE(RunReport(QStringList{Accordion(), "--out", out} + kQuick).code, 0);
+    QFile note(out + "/figures-notes.txt");
+    QVERIFY(note.open(QIODevice::WriteOnly));
+    note.write("what I saw\n");
+    note.close();
+    const QByteArray before = Hash(out + "/index.html");
+    const Result r = RunReport(QStringList{Static1(), "--out", out, "--overwrite"} + kQuick);
+    QCOMPARE(r.code, 2);
+    QVERIFY2(OneErrorLine(r), qPrintable(r.err));
+    QVERIFY2(r.err.contains("figures-notes.txt"), qPrintable(r.err));
+    QCOMPARE(Hash(out + "/figures-notes.txt"), QCryptographicHash::hash("what I saw\n", QCryptographicHash::Sha256));
+    QCOMPARE(Hash(out + "/index.html"), before);
+    QVERIFY(OnlyEntries(parent, {"report"}));
+    // Once the note is moved out, the earlier report is replaced.
+    QVERIFY(QFile::remove(out + "/figures-notes.txt"));
+    const Result again = RunReport(QStringList{Static1(), "--out", out, "--overwrite"} + kQuick);
+    QVERIFY2(again.code == 0, qPrintable(again.err));
+    QVERIFY(Hash(out + "/index.html") != before);
+  }
+
+  // --out a link to a directory: the report is replaced where it points,
+  // the link stays, and the target's other files are the user's.
+  void aLinkedOutIsReplacedWhereItPoints() {
+    const QString parent = test_support::ScratchDir("report-link");
+    const QString target = parent + "/reports/latest";
+    QVERIFY(QDir().mkpath(parent + "/reports"));
+    QCOMPARE(RunReport(QStringList{Accordion(), "--out", target} + kQuick).code, 0);
+    QVERIFY(QFile::link(target, parent + "/link"));
+    const QByteArray before = Hash(target + "/index.html");
+    const Result r = RunReport(QStringList{Static1(), "--out", parent + "/link", "--overwrite"} + kQuick);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    QVERIFY(QFileInfo(parent + "/link").isSymLink());
+    QVERIFY(Hash(target + "/index.html") != before);
+    QVERIFY(OnlyEntries(parent + "/reports", {"latest"}));
+    // With a file of the user's in the target, nothing is replaced.
+    QFile mine(target + "/mine.txt");
+    QVERIFY(mine.open(QIODevice::WriteOnly));
+    mine.write("mine\n");
+    mine.close();
+    const QByteArray now = Hash(target + "/index.html");
+    const Result refused = RunReport(QStringList{Accordion(), "--out", parent + "/link", "--overwrite"} + kQuick);
+    QCOMPARE(refused.code, 2);
+    QVERIFY2(OneErrorLine(refused), qPrintable(refused.err));
+    QVERIFY(QFileInfo(target + "/mine.txt").isFile());
+    QCOMPARE(Hash(target + "/index.html"), now);
+  }
+
   void badTraceWritesNothing() {
     const QString parent = test_support::ScratchDir("report-bad");
     const QString bad = test_support::WriteTruncatedTrace(parent, "cut.trace");
