@@ -60,29 +60,48 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   if (ec) throw TraceError(TraceErrorCode::kIo, dir + ": cannot create directory: " + ec.message());
-  std::vector<std::string> written;
+  // Every table to "<name>.csv.partial" first, then all renamed: a failure
+  // (a full disk) removes the partial files and leaves the directory as it
+  // was, so no mix of new and old CSVs looks like one export.
+  std::vector<std::string> written, partial;
+  auto discard = [&partial] {
+    for (const std::string& tmp : partial) std::remove(tmp.c_str());
+  };
   for (const TableSpec& table : TraceTables(reader.schema_version())) {
     const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
     const std::string tmp = path + ".partial";
-    {
-      std::ofstream out(tmp);
-      if (!out) throw TraceError(TraceErrorCode::kIo, tmp + ": cannot write: " + std::strerror(errno));
-      for (size_t i = 0; i < table.columns.size(); ++i) out << (i ? "," : "") << table.columns[i];
-      out << '\n';
-      reader.ForEachRow(table.name, [&](const std::vector<Cell>& row) {
-        for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << CellText(row[i]);
-        out << '\n';
-      });
-      out.close();
-      if (!out) throw TraceError(TraceErrorCode::kIo, tmp + ": write failed");
+    partial.push_back(tmp);
+    std::ofstream out(tmp);
+    if (!out) {
+      const std::string why = std::strerror(errno);
+      discard();
+      throw TraceError(TraceErrorCode::kIo, tmp + ": cannot write: " + why);
     }
+    for (size_t i = 0; i < table.columns.size(); ++i) out << (i ? "," : "") << table.columns[i];
+    out << '\n';
+    reader.ForEachRow(table.name, [&](const std::vector<Cell>& row) {
+      for (size_t i = 0; i < row.size(); ++i) out << (i ? "," : "") << CellText(row[i]);
+      out << '\n';
+    });
+    out.close();
+    if (!out) {
+      discard();
+      throw TraceError(TraceErrorCode::kIo, tmp + ": write failed (disk full?); nothing was replaced");
+    }
+    written.push_back(path);
+  }
+  for (const std::string& path : written) {
     if (TraceBeingWritten(path)) {  // a run started on this path since the tool checked it
-      std::remove(tmp.c_str());
+      discard();
       throw TraceError(TraceErrorCode::kBusy, path + " is being written by another process; not replaced");
     }
-    std::filesystem::rename(tmp, path, ec);
-    if (ec) throw TraceError(TraceErrorCode::kIo, path + ": cannot rename: " + ec.message());
-    written.push_back(path);
+  }
+  for (size_t i = 0; i < written.size(); ++i) {
+    std::filesystem::rename(partial[i], written[i], ec);
+    if (ec) {
+      discard();
+      throw TraceError(TraceErrorCode::kIo, written[i] + ": cannot rename: " + ec.message());
+    }
   }
   return written;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "tests/support/run_command.h"
@@ -219,6 +220,30 @@ TEST_F(AnalyzeCli, ExportNeverWritesOverItsTraceNorOverOldFilesUnlessTold) {
   ExpectBadInput("export " + trace + " --out " + csv, "--overwrite replaces it");
   EXPECT_EQ(Analyze("export " + trace + " --out " + csv + " --overwrite").exit_code, 0);
   ExpectBadInput("export " + trace + " --out " + json, "not a directory");
+}
+
+// A full disk (here a file-size limit, which fails a write the same way
+// without root) in the middle of a CSV export: one line, exit 2, no
+// ".partial" left behind and the earlier export untouched - not some tables
+// new and some old - so the same command runs again once there is room.
+TEST_F(AnalyzeCli, AFullDiskDuringAnExportLeavesTheEarlierExportAndNoPartialFile) {
+  const std::string trace = std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-accordion.trace";
+  const std::string out = Path("csv-full");
+  ASSERT_EQ(Analyze("export " + trace + " --out " + out).exit_code, 0);
+  std::map<std::string, std::string> before;
+  for (const auto& e : std::filesystem::directory_iterator(out)) before[e.path()] = test_support::ReadFile(e.path());
+  // Another run's export into it, with 16 KiB files at most: its small
+  // tables fit, grad_ready and collectives do not.
+  const std::string other = std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-static-1.trace";
+  const CommandResult full = RunCommand("bash -c \"trap '' XFSZ; ulimit -f 16; exec " + kAnalyze + " export " + other +
+                                        " --out " + out + " --overwrite\"");
+  EXPECT_EQ(full.exit_code, 2) << full.err;
+  EXPECT_EQ(CountLines(full.err), 1) << full.err;
+  EXPECT_NE(full.err.find("nothing was replaced"), std::string::npos) << full.err;
+  std::map<std::string, std::string> after;
+  for (const auto& e : std::filesystem::directory_iterator(out)) after[e.path()] = test_support::ReadFile(e.path());
+  EXPECT_EQ(after, before);  // the first export's files and bytes, no .partial
+  EXPECT_EQ(Analyze("export " + other + " --out " + out + " --overwrite").exit_code, 0);
 }
 
 TEST_F(AnalyzeCli, LevelsOutOfRangeAreRefusedBeforeTheyBecomeIntegers) {
