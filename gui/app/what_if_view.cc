@@ -167,7 +167,8 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   source_->setTextFormat(Qt::RichText);
   results_->setObjectName("projectionTable");
   results_->setHorizontalHeaderLabels({tr("Schedule"), tr("Time to train"), tr("Per step"), tr("vs dense")});
-  results_->horizontalHeaderItem(3)->setToolTip(tr("Speed-up over sending every gradient dense"));
+  results_->horizontalHeaderItem(3)->setToolTip(
+      tr("This schedule's time against sending every gradient dense: \"1.71× slower\", \"1.57× faster\""));
   results_->verticalHeader()->setVisible(false);
   results_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   results_->setSelectionMode(QAbstractItemView::NoSelection);
@@ -456,7 +457,12 @@ void WhatIfView::showProjection() {
     results_->setItem(i, 0, name);
     results_->setItem(i, 1, Cell(FormatSeconds(p.total.time_s), true));
     results_->setItem(i, 2, Cell(FormatSeconds(p.total.iteration_s), true));
-    results_->setItem(i, 3, Cell(style::Times(dense_s / p.total.time_s), true));
+    // The headlines' wording, not a ratio: "0.58×" read as faster when it was slower.
+    const std::string against = CompareTimes(p.total.time_s, dense_s, "");
+    results_->setItem(i, 3,
+                      Cell(p.total.time_s == dense_s || rows[i] == &projection->dense ? QString("—")
+                                                                                      : QString::fromStdString(against),
+                           true));
   }
   results_->setToolTip(QString::fromStdString(
       ProjectionHeadline(r.accordion.total.time_s, dense_s, r.static_low.total.time_s, r.static_high.total.time_s)));

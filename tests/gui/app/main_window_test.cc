@@ -503,6 +503,15 @@ class MainWindowTest : public QObject {
       const QRegularExpression below_one("(^|[^0-9.])0\\.[0-9]+×");
       QVERIFY2(!below_one.match(subtitle->text()).hasMatch(), qPrintable(subtitle->text()));
       QVERIFY2(!below_one.match(headline->text()).hasMatch(), qPrintable(headline->text()));
+      // The table says it the same way: Accordion's row against dense.
+      auto* table = what_if->findChild<QTableWidget*>("projectionTable");
+      QVERIFY(table != nullptr);
+      QCOMPARE(table->item(0, 3)->text(),
+               QString::fromStdString(CompareTimes(r.accordion.total.time_s, projection->dense.total.time_s, "")));
+      QCOMPARE(table->item(3, 3)->text(), QString("—"));
+      for (int row = 0; row < 4; ++row) {
+        QVERIFY2(!below_one.match(table->item(row, 3)->text()).hasMatch(), qPrintable(table->item(row, 3)->text()));
+      }
       if (!shots.isEmpty()) {
         QDir().mkpath(shots);
         QVERIFY(window.grab().save(shots + "/" + s.name + ".png"));
