@@ -147,9 +147,7 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
                                                      .bucket_bytes(options_.bucket_bytes())
                                                      .seed(options_.seed())
                                                      .own_gradients(false));
-  const std::vector<double>& decided = controller_->levels();
-  levels_ = batch_scheme_ ? std::vector<double>(layers_.size(), decided[0]) : decided;
-  critical_ = batch_scheme_ ? std::vector<bool>(layers_.size(), controller_->critical()[0]) : controller_->critical();
+  AdoptControllerLevels();
   exchange_->SetLevels(levels_, 0);
   if (recording_ && options_.network_probe()) {
     recorder_->ProbeNetwork(exchange_->Gradient(0).device(), NetworkProbeOptions());
@@ -192,6 +190,14 @@ void DdpHookCore::FinishStep() {
 }
 
 torch::Tensor DdpHookCore::Gradient(int layer) const { return exchange_->Gradient(layer); }
+
+void DdpHookCore::AdoptControllerLevels() {
+  // The batch scheme's one decision holds for every layer.
+  const std::vector<double>& decided = controller_->levels();
+  const std::vector<bool>& critical = controller_->critical();
+  levels_ = batch_scheme_ ? std::vector<double>(layers_.size(), decided[0]) : decided;
+  critical_ = batch_scheme_ ? std::vector<bool>(layers_.size(), critical[0]) : critical;
+}
 
 void DdpHookCore::CloseStep(Clock::time_point now) {
   if (!step_open_) return;
@@ -262,9 +268,7 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
   summary.epoch = epoch_;
   summary.grad_norms = norms;
   summary.floats_sent = rec.floats_sent;
-  const std::vector<double>& decided = controller_->levels();
-  levels_ = batch_scheme_ ? std::vector<double>(layers_.size(), decided[0]) : decided;
-  critical_ = batch_scheme_ ? std::vector<bool>(layers_.size(), controller_->critical()[0]) : controller_->critical();
+  AdoptControllerLevels();
   summary.next_levels = levels_;
   summary.next_critical = critical_;
   summary.next_batch_size = batch_scheme_ ? static_cast<int64_t>(levels_[0]) : options_.batch_size();

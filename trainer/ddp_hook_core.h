@@ -131,6 +131,8 @@ class DdpHookCore {
  private:
   using Clock = std::chrono::steady_clock;
   void CloseStep(Clock::time_point now);
+  // levels_ and critical_, per layer, from the controller's last decision.
+  void AdoptControllerLevels();
 
   Communicator& comm_;
   DdpHookOptions options_;

@@ -133,7 +133,6 @@ PYBIND11_MODULE(_core, m) {
       .def("gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); })
       .def(
           "finish_step", [](Core& c) { c.core().FinishStep(); }, py::call_guard<py::gil_scoped_release>())
-      .def("gradient", [](Core& c, int layer) { return c.core().Gradient(layer).clone(); })
       .def(
           "copy_average_into",
           [](Core& c, const std::vector<int>& layers, torch::Tensor buffer) {
