@@ -69,14 +69,4 @@ std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleS
   return out;
 }
 
-std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep, double threshold) {
-  std::optional<double> from;
-  for (auto it = sweep.rbegin(); it != sweep.rend(); ++it) {
-    const double saving = (it->dense_s - it->accordion_s) / it->dense_s;
-    if (saving >= threshold) break;
-    from = it->bandwidth_gbps;
-  }
-  return from;
-}
-
 }  // namespace accordion::gui

@@ -46,11 +46,6 @@ std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleS
                                              const std::vector<double>& bandwidths,
                                              const std::atomic<bool>* cancel = nullptr);
 
-// The smallest swept bandwidth from which on (up to the largest swept)
-// Accordion saves less than `threshold` (0.05: 5 %) of dense's time; empty
-// when it still saves more at the largest. Bandwidths in increasing order.
-std::optional<double> CompressionStopsPayingAt(const std::vector<SweepPointResult>& sweep, double threshold = 0.05);
-
 }  // namespace accordion::gui
 
 #endif  // ACCORDION_GUI_MODEL_WHAT_IF_H_
