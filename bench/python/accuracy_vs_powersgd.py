@@ -26,7 +26,6 @@ freedom) per configuration, and whether ours and torch's intervals overlap.
 """
 import argparse
 import datetime
-import gzip
 import json
 import math
 import os
@@ -38,20 +37,11 @@ import sys
 import tempfile
 import time
 
-from bench_common import free_port, loadavg, trainer_cnn
+from bench_common import free_port, loadavg, read_idx, trainer_cnn
 
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
 # Student's t, two-sided 95 %, by degrees of freedom.
 T95 = {1: 12.706, 2: 4.303, 3: 3.182, 4: 2.776, 5: 2.571, 6: 2.447, 7: 2.365, 8: 2.306, 9: 2.262, 10: 2.228}
-
-
-def read_idx(path):
-    import numpy as np
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def load(data_dir, split, limit):

@@ -1,5 +1,7 @@
-"""What the two Python benchmarks share: the machine's load and a free port for torchrun."""
+"""What the two Python benchmarks share: the machine's load, a free port for torchrun, the
+Fashion-MNIST reader and accordion-train's CNN."""
 
+import gzip
 import socket
 
 
@@ -14,6 +16,16 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def read_idx(path):
+    """An IDX file (Fashion-MNIST's format, gzip'd or not) as a NumPy uint8 array."""
+    import numpy as np
+    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
+        data = f.read()
+    ndim = data[3]
+    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
+    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
 
 
 def trainer_cnn():

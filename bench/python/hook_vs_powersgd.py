@@ -38,7 +38,6 @@ or as a worker under your own torchrun (``--worker``, writes JSON to --json).
 """
 import argparse
 import datetime
-import gzip
 import json
 import os
 import platform
@@ -49,7 +48,7 @@ import sys
 import tempfile
 import time
 
-from bench_common import free_port, loadavg, trainer_cnn
+from bench_common import free_port, loadavg, read_idx, trainer_cnn
 
 CONFIGS = ("ddp", "torch", "ours", "ours+trace")
 MODELS = ("cnn", "resnet18")
@@ -57,15 +56,6 @@ DATA_DIR = "/usr/share/datasets/fashion-mnist"
 
 
 # -- the worker (one per rank, under torchrun) --------------------------------
-
-def read_idx(path):
-    with (gzip.open if path.endswith(".gz") else open)(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    import numpy as np
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
-
 
 def batches(model_name, n_batches, batch, rank, world, data_dir):
     """The rank's batches: Fashion-MNIST training images, normalised; ResNet-18
