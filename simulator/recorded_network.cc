@@ -22,7 +22,7 @@ constexpr double kMaxHostSecondsPerByte = 999e-9;
 struct ProbePoint {
   double alpha_coefficient = 0;  // messages in a row: alpha's multiplier
   double beta_coefficient = 0;   // bytes through the busiest link: 1/B's multiplier
-  double seconds = 0;            // median over the repeats
+  double seconds = 0;            // the fastest of the repeats
 };
 
 std::vector<ProbePoint> PointsOf(const std::vector<NetworkProbeRecord>& probe, int world) {
@@ -36,7 +36,12 @@ std::vector<ProbePoint> PointsOf(const std::vector<NetworkProbeRecord>& probe, i
     ProbePoint p;
     p.alpha_coefficient = per_message.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
     p.beta_coefficient = per_byte.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
-    p.seconds = Median(seconds);
+    // The fastest repeat: what the network took. Above it is the hosts'
+    // own delay (a worker not yet scheduled, a loaded core), which the
+    // training's collectives carry as their residuals; a median lets it
+    // into the fit, where a few milliseconds of it on small sizes read as
+    // latency or hide the transfer.
+    p.seconds = *std::min_element(seconds.begin(), seconds.end());
     if (p.seconds > 0) points.push_back(p);
   }
   return points;

@@ -26,10 +26,14 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
   const torch::Tensor out = torch::zeros({max_elements}, tensor_options);
 
   // Decisions use only the gathered times, which every rank holds alike, so
-  // all ranks stop at the same size without a word more between them.
+  // all ranks stop at the same size without a word more between them. They
+  // go by each size's fastest run: on a loaded host (more workers than
+  // cores) the slowest runs of a small size take milliseconds of waiting
+  // for a core, and a budget scaled up from those stops the probe before
+  // the sizes whose transfer shows.
   const double runs = options.repeats() + 1;  // with the untimed one
   double spent_s = 0;                         // what the probe took so far, by its own times
-  double first_size_s = 0;                    // one run of each op at the smallest size
+  double first_size_s = 0;                    // the fastest run of each op at the smallest size
   double last_size_s = 0;                     // ... at the previous size
   int64_t growth = options.factor();          // from the previous size to this one
   int sizes = 0;
@@ -43,16 +47,18 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
       const BenchShape shape = ShapeOf(op, size, world);
       const std::vector<std::vector<double>> times =
           GatherTimes(comm, TimeShape(comm, shape, /*warmup=*/1, options.repeats(), in, out));
-      double op_s = 0;
+      double fastest = 0, slowest_run = 0;
       for (int r = 0; r < options.repeats(); ++r) {
         double slowest = 0;
         for (const std::vector<double>& rank : times) slowest = std::max(slowest, rank[r]);
         records.push_back({op, shape.bytes, r, slowest});
-        op_s = std::max(op_s, slowest);
+        fastest = r == 0 ? slowest : std::min(fastest, slowest);
+        slowest_run = std::max(slowest_run, slowest);
+        spent_s += slowest;
       }
-      size_s += op_s;
+      spent_s += slowest_run;  // the untimed run, taken at the worst
+      size_s += fastest;
     }
-    spent_s += size_s * runs;
     if (sizes++ == 0) first_size_s = size_s;
     last_size_s = size_s;
     // While the times do not grow with size yet (latency, or a loaded host)

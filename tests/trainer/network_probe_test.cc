@@ -61,6 +61,71 @@ TEST(NetworkProbe, TheBudgetStopsItAfterItsFewestSizes) {
   EXPECT_EQ(by_rank.at(1).size(), by_rank.at(0).size());
 }
 
+// Two ranks on a made-up network, in one process: every collective
+// "completes" at once with the time a 1 Gb/s link and 100 us per message
+// would give it, and the first timed run of every size also waits
+// `stall_s` for a core, as on a host with more workers than cores. Only the
+// probe's decisions are under test; the timings are the fake's.
+class LoadedHostNetwork : public Communicator {
+ public:
+  explicit LoadedHostNetwork(double stall_s) : stall_s_(stall_s) {}
+  int rank() const override { return 0; }
+  int world_size() const override { return 2; }
+  std::string backend() const override { return "fake"; }
+  std::unique_ptr<CollectiveWork> AllReduceSum(torch::Tensor t) override {
+    return Done(2.0 * static_cast<double>(t.nbytes()) / 2);  // a ring of two: each rank sends half, twice
+  }
+  std::unique_ptr<CollectiveWork> AllGather(torch::Tensor in, torch::Tensor out) override {
+    for (int r = 0; r < 2; ++r) out[r].copy_(in.view_as(out[r]));
+    return Done(static_cast<double>(in.nbytes()));
+  }
+  std::unique_ptr<CollectiveWork> Broadcast(torch::Tensor, int) override { throw std::logic_error("called"); }
+  void Barrier() override { ++barriers_; }
+
+ private:
+  struct Work : CollectiveWork {
+    Clock::time_point at;
+    void Wait() override {}
+    Clock::time_point completed_at() const override { return at; }
+  };
+  std::unique_ptr<CollectiveWork> Done(double bytes) {
+    // TimeShape puts a barrier before every run: runs are counted by them,
+    // six per op and size (one untimed, five timed); the first timed stalls.
+    double seconds = 100e-6 + bytes * 8 / 1e9;
+    if (barriers_ % 6 == 2 && bytes > 8) seconds += stall_s_;
+    auto w = std::make_unique<Work>();
+    w->at = CollectiveWork::Clock::now() +
+            std::chrono::duration_cast<CollectiveWork::Clock::duration>(std::chrono::duration<double>(seconds));
+    return w;
+  }
+  double stall_s_;
+  int64_t barriers_ = 0;
+};
+
+int64_t LargestAllReduce(const std::vector<NetworkProbeRecord>& probe) {
+  int64_t largest = 0;
+  for (const NetworkProbeRecord& r : probe) {
+    if (r.op == CollectiveOp::kAllReduce) largest = std::max(largest, r.bytes);
+  }
+  return largest;
+}
+
+TEST(NetworkProbe, ALoadedHostsSlowRunsDoNotStopItBeforeTheTransferShows) {
+  // Without stalls the 2 s budget reaches 16 MiB (134 ms an all-reduce).
+  LoadedHostNetwork idle(0);
+  EXPECT_EQ(LargestAllReduce(ProbeNetwork(idle, torch::kCPU)), 16 << 20);
+  // A 30 ms stall per size: a budget scaled up from the slow runs stopped
+  // at 64 KiB, where the 100 us latency still hid the 1 Gb/s link; judged
+  // by each size's fastest run the probe still reaches the large sizes.
+  LoadedHostNetwork loaded(0.03);
+  const std::vector<NetworkProbeRecord> probe = ProbeNetwork(loaded, torch::kCPU);
+  EXPECT_GE(LargestAllReduce(probe), 1 << 20);
+  // and each size's stall is in its records, for the replay to see.
+  double slowest = 0;
+  for (const NetworkProbeRecord& r : probe) slowest = std::max(slowest, r.seconds);
+  EXPECT_GE(slowest, 0.03);
+}
+
 TEST(NetworkProbe, OneRankHasNoNetworkToProbe) {
   // A lone rank never calls into a group: nothing to time, nothing recorded.
   struct Alone : Communicator {
