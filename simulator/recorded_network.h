@@ -5,7 +5,7 @@
 // bandwidth where the training's own few, small, noisy collectives cannot.
 //
 // The fit is a star of the run's world size whose links give, under the
-// alpha-beta ring formulas (alpha_beta_model.h), the probe's median times:
+// alpha-beta ring formulas (alpha_beta_model.h), each size's fastest repeat:
 // the bandwidth from the largest sizes (least squares of relative error
 // over those within 16x of the largest; a shaper passes small messages in
 // its burst at line rate), then alpha per message, the median over every
@@ -33,7 +33,7 @@ struct RecordedNetwork {
   PlatformSpec platform;          // star, one host per rank, the fitted links
   int world_size = 0;             // ranks the probe ran on
   int sizes = 0;                  // distinct (op, bytes) probed
-  double rms_relative_error = 0;  // of the fit over those medians
+  double rms_relative_error = 0;  // of the fit over those fastest times
   // Whether the largest size took at least twice the smallest: without, the
   // probe saw latency (or a busy host) only, and its bandwidth is a guess.
   bool transfer_seen = true;
