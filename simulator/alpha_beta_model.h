@@ -17,8 +17,11 @@
 // leaving it share the node's NIC, priced with the model's alpha and B.
 //
 // It ignores contention, TCP and everything else SimGrid models: it is the
-// fast mode (--model analytic) and the yardstick the simulation is checked
+// fast mode (--timing analytic) and the yardstick the simulation is checked
 // against. Calibrated platforms give alpha and B per message size.
+//
+// Thread safety: a value: nodes() changes it; the const methods keep no state
+// and may run in several threads at once.
 #ifndef ACCORDION_SIMULATOR_ALPHA_BETA_MODEL_H_
 #define ACCORDION_SIMULATOR_ALPHA_BETA_MODEL_H_
 

@@ -61,6 +61,8 @@
 //                 g = 1 is the ring.
 //
 // Broadcast and all-gather take no algorithm: binomial tree and ring.
+//
+// Thread-safe: plain values and pure functions of their arguments.
 #ifndef ACCORDION_SIMULATOR_COLLECTIVES_H_
 #define ACCORDION_SIMULATOR_COLLECTIVES_H_
 
@@ -172,9 +174,11 @@ Peers PeersOf(const Round& round, int rank, int world);
 
 // The rounds of one collective. `bytes` is what the trace and the step plan
 // call a collective's bytes: the buffer being reduced for all-reduce and
-// broadcast, the payload one rank contributes for all-gather. Without
-// options, CollectiveOptions()'s defaults. Throws InputError for bad settings
-// (a hierarchical all-reduce over part of a node, say).
+// broadcast, the payload one rank contributes for all-gather. `algorithm`
+// is all-reduce's: all-gather always runs as a ring of world - 1 shifts and
+// broadcast as a binomial tree. Without options, CollectiveOptions()'s
+// defaults. Throws InputError for bad settings (a hierarchical all-reduce
+// over part of a node, say).
 std::vector<Round> CollectiveRounds(CollectiveOp op, AllReduceAlgorithm algorithm, int64_t bytes, int world);
 std::vector<Round> CollectiveRounds(CollectiveOp op, AllReduceAlgorithm algorithm, int64_t bytes, int world,
                                     const CollectiveOptions& options);

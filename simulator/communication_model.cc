@@ -128,7 +128,7 @@ double RecordedCommunication::Seconds(const CollectiveCall& call) const {
   auto line = line_.find(call.op);
   if (line == line_.end()) {
     throw InputError(std::string("the trace recorded no ") + ToString(call.op) +
-                     " to time this step's collectives with (--model recorded)");
+                     " to time this step's collectives with (--timing recorded)");
   }
   return line->second.fixed_s + line->second.per_byte_s * static_cast<double>(call.bytes);
 }

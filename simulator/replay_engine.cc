@@ -493,7 +493,7 @@ std::unique_ptr<CommunicationModel> MakeCommunicationModel(const ReplayInput& in
   switch (options.model()) {
     case ModelKind::kRecorded:
       if (workers != input.view.run.world_size) {
-        throw InputError("--model recorded times collectives as the trace measured them: it replays the trace's own " +
+        throw InputError("--timing recorded times collectives as the trace measured them: it replays the trace's own " +
                          std::to_string(input.view.run.world_size) + " workers, not " + std::to_string(workers));
       }
       return std::make_unique<RecordedCommunication>(input);

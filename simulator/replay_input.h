@@ -2,6 +2,10 @@
 // memory - the epoch tables schedules are derived from, the sampled steps
 // per set of levels (StepProfile), what each recorded collective took, and
 // an IterationProfile of the whole trace's mean for reports.
+//
+// Thread safety: plain values, safe to share read-only (the GUI shares one per
+// run, immutable, between its pool threads); NearestStepProfile is pure. The
+// Load* overloads taking a reader use it (one thread each, trace_reader.h).
 #ifndef ACCORDION_SIMULATOR_REPLAY_INPUT_H_
 #define ACCORDION_SIMULATOR_REPLAY_INPUT_H_
 
@@ -60,7 +64,7 @@ struct StepSample {
   // Each rank's own view, in its own clock, its collectives' times as it
   // was blocked on them (waiting for the other ranks included): composing
   // these reproduces what each rank measured, which checks the step model
-  // on the trace's own setting (--model recorded). Ranks' clocks start at
+  // on the trace's own setting (--timing recorded). Ranks' clocks start at
   // their own step start and are not aligned with each other.
   std::vector<StepSample> per_rank;
 };

@@ -7,7 +7,7 @@ rate, label, repeat, status, path, wall seconds), OUT/calibration.txt and
 OUT/calibrated.json; runs `accordion-sim collective` for every measured
 all-reduce (calibrated platform; uncalibrated default star under LV08 and
 CM02) and `accordion-sim replay` for every trace (calibrated platform; and
---model recorded); writes OUT/validation.md and prints it.
+--timing recorded); writes OUT/validation.md and prints it.
 
 Beside the calibrated route, the route a user takes (issue 25): each trace
 replayed with no flags at all (identity: anchored on its own network probe,
@@ -377,10 +377,10 @@ def main():
                         continue
                     trace = r["path"]
                     stem = trace[:-len(".trace")] if trace.endswith(".trace") else trace
-                    # --model recorded: the step model alone, and what the run measured.
-                    got_rec_j, err = replay_json(a.sim, trace, ["--model", "recorded"], stem + ".recorded.json")
+                    # --timing recorded: the step model alone, and what the run measured.
+                    got_rec_j, err = replay_json(a.sim, trace, ["--timing", "recorded"], stem + ".recorded.json")
                     if err:
-                        problems.append(f"replay --model recorded W={W} {rate} {scheme} r{r['repeat']}: {err}")
+                        problems.append(f"replay --timing recorded W={W} {rate} {scheme} r{r['repeat']}: {err}")
                         continue
                     got_rec = (got_rec_j[0]["measured_iteration_s"], got_rec_j[0]["replayed_iteration_s"])
                     med_meas.append(got_rec_j[0]["median_measured_iteration_s"])
@@ -534,7 +534,7 @@ def main():
            "replayed at this rate: `accordion-sim replay TRACE@C --platform calibrated.json --bandwidth-gbps R "
            "--recorded-bandwidth-gbps C` (compute and each collective's host cost from that trace, "
            "split on the calibrated network at C; the calibrated network at R), median of the repeats; error of the medians, then each run's own error. "
-           "Recorded: `--model recorded` (every collective as the trace measured it: checks the step model). "
+           "Recorded: `--timing recorded` (every collective as the trace measured it: checks the step model). "
            "Identity: `accordion-sim replay TRACE --format json`, no flags at all (anchored on the trace's own "
            "network probe), each run's `median_relative_error` (median replayed step against median measured "
            "step), in repeat order; a run the replay did not anchor is marked NOT anchored. Default route: the "
@@ -549,7 +549,7 @@ def main():
     md += ["## Training steps by the default route", "",
            "What a user does: record at R0, then `accordion-sim replay TRACE@R0 --bandwidth-gbps R --format json` "
            "(anchored by default on the network R0's probe fitted; only its bandwidth changed to R). Measured: "
-           "the runs at R, their mean step (`measured_iteration_s` of `--model recorded`, as above), median of "
+           "the runs at R, their mean step (`measured_iteration_s` of `--timing recorded`, as above), median of "
            "the repeats. Replayed: `replayed_iteration_s` of the replay of the run at R0 with the same repeat "
            "number, median of the repeats; per run: each such pair's error. Calibrated route: the table above's "
            "error, where it starts from the same rate. Median step: each run's median sampled step "
@@ -619,7 +619,7 @@ def main():
                       f"largest {max(d) * 100:.1f} % against {max(c) * 100:.1f} %; the default route closer at "
                       f"{sum(x < y for x, y in zip(d, c))} of {len(pts)} points")
     if recorded_errs:
-        md.append(f"- training steps, `--model recorded`: median |error| {statistics.median(recorded_errs) * 100:.1f} %, "
+        md.append(f"- training steps, `--timing recorded`: median |error| {statistics.median(recorded_errs) * 100:.1f} %, "
                   f"largest {max(recorded_errs) * 100:.1f} % over {len(recorded_errs)} runs")
     if default_errs["LV08"] and default_errs["CM02"]:
         means = {k: statistics.mean(v) for k, v in default_errs.items()}

@@ -8,7 +8,7 @@
 # simulator predicts at every rate with what was measured: single all-reduces
 # (calibrated, and the uncalibrated default star under LV08 and CM02) and
 # whole training steps (accordion-sim replay of each run's trace, calibrated
-# and with --model recorded). Writes OUT/validation.md.
+# and with --timing recorded). Writes OUT/validation.md.
 #
 #   sudo bench/simulator/netns_validation.sh [--build build/release] [--sim PATH] [--bench PATH]
 #        [--workers 2,4,8] [--bandwidths 100mbit,1gbit,5gbit] [--calibrate-on 1gbit]

@@ -10,7 +10,7 @@
 #       --bandwidth-gbps 10,25,100 --workers 16,64,256 --eta 0.3,0.5
 #
 # Everything after the output is the sweep's own flags (the grid, the
-# platform, --model ...), the same for every slice. SLICES (default 8) is the
+# platform, --timing ...), the same for every slice. SLICES (default 8) is the
 # number of array tasks; each task's cores run its points side by side
 # (--cpus-per-task below, passed on as --jobs). The slices and the logs go to
 # sweep.csv.slices/, the merged CSV to sweep.csv.

@@ -140,6 +140,9 @@ struct PlatformFlags {
   }
 };
 
+// --timing's values (ModelKind).
+const std::vector<std::string> kTimings = {"simulate", "analytic", "recorded"};
+
 // --collective-overhead's values.
 const char* OverheadName(OverheadSource source) { return source == OverheadSource::kTrace ? "trace" : "platform"; }
 
@@ -180,11 +183,25 @@ struct ReplayFlags {
     }
     cmd->add_option("--scheme", scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
         ->check(CLI::IsMember(SchemeNames()));
-    cmd->add_option("--model", model,
-                    "simulate (SimGrid), analytic (alpha-beta formulas) or recorded (each collective as the "
-                    "trace measured it: the trace's own workers and network)")
-        ->check(CLI::IsMember({"simulate", "analytic", "recorded"}))
-        ->capture_default_str();
+    CLI::Option* timing =
+        cmd->add_option("--timing", model,
+                        "What times the collectives: simulate (SimGrid), analytic (alpha-beta formulas) or "
+                        "recorded (each collective as the trace measured it: the trace's own workers and network)")
+            ->check(CLI::IsMember(kTimings))
+            ->capture_default_str();
+    // --timing's name until 0.2: "model" also named the trained network
+    // and SimGrid's --network-model. Still accepted, hidden, with a word.
+    cmd->add_option_function<std::string>(
+           "--model",
+           [this, timing](const std::string& value) {
+             if (timing->count() > 0)
+               throw CLI::ValidationError("--model", "is --timing's old name: give only --timing");
+             model = value;
+             std::cerr << "accordion-sim: --model is deprecated; it is called --timing now\n";
+           },
+           "Deprecated spelling of --timing")
+        ->check(CLI::IsMember(kTimings))
+        ->group("");
     cmd->add_option("--straggler-cv", straggler_cv,
                     "Stragglers: each rank's compute per step slowed by a log-normal factor of mean 1 and this "
                     "coefficient of variation; a step waits for the slowest (0-10)")

@@ -31,9 +31,15 @@ TEST(CollectiveRounds, RingAllReduceIsTwoNMinusOneRoundsOfAChunk) {
 }
 
 TEST(CollectiveRounds, RingAllGatherSendsThePerRankPayloadNMinusOneTimes) {
-  const auto rounds = CollectiveRounds(CollectiveOp::kAllGather, AllReduceAlgorithm::kTree, 4096, 5);
-  ASSERT_EQ(rounds.size(), 4u);
-  for (const Round& r : rounds) EXPECT_EQ(r.bytes, 4096);
+  // All-gather has one schedule, the ring, whatever all-reduce algorithm is named.
+  for (AllReduceAlgorithm a : kAlgorithms) {
+    const auto rounds = CollectiveRounds(CollectiveOp::kAllGather, a, 4096, 5);
+    ASSERT_EQ(rounds.size(), 4u) << ToString(a);
+    for (const Round& r : rounds) {
+      EXPECT_EQ(r.kind, RoundKind::kShift) << ToString(a);
+      EXPECT_EQ(r.bytes, 4096) << ToString(a);
+    }
+  }
 }
 
 TEST(CollectiveRounds, NothingToDoForOneRankOrNoBytes) {

@@ -88,7 +88,9 @@ TEST_F(TimelineAndSweep, PointsRunTheirPatternsOneAtATime) {
   SweepGrid g;
   g.bandwidth_gbps = {1, 10};
   const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).jobs(4);
-  for (const ReplayOptions& o : PlanSweep(*input_, base, ExpandGrid(g))) EXPECT_EQ(o.jobs(), 1);
+  const std::vector<ReplayOptions> plans = PlanSweep(*input_, base, ExpandGrid(g));
+  ASSERT_EQ(plans.size(), 2u);
+  for (const ReplayOptions& o : plans) EXPECT_EQ(o.jobs(), 1);
 }
 
 TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {

@@ -93,6 +93,7 @@ TEST_F(TorchScriptModel, TheOptimizerAndACheckpointChangeWhatForwardComputes) {
   torch::optim::SGD sgd(model->parameters(), torch::optim::SGDOptions(0.5));
   model->train();
   torch::nn::functional::cross_entropy(model->forward(x), torch::tensor({1, 2, 3})).backward();
+  ASSERT_FALSE(model->parameters().empty());
   for (const torch::Tensor& p : model->parameters()) ASSERT_TRUE(p.grad().defined());
   sgd.step();
   model->eval();

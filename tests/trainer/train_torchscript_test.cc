@@ -52,6 +52,8 @@ TEST_F(TrainTorchScript, TwoGlooRanksTrainAnExportedModelOnFashionMnist) {
   EXPECT_EQ(t.epochs[0].iterations, 8);
   EXPECT_TRUE(std::isfinite(t.epochs[0].train_loss));
   EXPECT_GT(t.epochs[0].test_acc, 0.3) << "eight steps learn something of Fashion-MNIST";
+  ASSERT_FALSE(t.layer_rows.empty());
+  ASSERT_EQ(t.layer_rows[0].size(), want.size());
   for (const auto& row : t.layer_rows[0]) EXPECT_GT(row.grad_norm, 0) << row.layer_id;
 }
 
