@@ -25,6 +25,10 @@
 //
 // The controller is a plain state machine: no LibTorch, no I/O. The trainer
 // feeds it live, the analysis CLI and the simulator replay recorded norms.
+//
+// Thread safety: a controller is not thread-safe (EndEpoch and Restore
+// change it): one thread drives each, and const reads from others need a
+// lock held across those calls. IsLrDecay and WholeModelNorm are pure.
 #ifndef ACCORDION_ANALYSIS_ACCORDION_CONTROLLER_H_
 #define ACCORDION_ANALYSIS_ACCORDION_CONTROLLER_H_
 

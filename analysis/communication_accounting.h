@@ -15,6 +15,9 @@
 // Floats count 4-byte words of payload one worker contributes, the unit of
 // the paper's "Data Sent" columns; collective algorithms multiply it by
 // their own factors (the simulator models those).
+//
+// Thread-safe: plain values and pure functions (they read the constant scheme
+// table only); AnnotateLayers writes only to the `layers` it is given.
 #ifndef ACCORDION_ANALYSIS_COMMUNICATION_ACCOUNTING_H_
 #define ACCORDION_ANALYSIS_COMMUNICATION_ACCOUNTING_H_
 

@@ -26,6 +26,9 @@
 // The trainer (trainer/gradient_exchange.cc) issues exactly this sequence -
 // its tests compare the recorded order with this plan - and the simulator
 // replays it.
+//
+// Thread-safe: AssignBuckets and PlanStep are pure functions of their
+// arguments.
 #ifndef ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
 #define ACCORDION_ANALYSIS_COMMUNICATION_PLAN_H_
 

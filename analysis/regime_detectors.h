@@ -10,6 +10,9 @@
 // Both label the epochs over which the change was measured (not, as the
 // controller does, the epochs after it), and epoch 0 is critical for both.
 // Epochs a detector cannot label (before its second measurement) stay open.
+//
+// Thread-safe: pure functions; WriteRegimeComparison writes only to the stream
+// it is given.
 #ifndef ACCORDION_ANALYSIS_REGIME_DETECTORS_H_
 #define ACCORDION_ANALYSIS_REGIME_DETECTORS_H_
 

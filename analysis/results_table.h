@@ -3,6 +3,10 @@
 // Accordion), mean and 95 % confidence interval over the runs (seeds) of each
 // setting, with ratios against the setting that sends the most (the paper's
 // "1x" row, normally static low compression).
+//
+// Thread-safe: BuildResultsTable opens a TraceReader per trace and keeps
+// nothing between calls (the GUI's Compare tab runs it off the UI thread); the
+// other functions are pure, and the Write* ones touch only the given stream.
 #ifndef ACCORDION_ANALYSIS_RESULTS_TABLE_H_
 #define ACCORDION_ANALYSIS_RESULTS_TABLE_H_
 

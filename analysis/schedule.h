@@ -3,6 +3,9 @@
 // DeriveAccordionSchedule replays a trace's recorded gradient norms and LRs
 // through AccordionController under any eta, interval and level pair;
 // StaticSchedule is the fixed baseline. CostOf counts the floats each sends.
+//
+// Thread-safe: pure functions of their arguments; each derivation runs an
+// AccordionController of its own.
 #ifndef ACCORDION_ANALYSIS_SCHEDULE_H_
 #define ACCORDION_ANALYSIS_SCHEDULE_H_
 

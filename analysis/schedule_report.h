@@ -1,5 +1,8 @@
 // ScheduleComparison: an Accordion schedule next to the static low and
 // static high baselines, and its renderings as a table, CSV or JSON.
+//
+// Thread-safe: pure functions; the Write* functions touch only the stream they
+// are given.
 #ifndef ACCORDION_ANALYSIS_SCHEDULE_REPORT_H_
 #define ACCORDION_ANALYSIS_SCHEDULE_REPORT_H_
 

@@ -1,5 +1,9 @@
 // TraceView: the slice of a trace that schedule analysis needs, in memory -
 // the run, its layers, and per epoch the LR and each layer's gradient norm.
+//
+// Thread safety: a TraceView is a plain value, safe to share read-only.
+// LoadTraceView(reader) uses the reader (one thread each, trace_reader.h);
+// LoadTraceView(path) opens its own. RecordedScheme is pure.
 #ifndef ACCORDION_ANALYSIS_TRACE_VIEW_H_
 #define ACCORDION_ANALYSIS_TRACE_VIEW_H_
 

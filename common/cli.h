@@ -3,6 +3,9 @@
 //   --help and --version on the tool and on every subcommand;
 //   bad flags or bad input: one line "tool: error: ..." on stderr, exit 2;
 //   an unexpected failure: one line "tool: internal error: ...", exit 1.
+//   standard output that could not be written (a full disk, /dev/full):
+//   one line "tool: error: cannot write standard output (...)", exit 2,
+//   checked when the tool ends - its output is not taken for a success.
 #ifndef ACCORDION_COMMON_CLI_H_
 #define ACCORDION_COMMON_CLI_H_
 
@@ -23,8 +26,9 @@ inline constexpr int kExitBadInput = 2;
 // subcommands are declared).
 void AddVersionFlags(CLI::App& app, const std::string& tool_name);
 
-// Parses argv into `app`, then runs `body`. Maps parse errors, InputError
-// and other exceptions onto the contract above and returns the exit code.
+// Parses argv into `app`, then runs `body`. Maps parse errors, InputError,
+// other exceptions and a failed standard output onto the contract above and
+// returns the exit code.
 int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body);
 
 }  // namespace accordion

@@ -13,6 +13,9 @@
 // function of the runtime's exports. A child that frees memory may still,
 // rarely, wait on it forever: once in 400 forks with two threads freeing
 // without pause, never in the GUI's tests (docs/fuzzing.md).
+//
+// Thread safety: ForkProcess may be called from several threads at once (the
+// GUI's pools do); the child holds only the calling thread.
 #ifndef ACCORDION_COMMON_FORK_PROCESS_H_
 #define ACCORDION_COMMON_FORK_PROCESS_H_
 

@@ -1,6 +1,8 @@
 // Numbers, link speeds and lists of choices as people read and write them:
 // in messages, help text and descriptions. One formatter and one Gb/s
 // conversion for every tool, so the same value never prints two ways.
+//
+// Thread-safe: pure functions (the simulator calls them in the GUI's pools).
 #ifndef ACCORDION_COMMON_NUMBER_FORMAT_H_
 #define ACCORDION_COMMON_NUMBER_FORMAT_H_
 

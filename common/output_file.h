@@ -42,8 +42,9 @@ class OutputOptions {
 // Throws InputError, one line naming the flag, unless `path` can be written
 // under `options`: stdout ("-" or empty); an absent file in an existing,
 // writable directory; an existing regular file with overwrite(); an existing
-// FIFO or character device with streams(). An input, a directory, anything
-// else, a leftover "<path>.partial", a file another process is writing
+// FIFO or character device with streams() (a FIFO only while a process reads
+// it: writing into one nobody reads would block for ever). An input, a
+// directory, anything else, a leftover "<path>.partial", a file another process is writing
 // (FileBeingWritten) and any path in a directory a live run holds
 // (DirectoryInUse) are refused.
 void CheckOutput(const std::string& path, const OutputOptions& options);
@@ -75,7 +76,7 @@ bool SameFile(const std::string& a, const std::string& b);
 // Writes `write`'s output to `path`. A FIFO or character device there is
 // written into directly; otherwise "<path>.partial" is written and renamed
 // over `path` once complete. Throws InputError when the file cannot be
-// written, and when another process started writing `path` meanwhile
+// written (a FIFO whose reader has gone included), and when another process started writing `path` meanwhile
 // (FileBeingWritten: then `path` is left as it is). It does not check the
 // path otherwise: call CheckOutput() first.
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write);

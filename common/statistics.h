@@ -1,4 +1,6 @@
 // Small statistics the tools share over measured times.
+//
+// Thread-safe: pure functions.
 #ifndef ACCORDION_COMMON_STATISTICS_H_
 #define ACCORDION_COMMON_STATISTICS_H_
 

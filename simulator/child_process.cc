@@ -14,6 +14,7 @@
 #include <cstring>
 #include <iostream>
 #include <map>
+#include <mutex>
 #include <stdexcept>
 
 #include "common/errors.h"
@@ -107,8 +108,19 @@ struct Running {
   Clock::time_point started;
 };
 
+// Held from a pipe's creation until the parent has closed its write end:
+// a child forked by another thread in between would inherit that end, and
+// this call's reader would then wait for EOF until that unrelated child
+// exits (a quick probe held up by a long replay, then reported as a
+// timeout). Every fork of this process's simulations comes through here.
+std::mutex& ForkingLock() {
+  static std::mutex forking;
+  return forking;
+}
+
 Running Start(const ChildWork& work, int64_t index) {
   const pid_t parent = ::getpid();
+  std::unique_lock<std::mutex> forking(ForkingLock());
   int fds[2];
   if (::pipe(fds) != 0) throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   std::cout.flush();  // or the child would print the parent's buffered output again
@@ -123,6 +135,7 @@ Running Start(const ChildWork& work, int64_t index) {
     // Dies with the forking thread, which waits for its children before it
     // can end: a parent killed outright takes its simulations with it. The
     // parent may have died before the request took effect.
+    forking.unlock();  // the child's copy: its own simulations may fork again
     ::prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (::getppid() != parent) ::_exit(1);
     ::close(fds[0]);

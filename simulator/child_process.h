@@ -6,6 +6,9 @@
 // depend only on its input (memoised and un-memoised replays agree to the
 // last bit), and independent simulations can run side by side (--jobs).
 // The parent must never create a SimGrid engine itself.
+//
+// Thread safety: these functions may run in several threads at once (the
+// GUI's pools do); each call forks, reaps and reports its own children only.
 #ifndef ACCORDION_SIMULATOR_CHILD_PROCESS_H_
 #define ACCORDION_SIMULATOR_CHILD_PROCESS_H_
 

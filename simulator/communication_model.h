@@ -5,6 +5,10 @@
 // prices it with the alpha-beta formulas. Both put collectives one after
 // another in issue order, each starting when its bucket is ready and what it
 // waits for is done (ComposeIteration).
+//
+// Thread safety: a CommunicationModel is one thread's (ReplayEngine::Run makes
+// its own). ProbePlatform may run in any thread: its process-wide cache is
+// behind a static mutex, not held while probing, so racing first calls each probe.
 #ifndef ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 #define ACCORDION_SIMULATOR_COMMUNICATION_MODEL_H_
 

@@ -8,6 +8,8 @@
 // for backward and for its bucket's P, then for Q = G^T P to be computed).
 // Every step of an epoch has the same pattern, and it changes only when the
 // levels or the batch size do - the unit the replay memoises.
+//
+// Thread-safe: plain values, and functions that touch only their arguments.
 #ifndef ACCORDION_SIMULATOR_ITERATION_PATTERN_H_
 #define ACCORDION_SIMULATOR_ITERATION_PATTERN_H_
 

@@ -16,6 +16,10 @@
 //
 // SimGrid allows one engine per process: construct one NetworkSimulation per
 // process (child_process.h runs each in a fresh one).
+//
+// Thread safety: not thread-safe, and one per process (SimGrid's engine is
+// process-wide): a process with threads of its own (the GUI) builds one only
+// in a child process (child_process.h).
 #ifndef ACCORDION_SIMULATOR_NETWORK_SIMULATION_H_
 #define ACCORDION_SIMULATOR_NETWORK_SIMULATION_H_
 

@@ -11,6 +11,10 @@
 // topology_description.h. Latencies are per link; every link is split-duplex (each direction has the
 // full bandwidth). Ranks are placed on hosts in order, so on the hierarchical
 // platform consecutive ranks share a node.
+//
+// Thread safety: PlatformSpec and the options classes are plain values and
+// the loaders keep no state. BuildPlatform and SummariseRingRoutes use this
+// process's SimGrid engine: only where a NetworkSimulation lives (a child).
 #ifndef ACCORDION_SIMULATOR_PLATFORM_H_
 #define ACCORDION_SIMULATOR_PLATFORM_H_
 

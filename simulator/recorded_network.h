@@ -17,6 +17,8 @@
 //
 // A replay anchors on it (replay_engine.h): each recorded collective's host
 // cost is what it measured less what this platform gives it.
+//
+// Thread-safe: FitRecordedNetwork is a pure function; RecordedNetwork a value.
 #ifndef ACCORDION_SIMULATOR_RECORDED_NETWORK_H_
 #define ACCORDION_SIMULATOR_RECORDED_NETWORK_H_
 

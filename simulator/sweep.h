@@ -1,6 +1,10 @@
 // Sweeps: one replay per point of bandwidth x latency x workers x eta x
 // interval x levels, each point in its own process (one SimGrid engine per
 // process), up to `jobs` at a time, one result row per point.
+//
+// Thread safety: the grid and option functions are pure; RunSweep and
+// RunSweepShard fork from the calling thread (child_process.h) and may run in
+// several threads at once; a SweepWriter or SweepSliceWriter is one thread's.
 #ifndef ACCORDION_SIMULATOR_SWEEP_H_
 #define ACCORDION_SIMULATOR_SWEEP_H_
 

@@ -7,6 +7,9 @@
 // and its builder (docs/ARCHITECTURE.md, "How to add a network topology").
 //
 // A SimGrid XML platform is not a row: it brings its own hosts and links.
+//
+// Thread-safe: the rows are constants built once, on first use (a
+// function-local static). Their builders use SimGrid's engine: child only.
 #ifndef ACCORDION_SIMULATOR_TOPOLOGY_DESCRIPTION_H_
 #define ACCORDION_SIMULATOR_TOPOLOGY_DESCRIPTION_H_
 

@@ -3,6 +3,8 @@
 //
 // Each check throws TraceError (kInvalidValue, kOutOfRange or kInconsistent)
 // with a message naming the table, the row and the offending value.
+//
+// Thread-safe: pure functions of their arguments.
 #ifndef ACCORDION_TRACES_RECORD_CHECKS_H_
 #define ACCORDION_TRACES_RECORD_CHECKS_H_
 

@@ -2,6 +2,9 @@
 //
 // Times are in seconds and floats_* count 4-byte words sent by one worker.
 // docs/trace-format.md is the column-by-column reference.
+//
+// Thread safety: plain values, safe to read from several threads at once; the
+// functions here are pure (they read constant tables only).
 #ifndef ACCORDION_TRACES_RECORDS_H_
 #define ACCORDION_TRACES_RECORDS_H_
 

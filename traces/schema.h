@@ -9,6 +9,9 @@
 //
 //   v1  the first version.
 //   v2  run.writer and run.ranks_per_node; the network_probe table.
+//
+// Thread-safe: the tables and DDL are built once, on first use (function-local
+// statics), and never change; any thread may call these at any time.
 #ifndef ACCORDION_TRACES_SCHEMA_H_
 #define ACCORDION_TRACES_SCHEMA_H_
 

@@ -5,12 +5,6 @@
 
 #include "common/number_format.h"
 
-// Marks the titles for Qt's lupdate, which finds them by this macro's name;
-// traces/ does not depend on Qt, so here it is the bare string.
-#ifndef QT_TRANSLATE_NOOP
-#define QT_TRANSLATE_NOOP(context, text) text
-#endif
-
 namespace accordion {
 
 namespace {
@@ -26,18 +20,18 @@ std::vector<SchemeDescription> MakeSchemes() {
   using K = CollectiveKind;
   // One row per scheme, fields in SchemeDescription's order.
   return {
-      {Scheme::kDense, /*name=*/"dense", /*title=*/QT_TRANSLATE_NOOP("Scheme", "dense"), LevelKind::kNone,
+      {Scheme::kDense, /*name=*/"dense", /*title=*/"dense", LevelKind::kNone,
        /*level_meaning=*/"", /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0,
        Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
-      {Scheme::kPowerSgd, /*name=*/"powersgd", /*title=*/QT_TRANSLATE_NOOP("Scheme", "PowerSGD"), LevelKind::kRank,
+      {Scheme::kPowerSgd, /*name=*/"powersgd", /*title=*/"PowerSGD", LevelKind::kRank,
        /*level_meaning=*/"PowerSGD rank", /*level_label=*/"rank", /*max_level=*/kMaxPowerSgdRank,
        /*default_low=*/2, /*default_high=*/1, Compressor::kLowRank,
        /*bucket_collectives=*/{K::kDense, K::kPowerSgdP, K::kPowerSgdQ}},
-      {Scheme::kTopK, /*name=*/"topk", /*title=*/QT_TRANSLATE_NOOP("Scheme", "TopK"), LevelKind::kFraction,
+      {Scheme::kTopK, /*name=*/"topk", /*title=*/"TopK", LevelKind::kFraction,
        /*level_meaning=*/"TopK fraction", /*level_label=*/"TopK", /*max_level=*/1, /*default_low=*/0.99,
        /*default_high=*/0.1, Compressor::kSparse, /*bucket_collectives=*/{K::kDense, K::kTopK}},
       // The paper's batch schedule: B in critical regimes, 8B outside them.
-      {Scheme::kBatch, /*name=*/"batch", /*title=*/QT_TRANSLATE_NOOP("Scheme", "batch size"), LevelKind::kGlobalBatch,
+      {Scheme::kBatch, /*name=*/"batch", /*title=*/"batch size", LevelKind::kGlobalBatch,
        /*level_meaning=*/"batch size", /*level_label=*/"batch", /*max_level=*/kMaxBatchLevel,
        /*default_low=*/1, /*default_high=*/8, Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
   };

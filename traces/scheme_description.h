@@ -11,6 +11,9 @@
 // compares with a Scheme value, except where it means the dense baseline
 // itself. A new scheme is a new row there (and its compressor's code where
 // it is one), not a case in parallel switches.
+//
+// Thread-safe: the descriptions are constants built once, on first use
+// (a function-local static); every function here may be called from any thread.
 #ifndef ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
 #define ACCORDION_TRACES_SCHEME_DESCRIPTION_H_
 
@@ -60,8 +63,8 @@ std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag);
 struct SchemeDescription {
   Scheme scheme;
   const char* name;  // in traces and on command lines: "powersgd"
-  // For people (the explorer's menu): "PowerSGD". Marked for Qt's lupdate
-  // in the "Scheme" context; the GUI shows QCoreApplication::translate's.
+  // For people (the explorer's menu): "PowerSGD". The GUI shows it through
+  // QCoreApplication::translate("Scheme", title) (docs/ARCHITECTURE.md).
   const char* title;
   LevelKind level_kind;
   const char* level_meaning;  // in level errors: "PowerSGD rank"

@@ -1,5 +1,9 @@
 // RAII handles over the SQLite C API, private to traces/: every statement is
 // prepared with parameters, every failure becomes a TraceError.
+//
+// Thread safety: not thread-safe. Connections are opened SQLITE_OPEN_NOMUTEX
+// (SQLite's multi-thread mode): a SqliteDb and its statements belong to one
+// thread at a time; separate SqliteDbs, on one file too, may run side by side.
 #ifndef ACCORDION_TRACES_SQLITE_HANDLE_H_
 #define ACCORDION_TRACES_SQLITE_HANDLE_H_
 

@@ -13,6 +13,9 @@
 //   std::string           TEXT
 //   Scheme, Policy, RunStatus, CollectiveOp   TEXT, their ToString() names
 //   std::vector<int64_t>  TEXT, the shape form "64,3,3,3" (FormatShape)
+//
+// Thread safety: a Table is immutable once built and may be used from several
+// threads at once; the statements it binds and reads are one thread's each.
 #ifndef ACCORDION_TRACES_TABLE_DESCRIPTION_H_
 #define ACCORDION_TRACES_TABLE_DESCRIPTION_H_
 

@@ -1,5 +1,7 @@
 // TraceError: why a trace file cannot be used, as a code tests can match and
 // a one-line message people can act on.
+//
+// Thread safety: TraceError is an immutable exception value; ToString is pure.
 #ifndef ACCORDION_TRACES_TRACE_ERROR_H_
 #define ACCORDION_TRACES_TRACE_ERROR_H_
 

@@ -5,6 +5,10 @@
 // there; it loads the run and its layers. Every accessor checks the rows it
 // returns (record_checks.h), so a hostile file yields a TraceError, never a
 // crash. The per-iteration tables are streamed row by row.
+//
+// Thread safety: a TraceReader is not thread-safe: use one per thread. Each
+// holds its own SQLite connection (SQLITE_OPEN_NOMUTEX), which two threads may
+// not use at once; readers of one file in several threads each open their own.
 #ifndef ACCORDION_TRACES_TRACE_READER_H_
 #define ACCORDION_TRACES_TRACE_READER_H_
 

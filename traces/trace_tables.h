@@ -2,6 +2,9 @@
 // Private to traces/: schema.cc derives the DDL and TableSpecs from them, the
 // writer its INSERTs, the reader its SELECTs and row reads, record_checks.cc
 // the per-column checks.
+//
+// Thread-safe: each table is a constant built once, on first use (a
+// function-local static), and never changed.
 #ifndef ACCORDION_TRACES_TRACE_TABLES_H_
 #define ACCORDION_TRACES_TRACE_TABLES_H_
 

@@ -5,6 +5,9 @@
 // row per layer, per-iteration rows must belong to recorded epochs, levels
 // must be the run's, and floats must add up. The first problem found is
 // thrown as a TraceError; what is merely unusual comes back as warnings.
+//
+// Thread-safe: ValidateTrace opens a TraceReader of its own and keeps nothing
+// between calls, so several threads may validate at once, the same file too.
 #ifndef ACCORDION_TRACES_TRACE_VALIDATOR_H_
 #define ACCORDION_TRACES_TRACE_VALIDATOR_H_
 

@@ -3,6 +3,7 @@
 #include "common/output_file.h"
 
 #include <fcntl.h>
+#include <sqlite3.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -110,6 +111,8 @@ std::string UtcNow() {
   std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
   return buf;
 }
+
+std::string SqliteVersion() { return sqlite3_libversion(); }
 
 std::string NewRunId() {
   std::random_device device;

@@ -6,6 +6,10 @@
 // on the file for its lifetime: a second writer (another run on the same
 // path, an --overwrite, a resume) is refused while the first is alive, and
 // readers are never blocked. The lock dies with the process.
+//
+// Thread safety: a TraceWriter is not thread-safe: one thread drives it (its
+// own SQLite connection, SQLITE_OPEN_NOMUTEX). TraceBeingWritten, NewRunId and
+// UtcNow (gmtime_r) keep no state and may be called from any thread.
 #ifndef ACCORDION_TRACES_TRACE_WRITER_H_
 #define ACCORDION_TRACES_TRACE_WRITER_H_
 
@@ -75,6 +79,10 @@ std::string NewRunId();
 
 // Current UTC time as ISO 8601 ("2026-11-21T20:15:03Z").
 std::string UtcNow();
+
+// The SQLite library traces are written with ("3.40.1"), for the versions a
+// run records: callers need not include SQLite for it.
+std::string SqliteVersion();
 
 }  // namespace accordion
 

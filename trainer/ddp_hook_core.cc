@@ -124,7 +124,7 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
     if (!config.is_object()) config = nlohmann::json::object();
     config["bucket_mb"] = static_cast<double>(options_.bucket_bytes()) / (1024.0 * 1024.0);
     run.config_json = config.dump();
-    run.versions_json = nlohmann::json{{"toolkit", kVersion}, {"libtorch", TORCH_VERSION}}.dump();
+    run.versions_json = RecordedVersionsJson();
     run.run_id = NewRunId();
     run.started_utc = UtcNow();
     run.writer = kWriterPythonHook;

@@ -5,6 +5,9 @@
 // opens nothing to the network). Every collective fails after the
 // rendezvous' timeout, so a hung peer ends the run instead of blocking it; a
 // dead one fails it at once, when its sockets close.
+//
+// Thread safety: as Communicator (communicator.h); Gloo's own threads
+// complete the work and stamp its completion time.
 #ifndef ACCORDION_TRAINER_GLOO_COMMUNICATOR_H_
 #define ACCORDION_TRAINER_GLOO_COMMUNICATOR_H_
 

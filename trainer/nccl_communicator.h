@@ -17,6 +17,8 @@
 // This header needs no CUDA; the implementation is compiled only where CUDA
 // and NCCL headers exist and linked only into a CUDA LibTorch build
 // (ACCORDION_HAVE_NCCL). Elsewhere ConnectNccl throws InputError.
+//
+// Thread safety: as Communicator (communicator.h).
 #ifndef ACCORDION_TRAINER_NCCL_COMMUNICATOR_H_
 #define ACCORDION_TRAINER_NCCL_COMMUNICATOR_H_
 

@@ -1,9 +1,22 @@
 #include "trainer/trace_recorder.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cstring>
 #include <type_traits>
 
+#include "common/version.h"
+
 namespace accordion {
+
+std::string RecordedVersionsJson() {
+  nlohmann::json j;
+  j["toolkit"] = kVersion;
+  j["libtorch"] = TORCH_VERSION;
+  j["sqlite"] = SqliteVersion();
+  j["compiler"] = __VERSION__;
+  return j.dump();
+}
 
 namespace {
 

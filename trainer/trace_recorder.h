@@ -56,6 +56,11 @@ class TraceRecorder {
   EpochData samples_;  // this rank's per-iteration rows of the running epoch
 };
 
+// What a recording run writes into run.versions_json: the toolkit's,
+// LibTorch's, SQLite's and the compiler's versions, the same from
+// accordion-train and the Python hook.
+std::string RecordedVersionsJson();
+
 // The epoch's per-layer rows (norm, ratio, regime, level, floats sent over
 // data.epoch.iterations steps), added to `data` with their floats summed
 // into data.epoch.floats_sent. `levels` and `critical` are the epoch's, per

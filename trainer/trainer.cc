@@ -1,7 +1,5 @@
 #include "trainer/trainer.h"
 
-#include <sqlite3.h>
-
 #include <algorithm>
 #include <atomic>
 #include <cinttypes>
@@ -44,15 +42,6 @@ constexpr int64_t kReadEvery = 50;
 using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
-
-std::string VersionsJson() {
-  nlohmann::json j;
-  j["toolkit"] = kVersion;
-  j["libtorch"] = TORCH_VERSION;
-  j["sqlite"] = sqlite3_libversion();
-  j["compiler"] = __VERSION__;
-  return j.dump();
-}
 
 void WriteState(torch::serialize::OutputArchive& a, const std::string& prefix, const AccordionState& s) {
   std::vector<int64_t> critical(s.critical.begin(), s.critical.end());
@@ -285,7 +274,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.epochs_planned = o.epochs;
   run.seed = o.seed;
   run.config_json = ConfigJson(o);
-  run.versions_json = VersionsJson();
+  run.versions_json = RecordedVersionsJson();
   run.run_id = run_id;
   run.writer = kWriterTrainer;
   run.ranks_per_node = std::min(env.local_world_size, run.world_size);

@@ -1,6 +1,10 @@
 // CompareView: the Compare tab - test accuracy of the checked runs against
 // epoch and against floats sent, and the paper's results table (mean ± 95 %
 // CI over seeds) for them, as `accordion-analyze table` prints it.
+//
+// Thread safety: a widget of the GUI thread. refresh() builds the results
+// table by QtConcurrent::run in Qt's global pool (not ExplorerDocument's), from
+// copied paths only; a QFutureWatcher hands the rows back to this thread.
 #ifndef ACCORDION_GUI_APP_COMPARE_VIEW_H_
 #define ACCORDION_GUI_APP_COMPARE_VIEW_H_
 

@@ -2,6 +2,9 @@
 // schedule (ScheduleSettings) and which cluster to project it on
 // (WhatIfSettings), and how they become the simulator's ReplayOptions - the
 // same options `accordion-sim replay` builds from its flags.
+//
+// Thread-safe: plain values and pure functions; ReplayOptionsOf also runs in
+// the pool threads of what_if.h.
 #ifndef ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
 #define ACCORDION_GUI_MODEL_EXPLORER_SETTINGS_H_
 

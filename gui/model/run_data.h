@@ -1,5 +1,9 @@
 // RunData: one opened trace, read once into memory - everything the views
 // draw from it. Plain C++ (no Qt), so it is tested without a display.
+//
+// Thread safety: a RunData is immutable once loaded and shared between threads
+// as shared_ptr<const RunData>; LoadRunData and ReadTraceProgress open readers
+// of their own and run in ExplorerDocument's pool threads, several at once.
 #ifndef ACCORDION_GUI_MODEL_RUN_DATA_H_
 #define ACCORDION_GUI_MODEL_RUN_DATA_H_
 

@@ -1,6 +1,10 @@
 // What-if projections of one run: ReplayEngine under the explorer's
 // settings, with the dense baseline beside Accordion and the two static
 // schedules, and a bandwidth sweep. Runs off the UI thread; no Qt.
+//
+// Thread safety: ProjectWhatIf and SweepBandwidth keep no state; several run
+// at once in ExplorerDocument's pools, reading `run` only. `cancel` is set
+// from the GUI thread.
 #ifndef ACCORDION_GUI_MODEL_WHAT_IF_H_
 #define ACCORDION_GUI_MODEL_WHAT_IF_H_
 

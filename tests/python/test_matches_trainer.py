@@ -10,6 +10,7 @@ normalisation and sampler) and checks its initial weights against
 accordion._core.initial_parameters (the trainer's own model construction).
 """
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -74,6 +75,12 @@ def relative(a, b):
 
 def test_python_mlp_starts_from_the_trainers_weights(runs):
     assert runs["summary"]["same_initial_weights"]
+
+
+def test_the_run_records_the_same_versions(runs):
+    cpp, py = (json.loads(rows(runs[k], "SELECT versions_json FROM run")[0][0]) for k in ("cpp", "py"))
+    assert sorted(cpp) == ["compiler", "libtorch", "sqlite", "toolkit"]
+    assert py == cpp
 
 
 def test_layers_are_the_same(runs):
