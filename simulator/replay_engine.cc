@@ -476,7 +476,7 @@ ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options)
   ReplayResult r;
   r.trace = input.path;
   r.synthetic = view.run.synthetic;
-  r.model_name = view.run.model;
+  r.trained_model = view.run.model;
   r.trace_workers = view.run.world_size;
   r.workers = options.workers() > 0 ? options.workers() : view.run.world_size;
   r.scheme = options.scheme().value_or(view.run.scheme);

@@ -158,7 +158,7 @@ struct MeasuredCheck {
 struct ReplayResult {
   std::string trace;
   bool synthetic = false;
-  std::string model_name;
+  std::string trained_model;  // the network the trace trained (run.model): "mlp"
   int trace_workers = 0;
   int workers = 0;
   Scheme scheme = Scheme::kDense;
@@ -171,8 +171,8 @@ struct ReplayResult {
   double collective_overhead_s = 0;  // mean software cost per collective, as replayed
   std::string communication;         // description of the communication model
   AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
-  CollectiveOptions collective;  // the all-reduce's settings, as replayed
-  ModelKind model = ModelKind::kSimulate;
+  CollectiveOptions collective;            // the all-reduce's settings, as replayed
+  ModelKind model = ModelKind::kSimulate;  // what timed the collectives (--timing)
   IterationProfile profile;
   ScheduleProjection accordion, static_low, static_high;
   std::vector<IterationPattern> patterns;  // timed patterns

@@ -44,7 +44,7 @@ void CsvRow(std::ostream& out, const std::string& schedule, const EpochProjectio
 void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
   const auto flags = out.flags();
   const int L = static_cast<int>(r.profile.grad_ready_s.size());
-  out << "Replay of " << r.model_name << " from " << r.trace << (r.synthetic ? " (SYNTHETIC)" : "") << ", "
+  out << "Replay of " << r.trained_model << " from " << r.trace << (r.synthetic ? " (SYNTHETIC)" : "") << ", "
       << r.accordion.epochs.size() << " epochs, " << L << " layers\n";
   out << "cluster:  " << r.workers << " workers (trace: " << r.trace_workers << ") on " << r.platform << "\n";
   out << "model:    " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
@@ -110,7 +110,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   nlohmann::json j;
   j["trace"] = r.trace;
   j["synthetic"] = r.synthetic;
-  j["model"] = r.model_name;
+  j["model"] = r.trained_model;
   j["trace_workers"] = r.trace_workers;
   j["workers"] = r.workers;
   j["platform"] = r.platform;
