@@ -42,6 +42,10 @@ const char kTraceFilter[] = "Accordion traces (*.trace *.db *.sqlite);;All files
 const char kGeometryKey[] = "mainWindow/geometry";
 const char kStateKey[] = "mainWindow/state";
 const char kOpenDirKey[] = "open/lastDir";
+// The run list's height in a window taller than kShortWindow, and below.
+constexpr int kShortWindow = 850;
+constexpr int kRunsDockTall = 165;
+constexpr int kRunsDockShort = 112;
 
 }  // namespace
 
@@ -107,9 +111,14 @@ MainWindow::MainWindow(QWidget* parent)
     statusBar()->showMessage(tr("SimGrid replay failed: %1").arg(message), 10000);
   });
   connect(document_, &ExplorerDocument::waitingForFirstEpoch, this, [this](const QString& path) {
-    statusBar()->showMessage(tr("%1 is being written and has no finished epoch yet: it opens when the first one lands")
-                                 .arg(QFileInfo(path).fileName()),
-                             15000);
+    const QString name = QFileInfo(path).fileName();
+    statusBar()->showMessage(
+        QFileInfo::exists(path)
+            ? tr("%1 is being written and has no finished epoch yet: it opens when the first one lands").arg(name)
+            : tr("Waiting for %1 to appear: nothing is there yet; it opens when a run writes its first epoch")
+                  .arg(name),
+        15000);
+    updateStatus();
   });
   connect(document_, &ExplorerDocument::liveRunUpdated, this, [this](int index) {
     const auto run = document_->run(index);
@@ -133,7 +142,7 @@ MainWindow::MainWindow(QWidget* parent)
 MainWindow::~MainWindow() = default;
 
 void MainWindow::createDocks() {
-  auto* runs = new QDockWidget(tr("Runs"), this);
+  auto* runs = runs_dock_ = new QDockWidget(tr("Runs"), this);
   runs->setObjectName("runsDock");
   runs->setWidget(run_list_);
   runs->setFeatures(QDockWidget::DockWidgetMovable | QDockWidget::DockWidgetFloatable |
@@ -152,7 +161,7 @@ void MainWindow::createDocks() {
   // The top dock spans the full width: the run table has many columns.
   setCorner(Qt::TopLeftCorner, Qt::TopDockWidgetArea);
   setCorner(Qt::TopRightCorner, Qt::TopDockWidgetArea);
-  resizeDocks({runs}, {165}, Qt::Vertical);
+  resizeDocks({runs}, {kRunsDockTall}, Qt::Vertical);
   resizeDocks({schedule}, {290}, Qt::Horizontal);
 }
 
@@ -316,6 +325,8 @@ void MainWindow::updateStatus() {
     for (int i = 0; i < document_->runCount(); ++i) live += document_->run(i) && document_->run(i)->live();
     parts << tr("%n run(s) open", "", document_->runCount());
     if (live > 0) parts << tr("%n live", "", live);
+    // Until it lands, a waited-for trace is in no list: say so here.
+    for (const QString& path : document_->waitingPaths()) parts << tr("waiting for %1").arg(QFileInfo(path).fileName());
   }
   state_label_->setText(parts.join(QStringLiteral(" · ")));
 }
@@ -338,6 +349,18 @@ bool MainWindow::saveTabScreenshots(const QString& dir, QString* error) {
   }
   tabs_->setCurrentIndex(0);
   return true;
+}
+
+void MainWindow::resizeEvent(QResizeEvent* event) {
+  QMainWindow::resizeEvent(event);
+  // On a laptop's height the run list shows three rows, not five: the
+  // figures below need the pixels more. Only when the window crosses the
+  // line, so a height the person dragged the dock to stays.
+  const bool short_window = height() < kShortWindow;
+  if (short_window != short_window_) {
+    short_window_ = short_window;
+    resizeDocks({runs_dock_}, {short_window ? kRunsDockShort : kRunsDockTall}, Qt::Vertical);
+  }
 }
 
 void MainWindow::closeEvent(QCloseEvent* event) {

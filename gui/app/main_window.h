@@ -8,6 +8,7 @@
 #include <QPointer>
 #include <QStringList>
 
+class QDockWidget;
 class QLabel;
 class QMenu;
 class QMessageBox;
@@ -69,6 +70,7 @@ class MainWindow : public QMainWindow {
 
  protected:
   void closeEvent(QCloseEvent* event) override;
+  void resizeEvent(QResizeEvent* event) override;
   void dragEnterEvent(QDragEnterEvent* event) override;
   void dropEvent(QDropEvent* event) override;
 
@@ -91,6 +93,8 @@ class MainWindow : public QMainWindow {
   WhatIfView* what_if_;
   CompareView* compare_;
   TimelineView* timeline_;
+  QDockWidget* runs_dock_ = nullptr;
+  bool short_window_ = false;  // below kShortWindow: a smaller run list
   QMenu* recent_menu_ = nullptr;
   QLabel* state_label_ = nullptr;
   QPointer<PlotWidget> last_figure_;

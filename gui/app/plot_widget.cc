@@ -11,7 +11,9 @@
 #include <QMessageBox>
 #include <QSaveFile>
 #include <QSettings>
+#include <QToolTip>
 
+#include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 
 namespace accordion::gui {
@@ -30,6 +32,17 @@ PlotWidget::PlotWidget(const QString& figure_name, QWidget* parent) : QCustomPlo
   // The figure builders draw many items; antialiasing them all makes
   // dragging stutter, so keep the default for plottables only.
   setNotAntialiasedElements(QCP::aeItems);
+  // A click on a legend entry hides its series (its entry turns grey) or
+  // shows it again, as in TensorBoard; entries that only explain a colour
+  // (bands, guide lines) stay as they are.
+  connect(this, &QCustomPlot::legendClick, this, [this](QCPLegend*, QCPAbstractLegendItem* item, QMouseEvent*) {
+    auto* entry = qobject_cast<QCPPlottableLegendItem*>(item);
+    if (entry == nullptr || style::IsLegendOnly(entry->plottable())) return;
+    QCPAbstractPlottable* plottable = entry->plottable();
+    plottable->setVisible(!plottable->visible());
+    entry->setTextColor(plottable->visible() ? entry->parentLegend()->textColor() : QColor(0xAA, 0xAA, 0xAA));
+    replot(QCustomPlot::rpQueuedReplot);
+  });
 }
 
 void PlotWidget::markDrawn() {
@@ -121,6 +134,59 @@ void PlotWidget::exportWithDialog(const QString& default_suffix) {
 }
 
 void PlotWidget::copyToClipboard() { QApplication::clipboard()->setPixmap(toPixmap()); }
+
+QString PlotWidget::valueAt(const QPoint& pos) const {
+  constexpr double kReach = 8;  // px
+  double best = kReach;
+  QString text;
+  for (int i = 0; i < plottableCount(); ++i) {
+    // QCustomPlot::plottable(int) is not const; reading it changes nothing.
+    QCPAbstractPlottable* p = const_cast<PlotWidget*>(this)->plottable(i);
+    if (!p->visible() || style::IsLegendOnly(p) || p->name().isEmpty()) continue;
+    if (p->keyAxis() == nullptr || !p->keyAxis()->axisRect()->rect().contains(pos)) continue;
+    QVariant details;
+    const double distance = p->selectTest(pos, false, &details);
+    if (distance < 0 || distance >= best) continue;
+    const QCPDataSelection hit = details.value<QCPDataSelection>();
+    if (hit.isEmpty()) continue;
+    const int index = hit.dataRange().begin();
+    double key = 0, value = 0;
+    if (auto* graph = qobject_cast<QCPGraph*>(p); graph && index < graph->data()->size()) {
+      key = graph->data()->at(index)->key;
+      value = graph->data()->at(index)->value;
+    } else if (auto* bars = qobject_cast<QCPBars*>(p); bars && index < bars->data()->size()) {
+      key = bars->data()->at(index)->key;
+      value = bars->data()->at(index)->value;
+    } else {
+      continue;
+    }
+    best = distance;
+    // A text axis (the what-if's schedules) names its key; else the number.
+    QCPAxis* x = p->keyAxis();
+    QString where = QString::number(key, 'g', 6);
+    if (auto ticker = x->ticker().dynamicCast<QCPAxisTickerText>(); ticker && ticker->ticks().contains(key)) {
+      where = ticker->ticks().value(key).simplified();
+    } else {
+      const QString label = x->property(style::kFullLabel).toString();
+      if (!label.isEmpty()) where = label + " " + where;
+    }
+    text = QStringLiteral("%1\n%2: %3").arg(p->name(), where, style::Sci(value));
+  }
+  return text;
+}
+
+void PlotWidget::mouseMoveEvent(QMouseEvent* event) {
+  QCustomPlot::mouseMoveEvent(event);
+  if (event->buttons() != Qt::NoButton) return;  // dragging, not reading
+  const QString text = valueAt(event->pos());
+  if (!text.isEmpty()) {
+    QToolTip::showText(event->globalPosition().toPoint(), text, this);
+    value_shown_ = true;
+  } else if (value_shown_) {
+    QToolTip::hideText();
+    value_shown_ = false;
+  }
+}
 
 void PlotWidget::mouseDoubleClickEvent(QMouseEvent* event) {
   QCustomPlot::mouseDoubleClickEvent(event);

@@ -1,6 +1,8 @@
 // PlotWidget: a QCustomPlot that a person can zoom, drag, reset (double
-// click) and take away - PNG, PDF, CSV or the clipboard - from its context
-// menu, as in any plotting tool.
+// click), read (hovering a point shows its series and value), thin out (a
+// click on a legend entry hides its series) and take
+// away - PNG, PDF, CSV or the clipboard - from its context menu, as in any
+// plotting tool.
 #ifndef ACCORDION_GUI_APP_PLOT_WIDGET_H_
 #define ACCORDION_GUI_APP_PLOT_WIDGET_H_
 
@@ -36,6 +38,11 @@ class PlotWidget : public QCustomPlot {
   void exportWithDialog(const QString& default_suffix = QStringLiteral("png"));
   void copyToClipboard();
 
+  // What the pointer at `pos` is on: the nearest series point or bar within
+  // a few pixels, as "series\nx label x: y"; empty when none. Shown as the
+  // tooltip while the pointer moves.
+  QString valueAt(const QPoint& pos) const;
+
  signals:
   // The user pointed at or used this plot: the main window's "current figure".
   void activated(PlotWidget* plot);
@@ -43,11 +50,13 @@ class PlotWidget : public QCustomPlot {
  protected:
   void mouseDoubleClickEvent(QMouseEvent* event) override;
   void mousePressEvent(QMouseEvent* event) override;
+  void mouseMoveEvent(QMouseEvent* event) override;
   void contextMenuEvent(QContextMenuEvent* event) override;
   void enterEvent(QEnterEvent* event) override;
 
  private:
   QString figure_name_;
+  bool value_shown_ = false;  // a valueAt tooltip is up
   std::vector<std::pair<QPointer<QCPAxis>, QCPRange>> drawn_ranges_;
 };
 

@@ -8,8 +8,10 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QVBoxLayout>
+#include <algorithm>
 
 #include "gui/app/plot_widget.h"
+#include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
 
@@ -74,6 +76,9 @@ RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
   plots->setStretchFactor(0, 3);
   plots->setStretchFactor(1, 2);
   plots->setChildrenCollapsible(false);
+  // On a laptop's height the 3:2 split left the ratio plot too short for
+  // its titles and legend: it keeps this much, the norms take the rest.
+  ratios_->setMinimumHeight(240);
   auto* right = new QWidget(this);
   auto* right_layout = new QVBoxLayout(right);
   right_layout->setContentsMargins(0, 0, 0, 0);
@@ -101,6 +106,9 @@ RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
   connect(layers_, &QListWidget::itemChanged, this, [this] {
     if (!updating_) redraw();
   });
+  // Every layout of either plot (a draw, a resize) re-aligns their x axes.
+  connect(norms_, &QCustomPlot::afterLayout, this, &RegimesView::alignXAxes);
+  connect(ratios_, &QCustomPlot::afterLayout, this, &RegimesView::alignXAxes);
   // regimesChanged also follows a change of the current run.
   connect(document_, &ExplorerDocument::regimesChanged, this, &RegimesView::redraw);
   redraw();
@@ -185,15 +193,63 @@ void RegimesView::redraw() {
   }
   QString text;
   if (analysis->schedulable) {
-    text = tr("<b>Critical regimes</b> (epochs, re-derived at η %1, every %2 epochs): %3 &nbsp;·&nbsp; "
+    text = tr("<b>Critical regimes</b> (re-derived at η %1, every %2 epochs): %3 &nbsp;·&nbsp; "
               "<span style='color:#666'>as recorded: %4</span>")
                .arg(document_->scheduleSettings().eta)
                .arg(document_->scheduleSettings().interval)
                .arg(BandsText(analysis->model_bands), BandsText(analysis->recorded_model_bands));
+    // Said apart: a layer sent alike at both levels being critical changes nothing.
+    if (!analysis->no_effect_bands.empty()) {
+      text +=
+          tr(" &nbsp;·&nbsp; <span style='color:#666'>no effect: %1</span>").arg(BandsText(analysis->no_effect_bands));
+    }
   } else {
     text = tr("<b>No schedule:</b> %1").arg(QString::fromStdString(analysis->problem).toHtmlEscaped());
   }
   caption_->setText(text);
+  caption_->setToolTip(
+      tr("Critical regimes: epochs where a layer whose level changes what it sends is critical. "
+         "No effect: epochs where only layers both levels send alike (PowerSGD's 1-D tensors) are "
+         "critical - they send what static high sends."));
+}
+
+void RegimesView::alignXAxes() {
+  if (aligning_ || norms_->axisRectCount() == 0 || ratios_->axisRectCount() == 0) return;
+  QCPAxisRect* a = norms_->axisRect();
+  QCPAxisRect* b = ratios_->axisRect();
+  // A message, not a figure, or plots of different widths: nothing to align.
+  if (!a->axis(QCPAxis::atBottom)->visible() || !b->axis(QCPAxis::atBottom)->visible() ||
+      norms_->viewport().width() != ratios_->viewport().width()) {
+    return;
+  }
+  aligning_ = true;
+  const QRect a_before = a->rect();
+  const QRect b_before = b->rect();
+  const char kBase[] = "accordion_base_margins";
+  // Each plot's own layout first (the margins it would take by itself)...
+  for (QCPAxisRect* r : {a, b}) {
+    if (!r->property(kBase).isValid()) r->setProperty(kBase, QVariant::fromValue(r->minimumMargins()));
+    r->setMinimumMargins(r->property(kBase).value<QMargins>());
+  }
+  style::UpdateLayout(norms_);
+  style::UpdateLayout(ratios_);
+  // ...then both at the inner of the two edges on each side.
+  const int left = std::max(a->left(), b->left());
+  const int right = std::min(a->right(), b->right());
+  for (QCPAxisRect* r : {a, b}) {
+    QMargins m = r->minimumMargins();
+    m.setLeft(r->margins().left() + left - r->left());
+    m.setRight(r->margins().right() + r->right() - right);
+    r->setMinimumMargins(m);
+  }
+  style::UpdateLayout(norms_);
+  style::UpdateLayout(ratios_);
+  // The plot being replotted (the sender) draws with this layout; the other
+  // is replotted where its axis rect moved. Aligned, a second pass moves
+  // nothing, which ends it.
+  if (sender() != norms_ && a->rect() != a_before) norms_->replot(QCustomPlot::rpQueuedReplot);
+  if (sender() != ratios_ && b->rect() != b_before) ratios_->replot(QCustomPlot::rpQueuedReplot);
+  aligning_ = false;
 }
 
 void RegimesView::linkXAxes() {

@@ -1,6 +1,7 @@
 // RegimesView: the Regimes tab - per-layer gradient norms above the check
 // ratios against η, with the critical regimes shaded, for the layers a
-// person picks (filter, check list, grouped by block).
+// person picks (filter, check list, grouped by block). The two plots share
+// their x axis: zoomed together, and an epoch at the same x in both.
 #ifndef ACCORDION_GUI_APP_REGIMES_VIEW_H_
 #define ACCORDION_GUI_APP_REGIMES_VIEW_H_
 
@@ -42,6 +43,9 @@ class RegimesView : public QWidget {
   void applyFilter();
   void setVisibleChecked(bool checked);
   void linkXAxes();
+  // Puts the two plots' axis rects at the same left and right edges, so an
+  // epoch lies at the same x in both (their y labels and legends differ).
+  void alignXAxes();
 
   ExplorerDocument* document_;
   QLineEdit* filter_;
@@ -53,6 +57,7 @@ class RegimesView : public QWidget {
   std::string layers_of_;  // path whose layers the list shows
   int draw_count_ = 0;
   bool updating_ = false;
+  bool aligning_ = false;
   QMetaObject::Connection link_a_, link_b_;
 };
 

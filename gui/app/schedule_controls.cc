@@ -7,6 +7,7 @@
 #include <QGroupBox>
 #include <QHBoxLayout>
 #include <QLabel>
+#include <QPushButton>
 #include <QSlider>
 #include <QSpinBox>
 #include <QVBoxLayout>
@@ -48,7 +49,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
       low_spin_(new QDoubleSpinBox(this)),
       high_spin_(new QDoubleSpinBox(this)),
       resolved_(new QLabel(this)),
-      readout_(new QLabel(this)) {
+      readout_(new QLabel(this)),
+      state_(new QLabel(this)),
+      reset_(new QPushButton(tr("Reset to recorded"), this)) {
   eta_slider_->setObjectName("etaSlider");
   eta_slider_->setRange(1, static_cast<int>(std::lround(1.0 / kEtaStep)));
   eta_slider_->setPageStep(2);
@@ -92,11 +95,22 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   readout_->setTextFormat(Qt::RichText);
   readout_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
+  state_->setObjectName("settingsStateLabel");
+  state_->setWordWrap(true);
+  state_->setTextFormat(Qt::RichText);
+  reset_->setObjectName("resetToRecordedButton");
+  reset_->setToolTip(tr("The scheme, levels, η and interval this run was recorded with"));
+  connect(reset_, &QPushButton::clicked, document_, &ExplorerDocument::resetToRecorded);
+
   auto* eta_row = new QHBoxLayout;
   eta_row->addWidget(eta_slider_, 1);
   eta_row->addWidget(eta_spin_);
+  auto* state_row = new QHBoxLayout;
+  state_row->addWidget(state_, 1);
+  state_row->addWidget(reset_);
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+  form->addRow(state_row);
   form->addRow(tr("η (threshold)"), eta_row);
   form->addRow(tr("Check interval"), interval_spin_);
   form->addRow(tr("Scheme"), scheme_combo_);
@@ -143,10 +157,28 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   });
 
   connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showSettings);
+  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showState);
+  connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showState);
   connect(document_, &ExplorerDocument::regimesChanged, this, &ScheduleControls::showAnalysis);
   connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showAnalysis);
   showSettings();
   showAnalysis();
+  showState();
+}
+
+void ScheduleControls::showState() {
+  const bool run = document_->currentRun() != nullptr;
+  const bool recorded = document_->settingsAsRecorded();
+  const ScheduleSettings r = document_->recordedSettings();
+  // Short, to share a line with the button; the tooltip has the values.
+  const QString what = tr("scheme and levels as the trace has them, η %1, every %2 epochs").arg(r.eta).arg(r.interval);
+  state_->setText(!run       ? QString()
+                  : recorded ? tr("<span style='color:#555'>As recorded</span>")
+                             : tr("<b style='color:#b36b00'>Explored</b>"));
+  state_->setToolTip(
+      recorded ? tr("The settings this run was trained with: %1").arg(what)
+               : tr("Changed from the settings this run was trained with (%1); each run keeps its own").arg(what));
+  reset_->setEnabled(run && !recorded);
 }
 
 void ScheduleControls::apply() {

@@ -2,6 +2,8 @@
 // re-derived (η, check interval, scheme, level pair) and reads out what the
 // derived schedule sends against the two static baselines. It only edits
 // the document's ScheduleSettings; the schedule itself comes from the document.
+// It says whether they are the current run's recorded settings or explored
+// ones, with a button back to the recorded.
 #ifndef ACCORDION_GUI_APP_SCHEDULE_CONTROLS_H_
 #define ACCORDION_GUI_APP_SCHEDULE_CONTROLS_H_
 
@@ -10,6 +12,7 @@
 class QComboBox;
 class QDoubleSpinBox;
 class QLabel;
+class QPushButton;
 class QSlider;
 class QSpinBox;
 
@@ -30,12 +33,16 @@ class ScheduleControls : public QWidget {
   QDoubleSpinBox* lowSpin() const { return low_spin_; }
   QDoubleSpinBox* highSpin() const { return high_spin_; }
   QLabel* readout() const { return readout_; }
+  // "as recorded" or "explored", and the button back to the recorded ones.
+  QLabel* stateLabel() const { return state_; }
+  QPushButton* resetButton() const { return reset_; }
 
  private:
   void apply();            // widgets -> document
   void showSettings();     // document -> widgets
   void showAnalysis();     // read-outs and the levels' "auto (...)" texts
   void adaptLevelSpins();  // decimals and steps of the resolved scheme
+  void showState();        // as recorded or explored
 
   ExplorerDocument* document_;
   QSlider* eta_slider_;
@@ -46,6 +53,8 @@ class ScheduleControls : public QWidget {
   QDoubleSpinBox* high_spin_;
   QLabel* resolved_;
   QLabel* readout_;
+  QLabel* state_;
+  QPushButton* reset_;
   bool updating_ = false;
 };
 

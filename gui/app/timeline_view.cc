@@ -98,6 +98,9 @@ void TimelineView::redraw() {
     return;
   }
   DrawIterationTimeline(plot_, *run, projection.get(), epoch_->value());
+  // Tracks are categories, not a scale: the wheel and a drag move in time only.
+  plot_->axisRect()->setRangeZoom(Qt::Horizontal);
+  plot_->axisRect()->setRangeDrag(Qt::Horizontal);
   plot_->markDrawn();
 }
 

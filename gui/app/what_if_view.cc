@@ -12,8 +12,12 @@
 #include <QLabel>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QScrollArea>
+#include <QScrollBar>
 #include <QSpinBox>
 #include <QSplitter>
+#include <QStackedWidget>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -84,12 +88,18 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       progress_(new QProgressBar(this)),
       sim_status_(new QLabel(this)),
       source_(new QLabel(this)),
+      assumption_(new QLabel(this)),
+      disagreement_(new QLabel(this)),
       results_(new QTableWidget(4, 4, this)),
       problem_(new QLabel(this)),
       cli_(new QLabel(this)),
       projection_plot_(new PlotWidget("projection", this)),
       sweep_plot_(new PlotWidget("bandwidth-sweep", this)),
-      breakdown_plot_(new PlotWidget("epoch-breakdown", this)) {
+      breakdown_plot_(new PlotWidget("epoch-breakdown", this)),
+      figures_(new QStackedWidget(this)),
+      grid_(new QSplitter(Qt::Vertical, this)),
+      top_(new QSplitter(Qt::Horizontal, this)),
+      figure_tabs_(new QTabWidget(this)) {
   workers_->setObjectName("workersSpin");
   workers_->setRange(1, 1 << 20);
   workers_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
@@ -165,6 +175,14 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   source_->setObjectName("projectionSource");
   source_->setWordWrap(true);
   source_->setTextFormat(Qt::RichText);
+  assumption_->setObjectName("scalingAssumption");
+  assumption_->setWordWrap(true);
+  assumption_->setTextFormat(Qt::RichText);
+  disagreement_->setObjectName("modelDisagreement");
+  disagreement_->setWordWrap(true);
+  disagreement_->setTextFormat(Qt::RichText);
+  disagreement_->setStyleSheet("color: #a33;");
+  disagreement_->setVisible(false);
   results_->setObjectName("projectionTable");
   results_->setHorizontalHeaderLabels({tr("Schedule"), tr("Time to train"), tr("Per step"), tr("vs dense")});
   results_->horizontalHeaderItem(3)->setToolTip(
@@ -215,6 +233,8 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   auto* results_layout = new QVBoxLayout(results_box);
   results_layout->addWidget(source_);
   results_layout->addWidget(results_);
+  results_layout->addWidget(assumption_);
+  results_layout->addWidget(disagreement_);
   results_layout->addWidget(problem_);
   results_layout->addLayout(sim_row);
   results_layout->addWidget(progress_);
@@ -224,30 +244,43 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   cli_layout->addWidget(cli_);
 
   auto* side = new QWidget(this);
-  // The form needs little width; the figures need all they can get.
-  side->setMaximumWidth(350);
   auto* side_layout = new QVBoxLayout(side);
   side_layout->setContentsMargins(0, 0, 0, 0);
   side_layout->addWidget(cluster);
   side_layout->addWidget(results_box);
   side_layout->addWidget(cli_box);
   side_layout->addStretch(1);
+  // The form is taller than a laptop's window leaves it: it scrolls, and the
+  // figures beside it keep their height.
+  auto* side_scroll = side_scroll_ = new QScrollArea(this);
+  side_scroll->setObjectName("whatIfForm");
+  side_scroll->setWidget(side);
+  side_scroll->setWidgetResizable(true);
+  side_scroll->setFrameShape(QFrame::NoFrame);
+  side_scroll->setHorizontalScrollBarPolicy(Qt::ScrollBarAlwaysOff);
+  // The form needs little width; the figures need all they can get.
+  side_scroll->setMinimumWidth(side->minimumSizeHint().width() + side_scroll->verticalScrollBar()->sizeHint().width());
+  side_scroll->setMaximumWidth(420);
 
-  auto* top = new QSplitter(Qt::Horizontal, this);
-  top->addWidget(projection_plot_);
-  top->addWidget(sweep_plot_);
-  top->setChildrenCollapsible(false);
-  top->setSizes({500, 500});
-  auto* plots = new QSplitter(Qt::Vertical, this);
-  plots->addWidget(top);
-  plots->addWidget(breakdown_plot_);
-  plots->setChildrenCollapsible(false);
-  plots->setSizes({550, 450});
+  top_->setObjectName("whatIfTopFigures");
+  top_->addWidget(projection_plot_);
+  top_->addWidget(sweep_plot_);
+  top_->setChildrenCollapsible(false);
+  top_->setSizes({500, 500});
+  grid_->setObjectName("whatIfFigureGrid");
+  grid_->addWidget(top_);
+  grid_->addWidget(breakdown_plot_);
+  grid_->setChildrenCollapsible(false);
+  grid_->setSizes({550, 450});
+  figure_tabs_->setObjectName("whatIfFigureTabs");
+  figure_tabs_->setDocumentMode(true);
+  figures_->addWidget(grid_);
+  figures_->addWidget(figure_tabs_);
   auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(side);
-  split->addWidget(plots);
+  split->addWidget(side_scroll);
+  split->addWidget(figures_);
   split->setStretchFactor(1, 1);
-  split->setSizes({350, 1100});
+  split->setSizes({340, 1100});
   split->setChildrenCollapsible(false);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
@@ -308,6 +341,32 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   showCli();
   showProjection();
   showSweep();
+}
+
+void WhatIfView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Three figures in a grid need about 760 × 620 px; a laptop's window
+  // leaves them less, and then each gets the whole area, one tab at a time.
+  arrangeFigures(height() < 620 || width() - side_scroll_->width() < 760);
+}
+
+void WhatIfView::arrangeFigures(bool tabbed) {
+  if (tabbed == tabbed_) return;
+  tabbed_ = tabbed;
+  if (tabbed) {
+    figure_tabs_->addTab(projection_plot_, tr("Time to train"));
+    figure_tabs_->addTab(sweep_plot_, tr("Against bandwidth"));
+    figure_tabs_->addTab(breakdown_plot_, tr("Epochs"));
+    figures_->setCurrentWidget(figure_tabs_);
+  } else {
+    figure_tabs_->clear();  // takes the tabs away; the plots stay
+    top_->insertWidget(0, projection_plot_);
+    top_->insertWidget(1, sweep_plot_);
+    grid_->insertWidget(1, breakdown_plot_);
+    // The tab widget hid the plots it did not show.
+    for (PlotWidget* plot : {projection_plot_, sweep_plot_, breakdown_plot_}) plot->show();
+    figures_->setCurrentWidget(grid_);
+  }
 }
 
 void WhatIfView::chooseTopology(int index) {
@@ -429,6 +488,8 @@ void WhatIfView::showProjection() {
       projection_plot_->showMessage(text);
       breakdown_plot_->showMessage(QString());
       results_->clearContents();
+      assumption_->clear();
+      disagreement_->setVisible(false);
       drawn_run_.clear();
     }
     return;
@@ -464,12 +525,78 @@ void WhatIfView::showProjection() {
                                                                                       : QString::fromStdString(against),
                            true));
   }
+  // Every cell whole ("static TopK 99 %", not "static …"): the form is as
+  // wide as the table needs, and scrolls rather than squeezes it.
+  int table_width = 2 * results_->frameWidth();
+  for (int c = 0; c < results_->columnCount(); ++c) {
+    // QTableView keeps sizeHintForColumn protected; QAbstractItemView has it public.
+    const QAbstractItemView* view = results_;
+    table_width += std::max(view->sizeHintForColumn(c), results_->horizontalHeader()->sectionSizeHint(c));
+  }
+  if (table_width != results_->minimumWidth()) {
+    results_->setMinimumWidth(table_width);
+    // The layouts between the table and the form cache their minimum sizes.
+    for (QWidget* w = results_->parentWidget(); w != nullptr && w != side_scroll_->widget(); w = w->parentWidget()) {
+      w->updateGeometry();
+    }
+    side_scroll_->widget()->layout()->invalidate();
+    side_scroll_->setMinimumWidth(side_scroll_->widget()->minimumSizeHint().width() +
+                                  side_scroll_->verticalScrollBar()->sizeHint().width());
+  }
   results_->setToolTip(QString::fromStdString(
       ProjectionHeadline(r.accordion.total.time_s, dense_s, r.static_low.total.time_s, r.static_high.total.time_s)));
+  showAssumptions(*run, *projection);
   DrawProjection(projection_plot_, *projection);
   projection_plot_->markDrawn();
   DrawEpochBreakdown(breakdown_plot_, *projection);
   breakdown_plot_->markDrawn();
+}
+
+void WhatIfView::showAssumptions(const RunData& run, const WhatIfProjection& projection) {
+  const RunInfo& info = run.view().run;
+  const sim::ReplayResult& r = projection.result;
+  const std::vector<sim::EpochProjection>& epochs = projection.dense.epochs;
+  const int64_t per_worker = info.world_size > 0 ? info.batch_size / info.world_size : 0;
+  if (epochs.empty() || per_worker <= 0) {
+    assumption_->clear();
+  } else {
+    // The replay keeps each worker's batch (ReplayEngine): more workers make
+    // a bigger global batch and fewer steps an epoch, which is most of why
+    // "time to train" falls with the workers. The CLI says so in its notes.
+    assumption_->setText(
+        tr("<b>Scaling:</b> per-worker batch kept: %1 workers × %2 = global batch %3, %4 steps an epoch "
+           "(recorded: %5 × %2 = %6). Keeping the global batch at %6 instead is not what this replay models.")
+            .arg(r.workers)
+            .arg(per_worker)
+            .arg(epochs.front().global_batch)
+            .arg(epochs.front().steps)
+            .arg(info.world_size)
+            .arg(info.batch_size));
+  }
+  // Both answers in hand: say so when they point different ways.
+  const auto estimate = document_->estimate();
+  const auto simulation = document_->simulation();
+  disagreement_->setVisible(false);
+  if (!estimate || !simulation) return;
+  const double est_dense = estimate->dense.total.time_s;
+  const double sim_dense = simulation->dense.total.time_s;
+  const double est = estimate->result.accordion.total.time_s;
+  const double sim = simulation->result.accordion.total.time_s;
+  // The headlines' rule: within 0.5 % is "as fast", neither side.
+  auto side = [](double accordion_s, double dense_s) {
+    if (!(accordion_s > 0) || !(dense_s > 0)) return 0;
+    const double ratio = dense_s / accordion_s;
+    return ratio > 1.005 ? 1 : ratio < 1 / 1.005 ? -1 : 0;
+  };
+  const int est_side = side(est, est_dense);
+  const int sim_side = side(sim, sim_dense);
+  if (est_side == sim_side) return;
+  disagreement_->setText(tr("<b>The two models disagree:</b> the α–β estimate has Accordion %1, the SimGrid "
+                            "replay %2. Trust the SimGrid replay: it sends every message through the simulated "
+                            "network (latency per message, contention), which the α–β sum leaves out.")
+                             .arg(QString::fromStdString(CompareTimes(est, est_dense, "dense")),
+                                  QString::fromStdString(CompareTimes(sim, sim_dense, "dense"))));
+  disagreement_->setVisible(true);
 }
 
 void WhatIfView::showSweep() {

@@ -1,7 +1,8 @@
 // WhatIfView: the What-if tab - which cluster to project the current run
 // onto, the projected time to train of Accordion against the static
 // schedules and dense (α–β estimate at once, SimGrid replay on request),
-// the bandwidth sweep and Accordion's per-epoch time breakdown.
+// the bandwidth sweep and Accordion's per-epoch time breakdown. On a
+// laptop's window the form scrolls and the three figures become tabs.
 #ifndef ACCORDION_GUI_APP_WHAT_IF_VIEW_H_
 #define ACCORDION_GUI_APP_WHAT_IF_VIEW_H_
 
@@ -16,7 +17,11 @@ class QDoubleSpinBox;
 class QLabel;
 class QProgressBar;
 class QPushButton;
+class QScrollArea;
+class QSplitter;
+class QStackedWidget;
 class QSpinBox;
+class QTabWidget;
 class QTableWidget;
 
 namespace accordion::sim {
@@ -28,6 +33,8 @@ namespace accordion::gui {
 
 class ExplorerDocument;
 class PlotWidget;
+struct RunData;
+struct WhatIfProjection;
 
 class WhatIfView : public QWidget {
   Q_OBJECT
@@ -40,16 +47,26 @@ class WhatIfView : public QWidget {
   PlotWidget* breakdownPlot() const { return breakdown_plot_; }
   QTableWidget* resultsTable() const { return results_; }
   QLabel* sourceLabel() const { return source_; }
+  // How the run is scaled to the workers asked for (the per-worker batch
+  // kept), and, when the α–β estimate and the SimGrid replay disagree on
+  // whether Accordion beats dense, which to trust (hidden otherwise).
+  QLabel* assumptionLabel() const { return assumption_; }
+  QLabel* disagreementLabel() const { return disagreement_; }
   QLabel* cliLabel() const { return cli_; }
   QPushButton* simulateButton() const { return simulate_; }
   QPushButton* cancelButton() const { return cancel_; }
   QProgressBar* progressBar() const { return progress_; }
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
+  void arrangeFigures(bool tabbed);
   void apply();  // form -> document
   void showSettings();
   void showProjection();
   void showSweep();
+  void showAssumptions(const RunData& run, const WhatIfProjection& projection);
   void showCli();
   void chooseTopology(int index);
   void updateTopologyFields();
@@ -81,12 +98,20 @@ class WhatIfView : public QWidget {
   QProgressBar* progress_;
   QLabel* sim_status_;
   QLabel* source_;
+  QLabel* assumption_;
+  QLabel* disagreement_;
   QTableWidget* results_;
   QLabel* problem_;
   QLabel* cli_;
   PlotWidget* projection_plot_;
   PlotWidget* sweep_plot_;
   PlotWidget* breakdown_plot_;
+  QScrollArea* side_scroll_ = nullptr;
+  QStackedWidget* figures_;  // grid_ or figure_tabs_
+  QSplitter* grid_;          // top_ above the breakdown
+  QSplitter* top_;           // projection beside sweep
+  QTabWidget* figure_tabs_;  // each figure a tab: a window too small for the grid
+  bool tabbed_ = false;
   std::string platform_path_;
   std::string drawn_run_;  // the run the projection plots show
   int topology_index_ = 0;

@@ -15,14 +15,25 @@ constexpr const char* kBackSeriesLayer = "back_series";
 
 QCPAxisRect* MainRect(QCustomPlot* plot) { return plot->axisRect(0); }
 
+// A plot this short (a laptop's window, two figures stacked) sets its titles
+// and legend smaller, so the axis rect keeps a readable height.
+constexpr int kCompactHeight = 340;
+bool IsCompact(const QCustomPlot* plot) { return plot != nullptr && plot->viewport().height() < kCompactHeight; }
+
 // A title that wraps to the plot's width instead of running off both sides:
 // QCPTextElement asks for its one-line width as its minimum, which the
 // layout cannot give in a narrow window, and it never breaks lines. At most
 // `max_lines` lines; the last one elided ("…") when the text needs more.
+// In a compact plot (IsCompact) it takes `compact_font` and at most
+// `compact_lines` lines.
 class WrappingText : public QCPTextElement {
  public:
-  WrappingText(QCustomPlot* plot, const QString& text, const QFont& font, int max_lines)
-      : QCPTextElement(plot, text, font), max_lines_(std::max(1, max_lines)) {
+  WrappingText(QCustomPlot* plot, const QString& text, const QFont& font, int max_lines, const QFont& compact_font,
+               int compact_lines)
+      : QCPTextElement(plot, text, font),
+        max_lines_(std::max(1, max_lines)),
+        compact_lines_(std::max(1, compact_lines)),
+        compact_font_(compact_font) {
     setTextFlags(Qt::AlignCenter);
   }
 
@@ -37,7 +48,7 @@ class WrappingText : public QCPTextElement {
   }
   void draw(QCPPainter* painter) override {
     Wrap();
-    painter->setFont(mFont);
+    painter->setFont(shown_font_);
     painter->setPen(QPen(mTextColor));
     painter->drawText(mRect, mTextFlags, shown_, &mTextBoundingRect);
   }
@@ -49,9 +60,13 @@ class WrappingText : public QCPTextElement {
   }
   void Wrap() const {
     const int width = Width();
-    if (width == wrapped_width_ && mText == wrapped_text_) return;
+    const bool compact = IsCompact(mParentPlot);
+    if (width == wrapped_width_ && mText == wrapped_text_ && compact == wrapped_compact_) return;
     wrapped_width_ = width;
     wrapped_text_ = mText;
+    wrapped_compact_ = compact;
+    shown_font_ = compact ? compact_font_ : mFont;
+    const int max_lines = compact ? compact_lines_ : max_lines_;
     // Every builder makes its titles anew, and most are the same text at
     // the same width as last time: laying them out (text shaping) again
     // was a good part of a redraw.
@@ -60,14 +75,14 @@ class WrappingText : public QCPTextElement {
       QSize size;
     };
     static QHash<QString, Wrapped> cache;
-    const QString key = mFont.key() + QChar(1) + QString::number(width) + QChar(1) + QString::number(max_lines_) +
+    const QString key = shown_font_.key() + QChar(1) + QString::number(width) + QChar(1) + QString::number(max_lines) +
                         QChar(1) + QString::number(static_cast<int>(mTextFlags)) + QChar(1) + mText;
     if (auto it = cache.constFind(key); it != cache.constEnd()) {
       shown_ = it->shown;
       size_ = it->size;
       return;
     }
-    const QFontMetrics metrics(mFont);
+    const QFontMetrics metrics(shown_font_);
     if (metrics.horizontalAdvance(mText) <= width && !mText.contains('\n')) {
       // One line: what the word-by-word loop below ends with, measured once.
       shown_ = mText.split(' ', Qt::SkipEmptyParts).join(' ');
@@ -82,7 +97,7 @@ class WrappingText : public QCPTextElement {
           line = candidate;
           continue;
         }
-        if (lines.size() + 1 == max_lines_) break;
+        if (lines.size() + 1 == max_lines) break;
         lines << line;
         line = words[i];
       }
@@ -100,7 +115,11 @@ class WrappingText : public QCPTextElement {
   }
 
   int max_lines_;
+  int compact_lines_;
+  QFont compact_font_;
   mutable int wrapped_width_ = -1;
+  mutable bool wrapped_compact_ = false;
+  mutable QFont shown_font_;
   mutable QString wrapped_text_;
   mutable QString shown_;
   mutable QSize size_;
@@ -108,16 +127,55 @@ class WrappingText : public QCPTextElement {
 
 // A legend laid out in rows above the plot that takes as many columns as
 // fit the plot's width (up to `max_columns`), so that no entry is cut.
+// A legend in a column right of the plot (setFitHeight) that is taller
+// than the plot takes a second column instead of drawing its entries over
+// each other. In a compact plot (IsCompact) its font is a point smaller.
 class FittingLegend : public QCPLegend {
  public:
   void setMaxColumns(int columns) { max_columns_ = columns; }
+  void setFitHeight(bool on) { fit_height_ = on; }
 
   void update(UpdatePhase phase) override {
-    if (phase == upPreparation && max_columns_ > 0 && mParentPlot != nullptr) Fit();
+    if (phase == upPreparation && mParentPlot != nullptr) {
+      const QFont font = IsCompact(mParentPlot) ? CompactFont() : LegendFont();
+      if (this->font() != font) setFont(font);
+      if (max_columns_ > 0) Fit();
+      if (fit_height_) FitHeight();
+    }
     QCPLegend::update(phase);
   }
 
  private:
+  static QFont CompactFont() {
+    QFont f = LegendFont();
+    f.setPointSizeF(f.pointSizeF() - 1);
+    return f;
+  }
+
+  // Entries per column: as many as the height below the titles holds.
+  void FitHeight() {
+    int rows = 0, entry = 0;
+    for (int i = 0; i < itemCount(); ++i) {
+      const QCPLayoutElement* it = item(i);
+      if (it == nullptr || !it->visible()) continue;
+      ++rows;
+      entry = std::max(entry, it->minimumOuterSizeHint().height() + rowSpacing());
+    }
+    if (rows == 0 || entry <= 0) return;
+    int available = mParentPlot->viewport().height() - 40;  // the x axis and the margins
+    for (int r = 0; r < 2 && r < mParentPlot->plotLayout()->rowCount(); ++r) {
+      if (QCPLayoutElement* title = mParentPlot->plotLayout()->element(r, 0); title && title->visible()) {
+        available -= title->minimumOuterSizeHint().height();
+      }
+    }
+    const int per_column = std::max(1, std::min(rows, available / entry));
+    if (wrap() != (per_column >= rows ? 0 : per_column)) {
+      setFillOrder(foRowsFirst, false);
+      setWrap(per_column >= rows ? 0 : per_column);
+      setFillOrder(foRowsFirst, true);
+    }
+  }
+
   void Fit() {
     std::vector<int> widths;
     for (int i = 0; i < itemCount(); ++i) {
@@ -149,6 +207,32 @@ class FittingLegend : public QCPLegend {
   }
 
   int max_columns_ = 0;
+  bool fit_height_ = false;
+};
+
+// An axis rect whose axis labels never run past its sides: a label longer
+// than its axis (a y label on a short plot) drops its parenthesis, else
+// ends in "…". The full label stays in the axis' kFullLabel property, for
+// the CSV's header.
+class FittingAxisRect : public QCPAxisRect {
+ public:
+  using QCPAxisRect::QCPAxisRect;
+
+  void update(UpdatePhase phase) override {
+    QCPAxisRect::update(phase);
+    if (phase != upLayout) return;
+    for (QCPAxis* axis : axes()) {
+      const QString full = axis->property(kFullLabel).toString();
+      if (full.isEmpty()) continue;
+      const bool vertical = axis->orientation() == Qt::Vertical;
+      const int room = (vertical ? rect().height() : rect().width()) + 20;
+      const QFontMetrics metrics(axis->labelFont());
+      QString shown = full;
+      if (metrics.horizontalAdvance(shown) > room && shown.contains(" (")) shown = shown.section(" (", 0, 0);
+      if (metrics.horizontalAdvance(shown) > room) shown = metrics.elidedText(shown, Qt::ElideRight, room);
+      if (axis->label() != shown) axis->setLabel(shown);
+    }
+  }
 };
 
 // QCPGraph whose fast-polyline path batches its segments (see AddSeries).
@@ -306,6 +390,7 @@ QColor PaletteColor(int index) {
 }
 
 QColor BandColor() { return QColor(0xE6, 0x9F, 0x00, 64); }
+QColor NoEffectBandColor() { return QColor(0x80, 0x80, 0x80, 40); }
 QColor RecordedStripColor() { return QColor(0xB3, 0x6B, 0x00); }
 QColor LevelLowColor() { return QColor(0xE6, 0x9F, 0x00); }
 QColor LevelHighColor() { return QColor(0x00, 0x72, 0xB2); }
@@ -352,16 +437,20 @@ QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& s
   // Rows: title, subtitle, then the body grid: the axis rect and, beside
   // it, the legend or the colour scale. Titles outside the body so their
   // width never squeezes the body's columns.
-  auto* rect = new QCPAxisRect(plot, true);
+  auto* rect = new FittingAxisRect(plot, true);
   plot->setNotAntialiasedElements(QCP::aeNone);
   plot->setPlottingHint(QCP::phFastPolylines, true);
-  auto* heading = new WrappingText(plot, title, TitleFont(), 3);
+  QFont compact_title = TitleFont();
+  compact_title.setPointSizeF(11);
+  auto* heading = new WrappingText(plot, title, TitleFont(), 3, compact_title, 2);
   heading->setTextColor(QColor(0x22, 0x22, 0x22));
   heading->setMargins(QMargins(8, 8, 8, 0));
   plot->plotLayout()->addElement(0, 0, heading);
   QFont sub_font = LabelFont();
   sub_font.setPointSizeF(10);
-  auto* sub = new WrappingText(plot, subtitle, sub_font, 3);
+  QFont compact_sub = sub_font;
+  compact_sub.setPointSizeF(9);
+  auto* sub = new WrappingText(plot, subtitle, sub_font, 3, compact_sub, 3);
   sub->setTextColor(QColor(0x55, 0x55, 0x55));
   sub->setMargins(QMargins(8, 2, 8, subtitle.isEmpty() ? 0 : 4));
   sub->setVisible(!subtitle.isEmpty());
@@ -415,6 +504,7 @@ void PlaceLegendRight(QCustomPlot* plot) {
   Body(plot)->setColumnStretchFactor(1, 0.001);
   legend->setBrush(QBrush(Qt::NoBrush));
   legend->setBorderPen(Qt::NoPen);
+  if (auto* fitting = dynamic_cast<FittingLegend*>(legend)) fitting->setFitHeight(true);
 }
 
 void PlaceLegendTop(QCustomPlot* plot, int columns) {
@@ -492,6 +582,7 @@ void UseVectorDiscs(QCustomPlot* plot, bool vector) {
 
 void StyleAxis(QCPAxis* axis, const QString& label) {
   axis->setLabel(label);
+  axis->setProperty(kFullLabel, label);
   axis->setLabelFont(LabelFont());
   axis->setTickLabelFont(TickFont());
   axis->setVisible(true);

@@ -32,6 +32,9 @@ QColor PaletteColor(int index);
 // A critical regime re-derived under the current settings: translucent
 // band over the plot.
 QColor BandColor();
+// Epochs critical only in layers both levels send alike ("critical, no
+// effect"): a grey band, not the orange of a regime that changes traffic.
+QColor NoEffectBandColor();
 // A critical regime as the run recorded it: the opaque strip along the
 // bottom of the plot.
 QColor RecordedStripColor();
@@ -57,7 +60,8 @@ inline constexpr int kExportHeight = 700;
 // Clears the plot and rebuilds its layout: a title row above one axis rect
 // (plot->xAxis etc. point at the new axes; read them after drawing, never
 // cache them across draws), fonts and background set, legend visible in the
-// axis rect's top-right corner with a translucent brush.
+// axis rect's top-right corner with a translucent brush. A plot shorter than
+// 340 px sets its title and legend smaller, titles in fewer lines.
 QCPAxisRect* ResetPlot(QCustomPlot* plot, const QString& title, const QString& subtitle = QString());
 
 // The grid below the titles that holds the axis rect at (0, 0).
@@ -95,7 +99,9 @@ void SetDiscScatter(QCPGraph* graph, const QColor& color, double diameter);
 // back; SaveFigure does this around a PDF.
 void UseVectorDiscs(QCustomPlot* plot, bool vector);
 
-// Axis labels and fonts.
+// Axis labels and fonts. On screen a label longer than its axis is
+// shortened; the axis' kFullLabel property keeps `label` whole.
+inline constexpr const char* kFullLabel = "accordion_full_label";
 void StyleAxis(QCPAxis* axis, const QString& label);
 // Logarithmic axis with decade ticks (10^n labels).
 void MakeLogAxis(QCPAxis* axis);

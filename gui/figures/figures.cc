@@ -26,8 +26,12 @@ QString CsvField(QString text) {
 QString Number(double v) { return QString::number(v, 'g', 10); }
 
 QString AxisName(const QCPAxis* axis, const char* fallback) {
-  if (axis == nullptr || axis->label().trimmed().isEmpty()) return fallback;
-  return axis->label().simplified();
+  if (axis == nullptr) return fallback;
+  // The label as the figure builder wrote it, not as a short plot shows it.
+  const QString full = axis->property(style::kFullLabel).toString();
+  const QString label = full.isEmpty() ? axis->label() : full;
+  if (label.trimmed().isEmpty()) return fallback;
+  return label.simplified();
 }
 
 // The text tick at `key` when `axis` labels its ticks with text, else "".

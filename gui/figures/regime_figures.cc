@@ -43,13 +43,14 @@ QString SettingsLine(const RegimeAnalysis& analysis) {
 // ticks (on the "regimes" layer) shared by the norm and ratio figures: what
 // an incremental redraw swaps.
 void DrawRegimeItems(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& bands,
-                     const std::vector<Band>& recorded) {
+                     const std::vector<Band>& no_effect, const std::vector<Band>& recorded) {
   using namespace style;
   // Made on the layer they go to: made on another and moved, they would
   // mark that layer's paint buffer for a redraw too.
   QCPLayer* previous = plot->currentLayer();
   plot->setCurrentLayer("bands");
   for (const Band& b : bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
+  for (const Band& b : no_effect) AddBand(plot, b.first - 0.5, b.last + 0.5, NoEffectBandColor());
   for (const Band& b : recorded) AddBand(plot, b.first - 0.5, b.last + 0.5, RecordedStripColor(), 0.975, 1.0);
   plot->setCurrentLayer(kRegimesLayer);
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.2);
@@ -60,12 +61,16 @@ void DrawRegimeItems(QCustomPlot* plot, const RegimeAnalysis& analysis, const st
 }
 
 // The legend entries of DrawRegimeItems' items.
-void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& recorded,
-                     bool check_legend) {
+void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& no_effect,
+                     const std::vector<Band>& recorded, bool check_legend) {
   using namespace style;
+  // Shaded orange only where a layer whose level changes its traffic is
+  // critical; a layer sent alike at both levels (PowerSGD's 1-D tensors)
+  // being critical changes nothing, and is grey.
   if (analysis.schedulable) {
-    AddLegendSwatch(plot, "critical regime, re-derived", BandColor());
+    AddLegendSwatch(plot, "critical, re-derived: traffic changes", BandColor());
   }
+  if (!no_effect.empty()) AddLegendSwatch(plot, "critical, no effect", NoEffectBandColor());
   if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
   if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
   if (check_legend && !analysis.check_epochs.empty())
@@ -92,10 +97,11 @@ struct SeriesData {
 // What a figure's layout, legend and curves depend on besides the series
 // data (compared separately).
 QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& analysis, const std::vector<int>& shown,
-                  bool grouped, const std::vector<Band>& recorded) {
+                  bool grouped, const std::vector<Band>& no_effect, const std::vector<Band>& recorded) {
   QStringList parts;
-  parts << figure << QString::fromStdString(run.path) << QString::number(run.view().num_epochs())
-        << QString::number(run.view().num_layers()) << QString::number(grouped) << QString::number(analysis.schedulable)
+  parts << figure << QString::number(no_effect.empty()) << QString::fromStdString(run.path)
+        << QString::number(run.view().num_epochs()) << QString::number(run.view().num_layers())
+        << QString::number(grouped) << QString::number(analysis.schedulable)
         << QString::number(analysis.options.interval()) << QString::number(recorded.empty())
         << QString::number(analysis.lr_decay_epochs.empty()) << QString::number(analysis.check_epochs.empty())
         << QString::number(run.hessian.size()) << RunName(run);
@@ -271,12 +277,13 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
     }
   }
   const std::vector<Band> bands = analysis.schedulable ? analysis.BandsFor(shown) : std::vector<Band>{};
+  const std::vector<Band> no_effect = analysis.NoEffectBandsFor(shown);
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
-  const QString signature = Signature("norms", run, analysis, shown, grouped, recorded);
+  const QString signature = Signature("norms", run, analysis, shown, grouped, no_effect, recorded);
 
   if (CanUpdateInPlace(plot, signature, series)) {
     const InPlaceState before = BeginInPlace(plot, subtitle);
-    DrawRegimeItems(plot, analysis, bands, recorded);
+    DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
     plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
     SetLogRange(plot->yAxis, lo, hi);
     EndInPlace(plot, before, {"bands", kRegimesLayer});
@@ -300,8 +307,8 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
     AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
   }
 
-  DrawRegimeItems(plot, analysis, bands, recorded);
-  AddRegimeLegend(plot, analysis, recorded, true);
+  DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
+  AddRegimeLegend(plot, analysis, no_effect, recorded, true);
 
   // The Hessian's top eigenvalue, whole model, on the right axis.
   QVector<double> hx, hy;
@@ -371,8 +378,9 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   const double eta = derived ? analysis.options.eta() : run.view().run.eta;
   const QString eta_name = QString("η = %1 (threshold)").arg(eta);
   const std::vector<Band> bands = derived ? analysis.BandsFor(shown) : std::vector<Band>{};
+  const std::vector<Band> no_effect = analysis.NoEffectBandsFor(shown);
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
-  const QString signature = Signature("ratios", run, analysis, shown, false, recorded);
+  const QString signature = Signature("ratios", run, analysis, shown, false, no_effect, recorded);
   const QColor eta_color(0x11, 0x11, 0x11);
 
   if (CanUpdateInPlace(plot, signature, series)) {
@@ -389,7 +397,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
         if (plot->legend != nullptr) changed << plot->legend->layer()->name();
       }
     }
-    DrawRegimeItems(plot, analysis, bands, recorded);
+    DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
     plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
     SetRatioRange(plot->yAxis, lo, hi, eta);
     EndInPlace(plot, before, changed);
@@ -428,8 +436,8 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   AddLegendLine(plot, eta_name, eta_color, Qt::DashDotLine, 2)->setProperty(kEtaLegend, true);
   // No legend entry for the check ticks here: the discs are the checks, and
   // the legend must fit beside a short plot.
-  DrawRegimeItems(plot, analysis, bands, recorded);
-  AddRegimeLegend(plot, analysis, recorded, false);
+  DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
+  AddRegimeLegend(plot, analysis, no_effect, recorded, false);
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
   SetRatioRange(plot->yAxis, lo, hi, eta);

@@ -238,7 +238,7 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   const sim::ReplayResult& r = projection.result;
   ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.model),
             ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
-                "; shaded: epochs with layers at the low level");
+                "; shaded: epochs whose low-level layers change the traffic");
   StyleAxis(plot->xAxis, "epoch");
   StyleAxis(plot->yAxis, "time per epoch (s)");
   plot->xAxis->grid()->setVisible(false);
@@ -246,22 +246,38 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   QVector<double> keys;
   std::vector<QVector<double>> values(Components().size());
   double top = 0;
-  std::vector<bool> critical;
-  for (const sim::EpochProjection& e : r.accordion.epochs) {
+  // An epoch with layers at the low level changes the traffic only where it
+  // sends other than static high does (PowerSGD sends 1-D tensors dense at
+  // either level): those are shaded orange, the others grey.
+  std::vector<bool> critical, no_effect;
+  for (size_t i = 0; i < r.accordion.epochs.size(); ++i) {
+    const sim::EpochProjection& e = r.accordion.epochs[i];
     keys.push_back(e.epoch);
     for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(e.*(Components()[c].field));
     top = std::max(top, e.time_s);
-    critical.push_back(e.low_layers > 0);
+    bool changes = e.low_layers > 0;
+    if (changes && i < r.static_high.epochs.size()) {
+      const sim::EpochProjection& high = r.static_high.epochs[i];
+      changes = std::fabs(e.payload_bytes - high.payload_bytes) > 1e-9 * std::max(1.0, high.payload_bytes) ||
+                e.global_batch != high.global_batch;
+    }
+    critical.push_back(changes);
+    no_effect.push_back(e.low_layers > 0 && !changes);
   }
   StackedBars(plot, keys, values, 0.8);
-  bool any_critical = false;
-  for (const Band& b : BandsOf(critical)) {
-    const double first = r.accordion.epochs[static_cast<size_t>(b.first)].epoch;
-    const double last = r.accordion.epochs[static_cast<size_t>(b.last)].epoch;
-    AddBand(plot, first - 0.5, last + 0.5, BandColor());
-    any_critical = true;
+  auto shade = [&](const std::vector<bool>& flags, const QColor& color) {
+    const std::vector<Band> bands = BandsOf(flags);
+    for (const Band& b : bands) {
+      const double first = r.accordion.epochs[static_cast<size_t>(b.first)].epoch;
+      const double last = r.accordion.epochs[static_cast<size_t>(b.last)].epoch;
+      AddBand(plot, first - 0.5, last + 0.5, color);
+    }
+    return !bands.empty();
+  };
+  if (shade(critical, BandColor())) AddLegendSwatch(plot, "low level, traffic changes (critical)", BandColor());
+  if (shade(no_effect, NoEffectBandColor())) {
+    AddLegendSwatch(plot, "critical, no effect", NoEffectBandColor());
   }
-  if (any_critical) AddLegendSwatch(plot, "low level (critical)", BandColor());
   const double n = keys.isEmpty() ? 1 : keys.back() + 1;
   plot->xAxis->setRange(keys.isEmpty() ? -0.5 : keys.front() - 0.6, n - 0.4);
   plot->yAxis->setRange(0, top > 0 ? top * 1.08 : 1);

@@ -1,6 +1,7 @@
 #include "gui/model/explorer_document.h"
 
 #include <QCoreApplication>
+#include <QDir>
 #include <algorithm>
 #include <QFileInfo>
 #include <QThread>
@@ -126,11 +127,19 @@ void ExplorerDocument::startLoad(const QString& path, bool reload, uint64_t orde
       data = std::make_shared<const RunData>(LoadRunData(path.toStdString()));
     } catch (const std::exception& e) {
       error = Text(e);
-      try {
-        const TraceProgress progress = ReadTraceProgress(path.toStdString());
-        not_started = progress.epochs == 0 && progress.status == RunStatus::kRunning;
-      } catch (const std::exception&) {
-        // Not a readable trace at all: the load's own reason stands.
+      const QFileInfo file(path);
+      if (!file.exists() && file.dir().exists()) {
+        // Opened right after `accordion-train --trace` started, before the
+        // trainer created the file: waited for like a run with no epoch yet.
+        // (A missing directory is a mistyped path, answered at once.)
+        not_started = true;
+      } else {
+        try {
+          const TraceProgress progress = ReadTraceProgress(path.toStdString());
+          not_started = progress.epochs == 0 && progress.status == RunStatus::kRunning;
+        } catch (const std::exception&) {
+          // Not a readable trace at all: the load's own reason stands.
+        }
       }
     }
     QMetaObject::invokeMethod(
@@ -199,6 +208,8 @@ void ExplorerDocument::waitForLoads() {
 
 void ExplorerDocument::closeRun(int index) {
   if (index < 0 || index >= runCount()) return;
+  // Closed is forgotten: opened again, it starts from its recorded settings.
+  explored_.erase(runs_[index]->path);
   runs_.erase(runs_.begin() + index);
   compared_.erase(compared_.begin() + index);
   order_.erase(order_.begin() + index);
@@ -206,6 +217,7 @@ void ExplorerDocument::closeRun(int index) {
   if (index < current_ || current_ >= runCount()) --current_;
   emit runsChanged();
   updateLiveTimer();
+  adoptRunSettings();
   settingsOrRunChanged(true);
   emit currentRunChanged();
 }
@@ -213,17 +225,32 @@ void ExplorerDocument::closeRun(int index) {
 void ExplorerDocument::setCurrentRun(int index) {
   if (index < -1 || index >= runCount() || index == current_) return;
   current_ = index;
-  if (!schedule_settings_edited_ && index >= 0) {
-    const RunInfo& info = runs_[index]->view().run;
-    if (info.eta != schedule_settings_.eta || info.interval != schedule_settings_.interval) {
-      schedule_settings_.eta = info.eta;
-      schedule_settings_.interval = info.interval;
-      emit scheduleSettingsChanged();
-    }
-  }
+  adoptRunSettings();
   settingsOrRunChanged(true);
   emit currentRunChanged();
 }
+
+ScheduleSettings ExplorerDocument::recordedSettings() const {
+  ScheduleSettings s;
+  const auto run = currentRun();
+  if (!run) return s;
+  // The scheme and levels empty: the trace's own (see ScheduleSettings).
+  s.eta = run->view().run.eta;
+  s.interval = run->view().run.interval;
+  return s;
+}
+
+void ExplorerDocument::adoptRunSettings() {
+  const auto run = currentRun();
+  if (!run) return;
+  const auto explored = explored_.find(run->path);
+  const ScheduleSettings s = explored != explored_.end() ? explored->second : recordedSettings();
+  if (s == schedule_settings_) return;
+  schedule_settings_ = s;
+  emit scheduleSettingsChanged();
+}
+
+void ExplorerDocument::resetToRecorded() { setScheduleSettings(recordedSettings()); }
 
 void ExplorerDocument::setFollowLive(bool on) {
   follow_live_ = on;
@@ -283,7 +310,13 @@ void ExplorerDocument::pollLiveRuns() {
 // --- settings and what they derive
 
 void ExplorerDocument::setScheduleSettings(const ScheduleSettings& settings) {
-  schedule_settings_edited_ = true;
+  if (const auto run = currentRun()) {
+    if (settings == recordedSettings()) {
+      explored_.erase(run->path);
+    } else {
+      explored_[run->path] = settings;
+    }
+  }
   if (settings == schedule_settings_) return;
   schedule_settings_ = settings;
   emit scheduleSettingsChanged();

@@ -24,6 +24,7 @@
 #include <QString>
 #include <QStringList>
 #include <atomic>
+#include <map>
 #include <memory>
 #include <vector>
 
@@ -68,10 +69,18 @@ class ExplorerDocument : public QObject {
   void setCurrentRun(int index);
 
   // --- settings
-  // Until they are set, eta and interval follow the current run's own, so a
-  // run opens showing the regimes it was trained with.
+  // Each run has its own schedule settings: it opens with those it was
+  // recorded with (its scheme, levels, η and interval), and what is explored
+  // on it stays with it - making another run current shows that run's, never
+  // the last run's.
   const ScheduleSettings& scheduleSettings() const { return schedule_settings_; }
   void setScheduleSettings(const ScheduleSettings& settings);
+  // The current run's recorded settings (defaults when no run is open), and
+  // whether the current settings are those.
+  ScheduleSettings recordedSettings() const;
+  bool settingsAsRecorded() const { return schedule_settings_ == recordedSettings(); }
+  // Back to the current run's recorded settings.
+  void resetToRecorded();
   const WhatIfSettings& whatIfSettings() const { return what_if_settings_; }
   void setWhatIfSettings(const WhatIfSettings& settings);
 
@@ -99,7 +108,9 @@ class ExplorerDocument : public QObject {
 
   // --- live runs: traces still being written are re-read when they grow. A
   // running trace opened before its first epoch is waited for (signal
-  // waitingForFirstEpoch) and added when that epoch lands.
+  // waitingForFirstEpoch) and added when that epoch lands; so is a path that
+  // does not exist yet in a directory that does (the trainer is starting and
+  // will create it), checked as often as the live runs.
   void setFollowLive(bool on);
   bool followLive() const { return follow_live_; }
   // Checks every live run now (a timer does it every second).
@@ -145,13 +156,15 @@ class ExplorerDocument : public QObject {
   void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error, bool reload,
                    uint64_t order, bool not_started);
   void updateLiveTimer();
+  // Takes the settings of the run at `current_`: explored on it, else recorded.
+  void adoptRunSettings();
   bool busy() const;
 
   std::vector<std::shared_ptr<const RunData>> runs_;
   std::vector<bool> compared_;
   std::vector<uint64_t> order_;  // when each run was asked for: list order
   uint64_t next_order_ = 0;
-  bool schedule_settings_edited_ = false;
+  std::map<std::string, ScheduleSettings> explored_;  // by run path: settings changed from the recorded ones
   int current_ = -1;
   ScheduleSettings schedule_settings_;
   WhatIfSettings what_if_settings_;

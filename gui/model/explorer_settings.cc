@@ -100,7 +100,7 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   f << " --eta " << FormatNumber(s.eta, 12) << " --interval " << s.interval;
   if (s.level_low) f << " --low " << FormatNumber(*s.level_low, 12);
   if (s.level_high) f << " --high " << FormatNumber(*s.level_high, 12);
-  f << " --model " << sim::ToString(model);
+  f << " --timing " << sim::ToString(model);
   return f.str();
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 
+#include "analysis/communication_accounting.h"
 #include "common/errors.h"
 #include "traces/scheme_description.h"
 
@@ -26,6 +27,32 @@ std::vector<bool> AnyOf(const std::vector<std::vector<bool>>& flags, const std::
         if (l >= 0 && l < static_cast<int>(flags[e].size()) && flags[e][l]) out[e] = true;
       }
     }
+  }
+  return out;
+}
+
+// `layers` (all when empty) less those `matters` says no to; empty
+// `matters`: all count.
+std::vector<int> Mattering(const std::vector<int>& layers, const std::vector<bool>& matters, int num_layers) {
+  std::vector<int> out;
+  auto add = [&](int l) {
+    if (l >= 0 && (matters.empty() || (l < static_cast<int>(matters.size()) && matters[static_cast<size_t>(l)]))) {
+      out.push_back(l);
+    }
+  };
+  if (layers.empty()) {
+    for (int l = 0; l < num_layers; ++l) add(l);
+  } else {
+    for (int l : layers) add(l);
+  }
+  return out;
+}
+
+std::vector<bool> LevelMatters(const TraceView& view, const CommunicationScheme& scheme, double low, double high) {
+  std::vector<bool> out;
+  const bool batch = Describe(scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
+  for (const LayerInfo& layer : view.layers) {
+    out.push_back(batch || FloatsPerStep(scheme, layer.shape, low) != FloatsPerStep(scheme, layer.shape, high));
   }
   return out;
 }
@@ -69,11 +96,26 @@ std::vector<Band> BandsOf(const std::vector<bool>& flags) {
 
 std::vector<Band> RegimeAnalysis::BandsFor(const std::vector<int>& layers) const {
   if (!schedulable) return {};
-  return BandsOf(AnyOf(comparison.accordion.critical, layers));
+  const std::vector<int> shown = Mattering(layers, level_matters, static_cast<int>(level_matters.size()));
+  // AnyOf reads an empty list as every layer.
+  if (shown.empty()) return {};
+  return BandsOf(AnyOf(comparison.accordion.critical, shown));
+}
+
+std::vector<Band> RegimeAnalysis::NoEffectBandsFor(const std::vector<int>& layers) const {
+  if (!schedulable) return {};
+  std::vector<bool> any = AnyOf(comparison.accordion.critical, layers);
+  for (const Band& b : BandsFor(layers)) {
+    for (int e = b.first; e <= b.last; ++e) any[static_cast<size_t>(e)] = false;
+  }
+  return BandsOf(any);
 }
 
 std::vector<Band> RegimeAnalysis::RecordedBandsFor(const std::vector<int>& layers) const {
-  return BandsOf(AnyOf(recorded_critical, layers));
+  const int num_layers = recorded_critical.empty() ? 0 : static_cast<int>(recorded_critical.front().size());
+  const std::vector<int> shown = Mattering(layers, recorded_level_matters, num_layers);
+  if (shown.empty()) return {};
+  return BandsOf(AnyOf(recorded_critical, shown));
 }
 
 RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settings) {
@@ -107,8 +149,16 @@ RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settin
   for (int e = 0; e < s.num_epochs(); ++e) {
     if (s.checked[e]) a.check_epochs.push_back(e);
   }
+  a.level_matters = LevelMatters(view, s.scheme, s.level_low, s.level_high);
   a.layer_bands = LayerBands(s.critical, view.num_layers());
   a.model_bands = a.BandsFor({});
+  a.no_effect_bands = a.NoEffectBandsFor({});
+  // The recorded regimes changed the traffic of the same layers when the run
+  // switched between two levels of this scheme.
+  if (s.scheme.scheme() == view.run.scheme && view.run.level_low != view.run.level_high) {
+    a.recorded_level_matters = LevelMatters(view, s.scheme, view.run.level_low, view.run.level_high);
+    a.recorded_model_bands = a.RecordedBandsFor({});
+  }
   return a;
 }
 

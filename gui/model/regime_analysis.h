@@ -32,17 +32,30 @@ struct RegimeAnalysis {
   ScheduleComparison comparison;     // schedule and costs (when schedulable)
   std::vector<int> check_epochs;     // a check ran at the end of these epochs
   std::vector<int> lr_decay_epochs;  // the LR decays after these epochs
-  // Re-derived now: per layer, and "any layer critical" for the model.
+  // Per layer: whether its level changes what it sends - the two levels
+  // send different floats (a batch level always does: it changes the steps,
+  // not a step's floats). PowerSGD sends 1-D tensors uncompressed at both.
+  std::vector<bool> level_matters;  // [layer]
+  // Re-derived now: per layer, and for the model the epochs where a layer
+  // whose level matters is critical - the epochs whose traffic the regimes
+  // change. no_effect_bands: epochs critical only in layers whose level does
+  // not matter ("critical, no effect": same floats as static high).
   std::vector<std::vector<Band>> layer_bands;  // [layer]
   std::vector<Band> model_bands;
+  std::vector<Band> no_effect_bands;
   // As the run recorded them (its own settings), for the same two views.
   std::vector<std::vector<Band>> recorded_layer_bands;
   std::vector<Band> recorded_model_bands;
   std::vector<std::vector<bool>> recorded_critical;  // [epoch][layer]
+  std::vector<bool> recorded_level_matters;          // [layer]; empty: every layer
 
-  // Critical epochs for a subset of layers (any of them critical); all
-  // layers when `layers` is empty.
+  // Critical epochs for a subset of layers (any of them whose level matters
+  // critical); all layers when `layers` is empty. NoEffectBandsFor: epochs
+  // where only layers of the subset whose level does not matter are.
   std::vector<Band> BandsFor(const std::vector<int>& layers) const;
+  std::vector<Band> NoEffectBandsFor(const std::vector<int>& layers) const;
+  // The same as the run recorded them; filtered by level_matters where the
+  // run switched between two levels of the scheme re-derived now.
   std::vector<Band> RecordedBandsFor(const std::vector<int>& layers) const;
   // Floats per worker over the run.
   double accordion_floats() const { return comparison.accordion_cost.total_floats; }

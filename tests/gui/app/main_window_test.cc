@@ -22,6 +22,7 @@
 #include <QProcess>
 #include <QPushButton>
 #include <QRegularExpression>
+#include <QScrollArea>
 #include <QSettings>
 #include <QSlider>
 #include <QSpinBox>
@@ -44,6 +45,7 @@
 #include "gui/app/schedule_controls.h"
 #include "gui/app/timeline_view.h"
 #include "gui/app/what_if_view.h"
+#include "gui/figures/figure_style.h"
 #include "gui/model/headlines.h"
 #include "gui/model/explorer_document.h"
 #include "simulator/topology_description.h"
@@ -61,12 +63,13 @@ const char kTopK[] = "fmnist-mlp-topk-accordion.trace";
 const char kDense[] = "fmnist-mlp-dense.trace";
 
 // Full-height shaded bands of a regime plot: the re-derived critical
-// regimes (the recorded ones are a thin strip along the top edge).
+// regimes (the recorded ones are a thin strip along the top edge; the grey
+// "no effect" bands are not regimes).
 int FullHeightBands(QCustomPlot* plot) {
   int n = 0;
   for (int i = 0; i < plot->itemCount(); ++i) {
     auto* rect = qobject_cast<QCPItemRect*>(plot->item(i));
-    if (!rect) continue;
+    if (!rect || rect->brush().color() != style::BandColor()) continue;
     if (rect->topLeft->coords().y() == 0 && rect->bottomRight->coords().y() == 1) ++n;
   }
   return n;
@@ -91,6 +94,82 @@ void OpenAndSettle(MainWindow& window, const QStringList& paths) {
   window.document()->waitForLoads();
   window.document()->waitForIdle();
   QApplication::processEvents();
+}
+
+// What a person would call clipped in a drawn figure: a title squeezed
+// below the height its lines need, legend entries drawn over each other, an
+// axis rect too small to read. Empty when the figure is fine.
+QStringList FigureProblems(QCustomPlot* plot) {
+  QStringList problems;
+  const QString name = plot->objectName();
+  for (QCPLayoutElement* element : plot->plotLayout()->elements(true)) {
+    auto* text = dynamic_cast<QCPTextElement*>(element);
+    if (text == nullptr || !text->visible() || text->text().isEmpty()) continue;
+    // minimumOuterSizeHint is public on the base class only.
+    const int needed = static_cast<QCPLayoutElement*>(text)->minimumOuterSizeHint().height();
+    if (text->outerRect().height() < needed) {
+      problems << QString("%1: text '%2' squeezed to %3 px of %4")
+                      .arg(name, text->text().left(30))
+                      .arg(text->outerRect().height())
+                      .arg(needed);
+    }
+  }
+  if (QCPLegend* legend = plot->legend; legend != nullptr && legend->visible()) {
+    std::vector<QRect> rects;
+    for (int i = 0; i < legend->itemCount(); ++i) {
+      if (legend->item(i) != nullptr && legend->item(i)->visible()) rects.push_back(legend->item(i)->rect());
+    }
+    for (size_t i = 0; i < rects.size(); ++i) {
+      for (size_t j = i + 1; j < rects.size(); ++j) {
+        if (rects[i].intersects(rects[j]))
+          problems << QString("%1: legend entries %2 and %3 overlap").arg(name).arg(i).arg(j);
+      }
+      if (rects[i].height() < QFontMetrics(legend->font()).height()) {
+        problems << QString("%1: legend entry %2 is %3 px tall").arg(name).arg(i).arg(rects[i].height());
+      }
+    }
+  }
+  for (QCPAxisRect* rect : plot->axisRects()) {
+    if (!rect->axis(QCPAxis::atBottom)->visible()) continue;  // a message, not a figure
+    // 120 px wide: VGG-19-BN's two Regimes plots at 1280×720 are 148 (two
+    // legend columns each, and the shared x axis takes the narrower).
+    if (rect->height() < 100 || rect->width() < 120) {
+      problems << QString("%1: plot area %2×%3 px").arg(name).arg(rect->width()).arg(rect->height());
+    }
+    for (QCPAxis* axis : rect->axes()) {
+      if (!axis->visible() || axis->label().isEmpty()) continue;
+      const int length = axis->orientation() == Qt::Vertical ? rect->height() : rect->width();
+      if (QFontMetrics(axis->labelFont()).horizontalAdvance(axis->label()) > length + 20) {
+        problems << QString("%1: axis label '%2' longer than its axis").arg(name, axis->label());
+      }
+    }
+  }
+  return problems;
+}
+
+// Widgets of `tab` drawn outside the window or under another: every plot
+// and table lies inside the window (or inside a scroll area's viewport).
+QStringList WidgetProblems(QMainWindow& window, QWidget* tab) {
+  QStringList problems;
+  const QRect inside = window.rect();
+  for (QWidget* w : tab->findChildren<QWidget*>()) {
+    if (!w->isVisible() || !(qobject_cast<QCustomPlot*>(w) || qobject_cast<QTableWidget*>(w))) continue;
+    bool scrolled = false;
+    for (QWidget* p = w->parentWidget(); p != nullptr && p != tab; p = p->parentWidget()) {
+      scrolled = scrolled || qobject_cast<QAbstractScrollArea*>(p) != nullptr;
+    }
+    if (scrolled) continue;
+    const QRect r(w->mapTo(&window, QPoint(0, 0)), w->size());
+    if (!inside.contains(r)) {
+      problems << QString("%1 at %2,%3 %4×%5 is outside the window")
+                      .arg(w->objectName())
+                      .arg(r.x())
+                      .arg(r.y())
+                      .arg(r.width())
+                      .arg(r.height());
+    }
+  }
+  return problems;
 }
 
 }  // namespace
@@ -224,6 +303,116 @@ class MainWindowTest : public QObject {
     QCOMPARE(controls->etaSlider()->value(), 11);
   }
 
+  // The controls say whether they show the run's recorded settings or
+  // explored ones; another run shows its own; one click goes back.
+  void settingsAreEachRunsOwnWithAReset() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace(kTopK)});
+    ExplorerDocument* doc = window.document();
+    ScheduleControls* controls = window.controls();
+    const int psgd = doc->indexOfPath(SampleTrace(kPowerSgd));
+    const int topk = doc->indexOfPath(SampleTrace(kTopK));
+    window.runList()->table()->selectRow(psgd);
+    QVERIFY(controls->stateLabel()->text().contains("As recorded"));
+    QVERIFY(!controls->resetButton()->isEnabled());
+    controls->schemeCombo()->setCurrentIndex(controls->schemeCombo()->findText("TopK"));
+    controls->etaSpin()->setValue(0.3);
+    QVERIFY(controls->stateLabel()->text().contains("Explored"));
+    QVERIFY(controls->resetButton()->isEnabled());
+
+    window.runList()->table()->selectRow(topk);
+    QCOMPARE(doc->currentIndex(), topk);
+    QVERIFY(controls->stateLabel()->text().contains("As recorded"));
+    QCOMPARE(controls->schemeCombo()->currentIndex(), 0);  // "as recorded"
+    QCOMPARE(controls->etaSpin()->value(), doc->currentRun()->view().run.eta);
+    QVERIFY(!controls->resetButton()->isEnabled());
+
+    window.runList()->table()->selectRow(psgd);
+    QCOMPARE(controls->schemeCombo()->currentText(), QString("TopK"));
+    QCOMPARE(controls->etaSpin()->value(), 0.3);
+    controls->resetButton()->click();
+    QVERIFY(doc->settingsAsRecorded());
+    QCOMPARE(controls->schemeCombo()->currentIndex(), 0);
+    QCOMPARE(controls->etaSpin()->value(), doc->currentRun()->view().run.eta);
+    QVERIFY(controls->stateLabel()->text().contains("As recorded"));
+    QVERIFY(!controls->resetButton()->isEnabled());
+    doc->waitForIdle();
+  }
+
+  // The two stacked Regimes plots share their x axis: an epoch is at the
+  // same x in both, whatever their y labels and legends, at any size.
+  void regimePlotsShareTheirXAxis() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace("gpu/vgg19bn-powersgd-accordion.trace")});
+    RegimesView* regimes = window.regimesView();
+    for (const QSize size : {QSize(1280, 720), QSize(1600, 1000)}) {
+      window.resize(size);
+      for (int run = 0; run < window.document()->runCount(); ++run) {
+        window.runList()->table()->selectRow(run);
+        for (int round = 0; round < 5; ++round) QApplication::processEvents();
+        PlotWidget* norms = regimes->normsPlot();
+        PlotWidget* ratios = regimes->ratiosPlot();
+        for (double epoch : {0.0, 5.0}) {
+          const int top = norms->mapTo(&window, QPoint(int(norms->xAxis->coordToPixel(epoch)), 0)).x();
+          const int bottom = ratios->mapTo(&window, QPoint(int(ratios->xAxis->coordToPixel(epoch)), 0)).x();
+          QVERIFY2(std::abs(top - bottom) <= 1, qPrintable(QString("%1×%2, run %3, epoch %4: x %5 above, %6 below")
+                                                               .arg(size.width())
+                                                               .arg(size.height())
+                                                               .arg(run)
+                                                               .arg(epoch)
+                                                               .arg(top)
+                                                               .arg(bottom)));
+        }
+      }
+    }
+  }
+
+  // A click on a series' legend entry hides it, a second shows it again;
+  // a band's swatch is no series and stays.
+  void legendClickHidesASeries() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    PlotWidget* norms = window.regimesView()->normsPlot();
+    norms->replot(QCustomPlot::rpImmediateRefresh);
+    QCPAbstractPlottable* series = norms->graph(0);
+    auto* entry = norms->legend->itemWithPlottable(series);
+    QVERIFY(entry != nullptr);
+    QVERIFY(series->visible());
+    QTest::mouseClick(norms, Qt::LeftButton, Qt::NoModifier, entry->rect().center());
+    QVERIFY(!series->visible());
+    QTest::mouseClick(norms, Qt::LeftButton, Qt::NoModifier, entry->rect().center());
+    QVERIFY(series->visible());
+    for (int i = 0; i < norms->legend->itemCount(); ++i) {
+      auto* swatch = qobject_cast<QCPPlottableLegendItem*>(norms->legend->item(i));
+      if (swatch == nullptr || !style::IsLegendOnly(swatch->plottable())) continue;
+      QTest::mouseClick(norms, Qt::LeftButton, Qt::NoModifier, swatch->rect().center());
+      QVERIFY(swatch->plottable()->visible());
+      break;
+    }
+  }
+
+  // Hovering a curve's point names the series, the x and the value; empty
+  // space says nothing.
+  void hoverShowsSeriesAndValue() {
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    PlotWidget* norms = window.regimesView()->normsPlot();
+    norms->replot(QCustomPlot::rpImmediateRefresh);
+    QCPGraph* series = norms->graph(0);
+    const auto point = series->data()->at(10);
+    const QPoint at(int(norms->xAxis->coordToPixel(point->key)), int(norms->yAxis->coordToPixel(point->value)));
+    const QString text = norms->valueAt(at);
+    QVERIFY2(text.startsWith(series->name() + "\n"), qPrintable(text));
+    QVERIFY2(text.contains(QString("epoch %1: %2").arg(point->key).arg(style::Sci(point->value))), qPrintable(text));
+    QVERIFY(norms->valueAt(QPoint(2, 2)).isEmpty());
+  }
+
   void layerListFiltersTheRegimePlots() {
     MainWindow window;
     OpenAndSettle(window, {SampleTrace(kPowerSgd)});
@@ -265,8 +454,10 @@ class MainWindowTest : public QObject {
     box->accept();
     QTRY_VERIFY(VisibleErrorDialog() == nullptr);
 
-    // A missing file: another dialog, and a good trace still opens after.
-    OpenAndSettle(window, {dir + "/no-such.trace"});
+    // A missing file in a missing directory (a mistyped path; a missing file
+    // in a directory that exists is waited for): another dialog, and a good
+    // trace still opens after.
+    OpenAndSettle(window, {dir + "/no-such-dir/no-such.trace"});
     QCOMPARE(window.errorCount(), 2);
     QTRY_VERIFY((box = VisibleErrorDialog()) != nullptr);
     box->accept();
@@ -275,7 +466,7 @@ class MainWindowTest : public QObject {
     QCOMPARE(window.runList()->table()->rowCount(), 1);
     QVERIFY(window.document()->regimes() != nullptr);
     // Files that failed are not offered as recent.
-    QVERIFY(!RecentFiles::load().contains(QFileInfo(dir + "/no-such.trace").absoluteFilePath()));
+    QVERIFY(!RecentFiles::load().contains(QFileInfo(dir + "/no-such-dir/no-such.trace").absoluteFilePath()));
   }
 
   void liveTraceGrowsWhileOpen() {
@@ -308,6 +499,43 @@ class MainWindowTest : public QObject {
     QVERIFY(window.statusBar()->currentMessage().contains("11"));
     // The views show the new epochs: the regimes are derived from 11 of them.
     QCOMPARE(window.document()->regimes()->comparison.accordion.critical.size(), size_t{11});
+  }
+
+  // docs/gui.md's live run: the trace opened before `accordion-train
+  // --trace` has created it. The status line says, in one line, that it is
+  // waited for; no error; the run opens when the trainer's first epoch lands
+  // and follows it to the end. ACCORDION_TRAIN names the trainer where this
+  // build has none (ACCORDION_BUILD_TRAINER=OFF).
+  void opensARunBeforeTheTrainerWritesIt() {
+    const QString trainer = qEnvironmentVariable("ACCORDION_TRAIN", QString(ACCORDION_BIN_DIR) + "/accordion-train");
+    if (!QFileInfo(trainer).isExecutable()) QSKIP("accordion-train is not built (set ACCORDION_TRAIN)");
+    const QString path = ScratchDir("train-live") + "/live.trace";
+    MainWindow window;
+    window.show();
+    window.openFiles({path});
+    window.document()->waitForLoads();
+    QApplication::processEvents();
+    QCOMPARE(window.errorCount(), 0);
+    QCOMPARE(window.document()->waitingPaths(), QStringList{QFileInfo(path).absoluteFilePath()});
+    const QString message = window.statusBar()->currentMessage();
+    QVERIFY2(message.startsWith("Waiting for live.trace to appear") && !message.contains('\n'), qPrintable(message));
+    QProcess train;
+    train.setProcessChannelMode(QProcess::MergedChannels);
+    train.start(trainer,
+                {"--dataset", "synthetic", "--nproc", "2", "--model", "mlp", "--epochs",   "4", "--scheme", "powersgd",
+                 "--policy",  "accordion", "--low",   "2", "--high",  "1",   "--interval", "2", "--trace",  path});
+    QVERIFY(train.waitForStarted(10000));
+    QTRY_VERIFY_WITH_TIMEOUT(window.document()->runCount() == 1, 60000);
+    QCOMPARE(window.errorCount(), 0);
+    QVERIFY(window.document()->waitingPaths().isEmpty());
+    // (Already done, waitForFinished would say false.)
+    if (train.state() != QProcess::NotRunning) QVERIFY(train.waitForFinished(120000));
+    QCOMPARE(train.exitStatus(), QProcess::NormalExit);
+    QVERIFY2(train.exitCode() == 0, train.readAll().constData());
+    // Followed to the end: all four epochs, the run no longer live.
+    QTRY_VERIFY_WITH_TIMEOUT(window.document()->run(0)->summary.epochs == 4 && !window.document()->run(0)->live(),
+                             10000);
+    QCOMPARE(window.errorCount(), 0);
   }
 
   void exportsTheCurrentFigure() {
@@ -455,7 +683,7 @@ class MainWindowTest : public QObject {
     QApplication::processEvents();
     QVERIFY(doc->simulation() != nullptr);
     QVERIFY(what_if->sourceLabel()->text().contains("SimGrid replay"));
-    QVERIFY(what_if->cliLabel()->text().contains("--model simulate"));
+    QVERIFY(what_if->cliLabel()->text().contains("--timing simulate"));
     QVERIFY(!what_if->progressBar()->isVisible());
     QVERIFY(what_if->simulateButton()->isEnabled());
 
@@ -520,6 +748,72 @@ class MainWindowTest : public QObject {
     }
   }
 
+  // The what-if says how it scaled the run (the per-worker batch kept, the
+  // global batch and steps that gives) and, once the SimGrid replay is in,
+  // whether it and the α–β estimate disagree on Accordion against dense.
+  void whatIfStatesItsAssumptions() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    WhatIfView* what_if = window.whatIfView();
+    ExplorerDocument* doc = window.document();
+    const RunInfo& info = doc->currentRun()->view().run;
+    const struct {
+      int workers;
+      double gbps;
+    } settings[] = {{64, 25}, {2, 100}, {8, 2}, {8, 3}, {16, 4}};
+    int disagreements = 0;
+    for (const auto& setting : settings) {
+      what_if->findChild<QSpinBox*>("workersSpin")->setValue(setting.workers);
+      what_if->findChild<QDoubleSpinBox*>("bandwidthSpin")->setValue(setting.gbps);
+      doc->waitForIdle();
+      QApplication::processEvents();
+      auto projection = doc->projection();
+      QVERIFY(projection != nullptr);
+      const QString assumption = what_if->assumptionLabel()->text();
+      const sim::EpochProjection& first = projection->dense.epochs.front();
+      QVERIFY2(assumption.contains("per-worker batch kept"), qPrintable(assumption));
+      QVERIFY2(assumption.contains(QString("%1 workers × %2 = global batch %3, %4 steps an epoch")
+                                       .arg(setting.workers)
+                                       .arg(info.batch_size / info.world_size)
+                                       .arg(first.global_batch)
+                                       .arg(first.steps)),
+               qPrintable(assumption));
+      QCOMPARE(first.global_batch, info.batch_size / info.world_size * setting.workers);
+      // isVisibleTo: the what-if tab itself is not the one shown.
+      QVERIFY(!what_if->disagreementLabel()->isVisibleTo(what_if));  // the estimate alone
+      what_if->simulateButton()->click();
+      doc->waitForIdle();
+      QApplication::processEvents();
+      QVERIFY(doc->simulation() != nullptr && doc->estimate() != nullptr);
+      const double est = doc->estimate()->dense.total.time_s / doc->estimate()->result.accordion.total.time_s;
+      const double sim = doc->simulation()->dense.total.time_s / doc->simulation()->result.accordion.total.time_s;
+      auto side = [](double r) { return r > 1.005 ? 1 : r < 1 / 1.005 ? -1 : 0; };
+      const bool disagree = side(est) != side(sim);
+      qInfo("%d workers, %g Gb/s: dense/Accordion %.3f (α–β) %.3f (SimGrid)", setting.workers, setting.gbps, est, sim);
+      QCOMPARE(what_if->disagreementLabel()->isVisibleTo(what_if), disagree);
+      if (disagree) {
+        ++disagreements;
+        if (const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR"); !shots.isEmpty()) {
+          QDir().mkpath(shots);
+          window.tabs()->setCurrentWidget(what_if);
+          QApplication::processEvents();
+          QVERIFY(window.grab().save(shots + "/what-if-models-disagree.png"));
+        }
+        const QString text = what_if->disagreementLabel()->text();
+        QVERIFY2(text.contains("Trust the SimGrid replay"), qPrintable(text));
+        QVERIFY2(text.contains(QString::fromStdString(CompareTimes(doc->simulation()->result.accordion.total.time_s,
+                                                                   doc->simulation()->dense.total.time_s, "dense"))),
+                 qPrintable(text));
+      }
+    }
+    // Near where Accordion starts to pay, the two crossovers differ: on
+    // 2026-11-26, 8 workers at 2 Gb/s were 1.12× faster (α–β) and 1.07×
+    // slower (SimGrid). If the simulator moves them, pick settings that
+    // straddle the new crossovers.
+    QVERIFY2(disagreements > 0, "no setting here where the two models disagree: the label went untested");
+  }
+
   void compareTabTabulatesCheckedRuns() {
     MainWindow window;
     OpenAndSettle(window, {SampleTrace("fmnist-mlp-powersgd-static-2.trace"),
@@ -559,6 +853,10 @@ class MainWindowTest : public QObject {
 
     window.tabs()->setCurrentWidget(window.timelineView());
     TimelineView* timeline = window.timelineView();
+    // The timeline zooms and pans in time only: its tracks stay put.
+    auto* track_rect = timeline->findChild<PlotWidget*>("iteration-timeline")->axisRect();
+    QCOMPARE(track_rect->rangeZoom(), Qt::Orientations(Qt::Horizontal));
+    QCOMPARE(track_rect->rangeDrag(), Qt::Orientations(Qt::Horizontal));
     QCOMPARE(timeline->epochSpin()->maximum(), 29);
     timeline->epochSpin()->setValue(12);
     const QString path = ScratchDir("timeline") + "/epoch12.json";
@@ -570,6 +868,87 @@ class MainWindowTest : public QObject {
     QVERIFY(json.isObject());
     QVERIFY(json.object().value("traceEvents").isArray());
     QVERIFY(!json.object().value("traceEvents").toArray().isEmpty());
+  }
+
+  // A laptop's screen: at 1280×720 and 1366×768 the window fits (its
+  // minimum size is smaller) and every tab's figures and tables are drawn
+  // whole - titles at their height, legend entries apart, plot areas big
+  // enough to read - for a PowerSGD and a TopK run (TopK's level labels are
+  // the longest) and VGG-19-BN (many layers). With ACCORDION_SCREENSHOT_DIR set, each tab is saved there
+  // as <size>-<run>-<tab>.png to look at.
+  void fitsALaptopScreen() {
+    MainWindow window;
+    window.show();
+    // VGG-19-BN: 70 layers, whose legends overflowed the ratio plot.
+    const char kVgg[] = "gpu/vgg19bn-powersgd-accordion.trace";
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace(kTopK), SampleTrace(kVgg)});
+    const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR");
+    if (!shots.isEmpty()) QDir().mkpath(shots);
+    for (const QSize size : {QSize(1280, 720), QSize(1366, 768)}) {
+      QVERIFY2(
+          window.minimumSizeHint().width() <= size.width() && window.minimumSizeHint().height() <= size.height(),
+          qPrintable(
+              QString("minimum %1×%2").arg(window.minimumSizeHint().width()).arg(window.minimumSizeHint().height())));
+      window.resize(size);
+      QApplication::processEvents();
+      QCOMPARE(window.size(), size);
+      for (const char* trace : {kPowerSgd, kTopK, kVgg}) {
+        window.runList()->table()->selectRow(
+            window.document()->indexOfPath(QFileInfo(SampleTrace(trace)).absoluteFilePath()));
+        window.document()->waitForIdle();
+        for (int tab = 0; tab < window.tabs()->count(); ++tab) {
+          window.tabs()->setCurrentIndex(tab);
+          for (int round = 0; round < 5; ++round) QApplication::processEvents();
+          QWidget* shown = window.tabs()->currentWidget();
+          // A tab whose figures are tabs themselves (the what-if's on a
+          // small window): each of them in turn.
+          QTabWidget* inner = shown->findChild<QTabWidget*>();
+          const int pages = inner != nullptr && inner->isVisible() ? inner->count() : 1;
+          for (int page = 0; page < pages; ++page) {
+            if (pages > 1) inner->setCurrentIndex(page);
+            for (int round = 0; round < 3; ++round) QApplication::processEvents();
+            QStringList problems = WidgetProblems(window, shown);
+            int figures = 0;
+            for (PlotWidget* plot : shown->findChildren<PlotWidget*>()) {
+              if (!plot->isVisible()) continue;
+              ++figures;
+              plot->replot(QCustomPlot::rpImmediateRefresh);
+              problems << FigureProblems(plot);
+            }
+            QVERIFY(figures > 0);
+            const QString key = QString("%1x%2-%3-%4%5")
+                                    .arg(size.width())
+                                    .arg(size.height())
+                                    .arg(QFileInfo(trace).completeBaseName().remove("fmnist-mlp-").remove("-accordion"),
+                                         MainWindow::tabKeys()[tab], pages > 1 ? QString("-%1").arg(page) : QString());
+            if (!shots.isEmpty()) QVERIFY(window.grab().save(shots + "/" + key + ".png"));
+            QVERIFY2(problems.isEmpty(), qPrintable(key + ": " + problems.join("; ")));
+          }
+        }
+        // The what-if form scrolls down, never sideways: it is as wide as
+        // it shows.
+        auto* form = window.whatIfView()->findChild<QScrollArea*>("whatIfForm");
+        QVERIFY(form != nullptr);
+        QVERIFY2(form->widget()->width() <= form->viewport()->width(),
+                 qPrintable(QString("form %1 px in %2").arg(form->widget()->width()).arg(form->viewport()->width())));
+        // The what-if table's cells are whole, not "Accord…".
+        QTableWidget* results = window.whatIfView()->resultsTable();
+        for (int row = 0; row < results->rowCount(); ++row) {
+          for (int column = 0; column < results->columnCount(); ++column) {
+            const QTableWidgetItem* item = results->item(row, column);
+            if (item == nullptr) continue;
+            QFont font = item->font();
+            // The margins QCommonStyle leaves either side of an item's text.
+            const int margin = 2 * (results->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, results) + 1);
+            const int needed = QFontMetrics(font).horizontalAdvance(item->text()) + margin;
+            QVERIFY2(needed <= results->columnWidth(column), qPrintable(QString("'%1' needs %2 px, has %3")
+                                                                            .arg(item->text())
+                                                                            .arg(needed)
+                                                                            .arg(results->columnWidth(column))));
+          }
+        }
+      }
+    }
   }
 
   void droppedFilesOpen() {

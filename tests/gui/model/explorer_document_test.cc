@@ -34,11 +34,17 @@ nlohmann::json SimReplayJson(const QString& trace, const std::string& flags) {
 double RelativeDifference(double a, double b) { return std::abs(a - b) / std::max(std::abs(b), 1e-300); }
 
 // Per epoch: any layer critical in the controller's own schedule.
+// Epochs the controller holds a layer critical whose traffic that changes:
+// PowerSGD rank 2 and rank 1 send a 1-D tensor alike (dense).
 std::vector<bool> ControllerCriticalEpochs(const RunData& run, double eta, int interval) {
   const Schedule s = DeriveAccordionSchedule(run.view(), Scheme::kPowerSgd,
                                              AccordionOptions().eta(eta).interval(interval).level_low(2).level_high(1));
   std::vector<bool> out;
-  for (const auto& row : s.critical) out.push_back(std::find(row.begin(), row.end(), true) != row.end());
+  for (const auto& row : s.critical) {
+    bool any = false;
+    for (size_t l = 0; l < row.size(); ++l) any = any || (row[l] && run.view().layers[l].shape.size() >= 2);
+    out.push_back(any);
+  }
   return out;
 }
 
@@ -137,6 +143,83 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(doc.regimes()->low_floats() > doc.regimes()->high_floats());
     // The LR decays after epoch 19 in every sample.
     QCOMPARE(doc.regimes()->lr_decay_epochs, std::vector<int>{19});
+  }
+
+  // Settings explored on one run never leak into another: each opens with
+  // its recorded ones, and finds its own explored ones again.
+  void eachRunKeepsItsOwnSettings() {
+    ExplorerDocument doc;
+    const QString vgg = SampleTrace("gpu/vgg19bn-powersgd-accordion.trace");
+    doc.open({SampleTrace(kPowerSgd), vgg});
+    doc.waitForLoads();
+    QCOMPARE(doc.runCount(), 2);
+    const int mlp = doc.indexOfPath(SampleTrace(kPowerSgd));
+    const int other = doc.indexOfPath(vgg);
+    doc.setCurrentRun(mlp);
+    QVERIFY(doc.settingsAsRecorded());
+    const ScheduleSettings mlp_recorded = doc.scheduleSettings();
+    QCOMPARE(mlp_recorded.eta, doc.currentRun()->view().run.eta);
+    ScheduleSettings explored = mlp_recorded;
+    explored.scheme = Scheme::kTopK;
+    explored.eta = 0.3;
+    doc.setScheduleSettings(explored);
+    QVERIFY(!doc.settingsAsRecorded());
+    QCOMPARE(doc.regimes()->resolved.scheme, Scheme::kTopK);
+
+    doc.setCurrentRun(other);
+    QVERIFY(doc.settingsAsRecorded());
+    QVERIFY(!doc.scheduleSettings().scheme.has_value());
+    QCOMPARE(doc.scheduleSettings().eta, doc.currentRun()->view().run.eta);
+    QCOMPARE(doc.scheduleSettings().interval, doc.currentRun()->view().run.interval);
+    QCOMPARE(doc.regimes()->resolved.scheme, Scheme::kPowerSgd);
+
+    doc.setCurrentRun(mlp);
+    QVERIFY(doc.scheduleSettings() == explored);
+    doc.resetToRecorded();
+    QVERIFY(doc.scheduleSettings() == mlp_recorded);
+    QVERIFY(doc.settingsAsRecorded());
+    // Explored again, closed and opened again: recorded.
+    doc.setScheduleSettings(explored);
+    doc.closeRun(doc.indexOfPath(SampleTrace(kPowerSgd)));
+    QVERIFY(doc.settingsAsRecorded());  // the VGG run, current now, as recorded
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    QCOMPARE(doc.currentIndex(), doc.indexOfPath(SampleTrace(kPowerSgd)));
+    QVERIFY(doc.scheduleSettings() == mlp_recorded);
+  }
+
+  // PowerSGD's MLP sample: the check at epoch 6 finds only biases critical,
+  // which PowerSGD sends dense at rank 2 and rank 1 alike - epochs 7-10 send
+  // what static high sends. They are no regime (no band) but "critical, no
+  // effect"; the level map and `accordion-analyze schedule` agree.
+  void bandsShadeOnlyWhatChangesTheTraffic() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace(kPowerSgd)});
+    doc.waitForLoads();
+    const auto a = doc.regimes();
+    QVERIFY(a->schedulable);
+    const std::vector<bool> shaded = Covered(a->model_bands, 30);
+    const std::vector<bool> no_effect = Covered(a->no_effect_bands, 30);
+    for (int e = 7; e <= 10; ++e) {
+      QVERIFY2(!shaded[e], qPrintable(QString("epoch %1 shaded").arg(e)));
+      QVERIFY2(no_effect[e], qPrintable(QString("epoch %1 not marked 'no effect'").arg(e)));
+    }
+    QVERIFY(shaded[0] && shaded[20]);
+    // Every shaded epoch has a weight matrix at the low level; every
+    // "no effect" one none.
+    const Schedule& s = a->comparison.accordion;
+    for (int e = 0; e < 30; ++e) {
+      bool matrix_low = false, any_critical = false;
+      for (int l = 0; l < doc.currentRun()->view().num_layers(); ++l) {
+        any_critical = any_critical || s.critical[e][l];
+        matrix_low = matrix_low || (s.critical[e][l] && doc.currentRun()->view().layers[l].shape.size() >= 2);
+      }
+      QCOMPARE(shaded[e], matrix_low);
+      QCOMPARE(no_effect[e], any_critical && !matrix_low);
+    }
+    // The recorded strip follows the same rule.
+    const std::vector<bool> recorded = Covered(a->recorded_model_bands, 30);
+    for (int e = 7; e <= 10; ++e) QVERIFY(!recorded[e]);
   }
 
   void aDenseTraceIsExploredAsAnotherScheme() {
@@ -349,7 +432,9 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(text.open(QIODevice::WriteOnly));
     text.write("these are my notes, not a trace\n");
     text.close();
-    doc.open({truncated, dir + "/missing.trace", dir + "/notes.trace"});
+    // Missing, directory and all: a mistyped path (a missing file in a
+    // directory that exists is waited for, see waitsForATraceNotWrittenYet).
+    doc.open({truncated, dir + "/no-such-dir/missing.trace", dir + "/notes.trace"});
     doc.waitForLoads();
     QCOMPARE(doc.runCount(), 0);
     QCOMPARE(failed.count(), 3);
@@ -427,6 +512,37 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(std::rename((dir + "/next.trace").toLocal8Bit().data(), path.toLocal8Bit().data()) == 0);
     doc.pollLiveRuns();
     QTRY_COMPARE(doc.runCount(), 1);
+    QCOMPARE(doc.currentIndex(), 0);
+    QCOMPARE(doc.currentRun()->view().num_epochs(), 2);
+    QVERIFY(doc.waitingPaths().isEmpty());
+    QCOMPARE(failed.count(), 0);
+  }
+
+  // Opened before the trainer created it: no error, the path is waited for,
+  // and the run opens once the file is there with an epoch.
+  void waitsForATraceNotWrittenYet() {
+    const QString dir = accordion::gui::test_support::ScratchDir("not-yet");
+    const QString path = dir + "/later.trace";
+    ExplorerDocument doc;
+    QSignalSpy failed(&doc, &ExplorerDocument::openFailed);
+    QSignalSpy waiting(&doc, &ExplorerDocument::waitingForFirstEpoch);
+    doc.open({path});
+    doc.waitForLoads();
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(waiting.count(), 1);
+    QCOMPARE(doc.waitingPaths(), QStringList{path});
+    doc.pollLiveRuns();  // still nothing there: no error, still waiting
+    doc.waitForLoads();
+    QCOMPARE(failed.count(), 0);
+    QCOMPARE(doc.runCount(), 0);
+    QCOMPARE(doc.waitingPaths().size(), 1);
+    synthetic::SyntheticTraceOptions o;
+    o.model = "mlp";
+    o.epochs = 2;
+    o.final_status = RunStatus::kRunning;
+    accordion::gui::test_support::WriteSynthetic(dir, "later.trace", o);
+    // The document's own timer finds it (no pollLiveRuns here).
+    QTRY_COMPARE_WITH_TIMEOUT(doc.runCount(), 1, 10000);
     QCOMPARE(doc.currentIndex(), 0);
     QCOMPARE(doc.currentRun()->view().num_epochs(), 2);
     QVERIFY(doc.waitingPaths().isEmpty());
