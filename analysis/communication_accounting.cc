@@ -42,7 +42,7 @@ int64_t TopKCount(int64_t numel, double fraction) {
 }
 
 bool TravelsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
-  switch (Describe(scheme.scheme()).compressor) {
+  switch (DescriptionOf(scheme.scheme()).compressor) {
     case Compressor::kNone:
       return false;
     case Compressor::kLowRank:
@@ -70,7 +70,7 @@ int64_t CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape,
 double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
   if (!TravelsCompressed(scheme, shape, level)) return static_cast<double>(Numel(shape));
   int64_t floats = 0;
-  for (CollectiveKind kind : Describe(scheme.scheme()).bucket_collectives) {
+  for (CollectiveKind kind : DescriptionOf(scheme.scheme()).bucket_collectives) {
     if (kind != CollectiveKind::kDense) floats += CollectiveFloats(kind, shape, level);
   }
   return static_cast<double>(floats);

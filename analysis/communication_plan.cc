@@ -27,7 +27,7 @@ std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const
   if (levels.size() != layers.size()) {
     throw InputError("a step plan needs one level per layer");
   }
-  const SchemeDescription& description = Describe(scheme.scheme());
+  const SchemeDescription& description = DescriptionOf(scheme.scheme());
   std::vector<PlannedCollective> plan;
   // Those issued after backward (PowerSGD's Q), appended at the end.
   std::vector<PlannedCollective> after_backward;
@@ -42,7 +42,7 @@ std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const
     }
     int previous = -1;  // index in `plan` of this bucket's latest collective
     for (CollectiveKind kind : description.bucket_collectives) {
-      const CollectiveDescription& d = Describe(kind);
+      const CollectiveDescription& d = DescriptionOf(kind);
       PlannedCollective c{kind, d.op, d.tag, b, 0, kind == CollectiveKind::kDense ? dense : compressed};
       for (int l : c.layers) c.bytes += 4 * CollectiveFloats(kind, layers[l].shape, levels[l]);
       if (c.bytes == 0) continue;

@@ -34,7 +34,7 @@ void CheckLevels(Scheme scheme, double low, double high) {
 }  // namespace
 
 std::pair<double, double> DefaultLevels(Scheme scheme, int64_t batch_size) {
-  const SchemeDescription& d = Describe(scheme);
+  const SchemeDescription& d = DescriptionOf(scheme);
   const double unit = d.level_kind == LevelKind::kGlobalBatch ? static_cast<double>(batch_size) : 1.0;
   return {d.default_low * unit, d.default_high * unit};
 }
@@ -49,7 +49,7 @@ std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme, std::
 }
 
 Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
-  const SchemeDescription& description = Describe(scheme);
+  const SchemeDescription& description = DescriptionOf(scheme);
   if (!description.has_levels()) {
     throw InputError(std::string(description.name) + " communication has no levels to schedule");
   }
@@ -91,7 +91,7 @@ ScheduleCost CostOf(const TraceView& view, const Schedule& schedule) {
   cost.epoch_floats.assign(E, 0.0);
   cost.steps.assign(E, 0);
   for (int e = 0; e < E; ++e) {
-    const int64_t batch = Describe(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
+    const int64_t batch = DescriptionOf(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
                               ? static_cast<int64_t>(schedule.levels[e][0])
                               : view.run.batch_size;
     cost.steps[e] = StepsPerEpoch(view.run.train_samples, batch, view.run.world_size);

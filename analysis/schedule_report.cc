@@ -44,7 +44,7 @@ int CountCritical(const std::vector<bool>& row) {
 }  // namespace
 
 std::string LevelName(Scheme scheme, double level) {
-  const SchemeDescription& d = Describe(scheme);
+  const SchemeDescription& d = DescriptionOf(scheme);
   std::ostringstream out;
   switch (d.level_kind) {
     case LevelKind::kNone:
@@ -74,7 +74,7 @@ ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const 
 void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std::ostream& out) {
   const Schedule& s = c.accordion;
   const int L = view.num_layers();
-  const bool batch = Describe(c.scheme).level_kind == LevelKind::kGlobalBatch;
+  const bool batch = DescriptionOf(c.scheme).level_kind == LevelKind::kGlobalBatch;
   out << "Accordion schedule for " << view.run.model << " on " << view.run.dataset << " (" << L << " layers, "
       << view.run.world_size << " workers, " << view.num_epochs() << " epochs"
       << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";

@@ -1,5 +1,8 @@
 #include "common/cli.h"
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iomanip>
 #include <iostream>
 #include <sstream>
@@ -40,13 +43,23 @@ std::string ParseErrorText(CLI::App& app, int argc, char** argv, const CLI::Pars
   return OneLine(e.what());
 }
 
-}  // namespace
-
-void AddVersionFlags(CLI::App& app, const std::string& tool_name) {
-  AddVersionFlagRecursive(&app, tool_name + " " + kVersion);
+// Results go to standard output, and a write there can fail (a full disk,
+// /dev/full, a closed descriptor) without any tool noticing: the stream only
+// remembers it. Checked once, at exit, so that such a run does not end 0
+// with its output lost. Returns the exit code to use.
+int CheckStandardOutput(const std::string& tool_name, int code) {
+  std::cout.flush();
+  errno = 0;
+  const bool flushed = std::fflush(stdout) == 0;
+  const int error = errno;
+  if (flushed && !std::ferror(stdout) && !std::cout.fail()) return code;
+  if (code != kExitOk) return code;  // the tool has said what went wrong first
+  std::cerr << tool_name << ": error: cannot write standard output ("
+            << (error != 0 ? std::strerror(error) : "a write failed; a full disk?") << "); the output is incomplete\n";
+  return kExitIoFailure;
 }
 
-int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {
+int ParseAndRun(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {
@@ -63,11 +76,21 @@ int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, c
     return body();
   } catch (const InputError& e) {
     std::cerr << tool_name << ": error: " << OneLine(e.what()) << "\n";
-    return kExitBadInput;
+    return e.exit_code();
   } catch (const std::exception& e) {
     std::cerr << tool_name << ": internal error: " << OneLine(e.what()) << "\n";
     return kExitFailure;
   }
+}
+
+}  // namespace
+
+void AddVersionFlags(CLI::App& app, const std::string& tool_name) {
+  AddVersionFlagRecursive(&app, tool_name + " " + kVersion);
+}
+
+int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {
+  return CheckStandardOutput(tool_name, ParseAndRun(app, tool_name, argc, argv, body));
 }
 
 }  // namespace accordion

@@ -3,9 +3,10 @@
 //   --help and --version on the tool and on every subcommand;
 //   bad flags or bad input: one line "tool: error: ..." on stderr, exit 2;
 //   an unexpected failure: one line "tool: internal error: ...", exit 1.
-//   standard output that could not be written (a full disk, /dev/full):
-//   one line "tool: error: cannot write standard output (...)", exit 2,
-//   checked when the tool ends - its output is not taken for a success.
+//   a failure of the machine (IoError: a write that did not complete, a
+//   standard output that could not be written, as to /dev/full): one line
+//   "tool: error: ...", exit 4; standard output is checked when the tool
+//   ends - its output is not taken for a success.
 #ifndef ACCORDION_COMMON_CLI_H_
 #define ACCORDION_COMMON_CLI_H_
 
@@ -14,13 +15,10 @@
 
 #include <CLI/CLI.hpp>
 
+#include "common/errors.h"
 #include "common/number_format.h"
 
 namespace accordion {
-
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailure = 1;
-inline constexpr int kExitBadInput = 2;
 
 // Adds --version to `app` and to each of its subcommands (call after the
 // subcommands are declared).

@@ -44,6 +44,16 @@ bool ExclusivelyLocked(const std::string& path) {
   return locked;
 }
 
+// Throws InputError when `path` is a FIFO that no process reads: opening it
+// for writing would block for ever. A reader that comes later is too late.
+void CheckFifoHasReader(const std::string& path, const std::string& what) {
+  const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0 && errno == ENXIO) {
+    throw InputError(what + " is a FIFO that no process reads; start its reader first (writing would block)");
+  }
+  if (fd >= 0) ::close(fd);
+}
+
 std::string BeingWrittenMessage(const std::string& what) {
   return what + " is being written by another process (a running accordion-train?); --overwrite never replaces it";
 }
@@ -98,6 +108,7 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw InputError(what + " is a directory; give a file name");
     if (IsStream(st)) {
+      if (o.streams() && S_ISFIFO(st.st_mode)) CheckFifoHasReader(path, what);
       if (o.streams()) return;
       throw InputError(what + " is not a regular file; give the path of a new file");
     }
@@ -133,10 +144,11 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && IsStream(st)) {
     // /dev/null, a pipe: nothing to rename, and nothing of the user's is lost.
+    if (S_ISFIFO(st.st_mode)) CheckFifoHasReader(path, path);
     std::ofstream stream(path);
     if (!stream) throw InputError(path + ": cannot write");
     write(stream);
-    if (!stream.flush()) throw InputError(path + ": write failed");
+    if (!stream.flush()) throw IoError(path + ": write failed");
     return;
   }
   const std::string partial = path + ".partial";
@@ -147,7 +159,7 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
     if (fd < 0) throw InputError(path + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
     ::close(fd);
     std::ofstream file(partial);
-    if (!file) throw InputError(path + ": cannot write");
+    if (!file) throw IoError(path + ": cannot write");
     try {
       write(file);
     } catch (...) {
@@ -157,7 +169,7 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
     }
     if (!file.flush()) {
       std::remove(partial.c_str());
-      throw InputError(path + ": write failed");
+      throw IoError(path + ": write failed");
     }
   }
   // A run may have started writing `path` since CheckOutput(): leave it be.

@@ -17,6 +17,7 @@
 #include <tuple>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 #include "common/number_format.h"
 #include "simulator/replay_engine.h"
 #include "simulator/replay_input.h"
@@ -184,6 +185,8 @@ void Calibrator::AddBenchmark(const nlohmann::json& j, const std::string& origin
 }
 
 void Calibrator::AddFile(const std::string& path) {
+  const std::string problem = InputFileProblem(path);
+  if (!problem.empty()) throw InputError(path + ": cannot open: " + problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open");
   char head[16] = {};
@@ -247,45 +250,39 @@ std::string Millis(double s) {
   return out.str();
 }
 
-}  // namespace
+// The fit's helpers below take Calibrator's private Sample (and its Parts)
+// as a template parameter, so that they stay in this file rather than in
+// the class's declaration.
 
-Calibration Calibrator::Fit() const {
-  Calibration cal;
-  cal.allreduce = options_.allreduce();
-  cal.collective = options_.collective();
-  cal.samples = static_cast<int>(samples_.size());
-  if (samples_.empty()) throw InputError("no measured collectives to calibrate on");
-  for (const Sample& s : samples_) {
-    ++cal.samples_per_world_size[s.world_size];
-    cal.world_size = std::max(cal.world_size, s.world_size);
-  }
-  if (skipped_ > 0) {
-    cal.notes.push_back(std::to_string(skipped_) + " collectives with no bytes or no duration were left out");
-  }
-  if (queued_ > 0) {
-    cal.notes.push_back(std::to_string(queued_) +
-                        " trace collectives issued while an earlier one of their step still ran were left out "
-                        "(their durations include waiting in Gloo's queue)");
-  }
+// How many distinct largest-message sizes `bin`'s samples have.
+template <typename Sample>
+size_t DistinctSizes(const std::vector<Sample>& samples, const Bin& bin) {
+  std::set<double> sizes;
+  for (int i : bin.samples) sizes.insert(samples[i].message_bytes);
+  return sizes.size();
+}
+
+// The message-size segments, each to get its own alpha and B: the bins
+// between `boundaries` that have samples, each sample filed by its largest
+// message. Two sizes at least tell latency from bandwidth, so a bin with
+// fewer joins a neighbour (with a note). Throws InputError when even then
+// the samples have fewer than two sizes.
+template <typename Sample>
+std::vector<Bin> SizeSegments(const std::vector<Sample>& samples, const std::vector<double>& boundaries,
+                              std::vector<std::string>& notes) {
   std::vector<Bin> bins(1);
-  for (double b : options_.boundaries()) {
+  for (double b : boundaries) {
     bins.back().hi = b;
     bins.push_back(Bin{b, std::numeric_limits<double>::infinity(), {}});
   }
-  for (int i = 0; i < static_cast<int>(samples_.size()); ++i) {
+  for (int i = 0; i < static_cast<int>(samples.size()); ++i) {
     for (Bin& bin : bins) {
-      if (samples_[i].message_bytes >= bin.lo && samples_[i].message_bytes < bin.hi) bin.samples.push_back(i);
+      if (samples[i].message_bytes >= bin.lo && samples[i].message_bytes < bin.hi) bin.samples.push_back(i);
     }
   }
-  auto distinct_sizes = [this](const Bin& b) {
-    std::set<double> sizes;
-    for (int i : b.samples) sizes.insert(samples_[i].message_bytes);
-    return sizes.size();
-  };
   bins.erase(std::remove_if(bins.begin(), bins.end(), [](const Bin& b) { return b.samples.empty(); }), bins.end());
-  // Two sizes at least tell latency from bandwidth; a bin with fewer joins a neighbour.
   for (size_t k = 0; k < bins.size() && bins.size() > 1;) {
-    if (distinct_sizes(bins[k]) >= 2) {
+    if (DistinctSizes(samples, bins[k]) >= 2) {
       ++k;
       continue;
     }
@@ -293,170 +290,236 @@ Calibration Calibrator::Fit() const {
     const std::string range = std::isfinite(bins[k].hi)
                                   ? "below " + std::to_string(static_cast<int64_t>(bins[k].hi)) + " bytes"
                                   : "from " + std::to_string(static_cast<int64_t>(bins[k].lo)) + " bytes up";
-    cal.notes.push_back("too few message sizes " + range + " for a segment of their own: merged with the " +
-                        (k + 1 < bins.size() ? "next" : "previous"));
+    notes.push_back("too few message sizes " + range + " for a segment of their own: merged with the " +
+                    (k + 1 < bins.size() ? "next" : "previous"));
     bins[into].lo = std::min(bins[into].lo, bins[k].lo);
     bins[into].hi = std::max(bins[into].hi, bins[k].hi);
     bins[into].samples.insert(bins[into].samples.end(), bins[k].samples.begin(), bins[k].samples.end());
     bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(k));
     k = 0;
   }
-  if (bins.empty() || distinct_sizes(bins.front()) < 2) {
+  if (bins.empty() || DistinctSizes(samples, bins.front()) < 2) {
     throw InputError(
         "the collectives have fewer than two distinct message sizes: latency and bandwidth "
         "cannot be told apart");
   }
+  return bins;
+}
 
-  // o's column is the sum of the alpha columns divided by their round
-  // counts when every segment's samples take one round count: then the two
-  // cannot be told apart, and the constant goes to o.
-  auto rounds_vary = [&] {
-    for (const Bin& bin : bins) {
-      for (int i : bin.samples) {
-        if (samples_[i].rounds != samples_[bin.samples.front()].rounds) return true;
-      }
-    }
-    return false;
-  };
-  std::vector<bool> alpha_free(bins.size(), true);
+// The weighted least-squares fit as it goes: the segments still in it,
+// which of o and the alphas are still free (a pinned one is 0 and has no
+// column), where each free coefficient's column is (-1: none) and, once
+// solved, the coefficients: o, then alpha and 1/B of each segment.
+struct SegmentFit {
+  std::vector<Bin> bins;
   bool o_free = true;
-  auto pin_alphas_if_collinear = [&] {
-    if (rounds_vary() || std::none_of(alpha_free.begin(), alpha_free.end(), [](bool f) { return f; })) return;
-    std::fill(alpha_free.begin(), alpha_free.end(), false);
-    cal.notes.push_back(
-        "every segment's collectives take the same number of rounds (one world size, one op), so the "
-        "per-collective overhead o and the per-round latency alpha cannot be told apart: the constant is "
-        "all in o (alpha = 0); measure at several world sizes to separate them");
+  std::vector<bool> alpha_free;
+  Eigen::Index columns = 0;
+  Eigen::Index o_col = -1;
+  std::vector<Eigen::Index> alpha_col, beta_col;
+  Eigen::VectorXd theta;
+};
+
+// Numbers the free coefficients' columns, o's first, after a segment was
+// left out or a coefficient pinned.
+void LayOutColumns(SegmentFit& fit) {
+  Eigen::Index cols = 0;
+  fit.o_col = fit.o_free ? cols++ : -1;
+  fit.alpha_col.assign(fit.bins.size(), -1);
+  fit.beta_col.assign(fit.bins.size(), -1);
+  for (size_t b = 0; b < fit.bins.size(); ++b) {
+    if (fit.alpha_free[b]) fit.alpha_col[b] = cols++;
+    fit.beta_col[b] = cols++;
+  }
+  fit.columns = cols;
+}
+
+// The bin whose alpha and B a round of `message_bytes` takes: as the
+// written platform's segments will (AlphaBetaModel::SegmentOf), the last
+// that starts at or below it, else the first.
+size_t BinOf(const std::vector<Bin>& bins, double message_bytes) {
+  size_t k = 0;
+  while (k + 1 < bins.size() && message_bytes >= bins[k + 1].lo) ++k;
+  return k;
+}
+
+// The design matrix of the bins in `which`, in bin order. Rows: their
+// samples, weighted by 1/duration, so each row's residual is a relative
+// error. Columns: as LayOutColumns numbered them; a round adds to the
+// alpha and 1/B columns of its own message size's bin.
+template <typename Sample>
+Eigen::MatrixXd Design(const std::vector<Sample>& samples, const SegmentFit& fit, const std::vector<size_t>& which) {
+  Eigen::Index n = 0;
+  for (size_t b : which) n += static_cast<Eigen::Index>(fit.bins[b].samples.size());
+  Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, fit.columns);
+  Eigen::Index r = 0;
+  for (size_t b : which) {
+    for (int i : fit.bins[b].samples) {
+      const Sample& s = samples[i];
+      const double w = 1.0 / s.duration_s;
+      if (fit.o_col >= 0) a(r, fit.o_col) = w;
+      for (const auto& p : s.parts) {
+        const size_t k = BinOf(fit.bins, p.message_bytes);
+        if (fit.alpha_col[k] >= 0) a(r, fit.alpha_col[k]) += p.rounds * w;
+        a(r, fit.beta_col[k]) += p.along_bytes * w;
+      }
+      ++r;
+    }
+  }
+  return a;
+}
+
+// The least-squares theta of a * theta = 1 (each weighted duration).
+// Columns differ by twelve orders of magnitude (seconds against bytes):
+// solve on unit columns and scale back.
+Eigen::VectorXd SolveOnUnitColumns(const Eigen::MatrixXd& a) {
+  const Eigen::VectorXd y = Eigen::VectorXd::Ones(a.rows());  // duration * w
+  Eigen::VectorXd scale(a.cols());
+  for (Eigen::Index c = 0; c < a.cols(); ++c) scale(c) = a.col(c).norm() > 0 ? 1.0 / a.col(c).norm() : 1.0;
+  const Eigen::MatrixXd scaled = a * scale.asDiagonal();
+  return scale.asDiagonal() * Eigen::VectorXd(scaled.colPivHouseholderQr().solve(y));
+}
+
+// Whether some segment's samples take different round counts, which is
+// what tells o from alpha.
+template <typename Sample>
+bool RoundsVary(const std::vector<Sample>& samples, const std::vector<Bin>& bins) {
+  for (const Bin& bin : bins) {
+    for (int i : bin.samples) {
+      if (samples[i].rounds != samples[bin.samples.front()].rounds) return true;
+    }
+  }
+  return false;
+}
+
+// o's column is the sum of the alpha columns divided by their round
+// counts when every segment's samples take one round count: then the two
+// cannot be told apart, and the constant goes to o (alpha pinned at 0, with
+// a note).
+template <typename Sample>
+void PinAlphasIfCollinear(const std::vector<Sample>& samples, SegmentFit& fit, std::vector<std::string>& notes) {
+  if (RoundsVary(samples, fit.bins) ||
+      std::none_of(fit.alpha_free.begin(), fit.alpha_free.end(), [](bool f) { return f; })) {
+    return;
+  }
+  std::fill(fit.alpha_free.begin(), fit.alpha_free.end(), false);
+  notes.push_back(
+      "every segment's collectives take the same number of rounds (one world size, one op), so the "
+      "per-collective overhead o and the per-round latency alpha cannot be told apart: the constant is "
+      "all in o (alpha = 0); measure at several world sizes to separate them");
+}
+
+// A segment whose durations do not grow with size (1/B not positive) has
+// no bandwidth: leaves the first such out of the fit, with a note, and
+// says whether there was one.
+bool DropSegmentWithoutBandwidth(SegmentFit& fit, std::vector<std::string>& notes) {
+  for (size_t b = 0; b < fit.bins.size(); ++b) {
+    if (fit.theta(fit.beta_col[b]) > 0) continue;
+    notes.push_back("durations do not grow with size between " + BytesText(fit.bins[b].lo) + " and " +
+                    BytesText(fit.bins[b].hi) + " bytes: segment left out");
+    fit.bins.erase(fit.bins.begin() + static_cast<std::ptrdiff_t>(b));
+    fit.alpha_free.erase(fit.alpha_free.begin() + static_cast<std::ptrdiff_t>(b));
+    return true;
+  }
+  return false;
+}
+
+// No cost is negative: pins the most negative of o and the alphas at 0,
+// with a note naming its value, for a refit; says whether one was.
+// `shortest`: the shortest sample's duration, which tells rounding from a
+// cost.
+bool PinMostNegative(SegmentFit& fit, double shortest, std::vector<std::string>& notes) {
+  // Exact measurements leave o or alpha at +-1e-19 s rather than 0:
+  // rounding, not a cost (nor a negative one).
+  auto rounding = [&](Eigen::Index col) {
+    if (col >= 0 && std::fabs(fit.theta(col)) < 1e-12 * shortest) fit.theta(col) = 0;
   };
-  pin_alphas_if_collinear();
-  if (rounds_vary() && cal.samples_per_world_size.size() == 1) {
-    cal.notes.push_back(
+  rounding(fit.o_col);
+  for (Eigen::Index col : fit.alpha_col) rounding(col);
+  // One at a time, the most negative first: pinning it changes the others.
+  double worst = 0;
+  int worst_bin = -2;  // -1: o
+  if (fit.o_col >= 0 && fit.theta(fit.o_col) < worst) {
+    worst = fit.theta(fit.o_col);
+    worst_bin = -1;
+  }
+  for (size_t b = 0; b < fit.bins.size(); ++b) {
+    if (fit.alpha_col[b] >= 0 && fit.theta(fit.alpha_col[b]) < worst) {
+      worst = fit.theta(fit.alpha_col[b]);
+      worst_bin = static_cast<int>(b);
+    }
+  }
+  if (worst_bin == -2) return false;
+  if (worst_bin == -1) {
+    fit.o_free = false;
+    notes.push_back("the per-collective overhead o came out negative (" + Micros(worst) +
+                    "): refitted without it (o = 0)");
+  } else {
+    fit.alpha_free[static_cast<size_t>(worst_bin)] = false;
+    notes.push_back("the per-round latency alpha of messages from " + BytesText(fit.bins[worst_bin].lo) +
+                    " bytes came out negative (" + Micros(worst) + "): refitted without it (alpha = 0)");
+  }
+  return true;
+}
+
+// One weighted least-squares fit of o, shared, and each segment's alpha and
+// 1/B, over every sample, refitted until every segment has a bandwidth and
+// nothing is negative. The columns stay laid out as the final fit's, for
+// Summarize. Notes each change; throws InputError when no segment is left.
+template <typename Sample>
+SegmentFit FitSegments(const std::vector<Sample>& samples, std::vector<Bin> bins, bool one_world_size,
+                       std::vector<std::string>& notes) {
+  SegmentFit fit;
+  fit.bins = std::move(bins);
+  fit.alpha_free.assign(fit.bins.size(), true);
+  PinAlphasIfCollinear(samples, fit, notes);
+  if (RoundsVary(samples, fit.bins) && one_world_size) {
+    notes.push_back(
         "one world size: o and alpha are told apart only by the ops' different round counts; "
         "measure at several world sizes to separate them firmly");
   }
   double shortest = std::numeric_limits<double>::infinity();
-  for (const Sample& s : samples_) shortest = std::min(shortest, s.duration_s);
-
-  // The bin whose alpha and B a round of `message_bytes` takes: as the
-  // written platform's segments will (AlphaBetaModel::SegmentOf), the last
-  // that starts at or below it, else the first.
-  auto bin_of = [&bins](double message_bytes) {
-    size_t k = 0;
-    while (k + 1 < bins.size() && message_bytes >= bins[k + 1].lo) ++k;
-    return k;
-  };
-  // Rows: samples, weighted by 1/duration, so each row's residual is a
-  // relative error. Columns: o, then alpha and 1/B of each bin; pinned
-  // coefficients have no column.
-  Eigen::VectorXd theta;
-  std::vector<Eigen::Index> alpha_col, beta_col;
-  Eigen::Index o_col = -1;
-  // The rows of the bins in `which`, in bin order.
-  auto design = [&](const std::vector<size_t>& which) {
-    Eigen::Index cols = 0;
-    o_col = o_free ? cols++ : -1;
-    alpha_col.assign(bins.size(), -1);
-    beta_col.assign(bins.size(), -1);
-    for (size_t b = 0; b < bins.size(); ++b) {
-      if (alpha_free[b]) alpha_col[b] = cols++;
-      beta_col[b] = cols++;
-    }
-    Eigen::Index n = 0;
-    for (size_t b : which) n += static_cast<Eigen::Index>(bins[b].samples.size());
-    Eigen::MatrixXd a = Eigen::MatrixXd::Zero(n, cols);
-    Eigen::Index r = 0;
-    for (size_t b : which) {
-      for (int i : bins[b].samples) {
-        const Sample& s = samples_[i];
-        const double w = 1.0 / s.duration_s;
-        if (o_col >= 0) a(r, o_col) = w;
-        for (const Part& p : s.parts) {
-          const size_t k = bin_of(p.message_bytes);
-          if (alpha_col[k] >= 0) a(r, alpha_col[k]) += p.rounds * w;
-          a(r, beta_col[k]) += p.along_bytes * w;
-        }
-        ++r;
-      }
-    }
-    return a;
-  };
+  for (const Sample& s : samples) shortest = std::min(shortest, s.duration_s);
   for (;;) {
-    std::vector<size_t> all(bins.size());
+    std::vector<size_t> all(fit.bins.size());
     std::iota(all.begin(), all.end(), size_t{0});
-    const Eigen::MatrixXd a = design(all);
-    const Eigen::VectorXd y = Eigen::VectorXd::Ones(a.rows());  // duration * w
-    // Columns differ by twelve orders of magnitude (seconds against bytes):
-    // solve on unit columns and scale back.
-    Eigen::VectorXd scale(a.cols());
-    for (Eigen::Index c = 0; c < a.cols(); ++c) scale(c) = a.col(c).norm() > 0 ? 1.0 / a.col(c).norm() : 1.0;
-    const Eigen::MatrixXd scaled = a * scale.asDiagonal();
-    theta = scale.asDiagonal() * Eigen::VectorXd(scaled.colPivHouseholderQr().solve(y));
-    // A segment whose durations do not grow with size has no bandwidth.
-    bool dropped = false;
-    for (size_t b = 0; b < bins.size(); ++b) {
-      if (theta(beta_col[b]) > 0) continue;
-      cal.notes.push_back("durations do not grow with size between " + BytesText(bins[b].lo) + " and " +
-                          BytesText(bins[b].hi) + " bytes: segment left out");
-      bins.erase(bins.begin() + static_cast<std::ptrdiff_t>(b));
-      alpha_free.erase(alpha_free.begin() + static_cast<std::ptrdiff_t>(b));
-      dropped = true;
-      break;
-    }
-    if (dropped) {
-      if (bins.empty()) throw InputError("no segment could be fitted: " + cal.notes.back());
-      pin_alphas_if_collinear();  // the segment left out may have been what told them apart
+    LayOutColumns(fit);
+    fit.theta = SolveOnUnitColumns(Design(samples, fit, all));
+    if (DropSegmentWithoutBandwidth(fit, notes)) {
+      if (fit.bins.empty()) throw InputError("no segment could be fitted: " + notes.back());
+      PinAlphasIfCollinear(samples, fit, notes);  // the segment left out may have been what told them apart
       continue;
     }
-    // Exact measurements leave o or alpha at +-1e-19 s rather than 0:
-    // rounding, not a cost (nor a negative one).
-    auto rounding = [&](Eigen::Index col) {
-      if (col >= 0 && std::fabs(theta(col)) < 1e-12 * shortest) theta(col) = 0;
-    };
-    rounding(o_col);
-    for (Eigen::Index col : alpha_col) rounding(col);
-    // The most negative of o and the alphas is pinned at 0, then refit.
-    double worst = 0;
-    int worst_bin = -2;  // -1: o
-    if (o_col >= 0 && theta(o_col) < worst) {
-      worst = theta(o_col);
-      worst_bin = -1;
-    }
-    for (size_t b = 0; b < bins.size(); ++b) {
-      if (alpha_col[b] >= 0 && theta(alpha_col[b]) < worst) {
-        worst = theta(alpha_col[b]);
-        worst_bin = static_cast<int>(b);
-      }
-    }
-    if (worst_bin == -2) break;
-    if (worst_bin == -1) {
-      o_free = false;
-      cal.notes.push_back("the per-collective overhead o came out negative (" + Micros(worst) +
-                          "): refitted without it (o = 0)");
-    } else {
-      alpha_free[static_cast<size_t>(worst_bin)] = false;
-      cal.notes.push_back("the per-round latency alpha of messages from " + BytesText(bins[worst_bin].lo) +
-                          " bytes came out negative (" + Micros(worst) + "): refitted without it (alpha = 0)");
-    }
+    if (!PinMostNegative(fit, shortest, notes)) break;
   }
+  return fit;
+}
 
-  cal.collective_overhead_s = o_col >= 0 ? theta(o_col) : 0;
+// What the fit found, as Calibration reports it: o; per segment alpha, B
+// and the rms relative error on its own samples; and, because a poor fit's
+// cause shows in them (CheckFit), the whole fit's rms error, its rms error
+// per world size, its collectives' sizes and how many came from traces.
+// The first segment then starts at 0: the platform prices any size.
+template <typename Sample>
+void Summarize(const std::vector<Sample>& samples, const SegmentFit& fit, Calibration& cal) {
+  cal.collective_overhead_s = fit.o_col >= 0 ? fit.theta(fit.o_col) : 0;
   double total_squares = 0;
   std::map<int, std::pair<double, int>> per_world;  // squares, samples
   std::set<double> all_sizes;
-  for (size_t b = 0; b < bins.size(); ++b) {
-    const Eigen::MatrixXd a = design({b});
-    const Eigen::VectorXd residual = a * theta - Eigen::VectorXd::Ones(a.rows());
+  for (size_t b = 0; b < fit.bins.size(); ++b) {
+    const Eigen::MatrixXd a = Design(samples, fit, {b});
+    const Eigen::VectorXd residual = a * fit.theta - Eigen::VectorXd::Ones(a.rows());
     total_squares += residual.squaredNorm();
     CalibrationSegment s;
-    s.min_message_bytes = bins[b].lo;
-    s.max_message_bytes = bins[b].hi;
-    s.latency_s = alpha_col[b] >= 0 ? theta(alpha_col[b]) : 0;
-    s.bandwidth_Bps = 1.0 / theta(beta_col[b]);
-    s.samples = static_cast<int>(bins[b].samples.size());
+    s.min_message_bytes = fit.bins[b].lo;
+    s.max_message_bytes = fit.bins[b].hi;
+    s.latency_s = fit.alpha_col[b] >= 0 ? fit.theta(fit.alpha_col[b]) : 0;
+    s.bandwidth_Bps = 1.0 / fit.theta(fit.beta_col[b]);
+    s.samples = static_cast<int>(fit.bins[b].samples.size());
     s.rms_relative_error = std::sqrt(residual.squaredNorm() / static_cast<double>(s.samples));
     std::set<double> sizes;
-    for (size_t r = 0; r < bins[b].samples.size(); ++r) {
-      const Sample& sample = samples_[bins[b].samples[r]];
+    for (size_t r = 0; r < fit.bins[b].samples.size(); ++r) {
+      const Sample& sample = samples[fit.bins[b].samples[r]];
       sizes.insert(sample.bytes);
       auto& [squares, n] = per_world[sample.world_size];
       squares += residual(static_cast<Eigen::Index>(r)) * residual(static_cast<Eigen::Index>(r));
@@ -479,25 +542,53 @@ Calibration Calibrator::Fit() const {
     cal.rms_per_world_size[world] = std::sqrt(squares_n.first / static_cast<double>(squares_n.second));
   }
   cal.segments.front().min_message_bytes = 0;
+}
 
-  if (options_.link_gbps() > 0) {
-    // 1/B = 1/rate + h: what the links do not explain of the largest
-    // messages' time per byte is the hosts' (copies, reductions, the stack).
-    cal.link_bandwidth_Bps = BytesPerSecondFromGbps(options_.link_gbps());
-    const double fitted_bw = cal.segments.back().bandwidth_Bps;
-    if (fitted_bw < cal.link_bandwidth_Bps) {
-      cal.host_s_per_byte = 1.0 / fitted_bw - 1.0 / cal.link_bandwidth_Bps;
-      if (cal.host_s_per_byte >= 1e-6) {
-        throw InputError("the fitted bandwidth is so far below the " + std::to_string(options_.link_gbps()) +
-                         " Gb/s link rate that the hosts would cost a microsecond or more per byte: check "
-                         "the link rate");
-      }
-    } else {
-      cal.notes.push_back(
-          "the fitted bandwidth is above the link rate given: the links keep the fitted "
-          "bandwidth and the hosts' per-byte cost is 0");
+// Given the links' nominal rate: 1/B = 1/rate + h, so what the links do
+// not explain of the largest messages' time per byte is the hosts' (copies,
+// reductions, the stack), which stays when the links get faster. Throws
+// InputError when h would be implausibly large (a wrong rate).
+void SplitLinkRate(double link_gbps, Calibration& cal) {
+  cal.link_bandwidth_Bps = BytesPerSecondFromGbps(link_gbps);
+  const double fitted_bw = cal.segments.back().bandwidth_Bps;
+  if (fitted_bw < cal.link_bandwidth_Bps) {
+    cal.host_s_per_byte = 1.0 / fitted_bw - 1.0 / cal.link_bandwidth_Bps;
+    if (cal.host_s_per_byte >= 1e-6) {
+      throw InputError("the fitted bandwidth is so far below the " + std::to_string(link_gbps) +
+                       " Gb/s link rate that the hosts would cost a microsecond or more per byte: check "
+                       "the link rate");
     }
+  } else {
+    cal.notes.push_back(
+        "the fitted bandwidth is above the link rate given: the links keep the fitted "
+        "bandwidth and the hosts' per-byte cost is 0");
   }
+}
+
+}  // namespace
+
+Calibration Calibrator::Fit() const {
+  Calibration cal;
+  cal.allreduce = options_.allreduce();
+  cal.collective = options_.collective();
+  cal.samples = static_cast<int>(samples_.size());
+  if (samples_.empty()) throw InputError("no measured collectives to calibrate on");
+  for (const Sample& s : samples_) {
+    ++cal.samples_per_world_size[s.world_size];
+    cal.world_size = std::max(cal.world_size, s.world_size);
+  }
+  if (skipped_ > 0) {
+    cal.notes.push_back(std::to_string(skipped_) + " collectives with no bytes or no duration were left out");
+  }
+  if (queued_ > 0) {
+    cal.notes.push_back(std::to_string(queued_) +
+                        " trace collectives issued while an earlier one of their step still ran were left out "
+                        "(their durations include waiting in Gloo's queue)");
+  }
+  std::vector<Bin> bins = SizeSegments(samples_, options_.boundaries(), cal.notes);
+  const SegmentFit fit = FitSegments(samples_, std::move(bins), cal.samples_per_world_size.size() == 1, cal.notes);
+  Summarize(samples_, fit, cal);
+  if (options_.link_gbps() > 0) SplitLinkRate(options_.link_gbps(), cal);
   return cal;
 }
 

@@ -20,6 +20,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 #include "common/number_format.h"
 #include "simulator/child_process.h"
 #include "simulator/spec_checks.h"
@@ -97,7 +98,7 @@ std::vector<sg4::Host*> LoadXml(const PlatformSpec& spec) {
 
 }  // namespace
 
-const char* ToString(Topology topology) { return topology == Topology::kXml ? "xml" : Describe(topology).name; }
+const char* ToString(Topology topology) { return topology == Topology::kXml ? "xml" : DescriptionOf(topology).name; }
 
 std::optional<Topology> ParseTopology(const std::string& name) {
   for (const TopologyDescription& d : AllTopologies()) {
@@ -129,7 +130,7 @@ void PlatformSpec::Validate() const {
   }
   RequireAtMost(hosts, kMaxHosts, "hosts");
   if (topology != Topology::kXml) {
-    for (const TopologyParameter& p : sim::Describe(topology).parameters) p.Check(*this);
+    for (const TopologyParameter& p : sim::DescriptionOf(topology).parameters) p.Check(*this);
   }
   RequireNonNegative(collective_overhead_s, "collective overhead");
   if (collective_overhead_s >= 10) {
@@ -190,12 +191,12 @@ int PlatformSpec::HostCount(int ranks) const {
     throw InputError(std::to_string(ranks) + " ranks do not fit on " + std::to_string(wanted) + " hosts");
   }
   if (topology == Topology::kXml) return -1;
-  return static_cast<int>(sim::Describe(topology).host_count(*this, wanted));
+  return static_cast<int>(sim::DescriptionOf(topology).host_count(*this, wanted));
 }
 
 std::string PlatformSpec::Describe(int ranks) const {
   std::string text = topology == Topology::kXml ? "SimGrid platform " + xml_path
-                                                : sim::Describe(topology).describe(*this, HostCount(ranks));
+                                                : sim::DescriptionOf(topology).describe(*this, HostCount(ranks));
   text += ", " + network.Describe();
   if (!segments.empty()) text += ", " + std::to_string(segments.size()) + " calibrated message-size segments";
   if (collective_overhead_s > 0) text += ", collective overhead " + MicrosText(collective_overhead_s);
@@ -217,7 +218,7 @@ nlohmann::json PlatformSpec::ToJson() const {
   }
   if (hosts > 0) j["hosts"] = hosts;
   if (topology != Topology::kXml) {
-    for (const TopologyParameter& p : sim::Describe(topology).parameters) {
+    for (const TopologyParameter& p : sim::DescriptionOf(topology).parameters) {
       j[p.key] = p.unit == ParameterUnit::kCount ? nlohmann::json(static_cast<int>(p.get(*this)))
                                                  : nlohmann::json(p.get(*this));
     }
@@ -364,6 +365,8 @@ PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin
 
 PlatformSpec LoadPlatformFile(const std::string& path) {
   const bool xml = path.size() > 4 && path.compare(path.size() - 4, 4, ".xml") == 0;
+  const std::string problem = InputFileProblem(path);
+  if (!problem.empty()) throw InputError(path + ": cannot open platform file: " + problem);
   std::ifstream in(path);
   if (!in) throw InputError(path + ": cannot open platform file");
   if (xml) {
@@ -376,7 +379,17 @@ PlatformSpec LoadPlatformFile(const std::string& path) {
   } catch (const nlohmann::json::exception& e) {
     throw InputError(path + ": not valid JSON (" + std::string(e.what()) + ")");
   }
-  return PlatformFromJson(j, path);
+  PlatformSpec spec = PlatformFromJson(j, path);
+  if (spec.topology == Topology::kXml) {
+    // The file its 'xml' key names is checked as an XML platform given
+    // directly would be: a FIFO there would block SimGrid for ever.
+    try {
+      CheckXmlPlatform(spec.xml_path);
+    } catch (const InputError& e) {
+      throw InputError(path + ": 'xml': " + e.what());
+    }
+  }
+  return spec;
 }
 
 namespace {
@@ -439,6 +452,7 @@ int64_t XmlClusterHostsDeclared(const std::string& text) {
 }
 
 void CheckXmlPlatform(const std::string& path) {
+  CheckInputFile(path);
   {
     std::ifstream in(path, std::ios::binary);
     const std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
@@ -513,7 +527,7 @@ std::vector<sg4::Host*> BuildPlatform(const PlatformSpec& spec, int ranks) {
   const int hosts = spec.HostCount(ranks);
   ApplyNetworkOptions(spec);
   std::vector<sg4::Host*> all =
-      spec.topology == Topology::kXml ? LoadXml(spec) : Describe(spec.topology).build(spec, hosts);
+      spec.topology == Topology::kXml ? LoadXml(spec) : DescriptionOf(spec.topology).build(spec, hosts);
   if (static_cast<int>(all.size()) < ranks) {
     throw InputError(std::to_string(ranks) + " ranks do not fit on the " + std::to_string(all.size()) + " hosts of " +
                      spec.Describe(ranks));

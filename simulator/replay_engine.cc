@@ -95,7 +95,7 @@ struct Setting {
 int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
   const TraceView& view = s.input->view;
   const double trace_workers = view.run.world_size;
-  const double global_at_trace = Describe(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
+  const double global_at_trace = DescriptionOf(schedule.scheme.scheme()).level_kind == LevelKind::kGlobalBatch
                                      ? schedule.levels[epoch][0]
                                      : static_cast<double>(view.run.batch_size);
   return std::max<int64_t>(1, std::llround(global_at_trace / trace_workers * s.workers));
@@ -160,7 +160,7 @@ struct Schedules {
 // two, else the paper's defaults for the scheme (as accordion-analyze).
 Schedules ChooseSchedules(const TraceView& view, const ReplayOptions& options, ReplayResult& r) {
   std::tie(r.level_low, r.level_high) = ResolveLevels(view.run, r.scheme, options.level_low(), options.level_high());
-  if (!Describe(r.scheme).has_levels()) {
+  if (!DescriptionOf(r.scheme).has_levels()) {
     const std::string name = ToString(r.scheme);
     r.notes.push_back(name + " communication: there are no levels to schedule, all three schedules are " + name);
     const Schedule only = StaticSchedule(view, r.scheme, 0);
@@ -525,7 +525,7 @@ Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, cons
   }
   setting.straggler = ExpectedSlowestRank(options.straggler_cv(), r.workers);
   // Sparse decompression adds every worker's k entries: it grows with them.
-  if (r.scheme == view.run.scheme && Describe(r.scheme).compressor == Compressor::kSparse) {
+  if (r.scheme == view.run.scheme && DescriptionOf(r.scheme).compressor == Compressor::kSparse) {
     setting.decompress_scale = static_cast<double>(r.workers) / view.run.world_size;
   }
   if (r.scheme != view.run.scheme) {

@@ -13,6 +13,7 @@
 #include <regex>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 #include "common/number_format.h"
 #include "common/version.h"
 #include "simulator/child_process.h"
@@ -291,6 +292,8 @@ class Fnv1a {
 };
 
 std::string HashFile(const std::string& path) {
+  const std::string problem = InputFileProblem(path);
+  if (!problem.empty()) throw InputError(path + ": cannot read: " + problem);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot read");
   Fnv1a h;
@@ -370,7 +373,10 @@ struct SliceHeader {
 // format, each row the slice's next point.
 class SliceReader {
  public:
-  explicit SliceReader(std::string path) : path_(std::move(path)), in_(path_) {
+  explicit SliceReader(std::string path) : path_(std::move(path)) {
+    const std::string problem = InputFileProblem(path_);
+    if (!problem.empty()) throw InputError(path_ + ": cannot read: " + problem);
+    in_.open(path_);
     if (!in_) throw InputError(path_ + ": cannot read (" + std::strerror(errno) + ")");
     static const std::regex kFirst(
         "# accordion-sim (\\S+) sweep slice ([0-9]{1,18})/([0-9]{1,18}) of ([0-9]{1,18}) points; "

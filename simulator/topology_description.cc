@@ -261,7 +261,7 @@ const std::vector<TopologyDescription>& AllTopologies() {
   return all;
 }
 
-const TopologyDescription& Describe(Topology topology) {
+const TopologyDescription& DescriptionOf(Topology topology) {
   for (const TopologyDescription& d : AllTopologies()) {
     if (d.topology == topology) return d;
   }
@@ -277,7 +277,7 @@ std::vector<std::string> TopologyNameList() {
 std::string TopologyNames(const char* last_separator) { return JoinWords(TopologyNameList(), ", ", last_separator); }
 
 NodeLinks NodesOf(const PlatformSpec& spec) {
-  return spec.topology == Topology::kXml ? NodeLinks{} : Describe(spec.topology).nodes(spec);
+  return spec.topology == Topology::kXml ? NodeLinks{} : DescriptionOf(spec.topology).nodes(spec);
 }
 
 }  // namespace accordion::sim

@@ -68,7 +68,7 @@ struct TopologyDescription {
 };
 
 // The row of a built topology; throws std::logic_error for kXml.
-const TopologyDescription& Describe(Topology topology);
+const TopologyDescription& DescriptionOf(Topology topology);
 // Every built topology, in the order menus and help list them.
 const std::vector<TopologyDescription>& AllTopologies();
 // The built topologies' names, for --topology's choices.

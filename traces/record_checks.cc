@@ -77,9 +77,31 @@ std::string FormatShape(const std::vector<int64_t>& shape) {
   return out;
 }
 
+namespace {
+
+void AtMost(int64_t v, int64_t limit, const std::string& where, const std::string& name) {
+  if (v > limit) {
+    throw TraceError(TraceErrorCode::kOutOfRange, where + ": " + name + " " + std::to_string(v) +
+                                                      " is above the limit of " + std::to_string(limit) +
+                                                      " (no run has so many; a damaged file?)");
+  }
+}
+
+}  // namespace
+
 void CheckValue(int64_t v, ValueCheck check, const std::string& where, const std::string& name) {
   switch (check) {
     case ValueCheck::kAny:
+      return;
+    case ValueCheck::kRanks:
+    case ValueCheck::kElements:
+      if (v < 1) Invalid(where, name + " must be >= 1");
+      AtMost(v, check == ValueCheck::kRanks ? kMaxTraceRanks : kMaxTraceElements, where, name);
+      return;
+    case ValueCheck::kIterations:
+    case ValueCheck::kBytes:
+      if (v < 0) Invalid(where, name + " is negative");
+      AtMost(v, check == ValueCheck::kIterations ? kMaxTraceIterations : kMaxTraceBytes, where, name);
       return;
     case ValueCheck::kNonNegative:
       if (v < 0) Invalid(where, name + " is negative");
@@ -90,6 +112,8 @@ void CheckValue(int64_t v, ValueCheck check, const std::string& where, const std
     case ValueCheck::kFinite:
     case ValueCheck::kFraction:
     case ValueCheck::kNotEmpty:
+    case ValueCheck::kSeconds:
+    case ValueCheck::kShortText:
       break;
   }
   Unsupported(check, name);
@@ -102,13 +126,24 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
     case ValueCheck::kFinite:
     case ValueCheck::kNonNegative:
     case ValueCheck::kFraction:
+    case ValueCheck::kSeconds:
       if (!std::isfinite(v)) Invalid(where, name + " is not finite (" + FormatNumber(v) + ")");
       if (check == ValueCheck::kFinite) return;
       if (v < 0) Invalid(where, name + " is negative (" + FormatNumber(v) + ")");
       if (check == ValueCheck::kFraction && v > 1.0) Invalid(where, name + " is above 1 (" + FormatNumber(v) + ")");
+      if (check == ValueCheck::kSeconds && v > kMaxTraceSeconds) {
+        throw TraceError(TraceErrorCode::kOutOfRange, where + ": " + name + " " + FormatNumber(v) +
+                                                          " s is above the limit of " + FormatNumber(kMaxTraceSeconds) +
+                                                          " s (116 days; a damaged file?)");
+      }
       return;
     case ValueCheck::kAtLeastOne:
     case ValueCheck::kNotEmpty:
+    case ValueCheck::kRanks:
+    case ValueCheck::kElements:
+    case ValueCheck::kIterations:
+    case ValueCheck::kBytes:
+    case ValueCheck::kShortText:
       break;
   }
   Unsupported(check, name);
@@ -116,6 +151,10 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
 
 void CheckValue(const std::string& v, ValueCheck check, const std::string& where, const std::string& name) {
   if (check == ValueCheck::kAny) return;
+  if (check == ValueCheck::kShortText) {
+    AtMost(static_cast<int64_t>(v.size()), kMaxTraceTextBytes, where, name + " bytes");
+    return;
+  }
   if (check != ValueCheck::kNotEmpty) Unsupported(check, name);
   if (v.empty()) Invalid(where, name + " is empty");
 }

@@ -16,6 +16,18 @@
 
 namespace accordion {
 
+// Plausibility limits: what no real run produces, so a value beyond one is
+// damage (or a hostile file) and is refused before a tool sizes memory or a
+// simulation by it - a world_size of 10^9 was an allocation until memory ran
+// out, a grad_ready offset of 1e300 s a replay of 1e303 s. One definition
+// for the writer, every reader and `accordion-analyze validate`.
+inline constexpr int64_t kMaxTraceRanks = 131072;                // run.world_size (the simulator's limit too)
+inline constexpr int64_t kMaxTraceElements = int64_t{1} << 40;   // layers.numel
+inline constexpr int64_t kMaxTraceIterations = 100000000;        // an epoch's iterations, an iteration index
+inline constexpr int64_t kMaxTraceBytes = int64_t{1} << 50;      // one collective's bytes (1 PiB)
+inline constexpr double kMaxTraceSeconds = 1e7;                  // a duration or offset (116 days)
+inline constexpr int64_t kMaxTraceTextBytes = int64_t{1} << 20;  // run.config_json, run.versions_json
+
 // What a column's value must satisfy whatever the rest of the trace says; each
 // column of traces/trace_tables.cc names one. The Check* functions below add
 // the rules that need the run or other fields (an epoch below epochs_planned,
@@ -27,6 +39,12 @@ enum class ValueCheck {
   kFraction,     // REAL: in [0, 1]
   kAtLeastOne,   // INTEGER: >= 1
   kNotEmpty,     // TEXT: not ""
+  kRanks,        // INTEGER: 1..kMaxTraceRanks
+  kElements,     // INTEGER: 1..kMaxTraceElements
+  kIterations,   // INTEGER: 0..kMaxTraceIterations
+  kBytes,        // INTEGER: 0..kMaxTraceBytes
+  kSeconds,      // REAL: 0..kMaxTraceSeconds
+  kShortText,    // TEXT: at most kMaxTraceTextBytes
 };
 
 // Applies `check` to the value of column `name` of the row `where`, as it is

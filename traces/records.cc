@@ -46,7 +46,7 @@ constexpr std::array<std::pair<CollectiveOp, const char*>, 3> kOps{{
 
 std::string LevelProblem(Scheme scheme, double level) {
   if (!std::isfinite(level)) return "must be a finite number";
-  const SchemeDescription& d = Describe(scheme);
+  const SchemeDescription& d = DescriptionOf(scheme);
   switch (d.level_kind) {
     case LevelKind::kNone:
       return level == 0 ? "" : "must be 0 for " + std::string(d.name) + " communication";

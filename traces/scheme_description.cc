@@ -39,14 +39,14 @@ std::vector<SchemeDescription> MakeSchemes() {
 
 }  // namespace
 
-const CollectiveDescription& Describe(CollectiveKind kind) {
+const CollectiveDescription& DescriptionOf(CollectiveKind kind) {
   for (const CollectiveDescription& c : kCollectives) {
     if (c.kind == kind) return c;
   }
   throw std::logic_error("not a collective kind");
 }
 
-const char* ToString(CollectiveKind kind) { return Describe(kind).tag; }
+const char* ToString(CollectiveKind kind) { return DescriptionOf(kind).tag; }
 
 std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag) {
   for (const CollectiveDescription& c : kCollectives) {
@@ -60,7 +60,7 @@ const std::vector<SchemeDescription>& AllSchemes() {
   return schemes;
 }
 
-const SchemeDescription& Describe(Scheme scheme) {
+const SchemeDescription& DescriptionOf(Scheme scheme) {
   for (const SchemeDescription& d : AllSchemes()) {
     if (d.scheme == scheme) return d;
   }

@@ -56,7 +56,7 @@ struct CollectiveDescription {
   bool after_backward;
 };
 
-const CollectiveDescription& Describe(CollectiveKind kind);
+const CollectiveDescription& DescriptionOf(CollectiveKind kind);
 const char* ToString(CollectiveKind kind);
 std::optional<CollectiveKind> ParseCollectiveKind(const std::string& tag);
 
@@ -86,7 +86,7 @@ struct SchemeDescription {
 // Every scheme, in the order command lines list them.
 const std::vector<SchemeDescription>& AllSchemes();
 // Throws std::logic_error for a value outside the enum.
-const SchemeDescription& Describe(Scheme scheme);
+const SchemeDescription& DescriptionOf(Scheme scheme);
 
 // Groups of schemes a rule is about. A flag that belongs to a group checks
 // InSet and names SchemeNames of the same group, so its rule and its

@@ -16,6 +16,11 @@ TraceErrorCode CodeFor(int rc) {
     case SQLITE_PERM:
     case SQLITE_AUTH:
       return TraceErrorCode::kNotFound;
+    case SQLITE_READONLY:
+      return TraceErrorCode::kNotWritable;
+    case SQLITE_BUSY:
+    case SQLITE_LOCKED:
+      return TraceErrorCode::kBusy;
     default:
       return TraceErrorCode::kIo;
   }

@@ -34,6 +34,8 @@ const char* ToString(TraceErrorCode code) {
       return "io";
     case TraceErrorCode::kBusy:
       return "busy";
+    case TraceErrorCode::kNotWritable:
+      return "not-writable";
   }
   return "unknown";
 }

@@ -25,8 +25,10 @@ enum class TraceErrorCode {
   kInvalidValue,  // NaN, infinite, negative or unknown where impossible
   kOutOfRange,    // an epoch, layer or rank beyond what the trace declares
   kInconsistent,  // rows that disagree with each other
-  kIo,            // the file could not be written
+  kIo,            // the machine failed a read or write: a full disk, an I/O error
   kBusy,          // another process is writing the trace
+  kNotWritable,   // the path takes no new trace: it exists (without overwrite), is
+                  // not a regular file, or its directory or file system refuses it
 };
 
 const char* ToString(TraceErrorCode code);
@@ -35,6 +37,9 @@ class TraceError : public InputError {
  public:
   TraceError(TraceErrorCode code, const std::string& message) : InputError(message), code_(code) {}
   TraceErrorCode code() const { return code_; }
+  // kIo is the machine's failure (common/errors.h's IoError), the rest the
+  // input's.
+  int exit_code() const noexcept override { return code_ == TraceErrorCode::kIo ? kExitIoFailure : kExitBadInput; }
 
  private:
   TraceErrorCode code_;

@@ -1,11 +1,13 @@
 #include "traces/trace_reader.h"
 
+#include <sqlite3.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <array>
 #include <cstring>
-#include <fstream>
 
+#include "common/input_file.h"
 #include "traces/record_checks.h"
 #include "traces/schema.h"
 #include "traces/sqlite_handle.h"
@@ -29,16 +31,11 @@ TraceReader::TraceReader(std::string path, std::unique_ptr<SqliteDb> db) : path_
 TraceReader::~TraceReader() = default;
 
 std::unique_ptr<TraceReader> TraceReader::Open(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) {
-    throw TraceError(TraceErrorCode::kNotFound, path + ": no such file");
-  }
-  if (!S_ISREG(st.st_mode)) {
-    throw TraceError(TraceErrorCode::kNotFound, path + ": not a regular file");
-  }
+  const std::string problem = InputFileProblem(path);
+  if (!problem.empty()) throw TraceError(TraceErrorCode::kNotFound, path + ": " + problem);
   std::unique_ptr<TraceReader> reader(new TraceReader(path, nullptr));
-  reader->CheckFileHeader();
   reader->db_ = std::make_unique<SqliteDb>(path, SqliteDb::Mode::kReadOnly);
+  reader->CheckFileHeader();
   reader->CheckStructure();
   reader->LoadRun();
   reader->LoadLayers();
@@ -46,17 +43,30 @@ std::unique_ptr<TraceReader> TraceReader::Open(const std::string& path) {
 }
 
 // Reads the 100-byte SQLite header ourselves: it names non-databases and
-// truncated files precisely, before SQLite gives a generic answer.
+// truncated files precisely, before SQLite gives a generic answer. It reads
+// through the connection's own descriptor (SQLite opens the file before it
+// reads a byte of it): a descriptor of ours, once closed, would drop every
+// POSIX lock this process holds on the file, those of the other
+// connections to it in this process included (the GUI's threads read a live
+// trace side by side), and SQLite's locking relies on them.
 void TraceReader::CheckFileHeader() {
-  std::ifstream in(path_, std::ios::binary);
-  if (!in) throw TraceError(TraceErrorCode::kNotFound, path_ + ": cannot be read");
-  in.seekg(0, std::ios::end);
-  const auto size = static_cast<uint64_t>(in.tellg());
-  in.seekg(0);
+  sqlite3_file* file = nullptr;
+  if (sqlite3_file_control(db_->raw(), "main", SQLITE_FCNTL_FILE_POINTER, &file) != SQLITE_OK || file == nullptr ||
+      file->pMethods == nullptr) {
+    throw TraceError(TraceErrorCode::kNotFound, path_ + ": cannot be read");
+  }
+  sqlite3_int64 file_size = 0;
+  if (file->pMethods->xFileSize(file, &file_size) != SQLITE_OK) {
+    throw TraceError(TraceErrorCode::kIo, path_ + ": cannot be read");
+  }
+  const auto size = static_cast<uint64_t>(file_size);
   if (size == 0) throw TraceError(TraceErrorCode::kNotATrace, path_ + ": empty file, not a trace");
   std::array<unsigned char, 100> header{};
-  in.read(reinterpret_cast<char*>(header.data()), header.size());
-  const auto got = static_cast<size_t>(in.gcount());
+  const int rc = file->pMethods->xRead(file, header.data(), static_cast<int>(header.size()), 0);
+  if (rc != SQLITE_OK && rc != SQLITE_IOERR_SHORT_READ) {
+    throw TraceError(TraceErrorCode::kIo, path_ + ": cannot be read");
+  }
+  const auto got = static_cast<size_t>(std::min<uint64_t>(size, header.size()));
   if (got < 16 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
     throw TraceError(TraceErrorCode::kNotSqlite, path_ + ": not an SQLite file");
   }
@@ -74,8 +84,8 @@ void TraceReader::CheckFileHeader() {
   }
   // Pages of a trace whose writer stopped before folding its WAL back (a
   // crash, a full disk) may still be only in the WAL: SQLite reads them there.
-  std::ifstream wal(path_ + "-wal", std::ios::binary | std::ios::ate);
-  const bool wal_holds_pages = wal && wal.tellg() > 0;
+  struct stat wal {};
+  const bool wal_holds_pages = ::stat((path_ + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
   if (count_valid && page_count > 0 && uint64_t{page_count} * page_size > size && !wal_holds_pages) {
     throw TraceError(TraceErrorCode::kTruncated, path_ + ": truncated: " + std::to_string(size) +
                                                      " bytes, header says " +

@@ -13,6 +13,13 @@ constexpr ValueCheck kNonNegative = ValueCheck::kNonNegative;
 constexpr ValueCheck kFraction = ValueCheck::kFraction;
 constexpr ValueCheck kAtLeastOne = ValueCheck::kAtLeastOne;
 constexpr ValueCheck kNotEmpty = ValueCheck::kNotEmpty;
+// With an upper limit (record_checks.h): what no real run produces.
+constexpr ValueCheck kRanks = ValueCheck::kRanks;
+constexpr ValueCheck kElements = ValueCheck::kElements;
+constexpr ValueCheck kIterations = ValueCheck::kIterations;
+constexpr ValueCheck kBytes = ValueCheck::kBytes;
+constexpr ValueCheck kSeconds = ValueCheck::kSeconds;
+constexpr ValueCheck kShortText = ValueCheck::kShortText;
 
 }  // namespace
 
@@ -32,10 +39,11 @@ const Table<RunInfo>& RunTable() {
        Column("policy", &R::policy), Column("level_low", &R::level_low, kAny),  // a level of the scheme
        Column("level_high", &R::level_high, kAny),                              // a level of the scheme
        Column("eta", &R::eta, kNonNegative), Column("interval", &R::interval, kAtLeastOne),
-       Column("world_size", &R::world_size, kAtLeastOne), Column("backend", &R::backend), Column("device", &R::device),
+       Column("world_size", &R::world_size, kRanks), Column("backend", &R::backend), Column("device", &R::device),
        Column("batch_size", &R::batch_size, kAtLeastOne), Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
-       Column("seed", &R::seed), Column("config_json", &R::config_json), Column("versions_json", &R::versions_json),
-       Column("started_utc", &R::started_utc), NullWhenEmptyColumn("finished_utc", &R::finished_utc),
+       Column("seed", &R::seed), Column("config_json", &R::config_json, kShortText),
+       Column("versions_json", &R::versions_json, kShortText), Column("started_utc", &R::started_utc),
+       NullWhenEmptyColumn("finished_utc", &R::finished_utc),
        // v2; "" (unknown) in v1 files, required from v2 (record_checks.cc).
        Since(2, Column("writer", &R::writer)), Since(2, Column("ranks_per_node", &R::ranks_per_node, kNonNegative))},
       /*key_check=*/"id = 1");
@@ -48,7 +56,7 @@ const Table<LayerInfo>& LayersTable() {
       "layers", {"layer_id"},
       {Column("layer_id", &R::layer_id),                                 // 0..L-1
        Column("name", &R::name, kNotEmpty), Column("shape", &R::shape),  // its product is numel
-       Column("numel", &R::numel, kAtLeastOne), Column("compressible", &R::compressible),
+       Column("numel", &R::numel, kElements), Column("compressible", &R::compressible),
        Column("floats_dense", &R::floats_dense, kNonNegative), Column("floats_low", &R::floats_low, kNonNegative),
        Column("floats_high", &R::floats_high, kNonNegative)});
   return table;
@@ -59,12 +67,12 @@ const Table<EpochRecord>& EpochsTable() {
   static const Table<EpochRecord> table(
       "epochs", {"epoch"},
       {Column("epoch", &R::epoch), Column("lr", &R::lr, kNonNegative),
-       Column("batch_size", &R::batch_size, kAtLeastOne), Column("iterations", &R::iterations, kNonNegative),
+       Column("batch_size", &R::batch_size, kAtLeastOne), Column("iterations", &R::iterations, kIterations),
        Column("critical", &R::critical), Column("model_grad_norm", &R::model_grad_norm, kNonNegative),
        Column("train_loss", &R::train_loss, kNonNegative), Column("train_acc", &R::train_acc, kFraction),
        Column("test_loss", &R::test_loss, kNonNegative), Column("test_acc", &R::test_acc, kFraction),
-       Column("compute_s", &R::compute_s, kNonNegative), Column("compress_s", &R::compress_s, kNonNegative),
-       Column("comm_s", &R::comm_s, kNonNegative), Column("total_s", &R::total_s, kNonNegative),
+       Column("compute_s", &R::compute_s, kSeconds), Column("compress_s", &R::compress_s, kSeconds),
+       Column("comm_s", &R::comm_s, kSeconds), Column("total_s", &R::total_s, kSeconds),
        Column("floats_sent", &R::floats_sent, kNonNegative)});
   return table;
 }
@@ -84,10 +92,10 @@ const Table<IterationRecord>& IterationsTable() {
   using R = IterationRecord;
   static const Table<IterationRecord> table(
       "iterations", {"epoch", "iteration", "rank"},
-      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
-       Column("forward_s", &R::forward_s, kNonNegative), Column("backward_s", &R::backward_s, kNonNegative),
-       Column("compress_s", &R::compress_s, kNonNegative), Column("comm_s", &R::comm_s, kNonNegative),
-       Column("total_s", &R::total_s, kNonNegative)});
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kIterations), Column("rank", &R::rank),
+       Column("forward_s", &R::forward_s, kSeconds), Column("backward_s", &R::backward_s, kSeconds),
+       Column("compress_s", &R::compress_s, kSeconds), Column("comm_s", &R::comm_s, kSeconds),
+       Column("total_s", &R::total_s, kSeconds)});
   return table;
 }
 
@@ -95,8 +103,8 @@ const Table<GradReadyRecord>& GradReadyTable() {
   using R = GradReadyRecord;
   static const Table<GradReadyRecord> table(
       "grad_ready", {"epoch", "iteration", "rank", "layer_id"},
-      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
-       Column("layer_id", &R::layer_id), Column("offset_s", &R::offset_s, kNonNegative)});
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kIterations), Column("rank", &R::rank),
+       Column("layer_id", &R::layer_id), Column("offset_s", &R::offset_s, kSeconds)});
   return table;
 }
 
@@ -104,10 +112,10 @@ const Table<CollectiveRecord>& CollectivesTable() {
   using R = CollectiveRecord;
   static const Table<CollectiveRecord> table(
       "collectives", {"epoch", "iteration", "rank", "seq"},
-      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kNonNegative), Column("rank", &R::rank),
+      {Column("epoch", &R::epoch), Column("iteration", &R::iteration, kIterations), Column("rank", &R::rank),
        Column("seq", &R::seq, kNonNegative), Column("op", &R::op), Column("bucket", &R::bucket, kNonNegative),
-       Column("tag", &R::tag), Column("bytes", &R::bytes, kNonNegative), Column("start_s", &R::start_s, kNonNegative),
-       Column("duration_s", &R::duration_s, kNonNegative)});
+       Column("tag", &R::tag), Column("bytes", &R::bytes, kBytes), Column("start_s", &R::start_s, kSeconds),
+       Column("duration_s", &R::duration_s, kSeconds)});
   return table;
 }
 
@@ -117,7 +125,7 @@ const Table<HessianRecord>& HessianTable() {
       "hessian", {"epoch", "block"},
       {Column("epoch", &R::epoch), Column("block", &R::block),  // "" for the whole model
        Column("eigenvalue", &R::eigenvalue, kFinite),           // negative on non-convex losses
-       Column("iterations", &R::iterations, kNonNegative), Column("seconds", &R::seconds, kNonNegative)});
+       Column("iterations", &R::iterations, kNonNegative), Column("seconds", &R::seconds, kSeconds)});
   return table;
 }
 
@@ -126,7 +134,7 @@ const Table<NetworkProbeRecord>& NetworkProbeTable() {
   static const Table<NetworkProbeRecord> table(
       "network_probe", {"op", "bytes", "repeat"},
       {Column("op", &R::op), Column("bytes", &R::bytes, kAtLeastOne), Column("repeat", &R::repeat, kNonNegative),
-       Column("seconds", &R::seconds, kNonNegative)},
+       Column("seconds", &R::seconds, kSeconds)},
       /*key_check=*/"", /*since=*/2);
   return table;
 }

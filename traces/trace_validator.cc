@@ -88,7 +88,7 @@ TraceSummary ValidateTrace(const std::string& path) {
       Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " layer " + std::to_string(r.layer_id) +
                           " uses level " + std::to_string(r.level) + ", which is neither level_low nor level_high");
     }
-    if (Describe(run.scheme).level_kind == LevelKind::kGlobalBatch &&
+    if (DescriptionOf(run.scheme).level_kind == LevelKind::kGlobalBatch &&
         r.level != static_cast<double>(epochs[r.epoch].batch_size)) {
       Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " level differs from the epoch's batch size");
     }

@@ -54,7 +54,7 @@ void LockForWriting(const UniqueFd& fd, const std::string& path) {
     throw TraceError(TraceErrorCode::kBusy,
                      path + ": another process is writing this trace (a running accordion-train?)");
   }
-  throw TraceError(TraceErrorCode::kIo, path + ": cannot lock: " + std::strerror(errno));
+  throw TraceError(TraceErrorCode::kNotWritable, path + ": cannot lock: " + std::strerror(errno));
 }
 
 int CreateExclusively(const std::string& path) {
@@ -152,11 +152,11 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
   UniqueFd fd(CreateExclusively(path));
   if (!fd.ok() && errno == EEXIST) {
     if (!overwrite) {
-      throw TraceError(TraceErrorCode::kIo, path + ": already exists (pass overwrite to replace)");
+      throw TraceError(TraceErrorCode::kNotWritable, path + ": already exists (pass overwrite to replace)");
     }
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
-      throw TraceError(TraceErrorCode::kIo, path + ": not a regular file; refusing to replace it");
+      throw TraceError(TraceErrorCode::kNotWritable, path + ": not a regular file; refusing to replace it");
     }
     {
       UniqueFd old(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -165,7 +165,12 @@ std::unique_ptr<TraceWriter> TraceWriter::Create(const std::string& path, const 
     }
     fd.Reset(CreateExclusively(path));
   }
-  if (!fd.ok()) throw TraceError(TraceErrorCode::kIo, path + ": cannot create: " + std::strerror(errno));
+  if (!fd.ok()) {
+    // ENOSPC and EIO are the machine's; the rest (EACCES, EROFS, ENOENT...) the path's.
+    const bool machine = errno == ENOSPC || errno == EIO || errno == EDQUOT;
+    throw TraceError(machine ? TraceErrorCode::kIo : TraceErrorCode::kNotWritable,
+                     path + ": cannot create: " + std::strerror(errno));
+  }
   LockForWriting(fd, path);
   std::unique_ptr<SqliteDb> db;
   try {

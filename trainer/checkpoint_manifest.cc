@@ -1,5 +1,6 @@
 #include "trainer/checkpoint_manifest.h"
 
+#include <sys/stat.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 #include "common/output_file.h"
 
 namespace accordion {
@@ -22,6 +24,9 @@ std::string ManifestPath(const std::string& dir) { return dir + "/checkpoint.jso
 }  // namespace
 
 std::optional<CheckpointManifest> ReadCheckpointManifest(const std::string& dir) {
+  struct stat st {};
+  if (::lstat(ManifestPath(dir).c_str(), &st) != 0) return std::nullopt;
+  CheckInputFile(ManifestPath(dir));  // a FIFO there would block the launcher
   std::ifstream in(ManifestPath(dir));
   if (!in) return std::nullopt;
   std::stringstream text;
@@ -84,6 +89,7 @@ void WriteCheckpointManifest(const std::string& dir, const CheckpointManifest& m
 }
 
 FileDigest DigestOfFile(const std::string& path) {
+  CheckInputFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot be read");
   FileDigest d;

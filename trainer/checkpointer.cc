@@ -60,15 +60,15 @@ void Checkpointer::Save(int epoch, int64_t steps_done,
   const std::string path = CheckpointStatePath(dir_, epoch, comm_.rank());
   struct statvfs fs {};
   if (::statvfs(dir_.c_str(), &fs) == 0 && uint64_t{fs.f_bavail} * fs.f_frsize < bytes.size()) {
-    throw InputError(path + ": disk full: the checkpoint needs " + MiB(static_cast<double>(bytes.size())) + ", " +
-                     MiB(static_cast<double>(uint64_t{fs.f_bavail} * fs.f_frsize)) + " are free");
+    throw IoError(path + ": disk full: the checkpoint needs " + MiB(static_cast<double>(bytes.size())) + ", " +
+                  MiB(static_cast<double>(uint64_t{fs.f_bavail} * fs.f_frsize)) + " are free");
   }
   try {
     WriteOutput(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
   } catch (const InputError&) {
     const int err = errno;
-    throw InputError(path + ": cannot write the checkpoint (" + std::strerror(err) + "); nothing of epoch " +
-                     std::to_string(epoch) + " was kept");
+    throw IoError(path + ": cannot write the checkpoint (" + std::strerror(err) + "); nothing of epoch " +
+                  std::to_string(epoch) + " was kept");
   }
   // The digest of what was just written, from memory: no second read of the file.
   const std::vector<std::string> digests = AllGatherBytes(comm_, EncodeDigest(DigestOfBytes(bytes)));

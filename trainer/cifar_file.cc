@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 
 namespace accordion {
 
@@ -27,9 +28,9 @@ bool IsFile(const std::string& path) {
 // record's pixel bytes. Returns the number of records read.
 int64_t StreamRecords(const std::string& path, CifarVariant variant, int64_t limit, std::vector<uint8_t>* labels,
                       std::vector<uint8_t>* pixels) {
+  CheckInputFile(path);
   struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
+  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": cannot be read");
   const int64_t record = CifarRecordBytes(variant);
   const auto bytes = static_cast<int64_t>(st.st_size);
   if (bytes == 0) throw InputError(path + ": empty file");

@@ -42,7 +42,7 @@ std::vector<LayerInfo> LayersOf(const std::vector<torch::Tensor>& parameters, co
 // The checks accordion-train makes of the same choices, in the words of
 // the Python keywords.
 void CheckOptions(const DdpHookOptions& o) {
-  const SchemeDescription& d = Describe(o.scheme().scheme());
+  const SchemeDescription& d = DescriptionOf(o.scheme().scheme());
   if (o.policy() == Policy::kAccordion && !d.has_levels()) {
     throw InputError(std::string("policy 'accordion' needs a compressing scheme, not '") +
                      ToString(o.scheme().scheme()) + "'");
@@ -84,7 +84,7 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
                          const DdpHookOptions& options)
     : comm_(comm),
       options_(options),
-      batch_scheme_(Describe(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch),
+      batch_scheme_(DescriptionOf(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch),
       recording_(!options.trace().empty()) {
   CheckOptions(options_);
   layers_ = LayersOf(parameters, names, options_);

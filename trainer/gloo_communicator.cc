@@ -10,6 +10,7 @@ namespace accordion {
 
 std::unique_ptr<Communicator> ConnectGloo(const GlooOptions& options) {
   const RendezvousOptions& rendezvous = options.rendezvous();
+  const RendezvousGuard guard(rendezvous);
   try {
     c10::intrusive_ptr<c10d::Store> store = ConnectStore(rendezvous);
     auto group_options = c10d::ProcessGroupGloo::Options::create(rendezvous.timeout());
@@ -25,6 +26,7 @@ std::unique_ptr<Communicator> ConnectGloo(const GlooOptions& options) {
     return std::make_unique<ProcessGroupCommunicator>(std::move(group), rendezvous.rank(), rendezvous.world_size(),
                                                       "gloo", std::move(store));
   } catch (const std::exception& e) {
+    ThrowIfNotAStore(rendezvous, e);
     throw CommunicationError(RendezvousFailure(rendezvous, e));
   }
 }

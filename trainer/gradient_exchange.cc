@@ -85,7 +85,7 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
       layers_(std::move(layers)),
       comm_(comm),
       options_(options),
-      compressor_(Describe(options.scheme().scheme()).compressor),
+      compressor_(DescriptionOf(options.scheme().scheme()).compressor),
       device_(parameters_.empty() ? torch::Device(torch::kCPU) : parameters_[0].device()),
       compressors_(std::make_unique<Compressors>(options, device_)) {
   if (parameters_.size() != layers_.size()) throw std::logic_error("one LayerInfo per parameter");
@@ -236,7 +236,7 @@ void GradientExchange::Start(Flight& flight, std::unique_ptr<CollectiveWork> wor
   flight.record = timings_.collectives.size();
   CollectiveRecord r;
   r.seq = static_cast<int>(flight.record);
-  r.op = Describe(kind).op;
+  r.op = DescriptionOf(kind).op;
   r.bucket = bucket;
   r.tag = ToString(kind);
   r.bytes = bytes;

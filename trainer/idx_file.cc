@@ -7,6 +7,7 @@
 #include <memory>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 
 namespace accordion {
 
@@ -22,8 +23,7 @@ using GzFile = std::unique_ptr<gzFile_s, GzCloser>;
 
 // gzopen reads plain files transparently, so one path serves both forms.
 GzFile Open(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
+  CheckInputFile(path);
   GzFile f(gzopen(path.c_str(), "rb"));
   if (!f) throw InputError(path + ": cannot open");
   return f;

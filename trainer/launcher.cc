@@ -1,16 +1,20 @@
 #include "trainer/launcher.h"
 
 #include <arpa/inet.h>
+#include <netdb.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <iostream>
 #include <thread>
 #include <vector>
@@ -60,6 +64,9 @@ std::string Describe(const Worker& w) {
 bool Succeeded(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0; }
 bool Interrupted(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted; }
 // Every rank of a diverged run ends with this code, and rank 0 has said why.
+// Exit codes whose worker printed its reason in one line (common/errors.h).
+bool SaidWhy(int code) { return code == kExitBadInput || code == kExitIoFailure; }
+
 bool Diverged(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitDiverged; }
 
 void SignalAll(std::vector<Worker>& workers, int sig) {
@@ -144,7 +151,78 @@ int ProbePort(const std::string& addr, int port) {
 
 int PickFreePort(const std::string& addr) { return ProbePort(addr, 0); }
 
+namespace {
+
+// MemAvailable of /proc/meminfo: free memory plus what the kernel can
+// reclaim; -1 when unknown.
+int64_t AvailableMemoryBytes() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  int64_t kib = 0;
+  std::string unit;
+  while (in >> key >> kib >> unit) {
+    if (key == "MemAvailable:") return kib * 1024;
+  }
+  return -1;
+}
+
+}  // namespace
+
+void CheckBindAddress(const std::string& addr, const std::string& flag) {
+  const std::string what = flag + " " + addr;
+  addrinfo hints{};
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  const int error = ::getaddrinfo(addr.c_str(), nullptr, &hints, &found);
+  if (error != 0) throw InputError(what + ": cannot resolve it (" + ::gai_strerror(error) + ")");
+  int bind_error = 0;
+  bool bound = false;
+  for (const addrinfo* a = found; a != nullptr && !bound; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    bound = ::bind(fd, a->ai_addr, a->ai_addrlen) == 0;  // port 0: any
+    if (!bound) bind_error = errno;
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  if (!bound) {
+    throw InputError(what + " is not an address of this machine (" + std::strerror(bind_error) +
+                     "); give one of its own, e.g. the address the other nodes reach it at");
+  }
+}
+
+std::string LocalWorkerLimitText() {
+  return "at most " + std::to_string(kMaxWorkersPerCore) + " per core, one per " +
+         std::to_string(kWorkerMemoryBytes >> 20) + " MiB of available memory, within the process limit";
+}
+
+void CheckLocalWorkers(int nproc, const std::string& flag) {
+  const std::string what = flag + " " + std::to_string(nproc);
+  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
+  if (nproc > cores * kMaxWorkersPerCore) {
+    throw InputError(what + ": this machine has " + std::to_string(cores) + " cores and runs at most " +
+                     std::to_string(cores * kMaxWorkersPerCore) + " local workers (" +
+                     std::to_string(kMaxWorkersPerCore) + " per core)");
+  }
+  const int64_t memory = AvailableMemoryBytes();
+  if (memory >= 0 && nproc > std::max<int64_t>(1, memory / kWorkerMemoryBytes)) {
+    throw InputError(what + ": " + std::to_string(memory >> 20) + " MiB of memory are available, room for " +
+                     std::to_string(std::max<int64_t>(1, memory / kWorkerMemoryBytes)) + " workers of " +
+                     std::to_string(kWorkerMemoryBytes >> 20) + " MiB");
+  }
+  rlimit limit{};
+  if (::getrlimit(RLIMIT_NPROC, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
+    const auto room = static_cast<int64_t>(limit.rlim_cur / kThreadsPerWorkerProcess);
+    if (nproc > std::max<int64_t>(1, room)) {
+      throw InputError(what + ": the process limit (ulimit -u " + std::to_string(limit.rlim_cur) +
+                       ") leaves room for " + std::to_string(std::max<int64_t>(1, room)) + " workers of " +
+                       std::to_string(kThreadsPerWorkerProcess) + " threads");
+    }
+  }
+}
+
 int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
+  CheckLocalWorkers(options_.nproc(), "--nproc");  // the tools check it earlier; this is the last line
   // A taken port would fail inside c10d's store, in several lines of its log.
   const int port = options_.master_port() > 0 ? ProbePort(options_.master_addr(), options_.master_port())
                                               : PickFreePort(options_.master_addr());
@@ -155,12 +233,17 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
   ::sigaction(SIGTERM, &sa, nullptr);
 
   std::vector<Worker> workers(static_cast<size_t>(options_.nproc()));
+  int running = 0;
   for (int rank = 0; rank < options_.nproc(); ++rank) {
+    // A stop asked for while workers start: start no more, stop those started.
+    if (g_signals > 0) break;
     const pid_t pid = ForkProcess();
     if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + std::strerror(errno));
     if (pid == 0) ExecWorker(argv, options_, rank, port);
     workers[static_cast<size_t>(rank)] = {rank, pid, true, 0};
+    ++running;
   }
+  const bool all_started = running == options_.nproc();
 
   using Clock = std::chrono::steady_clock;
   std::optional<Clock::time_point> kill_at;  // SIGKILL whoever is left at this time
@@ -169,7 +252,6 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
   int forwarded = 0;
   bool interrupted = false;
   bool diverged = false;
-  int running = options_.nproc();
   while (running > 0) {
     // Reap everything that ended since the last look; a worker killed by a
     // signal is the cause, the peers that then lost it are the consequence.
@@ -180,7 +262,13 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
       reaped = true;
       --running;
       if (Succeeded(w)) continue;
-      if (Interrupted(w)) {
+      // A worker still starting has no handler yet: the stop (forwarded, or
+      // sent to the whole group) ends it by the signal itself, and that is
+      // the stop, not a failure.
+      const bool stopped_by_us =
+          g_signals > 0 && WIFSIGNALED(w.status) &&
+          (WTERMSIG(w.status) == SIGINT || WTERMSIG(w.status) == SIGTERM || WTERMSIG(w.status) == SIGKILL);
+      if (Interrupted(w) || stopped_by_us) {
         interrupted = true;
         continue;
       }
@@ -190,10 +278,10 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
       }
       // Workers this launcher then stopped with signals are not the cause,
       // nor is a peer that lost the connection to a worker that refused its
-      // input (exit 2, with its reason).
+      // input or could not write (exit 2 or 4, with its reason).
       const bool signaled_cause = WIFSIGNALED(w.status) && !kill_at && failure.find("signal") == std::string::npos;
       const bool refused_input =
-          WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitBadInput && failure.find("signal") == std::string::npos;
+          WIFEXITED(w.status) && SaidWhy(WEXITSTATUS(w.status)) && failure.find("signal") == std::string::npos;
       if (failure.empty() || signaled_cause || refused_input) {
         failure = Describe(w);
         failure_code = WIFEXITED(w.status) ? WEXITSTATUS(w.status) : 1;
@@ -218,9 +306,9 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
   }
 
   if (!failure.empty()) {
-    // A worker that refused its input (exit 2) has said why in one line; a
-    // second line from here would only repeat it.
-    if (failure_code != kExitBadInput) {
+    // A worker that refused its input or could not write (exit 2 or 4) has
+    // said why in one line; a second line from here would only repeat it.
+    if (!SaidWhy(failure_code)) {
       std::cerr << options_.tool_name() << ": error: " << failure
                 << (options_.nproc() > 1 ? "; stopped the other workers" : "") << "\n";
     }
@@ -231,7 +319,7 @@ int Launcher::Run(char** argv, const std::function<void()>& on_failure) {
     if (on_failure) on_failure();
     return kExitDiverged;
   }
-  return interrupted ? kExitInterrupted : 0;
+  return interrupted || !all_started ? kExitInterrupted : 0;
 }
 
 }  // namespace accordion

@@ -10,6 +10,7 @@
 #ifndef ACCORDION_TRAINER_LAUNCHER_H_
 #define ACCORDION_TRAINER_LAUNCHER_H_
 
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -44,6 +45,30 @@ struct WorkerEnvironment {
 // The worker's rendezvous from the environment; std::nullopt without
 // WORLD_SIZE. Throws InputError on malformed or missing variables.
 std::optional<WorkerEnvironment> WorkerEnvironmentFromEnv();
+
+// What one machine can hold of local workers: each is a process of its own
+// with LibTorch loaded (about 100 MB before any model) and its own threads.
+// Limits stated in the tools' --help.
+inline constexpr int kMaxWorkersPerCore = 8;
+inline constexpr int64_t kWorkerMemoryBytes = int64_t{128} << 20;
+inline constexpr int kThreadsPerWorkerProcess = 32;  // what a worker counts against RLIMIT_NPROC
+inline constexpr int kMaxThreadsPerCore = 4;         // --threads per worker
+
+// "at most 8 per core, one per 128 MiB of available memory, within the
+// process limit", for --nproc's help.
+std::string LocalWorkerLimitText();
+
+// Throws InputError, one line starting with `flag` N, when this machine
+// cannot hold `nproc` local workers: more than kMaxWorkersPerCore per core,
+// more than its available memory holds at kWorkerMemoryBytes each, or more
+// than the process limit (RLIMIT_NPROC) allows. Called before anything
+// starts: a launcher that forks until memory runs out cannot be stopped.
+void CheckLocalWorkers(int nproc, const std::string& flag);
+
+// Throws InputError, one line starting with `flag` and `addr`, unless `addr`
+// resolves to an address of this machine that a socket can bind: Gloo binds
+// it in every worker, and failed there in a rendezvous error (exit 1).
+void CheckBindAddress(const std::string& addr, const std::string& flag);
 
 // A TCP port on `addr` nobody listens on right now.
 int PickFreePort(const std::string& addr);

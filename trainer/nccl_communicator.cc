@@ -85,6 +85,7 @@ class NcclCommunicator : public Communicator {
     // blocking forever; errors tear the communicator down.
     ::setenv(kBlockingWait, "1", /*overwrite=*/0);
     ::setenv(kAsyncErrorHandling, "1", /*overwrite=*/0);
+    const RendezvousGuard guard(options_);
     try {
       c10::cuda::set_device(device_);
       store_ = ConnectStore(options_);
@@ -93,6 +94,7 @@ class NcclCommunicator : public Communicator {
       group_ =
           c10::make_intrusive<c10d::ProcessGroupNCCL>(store_, options_.rank(), options_.world_size(), group_options);
     } catch (const std::exception& e) {
+      ThrowIfNotAStore(options_, e);
       throw CommunicationError("NCCL " + RendezvousFailure(options_, e));
     }
   }

@@ -1,22 +1,19 @@
 #include "trainer/token_file.h"
 
-#include <sys/stat.h>
-
 #include <cmath>
 #include <fstream>
 #include <sstream>
 #include <unordered_map>
 
 #include "common/errors.h"
+#include "common/input_file.h"
 
 namespace accordion {
 
 namespace {
 
 std::vector<std::string> ReadLines(const std::string& path) {
-  struct stat st {};
-  if (::stat(path.c_str(), &st) != 0) throw InputError(path + ": no such file");
-  if (!S_ISREG(st.st_mode)) throw InputError(path + ": not a regular file");
+  CheckInputFile(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw InputError(path + ": cannot open");
   std::vector<std::string> lines;

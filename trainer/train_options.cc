@@ -4,7 +4,9 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <functional>
 #include <limits>
 #include <optional>
@@ -25,12 +27,16 @@
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/cifar_file.h"
 #include "trainer/idx_file.h"
+#include "trainer/launcher.h"
 #include "trainer/token_file.h"
 
 namespace accordion {
 
 namespace {
 
+// The widest LSTM: 16 x 8192^2 weights in its two layers, 4.3 GB of floats
+// before gradients and momentum; --lstm-size 1000000 asked for 64 TB.
+constexpr int kMaxLstmSize = 8192;
 const std::vector<std::string> kModels = {"mlp", "cnn", "resnet18", "vgg19bn", "lstm"};
 const std::vector<std::string> kDatasets = {"fashion-mnist", "mnist", "cifar10", "cifar100", "tokens", "synthetic"};
 // Where a dataset's files are without --data-dir: here followed by its name.
@@ -198,6 +204,21 @@ std::string DefaultTextOf(T TrainOptions::*member) {
   }
 }
 
+// CLI11 turns a 64-bit number given beyond its range (--seed 2^64) into the
+// largest one without a word; this refuses it in the parse error's one line.
+CLI::Validator WithinInt64() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        errno = 0;
+        char* end = nullptr;
+        std::strtoll(text.c_str(), &end, 10);
+        if (errno != ERANGE) return "";
+        return text + " is outside the 64-bit integers (" + std::to_string(std::numeric_limits<int64_t>::min()) + ".." +
+               std::to_string(std::numeric_limits<int64_t>::max()) + ")";
+      },
+      "");
+}
+
 // `flag` sets `member`, which ConfigJson records under `key`.
 template <typename T>
 TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const std::string& help) {
@@ -209,6 +230,8 @@ TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const
   f.bind = [flag, member, help](CLI::App& app, TrainOptions& o) {
     if constexpr (std::is_same_v<T, bool>) {
       return app.add_flag(flag, o.*member, help);
+    } else if constexpr (std::is_same_v<T, int64_t>) {
+      return app.add_option(flag, o.*member, help)->check(WithinInt64());
     } else {
       return app.add_option(flag, o.*member, help);
     }
@@ -221,7 +244,7 @@ TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const
 // followed by `rule`.
 template <typename T>
 TrainFlag Number(const char* flag, const char* key, T TrainOptions::*member, const std::string& help, Range range,
-                 const char* rule) {
+                 const std::string& rule) {
   return Flag(flag, key, member, help).Checked([flag, member, range, rule](const TrainOptions& o) {
     if (!range.Contains(static_cast<double>(o.*member))) throw InputError(std::string(flag) + " " + rule);
   });
@@ -350,8 +373,11 @@ const std::vector<TrainFlag>& TrainFlags() {
              "must be at least 1 epoch"),
       Number("--bptt", "bptt", &TrainOptions::bptt, "lstm: tokens per truncated-backprop window", AtLeast(1),
              "must be at least 1 token"),
-      Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size, "lstm: embedding and hidden width", AtLeast(1),
-             "must be at least 1"),
+      Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size,
+             "lstm: embedding and hidden width (at most " + std::to_string(kMaxLstmSize) +
+                 ": its two layers then hold 1.1 billion weights)",
+             {1, /*min_included=*/true, kMaxLstmSize, /*max_included=*/true},
+             "must be in 1.." + std::to_string(kMaxLstmSize) + " (the weights grow with its square)"),
       Number("--dropout", "dropout", &TrainOptions::dropout, "lstm: dropout",
              {0, /*min_included=*/true, 1, /*max_included=*/false}, "must be in [0, 1)"),
       Flag("--tie-weights", "tie_weights", &TrainOptions::tie_weights,
@@ -372,10 +398,23 @@ const std::vector<TrainFlag>& TrainFlags() {
       Flag("--device", "device", &TrainOptions::device,
            "cpu or cuda (LOCAL_RANK's GPU; under gloo several workers may share one)")
           .Choices({"cpu", "cuda"}),
-      Number("--nproc", "nproc", &TrainOptions::nproc, "Local worker processes to start", AtLeast(1),
-             "must be at least 1"),
-      Number("--threads", "threads", &TrainOptions::threads, "Compute threads per worker (default cores / nproc)",
-             AtLeast(0), "must be positive (0 picks cores / nproc)")
+      Flag("--nproc", "nproc", &TrainOptions::nproc, "Local worker processes to start (" + LocalWorkerLimitText() + ")")
+          .Checked([](const TrainOptions& o) {
+            if (o.nproc < 1) throw InputError("--nproc must be at least 1");
+            CheckLocalWorkers(o.nproc, "--nproc");
+          }),
+      Flag("--threads", "threads", &TrainOptions::threads,
+           "Compute threads per worker (default cores / nproc; at most " + std::to_string(kMaxThreadsPerCore) +
+               " per core)")
+          .Checked([](const TrainOptions& o) {
+            const int most = kMaxThreadsPerCore * static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+            if (o.threads < 0) throw InputError("--threads must be positive (0 picks cores / nproc)");
+            if (o.threads > most) {
+              throw InputError("--threads " + std::to_string(o.threads) + " is above " +
+                               std::to_string(kMaxThreadsPerCore) + " per core (at most " + std::to_string(most) +
+                               " on this machine)");
+            }
+          })
           .NoDefaultShown()
           .MayChangeOnResume()
           .Ranks(RankAgreement::kNodeOwn),
@@ -416,7 +455,8 @@ const std::vector<TrainFlag>& TrainFlags() {
       Flag("--bind-addr", "bind_addr", &TrainOptions::bind_addr,
            "Address this node's workers bind to (multi-node: an address the other nodes reach)")
           .MayChangeOnResume()
-          .Ranks(RankAgreement::kNodeOwn),
+          .Ranks(RankAgreement::kNodeOwn)
+          .Checked([](const TrainOptions& o) { CheckBindAddress(o.bind_addr, "--bind-addr"); }),
       Number("--timeout", "timeout_s", &TrainOptions::timeout_s, "Seconds after which a silent peer fails the run",
              AtLeast(1), "must be at least 1 second")
           .MayChangeOnResume()
@@ -500,7 +540,7 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
     throw InputError(language ? "--model lstm reads text: pass --dataset tokens --data-file FILE"
                               : "--dataset tokens is for --model lstm");
   }
-  if (language && InSet(Describe(scheme), SchemeSet::kBatchLevels)) {
+  if (language && InSet(DescriptionOf(scheme), SchemeSet::kBatchLevels)) {
     throw InputError(std::string("--scheme ") + ToString(scheme) +
                      " is for the image models (a language model's batch is its token streams)");
   }
@@ -522,7 +562,7 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
 
 // The batch scheme's levels are global batch sizes built from micro-batches.
 void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
-  if (!InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels)) {
+  if (!InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels)) {
     if (o.micro_batch != 0) throw InputError("--micro-batch belongs to " + SchemeFlagOf(SchemeSet::kBatchLevels));
     if (o.batch_size % o.nproc != 0) {
       throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over --nproc " +
@@ -679,7 +719,7 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion)");
   CheckNumbers(o);
   CheckCombination(o, *scheme);
-  if (*policy == Policy::kAccordion && !Describe(*scheme).has_levels()) {
+  if (*policy == Policy::kAccordion && !DescriptionOf(*scheme).has_levels()) {
     throw InputError("--policy accordion needs a compressing --scheme (" +
                      JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
   }
@@ -689,10 +729,10 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (*policy == Policy::kAccordion && o.level) {
     throw InputError("--level belongs to --policy static; accordion takes --low and --high");
   }
-  if (!Describe(*scheme).has_levels() && o.level && *o.level != 0) {
+  if (!DescriptionOf(*scheme).has_levels() && o.level && *o.level != 0) {
     throw InputError("--scheme " + o.scheme + " has no level");
   }
-  if (!InSet(Describe(*scheme), SchemeSet::kSparse) && (o.topk_dense_vectors || o.topk_error_feedback)) {
+  if (!InSet(DescriptionOf(*scheme), SchemeSet::kSparse) && (o.topk_dense_vectors || o.topk_error_feedback)) {
     throw InputError(std::string(o.topk_dense_vectors ? "--topk-dense-vectors" : "--topk-error-feedback") +
                      " belongs to " + SchemeFlagOf(SchemeSet::kSparse) + ", not " + o.scheme);
   }
@@ -719,12 +759,12 @@ double LearningRate(const TrainOptions& o, int epoch) {
 double ScaledLearningRate(const TrainOptions& o, int epoch, double level) {
   const double lr = LearningRate(o, epoch);
   const LevelPlan levels = LevelsOf(o);
-  return InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels) ? lr * level / levels.low : lr;
+  return InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels) ? lr * level / levels.low : lr;
 }
 
 int64_t MicroBatchOf(const TrainOptions& o) {
   const LevelPlan levels = LevelsOf(o);
-  if (!InSet(Describe(levels.scheme.scheme()), SchemeSet::kBatchLevels)) return o.batch_size;
+  if (!InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels)) return o.batch_size;
   return o.micro_batch > 0 ? o.micro_batch : static_cast<int64_t>(levels.low);
 }
 

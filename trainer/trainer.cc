@@ -283,7 +283,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
 
 void Trainer::State::Setup() {
   levels = LevelsOf(o);
-  batch_scheme = Describe(levels.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
+  batch_scheme = DescriptionOf(levels.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
   Connect();
@@ -739,7 +739,7 @@ void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_da
   std::string note;
   if (batch_scheme) {
     note = "  batch " + std::to_string(plan.global_batch);
-  } else if (Describe(levels.scheme.scheme()).has_levels()) {
+  } else if (DescriptionOf(levels.scheme.scheme()).has_levels()) {
     const auto low_layers = std::count(plan.layer_levels.begin(), plan.layer_levels.end(), levels.low);
     note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(layers.size()) + " layers";
   }

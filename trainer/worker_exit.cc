@@ -38,7 +38,7 @@ int RunWorkerBody(const char* tool, int rank, const std::function<int()>& body) 
     if (StopRequested()) ::_exit(kExitInterrupted);
     WorkerExit(tool, rank, "error", e.what(), kExitFailure);
   } catch (const InputError& e) {
-    WorkerExit(tool, rank, "error", e.what(), kExitBadInput);
+    WorkerExit(tool, rank, "error", e.what(), e.exit_code());
   } catch (const c10::Error& e) {
     // LibTorch appends a C++ backtrace to what(); people need the reason.
     WorkerExit(tool, rank, "internal error", e.what_without_backtrace(), kExitFailure);

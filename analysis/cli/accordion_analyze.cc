@@ -99,7 +99,7 @@ int ShowInfo(const InfoArgs& args) {
             << "model:       " << run.model << " on " << run.dataset << " (" << run.train_samples
             << " training samples)\n"
             << "scheme:      " << ToString(run.scheme) << ", " << ToString(run.policy);
-  if (Describe(run.scheme).has_levels()) {
+  if (DescriptionOf(run.scheme).has_levels()) {
     std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
               << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval << ")";
   }
@@ -157,7 +157,7 @@ int RunSchedule(const ScheduleArgs& args) {
   const TraceView view = LoadTraceView(args.trace);
   Scheme scheme = view.run.scheme;
   if (!args.scheme.empty()) scheme = *ParseScheme(args.scheme);
-  if (!Describe(scheme).has_levels()) {
+  if (!DescriptionOf(scheme).has_levels()) {
     throw InputError(args.trace + " was recorded with " + ToString(scheme) +
                      " communication; pick the scheme to schedule with --scheme " +
                      JoinSchemeNames(SchemeSet::kWithLevels, "|", "|"));

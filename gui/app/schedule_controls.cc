@@ -217,7 +217,7 @@ void ScheduleControls::adaptLevelSpins() {
   updating_ = true;
   for (QDoubleSpinBox* spin : {low_spin_, high_spin_}) {
     const double value = spin->value();
-    switch (Describe(scheme).level_kind) {
+    switch (DescriptionOf(scheme).level_kind) {
       case LevelKind::kFraction:
         spin->setDecimals(3);
         spin->setMaximum(1);
@@ -242,8 +242,8 @@ void ScheduleControls::adaptLevelSpins() {
     }
     spin->setValue(value);
   }
-  low_spin_->setEnabled(Describe(scheme).has_levels());
-  high_spin_->setEnabled(Describe(scheme).has_levels());
+  low_spin_->setEnabled(DescriptionOf(scheme).has_levels());
+  high_spin_->setEnabled(DescriptionOf(scheme).has_levels());
   updating_ = was_updating;
 }
 

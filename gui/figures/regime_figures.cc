@@ -452,7 +452,7 @@ namespace {
 // level always does: it changes the steps of an epoch, not a step's floats.
 double CellValue(const TraceView& view, const Schedule& s, int epoch, int layer) {
   const auto& shape = view.layers[static_cast<size_t>(layer)].shape;
-  if (Describe(s.scheme.scheme()).level_kind != LevelKind::kGlobalBatch &&
+  if (DescriptionOf(s.scheme.scheme()).level_kind != LevelKind::kGlobalBatch &&
       FloatsPerStep(s.scheme, shape, s.level_low) == FloatsPerStep(s.scheme, shape, s.level_high)) {
     return 0.5;
   }

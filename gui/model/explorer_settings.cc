@@ -54,7 +54,7 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
     spec.topology = w.topology;
     spec.bandwidth_Bps = BytesPerSecondFromGbps(w.bandwidth_gbps);
     spec.latency_s = w.latency_us * 1e-6;
-    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+    for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) p.set(spec, TopologyParameterOf(w, p));
     }
     spec.network.model(w.network_model);
@@ -89,7 +89,7 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   } else {
     f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12)
       << " --latency-us " << FormatNumber(w.latency_us, 12);
-    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+    for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) f << " " << p.Flag() << " " << FormatNumber(TopologyParameterOf(w, p), 12);
     }
   }

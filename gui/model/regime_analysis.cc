@@ -50,7 +50,7 @@ std::vector<int> Mattering(const std::vector<int>& layers, const std::vector<boo
 
 std::vector<bool> LevelMatters(const TraceView& view, const CommunicationScheme& scheme, double low, double high) {
   std::vector<bool> out;
-  const bool batch = Describe(scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
+  const bool batch = DescriptionOf(scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
   for (const LayerInfo& layer : view.layers) {
     out.push_back(batch || FloatsPerStep(scheme, layer.shape, low) != FloatsPerStep(scheme, layer.shape, high));
   }
@@ -133,7 +133,7 @@ RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settin
   for (int e = 0; e + 1 < view.num_epochs(); ++e) {
     if (IsLrDecay(view.epochs[e].lr, view.epochs[e + 1].lr)) a.lr_decay_epochs.push_back(e);
   }
-  if (!Describe(a.resolved.scheme).has_levels()) {
+  if (!DescriptionOf(a.resolved.scheme).has_levels()) {
     a.problem = std::string(ToString(a.resolved.scheme)) + " communication has no levels to switch: choose " +
                 JoinSchemeTitles(SchemeSet::kWithLevels, ", ", " or ") + " to explore";
     return a;

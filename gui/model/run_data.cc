@@ -18,7 +18,7 @@ std::string BaseName(const std::string& path) {
 }
 
 std::string LevelsText(const RunInfo& run) {
-  if (!Describe(run.scheme).has_levels()) return ToString(run.scheme);
+  if (!DescriptionOf(run.scheme).has_levels()) return ToString(run.scheme);
   const std::string low = LevelName(run.scheme, run.level_low);
   if (run.policy == Policy::kStatic || run.level_low == run.level_high) return low;
   return low + " / " + LevelName(run.scheme, run.level_high);

@@ -142,7 +142,7 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
   t += Row({"scheme", Html(std::string(ToString(r.scheme))) + (s.scheme ? "" : " (the trace's)")});
   t += Row({"η (threshold)", QString::number(s.eta)});
   t += Row({"check interval", QString::number(s.interval) + " epochs"});
-  if (Describe(r.scheme).has_levels()) {
+  if (DescriptionOf(r.scheme).has_levels()) {
     t += Row({"low level (critical)",
               Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
     t += Row(
@@ -153,7 +153,7 @@ QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
     t += Row({"platform file", Html(w.platform_file)});
   } else {
     t += Row({"topology", Html(std::string(sim::ToString(w.topology)))});
-    for (const sim::TopologyParameter& p : sim::Describe(w.topology).parameters) {
+    for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) t += Row({QString::fromUtf8(p.label), QString::number(TopologyParameterOf(w, p))});
     }
     t += Row({"bandwidth", QString::number(w.bandwidth_gbps) + " Gb/s"});

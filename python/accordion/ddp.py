@@ -62,6 +62,8 @@ def attach(ddp_model, *, scheme="powersgd", policy=None, low=None, high=None, le
 
     Raises:
         ValueError: a bad argument, in one line; nothing is written.
+        OSError: the trace could not be written (a full disk), in one line; the epochs
+            committed before stay readable.
     """
     if not isinstance(ddp_model, DistributedDataParallel):
         raise ValueError(f"attach needs a DistributedDataParallel model, not {type(ddp_model).__name__}")

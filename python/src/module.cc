@@ -110,14 +110,14 @@ py::dict LayerDict(const LayerInfo& l) {
 PYBIND11_MODULE(_core, m) {
   m.doc() = "The Accordion Toolkit's C++ core: the DDP hook's state machine and the communication accounting.";
   m.attr("__version__") = kVersion;
-  // Bad input is a ValueError (one line); a failed peer or transport a
-  // RuntimeError, as torch.distributed raises; a diverged training a
-  // FloatingPointError.
+  // Bad input is a ValueError (one line); a failed write (a full disk) an
+  // OSError; a failed peer or transport a RuntimeError, as
+  // torch.distributed raises; a diverged training a FloatingPointError.
   py::register_exception_translator([](std::exception_ptr p) {
     try {
       if (p) std::rethrow_exception(p);
     } catch (const InputError& e) {
-      PyErr_SetString(PyExc_ValueError, e.what());
+      PyErr_SetString(e.exit_code() == kExitIoFailure ? PyExc_OSError : PyExc_ValueError, e.what());
     } catch (const CommunicationError& e) {
       PyErr_SetString(PyExc_RuntimeError, e.what());
     } catch (const TrainingDiverged& e) {

@@ -25,7 +25,7 @@ TEST(SchemeDescription, DescribesEverySchemeOnceAndItsNameRoundTrips) {
   for (const SchemeDescription& d : AllSchemes()) {
     EXPECT_EQ(std::string(ToString(d.scheme)), d.name);
     EXPECT_EQ(ParseScheme(ToString(d.scheme)), d.scheme) << d.name;
-    EXPECT_EQ(&Describe(d.scheme), &d);
+    EXPECT_EQ(&DescriptionOf(d.scheme), &d);
     names.insert(d.name);
     schemes.insert(d.scheme);
   }
@@ -33,7 +33,7 @@ TEST(SchemeDescription, DescribesEverySchemeOnceAndItsNameRoundTrips) {
   EXPECT_EQ(schemes, (std::set<Scheme>{Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch}));
   EXPECT_FALSE(ParseScheme("powersgd-p"));
   EXPECT_STREQ(ToString(static_cast<Scheme>(99)), "unknown");
-  EXPECT_THROW(Describe(static_cast<Scheme>(99)), std::logic_error);
+  EXPECT_THROW(DescriptionOf(static_cast<Scheme>(99)), std::logic_error);
 }
 
 TEST(SchemeDescription, TagsAreTheTraceFormatsAndRoundTrip) {
@@ -46,8 +46,8 @@ TEST(SchemeDescription, TagsAreTheTraceFormatsAndRoundTrip) {
     EXPECT_EQ(ParseCollectiveKind(tag), kind);
   }
   EXPECT_FALSE(ParseCollectiveKind("powersgd"));
-  EXPECT_EQ(Describe(CollectiveKind::kTopK).op, CollectiveOp::kAllGather);
-  EXPECT_TRUE(Describe(CollectiveKind::kPowerSgdQ).after_backward);
+  EXPECT_EQ(DescriptionOf(CollectiveKind::kTopK).op, CollectiveOp::kAllGather);
+  EXPECT_TRUE(DescriptionOf(CollectiveKind::kPowerSgdQ).after_backward);
 }
 
 TEST(SchemeDescription, DefaultLevelsAreLevelsAndOthersAreRefused) {
@@ -111,8 +111,8 @@ TEST(SchemeDescription, StepPlanFollowsTheDescriptionAndTheAccounting) {
         bytes += c.bytes;
         kinds.insert(c.kind);
         EXPECT_EQ(c.tag, ToString(c.kind));
-        EXPECT_EQ(c.op, Describe(c.kind).op);
-        EXPECT_EQ(c.after_backward, Describe(c.kind).after_backward);
+        EXPECT_EQ(c.op, DescriptionOf(c.kind).op);
+        EXPECT_EQ(c.after_backward, DescriptionOf(c.kind).after_backward);
         if (c.after_backward) {
           ASSERT_GE(c.after, 0);
           EXPECT_EQ(plan[static_cast<size_t>(c.after)].bucket, c.bucket);
@@ -132,7 +132,7 @@ TEST(SchemeDescription, NameListsForCommandLines) {
   EXPECT_EQ(JoinSchemeNames(SchemeSet::kAll, ", ", " or "), "dense, powersgd, topk or batch");
   EXPECT_EQ(JoinSchemeNames(SchemeSet::kWithLevels, "|", "|"), "powersgd|topk|batch");
   for (const std::string& name : SchemeNames(SchemeSet::kWithLevels)) {
-    EXPECT_TRUE(Describe(*ParseScheme(name)).has_levels()) << name;
+    EXPECT_TRUE(DescriptionOf(*ParseScheme(name)).has_levels()) << name;
   }
 }
 

@@ -6,6 +6,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "common/errors.h"
 #include "tests/support/run_command.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/temp_dir_test.h"
@@ -35,9 +36,9 @@ class AnalyzeCli : public test_support::SuiteTempDirTest {
   static CommandResult Analyze(const std::string& args) { return RunCommand(kAnalyze + " " + args); }
 
   // Bad input: exit 2 and exactly one line on stderr, nothing on stdout.
-  static void ExpectBadInput(const std::string& args, const std::string& fragment) {
+  static void ExpectBadInput(const std::string& args, const std::string& fragment, int exit_code = kExitBadInput) {
     const CommandResult r = Analyze(args);
-    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(r.exit_code, exit_code) << args << "\n" << r.err;
     EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
     EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
     EXPECT_TRUE(r.out.empty()) << args << "\n" << r.out;
@@ -237,13 +238,46 @@ TEST_F(AnalyzeCli, AFullDiskDuringAnExportLeavesTheEarlierExportAndNoPartialFile
   const std::string other = std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-static-1.trace";
   const CommandResult full = RunCommand("bash -c \"trap '' XFSZ; ulimit -f 16; exec " + kAnalyze + " export " + other +
                                         " --out " + out + " --overwrite\"");
-  EXPECT_EQ(full.exit_code, 2) << full.err;
+  EXPECT_EQ(full.exit_code, kExitIoFailure) << full.err;  // the machine's failure, not the input's
   EXPECT_EQ(CountLines(full.err), 1) << full.err;
   EXPECT_NE(full.err.find("nothing was replaced"), std::string::npos) << full.err;
   std::map<std::string, std::string> after;
   for (const auto& e : std::filesystem::directory_iterator(out)) after[e.path()] = test_support::ReadFile(e.path());
   EXPECT_EQ(after, before);  // the first export's files and bytes, no .partial
   EXPECT_EQ(Analyze("export " + other + " --out " + out + " --overwrite").exit_code, 0);
+}
+
+// Results written to standard output that cannot take them (/dev/full
+// stands for a full disk) are an error, not a success with the output lost.
+TEST_F(AnalyzeCli, AStandardOutputThatCannotBeWrittenIsAnErrorNotASuccess) {
+  for (const std::string& command : std::vector<std::string>{
+           "info " + Trace(), "schedule " + Trace(), "schedule " + Trace() + " --format csv", "regimes " + Trace(),
+           "table " + Trace(), "export " + Trace() + " --format json --out -", "validate " + Trace(), "--help"}) {
+    ExpectBadInput(command + " > /dev/full", "cannot write standard output (", kExitIoFailure);
+  }
+  ExpectBadInput("export " + Trace() + " --format json --out /dev/full", "write failed", kExitIoFailure);
+  const CommandResult closed = Analyze("info " + Trace() + " >&-");
+  EXPECT_EQ(closed.exit_code, kExitIoFailure) << closed.err;
+  EXPECT_NE(closed.err.find("cannot write standard output"), std::string::npos) << closed.err;
+}
+
+// A FIFO no process reads, as an output, would block for ever; as an input
+// (the trace) it is refused as before.
+TEST_F(AnalyzeCli, AFifoThatNoProcessReadsIsRefusedNotWaitedOn) {
+  const std::string fifo = Path("export-fifo.json");
+  ASSERT_EQ(RunCommand("mkfifo " + fifo).exit_code, 0);
+  const std::string limit = "timeout 20 ";
+  for (const std::string overwrite : {"", " --overwrite"}) {
+    const CommandResult r =
+        RunCommand(limit + kAnalyze + " export " + Trace() + " --format json --out " + fifo + overwrite);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("a FIFO that no process reads"), std::string::npos) << r.err;
+  }
+  const CommandResult input = RunCommand(limit + kAnalyze + " info " + fifo);
+  EXPECT_EQ(input.exit_code, 2) << input.err;
+  EXPECT_NE(input.err.find("not a regular file (a FIFO)"), std::string::npos) << input.err;
+  EXPECT_TRUE(std::filesystem::is_fifo(fifo));
 }
 
 TEST_F(AnalyzeCli, LevelsOutOfRangeAreRefusedBeforeTheyBecomeIntegers) {

@@ -92,7 +92,7 @@ TEST(TopologyDescription, EveryTopologysNameAndParametersRoundTrip) {
     SCOPED_TRACE(d.name);
     EXPECT_EQ(ParseTopology(d.name), d.topology);
     EXPECT_STREQ(ToString(d.topology), d.name);
-    EXPECT_EQ(&Describe(d.topology), &d);
+    EXPECT_EQ(&DescriptionOf(d.topology), &d);
     EXPECT_NE(TopologyNames().find(d.name), std::string::npos);
     for (const TopologyParameter& p : d.parameters) {
       SCOPED_TRACE(p.key);
@@ -124,7 +124,7 @@ TEST(TopologyDescription, NodesGroupRanksOnlyWhereTheTopologyHasNodes) {
   const NodeLinks nodes = NodesOf(HierarchicalPlatformOptions().gpus_per_node(4).intra_latency_us(2));
   EXPECT_EQ(nodes.ranks_per_node, 4);
   EXPECT_DOUBLE_EQ(nodes.latency_s, 4e-6);  // two device links
-  EXPECT_THROW(Describe(Topology::kXml), std::logic_error);
+  EXPECT_THROW(DescriptionOf(Topology::kXml), std::logic_error);
 }
 
 TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {

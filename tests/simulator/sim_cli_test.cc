@@ -4,7 +4,9 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <fcntl.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -14,6 +16,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/errors.h"
 #include "simulator/alpha_beta_model.h"
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
@@ -144,7 +147,7 @@ TEST_F(SimCli, EveryTopologyParameterIsAFlagThatReachesThePlatform) {
   }
   const nlohmann::json out = nlohmann::json::parse(
       Sim("replay " + Path("mlp.trace") +
-          " --model analytic --workers 6 --topology hierarchical --gpus-per-node 3 --intra-bandwidth-gbps 123 "
+          " --timing analytic --workers 6 --topology hierarchical --gpus-per-node 3 --intra-bandwidth-gbps 123 "
           "--format json")
           .out);
   const std::string platform = out.dump();
@@ -207,13 +210,30 @@ TEST_F(SimCli, ReplayWritesTableCsvJsonAndATimeline) {
   const nlohmann::json timeline = nlohmann::json::parse(std::ifstream(Path("timeline.json")));
   EXPECT_GT(timeline.at("traceEvents").size(), 10u);
 
-  const CommandResult json = Sim("replay " + t + " --format json --model analytic --interval 5");
+  const CommandResult json = Sim("replay " + t + " --format json --timing analytic --interval 5");
   ASSERT_EQ(json.exit_code, 0) << json.err;
   const nlohmann::json j = nlohmann::json::parse(json.out);
   EXPECT_EQ(j.at("communication_model"), "analytic");
   EXPECT_EQ(j.at("schedules").at("accordion").at("epochs").size(), 12u);
   EXPECT_GE(j.at("speedup_vs_static_low").get<double>(), 1.0);
   EXPECT_TRUE(j.contains("measured_vs_replayed"));
+}
+
+// --timing was --model until "model" meant three things: the old spelling
+// still replays the same, says it is deprecated, and is not hidden
+// behind the new one when both are given.
+TEST_F(SimCli, TheOldModelFlagIsTimingAndSaysSo) {
+  const std::string t = "replay " + Path("mlp.trace") + " --format json --interval 5 ";
+  const CommandResult now = Sim(t + "--timing analytic");
+  const CommandResult old = Sim(t + "--model analytic");
+  ASSERT_EQ(now.exit_code, 0) << now.err;
+  ASSERT_EQ(old.exit_code, 0) << old.err;
+  EXPECT_EQ(nlohmann::json::parse(old.out).at("communication_model"), "analytic");
+  EXPECT_EQ(nlohmann::json::parse(old.out).at("schedules"), nlohmann::json::parse(now.out).at("schedules"));
+  EXPECT_NE(old.err.find("--model is deprecated; it is called --timing now"), std::string::npos) << old.err;
+  EXPECT_EQ(now.err.find("deprecated"), std::string::npos) << now.err;
+  EXPECT_EQ(Sim("replay --help").out.find("--model"), std::string::npos);
+  ExpectBadInput(t + "--timing analytic --model recorded", "give only --timing");
 }
 
 TEST_F(SimCli, CalibratedPlatformsFeedReplays) {
@@ -443,8 +463,8 @@ TEST_F(SimCli, SlicesOfASweepMergeIntoTheOneProcessCsv) {
 // A Slurm array task's slice comes from its environment; --shard wins over
 // it, and --shard off runs the whole grid.
 TEST_F(SimCli, SlurmArrayTasksRunTheirSlice) {
-  const std::string sweep = kSim + " sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8,16,32";
-  const std::string whole = Sim("sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8,16,32").out;
+  const std::string sweep = kSim + " sweep " + Path("mlp.trace") + " --timing analytic --workers 2,4,8,16,32";
+  const std::string whole = Sim("sweep " + Path("mlp.trace") + " --timing analytic --workers 2,4,8,16,32").out;
   ASSERT_EQ(CountLines(whole), 1 + 5);
   auto rows = [](const std::string& text) {  // the rows' points
     std::vector<std::string> points;
@@ -471,7 +491,7 @@ TEST_F(SimCli, SlurmArrayTasksRunTheirSlice) {
 // A slice that cannot be is refused in one line, before anything is written.
 TEST_F(SimCli, BadSlicesAreRefusedBeforeAnythingIsWritten) {
   const std::string out = Path("never-sliced.csv");
-  const std::string t = "sweep " + Path("mlp.trace") + " --model analytic --workers 2,4,8 --out " + out;
+  const std::string t = "sweep " + Path("mlp.trace") + " --timing analytic --workers 2,4,8 --out " + out;
   for (const std::string bad : {"0/3", "4/3", "1/0", "3", "a/b", "1/3/3", "2.5/3"}) {
     ExpectBadInput(t + " --shard " + bad, "--shard " + bad);
   }
@@ -495,7 +515,7 @@ TEST_F(SimCli, MergeRefusesSlicesThatDoNotMakeOneSweep) {
   std::filesystem::remove_all(d);
   std::filesystem::create_directory(d);
   auto slice = [&](const std::string& name, const std::string& args) {
-    const CommandResult r = Sim("sweep " + args + " --model analytic --out " + d + "/" + name);
+    const CommandResult r = Sim("sweep " + args + " --timing analytic --out " + d + "/" + name);
     EXPECT_EQ(r.exit_code, 0) << args << "\n" << r.err;
     return " " + d + "/" + name;
   };
@@ -570,7 +590,7 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
   // Dense gradients in 1 KiB chunks: many more pipeline waves, each paying
   // latency - in the child processes that time the patterns too.
   for (const std::string model : {"simulate", "analytic"}) {
-    const std::string dense = t + " --scheme dense --model " + model;
+    const std::string dense = t + " --scheme dense --timing " + model;
     const CommandResult base = Sim("replay " + dense);
     const CommandResult tiny = Sim("replay " + dense + " --nccl-chunk-kb 1");
     ASSERT_EQ(base.exit_code, 0) << base.err;
@@ -582,7 +602,7 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
 // The report names the all-reduce with the settings it ran under, in the
 // table's model line and as JSON.
 TEST_F(SimCli, ReplayReportsTheAllReducesSettings) {
-  const std::string t = Path("mlp.trace") + " --interval 5 --model analytic";
+  const std::string t = Path("mlp.trace") + " --interval 5 --timing analytic";
   const CommandResult table = Sim("replay " + t + " --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64");
   ASSERT_EQ(table.exit_code, 0) << table.err;
   EXPECT_NE(table.out.find("model:    analytic alpha-beta model, nccl-ring all-reduce (4 channels, 64 KiB chunks)"),
@@ -633,7 +653,7 @@ TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
   std::filesystem::remove(Path("hard.trace"));
   std::filesystem::create_symlink(t, Path("alias.trace"));
   std::filesystem::create_hard_link(t, Path("hard.trace"));
-  const std::string fast = " --model analytic --interval 5";
+  const std::string fast = " --timing analytic --interval 5";
   for (const std::string& out : {t, Path("alias.trace"), Path("hard.trace")}) {
     for (const std::string overwrite : {"", " --overwrite"}) {
       ExpectBadInput("replay " + t + " --out " + out + fast + overwrite, "is the input");
@@ -664,7 +684,7 @@ TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
 }
 
 TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
-  const std::string t = Path("mlp.trace") + " --model analytic";
+  const std::string t = Path("mlp.trace") + " --timing analytic";
   ExpectBadInput("replay " + t + " --workers 100000000", "above the limit of 131072");
   ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1000000000", "above the limit");
   ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 2000000000", "above the limit of 1024");
@@ -681,7 +701,7 @@ TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
 }
 
 TEST_F(SimCli, MessagesSpeakTheUsersUnitsAndLevelsAreCheckedBeforeCasting) {
-  const std::string t = Path("mlp.trace") + " --model analytic";
+  const std::string t = Path("mlp.trace") + " --timing analytic";
   ExpectBadInput("replay " + t + " --bandwidth-gbps -1", "not -1 Gb/s");
   ExpectBadInput("replay " + t + " --latency-us -3", "not -3 us");
   ExpectBadInput("replay " + t + " --low 1e308", "--low must be a PowerSGD rank");
@@ -691,7 +711,7 @@ TEST_F(SimCli, MessagesSpeakTheUsersUnitsAndLevelsAreCheckedBeforeCasting) {
 
 TEST_F(SimCli, PlatformsSimGridCannotUseAreOneLineNotACrash) {
   for (const std::string model : {"simulate", "analytic"}) {
-    const std::string t = Path("mlp.trace") + " --workers 2 --model " + model + " --platform ";
+    const std::string t = Path("mlp.trace") + " --workers 2 --timing " + model + " --platform ";
     ExpectBadInput("replay " + t + Path("duplicate-route.xml"), "duplicate-route.xml: SimGrid cannot load");
     ExpectBadInput("replay " + t + Path("duplicate-route.xml"), "already exists");
     ExpectBadInput("replay " + t + Path("disconnected.xml"), "disconnected.xml: no route from");
@@ -702,8 +722,88 @@ TEST_F(SimCli, PlatformsSimGridCannotUseAreOneLineNotACrash) {
   ExpectBadInput("collective --workers 2 --platform " + Path("huge-cluster.xml"),
                  "its clusters declare 100000000 hosts; a platform holds at most 131072");
   ExpectBadInput(
-      "replay " + Path("mlp.trace") + " --workers 2 --model analytic --platform " + Path("two-large-clusters.xml"),
+      "replay " + Path("mlp.trace") + " --workers 2 --timing analytic --platform " + Path("two-large-clusters.xml"),
       "its clusters declare 140000 hosts");
+}
+
+// Opening a FIFO nobody writes into (or, for an output, reads) blocks for
+// ever; a directory or a device where a file is expected is never a file.
+// Each is refused in one line; `timeout` turns a hang into a failure.
+TEST_F(SimCli, FifosAndDevicesWhereAFileIsExpectedAreRefusedNotWaitedOn) {
+  const std::string fifo_json = Path("fifo.json"), fifo_xml = Path("fifo.xml"), fifo_out = Path("fifo.csv");
+  for (const std::string& f : {fifo_json, fifo_xml, fifo_out}) {
+    std::filesystem::remove(f);
+    ASSERT_EQ(::mkfifo(f.c_str(), 0600), 0) << f;
+  }
+  Write("xml-key-fifo.json", "{\"xml\": \"" + fifo_xml + "\"}");
+  const std::string t = Path("mlp.trace") + " --workers 2 --timing analytic";
+  const std::string limit = "timeout 20";
+  ExpectBadInput("replay " + t + " --platform " + fifo_json,
+                 "fifo.json: cannot open platform file: not a regular file (a FIFO)", limit);
+  ExpectBadInput("replay " + t + " --platform " + fifo_xml,
+                 "fifo.xml: cannot open platform file: not a regular file (a FIFO)", limit);
+  ExpectBadInput("replay " + t + " --platform " + Path("xml-key-fifo.json"),
+                 "xml-key-fifo.json: 'xml': " + fifo_xml + ": not a regular file (a FIFO)", limit);
+  ExpectBadInput("collective --workers 2 --platform " + fifo_xml, "not a regular file (a FIFO)", limit);
+  ExpectBadInput("replay " + t + " --platform " + dir(), "not a regular file (a directory)", limit);
+  ExpectBadInput("calibrate " + fifo_json + " --out " + Path("never.json"), "not a regular file (a FIFO)", limit);
+  ExpectBadInput("merge " + fifo_json + " --out " + Path("never.csv"), "not a regular file (a FIFO)", limit);
+  ExpectBadInput("replay " + fifo_json, "not a regular file (a FIFO)", limit);
+  // Outputs: a FIFO is streamed into only while a process reads it.
+  ExpectBadInput("replay " + t + " --format csv --out " + fifo_out, "a FIFO that no process reads", limit);
+  ExpectBadInput("replay " + t + " --timeline " + fifo_out, "a FIFO that no process reads", limit);
+  ExpectBadInput("sweep " + t + " --out " + fifo_out, "a FIFO that no process reads", limit);
+  ExpectBadInput("calibrate " + Path("measured.trace") + " --out " + fifo_out, "a FIFO that no process reads", limit);
+  const int reader = ::open(fifo_out.c_str(), O_RDONLY | O_NONBLOCK);
+  ASSERT_GE(reader, 0);
+  const CommandResult streamed = RunCommand(limit + " " + kSim + " replay " + t + " --format csv --out " + fifo_out);
+  EXPECT_EQ(streamed.exit_code, 0) << streamed.err;
+  char buffer[4096];
+  EXPECT_GT(::read(reader, buffer, sizeof buffer), 0) << "nothing came through the FIFO";
+  ::close(reader);
+}
+
+// Results written to standard output that cannot take them (/dev/full
+// stands for a full disk) are an error, not a success with the output lost.
+TEST_F(SimCli, AStandardOutputThatCannotBeWrittenIsAnErrorNotASuccess) {
+  const std::string t = Path("mlp.trace") + " --timing analytic --interval 5";
+  for (const std::string& command :
+       std::vector<std::string>{"replay " + t, "replay " + t + " --format csv", "replay " + t + " --format json",
+                                "sweep " + t + " --workers 2,4", "calibrate " + Path("measured.trace") + " --out -",
+                                "collective --workers 2", "--help", "replay --version"}) {
+    // The machine's failure (exit 4, not bad input's 2) and the error as
+    // the last line, after the progress bars.
+    const CommandResult r = Sim(command + " > /dev/full");
+    EXPECT_EQ(r.exit_code, kExitIoFailure) << command << "\n" << r.err;
+    EXPECT_NE(r.err.rfind("accordion-sim: error: cannot write standard output ("), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find('\n', r.err.rfind("accordion-sim: error:")), r.err.size() - 1) << r.err;
+  }
+  const CommandResult full = Sim("sweep " + t + " --workers 2,4 --out /dev/full");
+  EXPECT_EQ(full.exit_code, kExitIoFailure) << full.err;
+  EXPECT_NE(full.err.find("accordion-sim: error: /dev/full: write failed"), std::string::npos) << full.err;
+}
+
+// A grad_ready offset of 1e300 s replayed into 1e303 s with exit 0, and a
+// world_size of 10^8 passed validate and cost 6 GB in replay: the limits of
+// traces/record_checks.h hold for validate and every reader alike.
+TEST_F(SimCli, ImplausibleTraceValuesAreRefusedByValidateAndEveryReader) {
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(4);
+  const std::string offset = test_support::SyntheticTrace(dir(), "far-offset", o);
+  test_support::ExecuteSql(offset, "UPDATE grad_ready SET offset_s = 1e300 WHERE epoch = 1;");
+  const std::string world = test_support::SyntheticTrace(dir(), "huge-world", o);
+  test_support::ExecuteSql(world, "UPDATE run SET world_size = 100000000;");
+  for (const auto& [trace, fragment] :
+       std::vector<std::pair<std::string, std::string>>{{offset, "offset_s 1e+300 s is above the limit of"},
+                                                        {world, "world_size 100000000 is above the limit of 131072"}}) {
+    ExpectBadInput("replay " + trace + " --workers 2", fragment);
+    ExpectBadInput("sweep " + trace + " --workers 2,4", fragment);
+    for (const std::string command : {"validate", "info", "schedule"}) {
+      const CommandResult r = RunCommand(kAnalyze + " " + command + " " + trace);
+      EXPECT_EQ(r.exit_code, 2) << command << "\n" << r.err;
+      EXPECT_EQ(CountLines(r.err), 1) << command << "\n" << r.err;
+      EXPECT_NE(r.err.find(fragment), std::string::npos) << command << "\n" << r.err;
+    }
+  }
 }
 
 // What accordion-analyze validate refuses, no tool reads.

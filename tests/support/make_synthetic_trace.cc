@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     o.scheme = *ParseScheme(scheme);
     o.policy = *ParsePolicy(policy);
     std::tie(o.level_low, o.level_high) = DefaultLevels(o.scheme, o.batch_size);
-    if (!Describe(o.scheme).has_levels()) o.policy = Policy::kStatic;
+    if (!DescriptionOf(o.scheme).has_levels()) o.policy = Policy::kStatic;
     if (low) o.level_low = *low;
     if (high) o.level_high = *high;
     if (o.policy == Policy::kStatic) o.level_high = o.level_low;

@@ -156,6 +156,31 @@ std::vector<Case> Cases() {
        [](const std::string& p) { Sql(p, "UPDATE layers SET layer_id=40 WHERE layer_id=5"); }, "without gaps"},
       {"bad_shape_text", TraceErrorCode::kInvalidValue,
        [](const std::string& p) { Sql(p, "UPDATE layers SET shape='256;784' WHERE layer_id=0"); }, "comma-separated"},
+      // Beyond the plausibility limits (record_checks.h): what a tool would
+      // size memory or a simulation by.
+      {"implausible_world_size", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE run SET world_size=100000000"); },
+       "world_size 100000000 is above the limit of 131072"},
+      {"implausible_grad_ready_offset", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE grad_ready SET offset_s=1e300 WHERE epoch=1"); },
+       "offset_s 1e+300 s is above the limit of"},
+      {"implausible_collective_duration", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE collectives SET duration_s=1e12 WHERE epoch=1"); },
+       "duration_s 1e+12 s is above the limit of"},
+      {"implausible_numel", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) {
+         Sql(p, "UPDATE layers SET numel=2000000000000, shape='2000000,1000000' WHERE layer_id=0");
+       },
+       "numel 2000000000000 is above the limit"},
+      {"implausible_iterations", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE epochs SET iterations=1000000000 WHERE epoch=1"); },
+       "iterations 1000000000 is above the limit of 100000000"},
+      {"implausible_bytes", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE collectives SET bytes=9000000000000000000 WHERE epoch=1"); },
+       "bytes 9000000000000000000 is above the limit"},
+      {"oversized_config_json", TraceErrorCode::kOutOfRange,
+       [](const std::string& p) { Sql(p, "UPDATE run SET config_json='\"' || hex(zeroblob(600000)) || '\"'"); },
+       "config_json bytes 1200002 is above the limit of 1048576"},
   };
 }
 

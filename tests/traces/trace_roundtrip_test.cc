@@ -220,7 +220,8 @@ TEST_F(TraceRoundTrip, CreateRefusesToOverwriteUnlessAsked) {
     TraceWriter::Create(path_, SmallRun(), SmallLayers());
     FAIL() << "expected an error";
   } catch (const TraceError& e) {
-    EXPECT_EQ(e.code(), TraceErrorCode::kIo);
+    EXPECT_EQ(e.code(), TraceErrorCode::kNotWritable);
+    EXPECT_EQ(e.exit_code(), kExitBadInput);  // the user's to fix, not the machine's failure
   }
   auto w = TraceWriter::Create(path_, SmallRun(), SmallLayers(), /*overwrite=*/true);
   EXPECT_EQ(TraceReader::Open(path_)->run().status, RunStatus::kRunning);
@@ -337,14 +338,14 @@ TEST_F(TraceRoundTrip, ResumeProvesTheTraceBelongsToTheRunAndChangesNothingOther
 TEST_F(TraceRoundTrip, CreateNeverReplacesWhatIsNotARegularFile) {
   ASSERT_EQ(mkfifo(path_.c_str(), 0644), 0);
   EXPECT_EQ(CodeOf([&] { TraceWriter::Create(path_, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
-            TraceErrorCode::kIo);
+            TraceErrorCode::kNotWritable);
   struct stat st {};
   ASSERT_EQ(lstat(path_.c_str(), &st), 0);
   EXPECT_TRUE(S_ISFIFO(st.st_mode));
   const std::string dir = dir_ + "/sub";
   std::filesystem::create_directory(dir);
   EXPECT_EQ(CodeOf([&] { TraceWriter::Create(dir, SmallRun(), SmallLayers(), /*overwrite=*/true); }),
-            TraceErrorCode::kIo);
+            TraceErrorCode::kNotWritable);
   EXPECT_TRUE(std::filesystem::is_directory(dir));
 }
 

@@ -128,6 +128,7 @@ TEST_F(BenchCli, BadFlagsAreOneLineAndExitTwo) {
       {"--no-such-flag", "no-such-flag"},
       {"--nproc 0", "--nproc"},
       {"--out " + Path("missing/dir/b.json"), "does not exist"},
+      {"--bind-addr 192.0.2.1", "--bind-addr 192.0.2.1 is not an address of this machine"},
   };
   for (const auto& [args, fragment] : cases) {
     const CommandResult r = RunCommand(kBench + " " + args);
@@ -141,6 +142,24 @@ TEST_F(BenchCli, BadFlagsAreOneLineAndExitTwo) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* flag : {"--ops", "--min-bytes", "--max-bytes", "--factor", "--warmup", "--iters", "--out"}) {
     EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+  }
+}
+
+// --nproc 1000 forked ~100 MB workers until memory ran out; what the
+// machine cannot hold is refused before any worker starts, and --help says
+// what it holds (checked first: a launcher without the check forks them all).
+TEST_F(BenchCli, MoreWorkersThanTheMachineHoldsAreRefusedBeforeAnyStarts) {
+  const CommandResult help = RunCommand(kBench + " --help");
+  ASSERT_NE(help.out.find("at most 8 per core, one per 128 MiB of available memory, within the process limit"),
+            std::string::npos)
+      << help.out;
+  for (const std::string nproc : {"1000", "2000000000"}) {
+    const CommandResult r = RunCommand("timeout -k 5 60 " + kBench + " --nproc " + nproc);
+    EXPECT_EQ(r.exit_code, 2) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find("accordion-bench-collectives: error: --nproc " + nproc + ": this machine has "),
+              std::string::npos)
+        << r.err;
   }
 }
 

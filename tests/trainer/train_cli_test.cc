@@ -2,15 +2,20 @@
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <map>
 #include <set>
+#include <thread>
 #include <tuple>
 
 #include "analysis/communication_accounting.h"
@@ -35,6 +40,24 @@ using test_support::TraceContent;
 using test_support::Train;
 
 using TrainCli = test_support::TempDirTest;
+
+// A TCP socket listening on a free loopback port (-1 on failure), the port
+// in `port`: what takes a MASTER_PORT before a run.
+int ListenOnLoopback(int* port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in sa{};
+  sa.sin_family = AF_INET;
+  sa.sin_port = 0;
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(sa);
+  if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) != 0 || ::listen(fd, 8) != 0 ||
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len) != 0) {
+    if (fd >= 0) ::close(fd);
+    return -1;
+  }
+  *port = ntohs(sa.sin_port);
+  return fd;
+}
 
 TEST_F(TrainCli, HelpAndVersion) {
   const CommandResult v = Train("--version");
@@ -66,6 +89,11 @@ TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
       {"--dataset synthetic --topk-dense-vectors", "--topk-dense-vectors belongs to --scheme topk"},
       {"--dataset synthetic --scheme powersgd --topk-error-feedback off", "--topk-error-feedback belongs"},
       {"--dataset synthetic --scheme topk --topk-error-feedback maybe", "--topk-error-feedback"},
+      // Gloo bound it in every worker and failed in a rendezvous error, exit 1.
+      {"--dataset synthetic --bind-addr 999.1.1.1", "--bind-addr 999.1.1.1: cannot resolve it"},
+      {"--dataset synthetic --bind-addr 192.0.2.1", "--bind-addr 192.0.2.1 is not an address of this machine"},
+      // CLI11 made it 2^63 - 1 without a word.
+      {"--dataset synthetic --seed 18446744073709551616", "18446744073709551616 is outside the 64-bit integers"},
   };
   for (const auto& [args, fragment] : cases) {
     const CommandResult r = Train("--trace " + trace + " " + args);
@@ -290,23 +318,111 @@ TEST_F(TrainCli, WorkersStartedWithDifferentFlagsAreRefusedAtTheRendezvous) {
 // A MASTER_PORT someone already listens on is named in one line, before any
 // worker starts (c10d would say it in several lines of its log).
 TEST_F(TrainCli, ABusyMasterPortIsOneLine) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  int port = 0;
+  const int fd = ListenOnLoopback(&port);
   ASSERT_GE(fd, 0);
-  sockaddr_in sa{};
-  sa.sin_family = AF_INET;
-  sa.sin_port = 0;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(sa);
-  ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)), 0);
-  ASSERT_EQ(::listen(fd, 1), 0);
-  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&sa), &len), 0);
-  const int port = ntohs(sa.sin_port);
   const CommandResult r = test_support::RunCommand("MASTER_PORT=" + std::to_string(port) + " " + test_support::kTrain +
                                                    kQuickRun + " --nproc 2 --epochs 1");
   ::close(fd);
   EXPECT_EQ(r.exit_code, 2) << r.err;
   EXPECT_EQ(test_support::CountLines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find("MASTER_PORT " + std::to_string(port) + " is already in use"), std::string::npos) << r.err;
+}
+
+// What one machine cannot hold is refused in one line before anything
+// starts: --nproc 1000 forked ~100 MB workers until memory ran out,
+// --threads 100000 ran at load 450, --lstm-size 1000000 asked for 64 TB.
+TEST_F(TrainCli, WhatTheMachineCannotHoldIsRefusedBeforeAnythingStarts) {
+  const std::string trace = Path("never.trace");
+  for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"--nproc 1000", "--nproc 1000: this machine has "},
+           {"--nproc 2000000000", "--nproc 2000000000: this machine has "},
+           {"--threads 100000", "--threads 100000 is above 4 per core (at most "},
+           {"--threads -1", "--threads must be positive"},
+           {"--lstm-size 1000000", "--lstm-size must be in 1..8192"}}) {
+    const CommandResult r = test_support::RunCommand("timeout -k 5 60 " + test_support::kTrain + kQuickRun +
+                                                     " --trace " + trace + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find("accordion-train: error: " + fragment), std::string::npos) << args << "\n" << r.err;
+    EXPECT_FALSE(std::filesystem::exists(trace)) << args;
+  }
+  const std::string help = Train("--help").out;
+  for (const std::string text : {"at most 8 per core, one per 128 MiB of available memory, within the process limit",
+                                 "at most 4 per core", "(at most 8192"}) {
+    EXPECT_NE(help.find(text), std::string::npos) << text << "\n" << help;
+  }
+}
+
+// A FIFO where a data file is expected blocked the launcher for ever (gzopen
+// of an IDX file, the checkpoint's manifest); each is refused in one line.
+TEST_F(TrainCli, FifosWhereFilesAreExpectedAreRefusedNotWaitedOn) {
+  const std::string idx = Path("idx");
+  std::filesystem::create_directories(idx);
+  for (const char* name :
+       {"train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"}) {
+    ASSERT_EQ(::mkfifo((idx + "/" + name).c_str(), 0600), 0);
+  }
+  const std::string ckpt = Path("ckpt");
+  std::filesystem::create_directories(ckpt);
+  ASSERT_EQ(::mkfifo((ckpt + "/checkpoint.json").c_str(), 0600), 0);
+  const std::string text = Path("text.fifo");
+  ASSERT_EQ(::mkfifo(text.c_str(), 0600), 0);
+  for (const auto& [args, fragment] : std::vector<std::pair<std::string, std::string>>{
+           {"--dataset mnist --model mlp --data-dir " + idx, "train-images-idx3-ubyte: not a regular file (a FIFO)"},
+           {kQuickRun + " --checkpoint-dir " + ckpt, "checkpoint.json: not a regular file (a FIFO)"},
+           {"--dataset tokens --model lstm --data-file " + text, "text.fifo: not a regular file (a FIFO)"}}) {
+    const CommandResult r = test_support::RunCommand("timeout -k 5 60 " + test_support::kTrain + " " + args);
+    EXPECT_EQ(r.exit_code, 2) << args << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << args << "\n" << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << args << "\n" << r.err;
+  }
+}
+
+// SIGTERM while the workers are still starting (loading LibTorch, before
+// their handlers exist) is a stop, not a failure: 130, as Ctrl-C later is.
+TEST_F(TrainCli, SigtermWhileWorkersStartIsAStop) {
+  for (const int sig : {SIGTERM, SIGINT}) {
+    test_support::BackgroundRun run(kQuickRun + " --nproc 2 --epochs 50", dir_);
+    for (int i = 0; i < 200 && run.Workers().size() < 2; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    ::kill(run.pid(), sig);
+    EXPECT_EQ(run.WaitForExit(std::chrono::seconds(60)), 130) << sig << "\n" << run.err();
+    EXPECT_EQ(run.err().find("error"), std::string::npos) << run.err();
+  }
+}
+
+// A worker whose MASTER_PORT is answered by another service (here one that
+// sends bytes that are no c10d reply) reads them as a length: c10d's own
+// thread threw std::length_error and the worker aborted (exit 134).
+TEST_F(TrainCli, AMasterPortAnsweredByAnotherServiceIsOneLine) {
+  int port = 0;
+  const int fd = ListenOnLoopback(&port);
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> done{false};
+  std::thread garbage([fd, &done] {
+    const std::string reply = std::string(4096, '\xff') + "HTTP/1.0 200 OK\r\n\r\n";
+    while (!done) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const int client = ::accept(fd, nullptr, nullptr);
+      if (client < 0) continue;
+      ::send(client, reply.data(), reply.size(), MSG_NOSIGNAL);
+      ::shutdown(client, SHUT_WR);
+      // Kept open until the test ends: the worker reads what it was sent.
+    }
+  });
+  const CommandResult r = test_support::RunCommand(
+      "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+      " timeout -k 5 120 " + test_support::kTrain + kQuickRun + " --epochs 1 --timeout 20");
+  done = true;
+  garbage.join();
+  ::close(fd);
+  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(test_support::CountLines(r.err), 1) << r.err;
+  EXPECT_NE(r.err.find("accordion-train: error: rank 1: rendezvous of 2 workers at 127.0.0.1:" + std::to_string(port) +
+                       " failed: what answers there is not a c10d store"),
+            std::string::npos)
+      << r.err;
 }
 
 }  // namespace

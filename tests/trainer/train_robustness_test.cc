@@ -8,6 +8,7 @@
 #include <set>
 #include <vector>
 
+#include "common/errors.h"
 #include "common/output_file.h"
 #include "tests/trainer/data_writers.h"
 #include "tests/trainer/torchscript_files.h"
@@ -187,14 +188,14 @@ TEST_F(TrainRobustness, InterruptThenResumeReproducesAnExportedTorchScriptModel)
 
 // A full disk while saving a checkpoint (here a file-size limit, which fails
 // the write the same way without root) ends the run with one line per rank
-// and exit 2, keeps the finished epoch readable, and leaves no half-written
+// and exit 4 (the machine's failure, not bad input's 2), keeps the finished epoch readable, and leaves no half-written
 // file behind. LibTorch's writer alone would abort with a backtrace.
 TEST_F(TrainRobustness, AFullDiskEndsTheRunInOneLineKeepsTheEpochAndLeavesNoPartialFile) {
   const std::string trace = Path("full.trace");
   const CommandResult r = test_support::RunCommand(
       "bash -c \"trap '' XFSZ; ulimit -f 1000; exec " + test_support::kTrain + kQuickRun +
       " --nproc 2 --epochs 2 --threads 1 --trace " + trace + " --checkpoint-dir " + Path("ckpt") + "\"");
-  EXPECT_EQ(r.exit_code, 2) << r.err;
+  EXPECT_EQ(r.exit_code, kExitIoFailure) << r.err;
   EXPECT_EQ(r.err.find("frame #"), std::string::npos) << r.err;
   EXPECT_EQ(r.err.find("terminate"), std::string::npos) << r.err;
   const size_t error_at = r.err.find("accordion-train: error: rank ");

@@ -99,7 +99,8 @@ struct BenchFlags {
 };
 
 void AddFlags(CLI::App& app, BenchFlags& f) {
-  app.add_option("--nproc", f.nproc, "Local worker processes to start (leave out under torchrun / Slurm)")
+  app.add_option("--nproc", f.nproc,
+                 "Local worker processes to start (" + LocalWorkerLimitText() + "; leave out under torchrun / Slurm)")
       ->capture_default_str();
   app.add_option("--ops", f.ops, "Collectives to time: allreduce, allgather, broadcast")
       ->delimiter(',')
@@ -224,6 +225,8 @@ int main(int argc, char** argv) {
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (const std::optional<WorkerEnvironment> env = WorkerEnvironmentFromEnv()) return RunWorker(flags, *env);
     flags.Options();  // every flag checked before a worker starts
+    CheckLocalWorkers(flags.nproc, "--nproc");
+    CheckBindAddress(flags.bind_addr, "--bind-addr");  // here: workers check their flags with their peers running
     flags.CheckOut();
     const char* addr = std::getenv("MASTER_ADDR");
     const char* port = std::getenv("MASTER_PORT");
