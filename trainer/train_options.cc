@@ -90,6 +90,12 @@ constexpr double kNoLimit = std::numeric_limits<double>::infinity();
 
 Range AtLeast(double min) { return {min, /*min_included=*/true, kNoLimit, /*max_included=*/true}; }
 Range Above(double min) { return {min, /*min_included=*/false, kNoLimit, /*max_included=*/true}; }
+// A rate the optimizer multiplies float32 parameters by: LibTorch refuses a
+// scalar float32 cannot hold ("cannot be converted to type float without
+// overflow"), which ended a run as an internal error mid-step.
+Range PositiveFloat32() {
+  return {0, /*min_included=*/false, std::numeric_limits<float>::max(), /*max_included=*/true};
+}
 
 // What the workers of one run must agree on.
 enum class RankAgreement {
@@ -306,7 +312,8 @@ const std::vector<TrainFlag>& TrainFlags() {
       Number("--batch-size", "batch_size", &TrainOptions::batch_size,
              "GLOBAL batch size, split evenly over workers (lstm: token streams; " + BatchSchemesText() + ")",
              AtLeast(1), "must be at least 1"),
-      Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", Above(0), "must be a positive number"),
+      Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", PositiveFloat32(),
+             "must be a positive number float32 holds (at most 3.4e38)"),
       Number("--momentum", "momentum", &TrainOptions::momentum, "SGD momentum",
              {0, /*min_included=*/true, 1, /*max_included=*/false}, "must be in [0, 1)"),
       Flag("--nesterov", "nesterov", &TrainOptions::nesterov, "Nesterov momentum").Checked([](const TrainOptions& o) {
@@ -319,8 +326,8 @@ const std::vector<TrainFlag>& TrainFlags() {
       Flag("--warmup-from", "warmup_from", &TrainOptions::warmup_from,
            "First LR of the warm-up (default lr / warmup epochs)")
           .Checked([](const TrainOptions& o) {
-            if (o.warmup_from && !Above(0).Contains(*o.warmup_from)) {
-              throw InputError("--warmup-from must be a positive learning rate");
+            if (o.warmup_from && !PositiveFloat32().Contains(*o.warmup_from)) {
+              throw InputError("--warmup-from must be a positive learning rate float32 holds (at most 3.4e38)");
             }
             if (o.warmup_from && o.warmup_epochs < 1) {
               throw InputError("--warmup-from needs --warmup-epochs of at least 1");
