@@ -1,10 +1,12 @@
 #include "common/output_file.h"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -135,6 +137,65 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   }
 }
 
+namespace {
+
+// The "<path>.partial" a WriteOutput of this process is writing, for a
+// signal that ends the process mid-write (Ctrl-C, SIGTERM, a closed
+// terminal's SIGHUP during a long sweep): left behind, it would look like
+// another writer's and block the rerun. One at a time; the pid keeps a
+// forked child (a sweep's simulations) from removing its parent's file.
+char g_partial[4096];
+std::atomic<pid_t> g_partial_owner{0};
+static_assert(std::atomic<pid_t>::is_always_lock_free, "read in a signal handler");
+constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP};
+
+void RemovePartialAndEnd(int signal) {
+  if (g_partial_owner.load() == ::getpid()) ::unlink(g_partial);
+  ::signal(signal, SIG_DFL);
+  ::raise(signal);
+}
+
+// For its lifetime, the ending signals that would kill the process as it is
+// (their default action) first remove the partial file. A handler someone
+// installed is left alone: it may mean to let the write finish.
+class PartialFileGuard {
+ public:
+  explicit PartialFileGuard(const std::string& partial) {
+    pid_t none = 0;
+    if (partial.size() >= sizeof g_partial || !g_partial_owner.compare_exchange_strong(none, -1)) return;
+    std::memcpy(g_partial, partial.c_str(), partial.size() + 1);
+    g_partial_owner = ::getpid();
+    owner_ = true;
+    for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
+      struct sigaction now {};
+      if (::sigaction(kEndingSignals[i], nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) != 0 ||
+          now.sa_handler != SIG_DFL) {
+        continue;
+      }
+      struct sigaction remove {};
+      remove.sa_handler = RemovePartialAndEnd;
+      sigemptyset(&remove.sa_mask);
+      installed_[i] = ::sigaction(kEndingSignals[i], &remove, &saved_[i]) == 0;
+    }
+  }
+  ~PartialFileGuard() {
+    if (!owner_) return;
+    for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
+      if (installed_[i]) ::sigaction(kEndingSignals[i], &saved_[i], nullptr);
+    }
+    g_partial_owner = 0;
+  }
+  PartialFileGuard(const PartialFileGuard&) = delete;
+  PartialFileGuard& operator=(const PartialFileGuard&) = delete;
+
+ private:
+  bool owner_ = false;
+  bool installed_[std::size(kEndingSignals)] = {};
+  struct sigaction saved_[std::size(kEndingSignals)] = {};
+};
+
+}  // namespace
+
 void WriteOutput(const std::string& path, const std::function<void(std::ostream&)>& write) {
   if (IsStdout(path)) {
     write(std::cout);
@@ -152,6 +213,7 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
     return;
   }
   const std::string partial = path + ".partial";
+  const PartialFileGuard guard(partial);
   {
     // O_NOFOLLOW: a link planted at the partial name must not redirect the
     // write onto someone else's file.

@@ -75,7 +75,9 @@ bool SameFile(const std::string& a, const std::string& b);
 
 // Writes `write`'s output to `path`. A FIFO or character device there is
 // written into directly; otherwise "<path>.partial" is written and renamed
-// over `path` once complete. Throws InputError when the file cannot be
+// over `path` once complete; SIGINT, SIGTERM or SIGHUP mid-write (when the
+// process has no handler of its own for it) removes the partial file before
+// the signal ends the process, so that it blocks no rerun. Throws InputError when the file cannot be
 // written (a FIFO whose reader has gone included), and when another process started writing `path` meanwhile
 // (FileBeingWritten: then `path` is left as it is). It does not check the
 // path otherwise: call CheckOutput() first.

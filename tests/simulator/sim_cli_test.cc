@@ -857,5 +857,34 @@ TEST_F(SimCli, SigtermTakesTheSimulationProcessesWithIt) {
   }
 }
 
+// A sweep ended by a signal mid-write (SIGTERM, a closed terminal's
+// SIGHUP; Ctrl-C alike) leaves no "<out>.partial" behind: one would look
+// like another writer's and block the rerun, which now succeeds at once.
+TEST_F(SimCli, ASweepEndedBySignalLeavesNoPartialFileToBlockTheRerun) {
+  std::string values;
+  for (int i = 1; i <= 400; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
+  for (const int signal : {SIGTERM, SIGHUP}) {
+    const std::string out = Path("sweep-" + std::to_string(signal) + ".csv"), pid_file = Path("sweep.pid");
+    std::filesystem::remove(pid_file);
+    RunCommand(kSim + " sweep " + Path("mlp.trace") + " --interval 5 --jobs 2 --out " + out + " --bandwidth-gbps " +
+               values + " >/dev/null 2>&1 & echo $! > " + pid_file);
+    pid_t sim = 0;
+    std::ifstream(pid_file) >> sim;
+    ASSERT_GT(sim, 0);
+    for (int i = 0; i < 400 && !std::filesystem::exists(out + ".partial"); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    ASSERT_TRUE(std::filesystem::exists(out + ".partial")) << "the sweep never started writing";
+    ::kill(sim, signal);
+    for (int i = 0; i < 400 && ::kill(sim, 0) == 0; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    EXPECT_NE(::kill(sim, 0), 0) << "accordion-sim outlived signal " << signal;
+    EXPECT_FALSE(std::filesystem::exists(out + ".partial")) << "signal " << signal;
+    EXPECT_FALSE(std::filesystem::exists(out)) << "an interrupted sweep is no result";
+    const CommandResult rerun =
+        Sim("sweep " + Path("mlp.trace") + " --timing analytic --interval 5 --workers 2,4 --out " + out);
+    EXPECT_EQ(rerun.exit_code, 0) << rerun.err;
+  }
+}
+
 }  // namespace
 }  // namespace accordion::sim
