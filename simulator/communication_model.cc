@@ -12,20 +12,20 @@
 
 namespace accordion::sim {
 
-const char* ToString(ModelKind kind) {
+const char* ToString(TimingSource kind) {
   switch (kind) {
-    case ModelKind::kSimulate:
+    case TimingSource::kSimulate:
       return "simulate";
-    case ModelKind::kAnalytic:
+    case TimingSource::kAnalytic:
       return "analytic";
-    case ModelKind::kRecorded:
+    case TimingSource::kRecorded:
       return "recorded";
   }
   return "?";
 }
 
-std::optional<ModelKind> ParseModelKind(const std::string& name) {
-  for (ModelKind k : {ModelKind::kSimulate, ModelKind::kAnalytic, ModelKind::kRecorded}) {
+std::optional<TimingSource> ParseTimingSource(const std::string& name) {
+  for (TimingSource k : {TimingSource::kSimulate, TimingSource::kAnalytic, TimingSource::kRecorded}) {
     if (name == ToString(k)) return k;
   }
   return std::nullopt;

@@ -28,9 +28,9 @@
 
 namespace accordion::sim {
 
-enum class ModelKind { kSimulate, kAnalytic, kRecorded };
-const char* ToString(ModelKind kind);
-std::optional<ModelKind> ParseModelKind(const std::string& name);
+enum class TimingSource { kSimulate, kAnalytic, kRecorded };
+const char* ToString(TimingSource kind);
+std::optional<TimingSource> ParseTimingSource(const std::string& name);
 
 class CommunicationModel {
  public:

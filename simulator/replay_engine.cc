@@ -283,7 +283,7 @@ std::vector<double> RecordedCollectivesOnNetwork(const ReplayInput& input, const
     pattern.calls.push_back(call);
   }
   std::vector<double> out;
-  if (options.model() == ModelKind::kSimulate) {
+  if (options.timing() == TimingSource::kSimulate) {
     SimulatedCommunication sim(network, world, options.allreduce(), options.fidelity(), 1, options.cancel(),
                                options.timeout_s(), options.collective());
     const IterationTiming timing = sim.Time({pattern}, {}).front();
@@ -482,7 +482,7 @@ ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options)
   r.scheme = options.scheme().value_or(view.run.scheme);
   r.eta = options.accordion().eta();
   r.interval = options.accordion().interval();
-  r.model = options.model();
+  r.timing = options.timing();
   r.profile = input.profile;
   return r;
 }
@@ -490,17 +490,17 @@ ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options)
 std::unique_ptr<CommunicationModel> MakeCommunicationModel(const ReplayInput& input, const ReplayOptions& options,
                                                            const PlatformSpec& platform, const PlatformProbe& probe,
                                                            int workers) {
-  switch (options.model()) {
-    case ModelKind::kRecorded:
+  switch (options.timing()) {
+    case TimingSource::kRecorded:
       if (workers != input.view.run.world_size) {
         throw InputError("--timing recorded times collectives as the trace measured them: it replays the trace's own " +
                          std::to_string(input.view.run.world_size) + " workers, not " + std::to_string(workers));
       }
       return std::make_unique<RecordedCommunication>(input);
-    case ModelKind::kAnalytic:
+    case TimingSource::kAnalytic:
       return std::make_unique<AnalyticCommunication>(AlphaBetaModelFor(platform, probe), options.allreduce(), workers,
                                                      platform.collective_overhead_s, options.collective());
-    case ModelKind::kSimulate:
+    case TimingSource::kSimulate:
       break;
   }
   return std::make_unique<SimulatedCommunication>(platform, workers, options.allreduce(), options.fidelity(),
@@ -624,7 +624,7 @@ class EpochProjector {
     if (setting_.foreign || !s.exact_levels || !setting_.recorded_buckets || r_.workers != r_.trace_workers) {
       return std::nullopt;
     }
-    if (options_.model() == ModelKind::kRecorded) return std::vector<double>(pattern.calls.size(), 0.0);
+    if (options_.timing() == TimingSource::kRecorded) return std::vector<double>(pattern.calls.size(), 0.0);
     if (!setting_.host_costs->anchored) return std::nullopt;
     std::vector<double> shift;
     for (size_t i = 0; i < pattern.calls.size(); ++i) {

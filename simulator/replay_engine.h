@@ -70,8 +70,8 @@ class ReplayOptions {
   ACCORDION_ARG(std::optional<double>, level_low);
   ACCORDION_ARG(std::optional<double>, level_high);
   /// What times the collectives: SimGrid, the alpha-beta formulas or the
-  /// trace. Default: ModelKind::kSimulate.
-  ACCORDION_ARG(ModelKind, model) = ModelKind::kSimulate;
+  /// trace. Default: TimingSource::kSimulate.
+  ACCORDION_ARG(TimingSource, timing) = TimingSource::kSimulate;
   /// The all-reduce algorithm. Default: AllReduceAlgorithm::kRing.
   ACCORDION_ARG(AllReduceAlgorithm, allreduce) = AllReduceAlgorithm::kRing;
   /// The all-reduce algorithm's settings (NCCL's chunks and channels, ranks
@@ -171,8 +171,8 @@ struct ReplayResult {
   double collective_overhead_s = 0;  // mean software cost per collective, as replayed
   std::string communication;         // description of the communication model
   AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
-  CollectiveOptions collective;            // the all-reduce's settings, as replayed
-  ModelKind model = ModelKind::kSimulate;  // what timed the collectives (--timing)
+  CollectiveOptions collective;                   // the all-reduce's settings, as replayed
+  TimingSource timing = TimingSource::kSimulate;  // what timed the collectives (--timing)
   IterationProfile profile;
   ScheduleProjection accordion, static_low, static_high;
   std::vector<IterationPattern> patterns;  // timed patterns

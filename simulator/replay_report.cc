@@ -116,7 +116,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["platform"] = r.platform;
   j["communication"] = r.communication;
   j["collective_overhead_s"] = r.collective_overhead_s;
-  j["communication_model"] = ToString(r.model);
+  j["communication_model"] = ToString(r.timing);
   j["allreduce"] = AllReduceJson(r.allreduce, r.collective);
   j["scheme"] = ToString(r.scheme);
   j["eta"] = r.eta;

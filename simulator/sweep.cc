@@ -334,7 +334,7 @@ SweepIdentity IdentifySweep(const std::string& trace_path, const ReplayOptions& 
                          {"interval", base.accordion().interval()},
                          {"level_low", optional(base.level_low())},
                          {"level_high", optional(base.level_high())},
-                         {"model", ToString(base.model())},
+                         {"model", ToString(base.timing())},
                          {"allreduce", AllReduceJson(base.allreduce(), base.collective())},
                          {"fidelity", ToString(base.fidelity())},
                          {"memoise", base.memoise()},

@@ -192,13 +192,13 @@ int main(int argc, char** argv) {
   const Stats cold = Measure(std::min(repetitions, 10), [&](int) {
     WhatIfSettings fresh = w;
     fresh.bandwidth_gbps = 1 + bandwidth_step++;  // a platform not probed yet
-    ProjectWhatIf(run, s, fresh, sim::ModelKind::kAnalytic);
+    ProjectWhatIf(run, s, fresh, sim::TimingSource::kAnalytic);
   });
   const Stats warm = Measure(repetitions, [&](int i) {
     s.eta = 0.1 + 0.8 * (i % 17) / 16.0;
-    ProjectWhatIf(run, s, w, sim::ModelKind::kAnalytic);
+    ProjectWhatIf(run, s, w, sim::TimingSource::kAnalytic);
   });
-  const Stats simgrid = Measure(3, [&](int) { ProjectWhatIf(run, s, w, sim::ModelKind::kSimulate); });
+  const Stats simgrid = Measure(3, [&](int) { ProjectWhatIf(run, s, w, sim::TimingSource::kSimulate); });
   Row("what-if: alpha-beta (probe known)", warm, "SimGrid replay, same settings", simgrid, 20);
   Row("what-if: alpha-beta (new platform)", cold, "SimGrid replay, same settings", simgrid, 20);
   for (QCustomPlot* p : plots) delete p;

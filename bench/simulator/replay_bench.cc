@@ -76,7 +76,7 @@ int main(int argc, char** argv) {
     const ReplayOptions base = ReplayOptions().platform(platform).workers(n);
     std::vector<Fidelity> fidelities = {Fidelity::kAuto};
     if (n <= full_max && ResolveFidelity(Fidelity::kAuto, n) != Fidelity::kFull) fidelities.push_back(Fidelity::kFull);
-    const Timed analytic = TimeReplay(input, ReplayOptions(base).model(ModelKind::kAnalytic));
+    const Timed analytic = TimeReplay(input, ReplayOptions(base).timing(TimingSource::kAnalytic));
     for (Fidelity f : fidelities) {
       const Timed sim = TimeReplay(input, ReplayOptions(base).fidelity(f));
       std::printf("%6d %9s %9d %12.3f %12.3f %10.1f %13.1fs %13.1fs %10.3f\n", n, ToString(ResolveFidelity(f, n)),

@@ -28,8 +28,8 @@ int main(int argc, char** argv) {
   const ReplayOptions options =
       ReplayOptions().platform(cluster).workers(16).accordion(AccordionOptions().eta(0.5).interval(5));
 
-  for (ModelKind model : {ModelKind::kSimulate, ModelKind::kAnalytic}) {
-    const ReplayResult r = ReplayEngine(ReplayOptions(options).model(model)).Run(input);
+  for (TimingSource model : {TimingSource::kSimulate, TimingSource::kAnalytic}) {
+    const ReplayResult r = ReplayEngine(ReplayOptions(options).timing(model)).Run(input);
     std::printf("%s\n", r.communication.c_str());
     for (const ScheduleProjection* s : {&r.accordion, &r.static_low, &r.static_high}) {
       std::printf("  %-28s %9.2f s total, %7.2f s exposed communication, %.4g bytes per worker\n", s->label.c_str(),

@@ -87,7 +87,7 @@ void TimelineView::redraw() {
   }
   if (projection) {
     parts << tr("simulated: %1 on %2")
-                 .arg(projection->model == sim::ModelKind::kSimulate ? tr("SimGrid") : tr("α–β estimate"),
+                 .arg(projection->timing == sim::TimingSource::kSimulate ? tr("SimGrid") : tr("α–β estimate"),
                       QString::fromStdString(projection->result.platform));
   } else if (!document_->projectionProblem().isEmpty()) {
     parts << tr("no simulation: %1").arg(document_->projectionProblem());

@@ -456,7 +456,7 @@ void WhatIfView::showCli() {
     return;
   }
   const auto projection = document_->projection();
-  const sim::ModelKind model = projection ? projection->model : sim::ModelKind::kAnalytic;
+  const sim::TimingSource model = projection ? projection->timing : sim::TimingSource::kAnalytic;
   cli_->setText(
       QStringLiteral("accordion-sim replay %1 %2")
           .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
@@ -495,7 +495,7 @@ void WhatIfView::showProjection() {
     return;
   }
   drawn_run_ = run_path;
-  const bool simulated = projection->model == sim::ModelKind::kSimulate;
+  const bool simulated = projection->timing == sim::TimingSource::kSimulate;
   source_->setText(simulated ? tr("<b>SimGrid replay</b> &nbsp;%1")
                                    .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped())
                              : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "

@@ -126,7 +126,7 @@ void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfPr
   }
   if (simulated) {
     parts << QString("simulated (%1): epoch %2, %3 workers on %4")
-                 .arg(projection->model == sim::ModelKind::kSimulate ? "SimGrid" : "α–β")
+                 .arg(projection->timing == sim::TimingSource::kSimulate ? "SimGrid" : "α–β")
                  .arg(epoch)
                  .arg(r->workers)
                  .arg(QString::fromStdString(r->platform));

@@ -31,8 +31,8 @@ const std::vector<Component>& Components() {
   return components;
 }
 
-QString ModelWords(sim::ModelKind kind) {
-  return kind == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate";
+QString ModelWords(sim::TimingSource kind) {
+  return kind == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate";
 }
 
 QString ClusterLine(const sim::ReplayResult& r) {
@@ -95,7 +95,7 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   const std::string against = ProjectionHeadline(accordion_s, projection.dense.total.time_s, 0, 0);
   const QString speedups = against.empty() ? QString() : QString::fromStdString(against) + " — ";
   ResetPlot(
-      plot, "Projected time to train — " + ModelWords(projection.model),
+      plot, "Projected time to train — " + ModelWords(projection.timing),
       speedups + ClusterLine(r) + ", " + QString::fromStdString(sim::DescribeAllReduce(r.allreduce, r.collective)));
   StyleAxis(plot->xAxis, "schedule");
   StyleAxis(plot->yAxis, "time to train (s)");
@@ -236,7 +236,7 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
 void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   using namespace style;
   const sim::ReplayResult& r = projection.result;
-  ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.model),
+  ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.timing),
             ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
                 "; shaded: epochs whose low-level layers change the traffic");
   StyleAxis(plot->xAxis, "epoch");

@@ -380,8 +380,8 @@ void ExplorerDocument::startEstimate() {
     try {
       // The estimate is quick, but it builds the platform in a child
       // process, and a newer request or closing the window must not wait on it.
-      result =
-          std::make_shared<const WhatIfProjection>(ProjectWhatIf(*run, s, w, sim::ModelKind::kAnalytic, cancel.get()));
+      result = std::make_shared<const WhatIfProjection>(
+          ProjectWhatIf(*run, s, w, sim::TimingSource::kAnalytic, cancel.get()));
     } catch (const std::exception& e) {
       problem = Text(e);
     }
@@ -487,7 +487,7 @@ void ExplorerDocument::startSimulation() {
     QString problem;
     try {
       result = std::make_shared<const WhatIfProjection>(
-          ProjectWhatIf(*run, s, w, sim::ModelKind::kSimulate, cancel.get(), [this, id](int done, int total) {
+          ProjectWhatIf(*run, s, w, sim::TimingSource::kSimulate, cancel.get(), [this, id](int done, int total) {
             QMetaObject::invokeMethod(
                 this,
                 [this, id, done, total] {

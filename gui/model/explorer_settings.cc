@@ -63,7 +63,7 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
   return spec;
 }
 
-sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model) {
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model) {
   const sim::PlatformSpec platform = PlatformOf(w);
   sim::ReplayOptions o;
   o.platform(platform)
@@ -72,7 +72,7 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
       .accordion(AccordionOptions().eta(s.eta).interval(s.interval))
       .level_low(s.level_low)
       .level_high(s.level_high)
-      .model(model)
+      .timing(model)
       .allreduce(w.allreduce)
       // As accordion-sim: a hierarchical all-reduce groups the platform's nodes.
       .collective(sim::CollectiveOptions().ranks_per_node(sim::NodesOf(platform).ranks_per_node))
@@ -81,7 +81,7 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
   return o;
 }
 
-std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model) {
+std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model) {
   std::ostringstream f;
   f << "--workers " << w.workers;
   if (w.topology == sim::Topology::kXml) {

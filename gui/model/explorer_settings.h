@@ -75,11 +75,11 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w);
 
 // Options for ReplayEngine, as `accordion-sim replay` would build them from
 // the equivalent flags (see CliFlagsOf).
-sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model);
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model);
 
 // The `accordion-sim replay` flags that give the same projection, for
 // people who want to script what they found.
-std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::ModelKind model);
+std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model);
 
 }  // namespace accordion::gui
 

@@ -24,7 +24,7 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
                          const std::function<void(int, int)>& progress) {
   if (!run.replayable) throw InputError(run.replay_problem);
   WhatIfProjection p;
-  p.model = options.model();
+  p.timing = options.timing();
   p.result = sim::ReplayEngine(options).Run(run.input, progress);
   // The run is the baseline itself (another scheme without levels is not).
   if (p.result.scheme == Scheme::kDense) {
@@ -40,7 +40,7 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
 }  // namespace
 
 WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
-                               sim::ModelKind model, const std::atomic<bool>* cancel,
+                               sim::TimingSource model, const std::atomic<bool>* cancel,
                                const std::function<void(int, int)>& progress) {
   return Project(run, ReplayOptionsOf(s, w, model).cancel(cancel), progress);
 }
@@ -56,7 +56,7 @@ std::vector<double> LogSpaced(double lo, double hi, int points) {
 
 std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
                                              const std::vector<double>& bandwidths, const std::atomic<bool>* cancel) {
-  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic).cancel(cancel);
+  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::TimingSource::kAnalytic).cancel(cancel);
   std::vector<SweepPointResult> out;
   for (double bw : bandwidths) {
     if (cancel != nullptr && cancel->load()) throw sim::Cancelled();

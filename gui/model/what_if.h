@@ -20,16 +20,16 @@
 namespace accordion::gui {
 
 struct WhatIfProjection {
-  sim::ModelKind model = sim::ModelKind::kAnalytic;  // which produced it
-  sim::ReplayResult result;                          // Accordion, static low, static high
-  sim::ScheduleProjection dense;                     // every layer dense, same cluster
+  sim::TimingSource timing = sim::TimingSource::kAnalytic;  // which produced it
+  sim::ReplayResult result;                                 // Accordion, static low, static high
+  sim::ScheduleProjection dense;                            // every layer dense, same cluster
   double speedup_vs_dense() const { return dense.total.time_s / result.accordion.total.time_s; }
 };
 
 // Throws InputError for settings the simulator refuses, and Cancelled
 // (simulator/child_process.h) when `cancel` becomes true.
 WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
-                               sim::ModelKind model, const std::atomic<bool>* cancel = nullptr,
+                               sim::TimingSource model, const std::atomic<bool>* cancel = nullptr,
                                const std::function<void(int, int)>& progress = {});
 
 struct SweepPointResult {

@@ -238,8 +238,8 @@ int Run(const Args& a, const std::string& command_line) {
   if (!in.analysis.schedulable)
     in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " + in.analysis.problem);
   if (current.replayable) {
-    in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kAnalytic);
-    if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::ModelKind::kSimulate);
+    in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kAnalytic);
+    if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kSimulate);
     std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
     if (in.what_if.topology != sim::Topology::kXml) {
       const double bw = in.what_if.bandwidth_gbps;

@@ -133,7 +133,7 @@ QString ProjectionTable(const WhatIfProjection& p) {
   return t + "</table>\n";
 }
 
-QString SettingsHtml(const ReportInput& in, sim::ModelKind shown) {
+QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   const ScheduleSettings& s = in.schedule;
   const WhatIfSettings& w = in.what_if;
   const ResolvedSchedule& r = in.analysis.resolved;
@@ -210,7 +210,7 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     fw.Save("projection", "Projected time to train", "How long would training take on the target cluster?",
             QString("Dense, static low, static high and Accordion on the cluster in the settings, split into "
                     "compute, compression, exposed communication and the rest (%1).")
-                .arg(best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate"));
+                .arg(best->timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate"));
   }
   if (!in.sweep.empty()) {
     DrawBandwidthSweep(plot, in.sweep, in.what_if.bandwidth_gbps);
@@ -317,7 +317,7 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   }
   h += "</table>\n<p>Data: <a href=\"runs.csv\">runs.csv</a></p>\n";
 
-  h += "<h2 id=\"settings\">Settings</h2>\n" + SettingsHtml(in, best ? best->model : sim::ModelKind::kAnalytic);
+  h += "<h2 id=\"settings\">Settings</h2>\n" + SettingsHtml(in, best ? best->timing : sim::TimingSource::kAnalytic);
 
   h += "<h2 id=\"floats\">Data sent: Accordion against the static schedules</h2>\n";
   if (analysis.schedulable) {
@@ -350,7 +350,7 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     if (!headline.empty()) {
       // "by the ...", not "(...)": the headline may end in "(within 0.5 %)".
       h += "<p><b>" + Html(headline) + "</b>, by the " +
-           (best->model == sim::ModelKind::kSimulate ? "SimGrid replay" : "α–β estimate") + ".</p>\n";
+           (best->timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate") + ".</p>\n";
     }
     const std::string sweep = SweepHeadline(in.sweep);
     if (!sweep.empty()) h += "<p>" + Html(sweep) + ", by the α–β estimate.</p>\n";

@@ -140,7 +140,7 @@ struct PlatformFlags {
   }
 };
 
-// --timing's values (ModelKind).
+// --timing's values (TimingSource).
 const std::vector<std::string> kTimings = {"simulate", "analytic", "recorded"};
 
 // --collective-overhead's values.
@@ -154,7 +154,7 @@ struct ReplayFlags {
   double eta = ReplayOptions().accordion().eta();
   int interval = ReplayOptions().accordion().interval();
   std::optional<double> low, high;
-  std::string model = ToString(ReplayOptions().model());
+  std::string timing = ToString(ReplayOptions().timing());
   std::string allreduce = ToString(ReplayOptions().allreduce());
   std::string fidelity = ToString(ReplayOptions().fidelity());
   bool no_memo = false;
@@ -183,8 +183,8 @@ struct ReplayFlags {
     }
     cmd->add_option("--scheme", scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
         ->check(CLI::IsMember(SchemeNames()));
-    CLI::Option* timing =
-        cmd->add_option("--timing", model,
+    CLI::Option* timing_flag =
+        cmd->add_option("--timing", timing,
                         "What times the collectives: simulate (SimGrid), analytic (alpha-beta formulas) or "
                         "recorded (each collective as the trace measured it: the trace's own workers and network)")
             ->check(CLI::IsMember(kTimings))
@@ -193,10 +193,10 @@ struct ReplayFlags {
     // and SimGrid's --network-model. Still accepted, hidden, with a word.
     cmd->add_option_function<std::string>(
            "--model",
-           [this, timing](const std::string& value) {
-             if (timing->count() > 0)
+           [this, timing_flag](const std::string& value) {
+             if (timing_flag->count() > 0)
                throw CLI::ValidationError("--model", "is --timing's old name: give only --timing");
-             model = value;
+             this->timing = value;
              std::cerr << "accordion-sim: --model is deprecated; it is called --timing now\n";
            },
            "Deprecated spelling of --timing")
@@ -253,7 +253,7 @@ struct ReplayFlags {
         .accordion(AccordionOptions().eta(eta).interval(interval))
         .level_low(low)
         .level_high(high)
-        .model(*ParseModelKind(model))
+        .timing(*ParseTimingSource(timing))
         .allreduce(*ParseAllReduceAlgorithm(allreduce))
         .fidelity(*ParseFidelity(fidelity))
         .memoise(!no_memo)

@@ -190,8 +190,8 @@ double NetworkScale(const ReplayInput& in, const AlphaBetaModel& network) {
 // step is the trace's own: the model of the network cancels out.
 TEST_F(AnchoredReplayTest, AtTheRecordedSettingEveryCollectiveTakesWhatItMeasured) {
   ASSERT_FALSE(input().network_probe.empty());
-  for (ModelKind kind : {ModelKind::kAnalytic, ModelKind::kSimulate}) {
-    const ReplayResult r = ReplayEngine(ReplayOptions().model(kind).platform(Recorded())).Run(input());
+  for (TimingSource kind : {TimingSource::kAnalytic, TimingSource::kSimulate}) {
+    const ReplayResult r = ReplayEngine(ReplayOptions().timing(kind).platform(Recorded())).Run(input());
     const int checked = ForEachRecordedCall(r, input(), [&](const CollectiveCall&, double replayed, double measured) {
       EXPECT_NEAR(replayed, measured, 1e-9 + measured * 1e-9) << ToString(kind);
     });
@@ -209,8 +209,9 @@ TEST_F(AnchoredReplayTest, AtTheRecordedSettingEveryCollectiveTakesWhatItMeasure
 TEST_F(AnchoredReplayTest, AnotherBandwidthChangesOnlyTheNetworksShare) {
   PlatformSpec slow = Recorded();
   slow.bandwidth_Bps /= 10;
-  const ReplayResult at = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded())).Run(input());
-  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(slow)).Run(input());
+  const ReplayResult at =
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(Recorded())).Run(input());
+  const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(slow)).Run(input());
   const AlphaBetaModel recorded(2 * Recorded().latency_s, Recorded().bandwidth_Bps);
   const AlphaBetaModel target(2 * slow.latency_s, slow.bandwidth_Bps);
   const double f = NetworkScale(input(), recorded);
@@ -227,20 +228,20 @@ TEST_F(AnchoredReplayTest, AnotherBandwidthChangesOnlyTheNetworksShare) {
   // Continuous in its inputs: 1 % less bandwidth, well under 1 % more time.
   PlatformSpec near = Recorded();
   near.bandwidth_Bps *= 0.99;
-  const ReplayResult n = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(near)).Run(input());
+  const ReplayResult n = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(near)).Run(input());
   EXPECT_GE(n.accordion.total.time_s, at.accordion.total.time_s);
   EXPECT_LT(n.accordion.total.time_s, at.accordion.total.time_s * 1.01);
 }
 
 TEST_F(AnchoredReplayTest, WithoutTheAnchorTheProbeIsNotUsed) {
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(Recorded()).anchor(false)).Run(input());
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(Recorded()).anchor(false)).Run(input());
   for (const std::string& note : r.notes) EXPECT_EQ(note.find("anchored"), std::string::npos) << note;
   // --recorded-bandwidth-gbps names the recorded network on the replay's own
   // platform (a calibrated one): it wins over the probe's.
   const ReplayResult given =
       ReplayEngine(
-          ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10))
+          ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10))
           .Run(input());
   bool on_platform = false;
   for (const std::string& note : given.notes) {
@@ -267,7 +268,7 @@ TEST_F(AnchoredReplayTest, AnOverpricedTraceKeepsItsFractionOfTheNetworksTime) {
   PlatformSpec fast = slow;
   fast.bandwidth_Bps *= 100;
   const auto options = [](const PlatformSpec& p) {
-    return ReplayOptions().model(ModelKind::kAnalytic).platform(p).recorded_bandwidth_gbps(0.001);
+    return ReplayOptions().timing(TimingSource::kAnalytic).platform(p).recorded_bandwidth_gbps(0.001);
   };
   const ReplayResult at = ReplayEngine(options(slow)).Run(input());
   const ReplayResult r = ReplayEngine(options(fast)).Run(input());
@@ -328,8 +329,8 @@ TEST(AnchoredSamples, EverySampleWithAProbeReproducesItsMedianStepWithin2Percent
     const ReplayInput in = LoadReplayInput(entry.path().string());
     const std::optional<RecordedNetwork> network = FitRecordedNetwork(in.network_probe, in.view.run.world_size);
     if (!network) continue;
-    for (ModelKind kind : {ModelKind::kAnalytic, ModelKind::kSimulate}) {
-      const ReplayResult r = ReplayEngine(ReplayOptions().model(kind).platform(network->platform)).Run(in);
+    for (TimingSource kind : {TimingSource::kAnalytic, TimingSource::kSimulate}) {
+      const ReplayResult r = ReplayEngine(ReplayOptions().timing(kind).platform(network->platform)).Run(in);
       ASSERT_TRUE(r.check.has_value()) << entry.path();
       EXPECT_LT(std::abs(r.check->median_relative_error), 0.02)
           << entry.path().filename() << " " << ToString(kind) << ": measured "

@@ -72,14 +72,14 @@ TEST_F(Replay, MemoisedAndUnmemoisedRunsAgreeExactly) {
 // ReplayOptions holds the controller's own options: their defaults, and what
 // a caller sets there is the schedule the replay projects.
 TEST_F(Replay, AccordionOptionsReachTheReplay) {
-  const ReplayResult defaults = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  const ReplayResult defaults = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(*mlp_);
   EXPECT_EQ(defaults.eta, AccordionOptions().eta());
   EXPECT_EQ(defaults.interval, AccordionOptions().interval());
 
   // A vanishing eta: every check finds every layer critical, so Accordion
   // runs the low level throughout, exactly as static low does.
   const ReplayResult always_critical =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).accordion(AccordionOptions().eta(1e-12).interval(3)))
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).accordion(AccordionOptions().eta(1e-12).interval(3)))
           .Run(*mlp_);
   EXPECT_EQ(always_critical.eta, 1e-12);
   EXPECT_EQ(always_critical.interval, 3);
@@ -102,7 +102,7 @@ TEST_F(Replay, StaticSchedulesSendTheBytesTheTraceRecorded) {
     o.policy = Policy::kStatic;
     o.level_low = o.level_high = c.level;
     const ReplayInput in = Load(std::string("static-") + ToString(c.scheme), o);
-    const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(c.level)).Run(in);
+    const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).level_low(c.level)).Run(in);
     for (int e = 0; e < 3; ++e) {
       EXPECT_EQ(r.static_low.epochs[e].steps, in.view.epochs[e].iterations);
       EXPECT_DOUBLE_EQ(r.static_low.epochs[e].payload_bytes, 4 * in.view.epochs[e].floats_sent)
@@ -114,7 +114,7 @@ TEST_F(Replay, StaticSchedulesSendTheBytesTheTraceRecorded) {
 // Accordion re-derived at the trace's own settings reproduces its levels,
 // so its bytes are the trace's too.
 TEST_F(Replay, AccordionAtTheTracesSettingsSendsWhatTheTraceSent) {
-  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(*mlp_);
   double recorded = 0;
   for (const EpochRecord& e : mlp_->view.epochs) recorded += 4 * e.floats_sent;
   EXPECT_DOUBLE_EQ(r.accordion.total.payload_bytes, recorded);
@@ -123,8 +123,8 @@ TEST_F(Replay, AccordionAtTheTracesSettingsSendsWhatTheTraceSent) {
 }
 
 TEST_F(Replay, MoreWorkersKeepThePerWorkerBatchAndTheComputePerStep) {
-  const ReplayResult at4 = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
-  const ReplayResult at16 = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).workers(16)).Run(*mlp_);
+  const ReplayResult at4 = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(*mlp_);
+  const ReplayResult at16 = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).workers(16)).Run(*mlp_);
   const int64_t train = mlp_->view.run.train_samples;  // 50000, global batch 512 at 4 workers
   EXPECT_EQ(at4.accordion.epochs[0].steps, StepsPerEpoch(train, 512, 4));
   EXPECT_EQ(at16.accordion.epochs[0].global_batch, 2048);
@@ -144,7 +144,7 @@ TEST_F(Replay, MoreWorkersKeepThePerWorkerBatchAndTheComputePerStep) {
 TEST_F(Replay, SimulationAndAnalyticModelAgreeOnTheExactStar) {
   const ReplayOptions o = ReplayOptions().platform(ExactStar(0, 0.1, 20)).workers(8);
   const ReplayResult simulated = ReplayEngine(o).Run(*mlp_);
-  const ReplayResult analytic = ReplayEngine(ReplayOptions(o).model(ModelKind::kAnalytic)).Run(*mlp_);
+  const ReplayResult analytic = ReplayEngine(ReplayOptions(o).timing(TimingSource::kAnalytic)).Run(*mlp_);
   for (const auto& [s, a] :
        {std::pair{&simulated.accordion, &analytic.accordion}, std::pair{&simulated.static_low, &analytic.static_low}}) {
     EXPECT_GT(s->total.exposed_comm_s, 0.05 * s->total.time_s);  // communication matters here
@@ -158,7 +158,7 @@ TEST_F(Replay, SimulationAndAnalyticModelAgreeOnTheExactStar) {
 TEST_F(Replay, ExposedCommunicationIsWhatRunsPastBackward) {
   const double alpha = 2e-5, bandwidth = 1e9 / 8;
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1, 10)).model(ModelKind::kAnalytic)).Run(*mlp_);
+      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1, 10)).timing(TimingSource::kAnalytic)).Run(*mlp_);
   const EpochProjection& e = r.static_low.epochs[0];
   const AlphaBetaModel m(alpha, bandwidth);
   double expected = 0;
@@ -166,7 +166,7 @@ TEST_F(Replay, ExposedCommunicationIsWhatRunsPastBackward) {
   EXPECT_NEAR(e.exposed_comm_s / static_cast<double>(e.steps), expected, 1e-4 * expected);
   // On a fast network without latency it all but vanishes.
   const ReplayResult fast =
-      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1000, 0)).model(ModelKind::kAnalytic)).Run(*mlp_);
+      ReplayEngine(ReplayOptions().platform(ExactStar(0, 1000, 0)).timing(TimingSource::kAnalytic)).Run(*mlp_);
   EXPECT_LT(fast.static_low.total.exposed_comm_s, 0.05 * r.static_low.total.exposed_comm_s);
 }
 
@@ -184,7 +184,7 @@ TEST_F(Replay, LargerBatchesTakeFewerLongerSteps) {
                            "DELETE FROM grad_ready WHERE epoch IN (SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 1u);
-  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(in);
   const EpochProjection& small = r.static_low.epochs[0];
   const EpochProjection& large = r.static_high.epochs[0];
   EXPECT_EQ(large.global_batch, 4096);
@@ -209,7 +209,7 @@ TEST_F(Replay, EachLevelKeepsTheComputeMeasuredAtIt) {
                            "(SELECT epoch FROM epochs WHERE batch_size = 4096);");
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_EQ(in.steps.size(), 2u);
-  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(in);
   const EpochProjection& small = r.static_low.epochs[0];
   const EpochProjection& large = r.static_high.epochs[0];
   EXPECT_NEAR(large.step_forward_s - small.step_forward_s, 0.003, 1e-9);
@@ -255,11 +255,11 @@ TEST_F(Replay, BucketsFollowTheTrainersConfiguration) {
   const ReplayInput in = LoadReplayInput(path);
   ASSERT_TRUE(in.bucket_bytes.has_value());
   EXPECT_EQ(*in.bucket_bytes, 104858);
-  const ReplayResult recorded = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(in);
+  const ReplayResult recorded = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(in);
   EXPECT_EQ(recorded.bucket_bytes, 104858);
   EXPECT_EQ(recorded.patterns[0].calls.back().bucket, 1);  // fc2 closes the first bucket, fc1 the second
   const ReplayResult chosen =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).bucket_bytes(kDefaultBucketBytes)).Run(in);
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).bucket_bytes(kDefaultBucketBytes)).Run(in);
   EXPECT_EQ(chosen.patterns[0].calls.back().bucket, 0);
   EXPECT_FALSE(mlp_->bucket_bytes.has_value());  // the synthetic configuration names none
 }
@@ -276,7 +276,7 @@ TEST_F(Replay, TopKFollowsTheTracesDenseVectors) {
   test_support::ExecuteSql(path, "UPDATE run SET config_json = '{\"bucket_mb\": 0.1, \"topk_dense_vectors\": true}';");
   const ReplayInput in = LoadReplayInput(path);
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).level_low(0.1).level_high(0.1)).Run(in);
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).level_low(0.1).level_high(0.1)).Run(in);
   std::vector<std::string> calls;
   for (const CollectiveCall& c : r.patterns[0].calls) calls.push_back(c.tag + "/" + std::to_string(c.bucket));
   EXPECT_EQ(calls, (std::vector<std::string>{"dense/0", "topk/0", "dense/1", "topk/1"}));
@@ -295,7 +295,7 @@ TEST_F(Replay, MoreWorkersThanHostsIsRefusedBeforeAnythingRuns) {
 }
 
 TEST_F(Replay, TheCheckComparesTheTracesOwnScheduleWithWhatItMeasured) {
-  const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic)).Run(*mlp_);
+  const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic)).Run(*mlp_);
   ASSERT_TRUE(r.check.has_value());
   EXPECT_EQ(r.check->epochs, 30);
   double measured = 0;
@@ -311,8 +311,11 @@ TEST_F(Replay, TheCheckComparesTheTracesOwnScheduleWithWhatItMeasured) {
 TEST_F(Replay, CancellingStopsTheAnalyticReplayWhileItBuildsThePlatform) {
   std::atomic<bool> cancel{true};
   // Seven hosts: a platform no other test probes, so no remembered answer.
-  const ReplayOptions o =
-      ReplayOptions().model(ModelKind::kAnalytic).platform(StarPlatformOptions().hosts(7)).workers(7).cancel(&cancel);
+  const ReplayOptions o = ReplayOptions()
+                              .timing(TimingSource::kAnalytic)
+                              .platform(StarPlatformOptions().hosts(7))
+                              .workers(7)
+                              .cancel(&cancel);
   EXPECT_THROW(ReplayEngine(o).Run(*mlp_), Cancelled);
   cancel = false;
   EXPECT_EQ(ReplayEngine(o).Run(*mlp_).workers, 7);

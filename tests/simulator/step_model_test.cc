@@ -115,7 +115,7 @@ TEST(RecordedReplay, EverySampleTraceReproducesItsMeasuredStepWithin5Percent) {
   for (const auto& entry : std::filesystem::directory_iterator(std::string(ACCORDION_SOURCE_DIR) + "/traces/samples")) {
     if (entry.path().extension() != ".trace") continue;
     const ReplayInput in = LoadReplayInput(entry.path().string());
-    const ReplayResult r = ReplayEngine(ReplayOptions().model(ModelKind::kRecorded)).Run(in);
+    const ReplayResult r = ReplayEngine(ReplayOptions().timing(TimingSource::kRecorded)).Run(in);
     ASSERT_TRUE(r.check.has_value()) << entry.path();
     EXPECT_LT(std::abs(r.check->relative_error), 0.05)
         << entry.path().filename() << ": measured " << r.check->measured_iteration_s * 1e3 << " ms, replayed "
@@ -134,7 +134,7 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
     if (entry.path().extension() != ".trace") continue;
     const ReplayInput in = LoadReplayInput(entry.path().string());
     const ReplayOptions own =
-        ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10);
+        ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 10, 5)).recorded_bandwidth_gbps(10);
     const ReplayResult r = ReplayEngine(own).Run(in);
     ASSERT_TRUE(r.check.has_value());
     EXPECT_LT(std::abs(r.check->relative_error), 0.10) << entry.path().filename();
@@ -144,7 +144,8 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
   // Each recorded collective's host cost is its time less the recorded network's.
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-topk-static-0.1.trace"));
   const ReplayResult slow =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 1, 5)).recorded_bandwidth_gbps(10))
+      ReplayEngine(
+          ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 1, 5)).recorded_bandwidth_gbps(10))
           .Run(in);
   const AlphaBetaModel recorded(2 * 5e-6, 10e9 / 8);
   int checked = 0;
@@ -162,8 +163,8 @@ TEST(HostCosts, TheTracesCollectivesKeepTheirHostCostOnAnotherNetwork) {
 
 TEST(RecordedReplay, RefusesAnotherWorkerCount) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
-  const std::string error =
-      test_support::InputErrorOf([&] { ReplayEngine(ReplayOptions().model(ModelKind::kRecorded).workers(8)).Run(in); });
+  const std::string error = test_support::InputErrorOf(
+      [&] { ReplayEngine(ReplayOptions().timing(TimingSource::kRecorded).workers(8)).Run(in); });
   EXPECT_NE(error.find("own 2 workers"), std::string::npos) << error;
 }
 
@@ -172,7 +173,7 @@ TEST(RecordedReplay, RefusesAnotherWorkerCount) {
 TEST(RecordedReplay, PowerSgdQueriesStartAfterBackwardAndTheirP) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-powersgd-static-2.trace"));
   const ReplayResult r =
-      ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 0.1, 50))).Run(in);
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 0.1, 50))).Run(in);
   const IterationPattern& p = r.patterns.at(static_cast<size_t>(r.static_low.epochs[5].pattern));
   const IterationTiming& t = r.timings.at(static_cast<size_t>(r.static_low.epochs[5].pattern));
   int queries = 0;
@@ -194,7 +195,7 @@ using SlowestRank = accordion::test_support::TempDirTest;
 TEST_F(SlowestRank, OneSlowRankSetsTheStep) {
   const std::string path = Path("dense.trace");
   std::filesystem::copy_file(Sample("fmnist-mlp-dense.trace"), path);
-  const ReplayOptions o = ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5));
+  const ReplayOptions o = ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 10, 5));
   const ReplayResult before = ReplayEngine(o).Run(LoadReplayInput(path));
   test_support::ExecuteSql(path, "UPDATE iterations SET forward_s = forward_s + 0.020 WHERE rank = 1");
   const ReplayResult after = ReplayEngine(o).Run(LoadReplayInput(path));
@@ -207,7 +208,7 @@ TEST(Decompression, GrowsWithTheWorkersForTopKOnly) {
   auto other_per_step = [](const std::string& trace, int workers) {
     const ReplayInput in = LoadReplayInput(Sample(trace));
     const ReplayResult r =
-        ReplayEngine(ReplayOptions().model(ModelKind::kAnalytic).platform(ExactStar(0, 10, 5)).workers(workers))
+        ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(ExactStar(0, 10, 5)).workers(workers))
             .Run(in);
     return r.static_low.total.other_s / static_cast<double>(r.static_low.total.steps);
   };
@@ -227,10 +228,10 @@ TEST(Decompression, GrowsWithTheWorkersForTopKOnly) {
 // processes and the analytic model alike: smaller chunks, more latency.
 TEST(CollectiveSettings, ReachBothModelsThroughTheReplayOptions) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
-  for (ModelKind model : {ModelKind::kSimulate, ModelKind::kAnalytic}) {
+  for (TimingSource model : {TimingSource::kSimulate, TimingSource::kAnalytic}) {
     auto exposed = [&](int64_t chunk) {
       return ReplayEngine(ReplayOptions()
-                              .model(model)
+                              .timing(model)
                               .platform(ExactStar(0, 10, 50))
                               .workers(8)
                               .allreduce(AllReduceAlgorithm::kNcclRing)
@@ -249,7 +250,7 @@ TEST(Stragglers, SlowTheStepMoreWithMoreRanks) {
   const ReplayInput in = LoadReplayInput(Sample("fmnist-mlp-dense.trace"));
   auto iteration = [&](int workers, double cv) {
     return ReplayEngine(ReplayOptions()
-                            .model(ModelKind::kAnalytic)
+                            .timing(TimingSource::kAnalytic)
                             .platform(ExactStar(0, 10, 5))
                             .workers(workers)
                             .straggler_cv(cv)

@@ -659,7 +659,7 @@ class MainWindowTest : public QObject {
     QApplication::processEvents();
     const auto projection = doc->projection();
     QVERIFY(projection != nullptr);
-    QCOMPARE(projection->model, sim::ModelKind::kAnalytic);
+    QCOMPARE(projection->timing, sim::TimingSource::kAnalytic);
     QVERIFY(what_if->sourceLabel()->text().contains("α–β estimate"));
     QTableWidget* results = what_if->resultsTable();
     QCOMPARE(results->rowCount(), 4);

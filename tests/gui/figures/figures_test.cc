@@ -297,14 +297,14 @@ class FiguresTest : public QObject {
     WhatIfSettings w;
     w.workers = 4;
     w.bandwidth_gbps = 1;
-    const WhatIfProjection p = ProjectWhatIf(*run_, settings_, w, sim::ModelKind::kAnalytic);
+    const WhatIfProjection p = ProjectWhatIf(*run_, settings_, w, sim::TimingSource::kAnalytic);
     QCustomPlot plot;
     DrawProjection(&plot, p);
     QVERIFY2(TitleOf(&plot).contains("α–β estimate"), qPrintable(TitleOf(&plot)));
     QCOMPARE(Sections(FigureCsv(&plot), "bars"), 4);
     QVERIFY(FigureCsv(&plot).contains(",dense\n"));
     WhatIfProjection simulated = p;
-    simulated.model = sim::ModelKind::kSimulate;
+    simulated.timing = sim::TimingSource::kSimulate;
     DrawProjection(&plot, simulated);
     QVERIFY(TitleOf(&plot).contains("SimGrid replay"));
     // The subtitle names the all-reduce (the title names the model), and

@@ -265,7 +265,7 @@ class ExplorerDocumentTest : public QObject {
       QVERIFY(doc.estimate());
       const sim::ReplayResult& r = doc.estimate()->result;
       QCOMPARE(r.workers, 64);
-      const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic));
+      const nlohmann::json cli = SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::TimingSource::kAnalytic));
       QVERIFY(!cli.is_null());
       for (const auto& [name, mine] :
            {std::pair{"accordion", &r.accordion}, {"static-low", &r.static_low}, {"static-high", &r.static_high}}) {
@@ -276,7 +276,7 @@ class ExplorerDocumentTest : public QObject {
                recorded.has_value());
       // Dense is the same cluster with every layer dense.
       const nlohmann::json dense =
-          SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::ModelKind::kAnalytic) + " --scheme dense");
+          SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(s, w, sim::TimingSource::kAnalytic) + " --scheme dense");
       QVERIFY(RelativeDifference(doc.estimate()->dense.total.time_s,
                                  dense["schedules"]["static-low"]["total"]["time_s"].get<double>()) < 1e-9);
       QVERIFY(doc.sweep());
@@ -290,13 +290,13 @@ class ExplorerDocumentTest : public QObject {
   void recordedBandwidthReachesTheReplayAndTheCommandLine() {
     const ScheduleSettings s;
     WhatIfSettings w;
-    QVERIFY(!ReplayOptionsOf(s, w, sim::ModelKind::kAnalytic).recorded_bandwidth_gbps());
-    QVERIFY(CliFlagsOf(s, w, sim::ModelKind::kAnalytic).find("--recorded-bandwidth-gbps") == std::string::npos);
+    QVERIFY(!ReplayOptionsOf(s, w, sim::TimingSource::kAnalytic).recorded_bandwidth_gbps());
+    QVERIFY(CliFlagsOf(s, w, sim::TimingSource::kAnalytic).find("--recorded-bandwidth-gbps") == std::string::npos);
     WhatIfSettings known = w;
     known.recorded_bandwidth_gbps = 2.5;
     QVERIFY(known != w);
-    QCOMPARE(ReplayOptionsOf(s, known, sim::ModelKind::kAnalytic).recorded_bandwidth_gbps(), std::optional(2.5));
-    QVERIFY(CliFlagsOf(s, known, sim::ModelKind::kAnalytic).find(" --recorded-bandwidth-gbps 2.5") !=
+    QCOMPARE(ReplayOptionsOf(s, known, sim::TimingSource::kAnalytic).recorded_bandwidth_gbps(), std::optional(2.5));
+    QVERIFY(CliFlagsOf(s, known, sim::TimingSource::kAnalytic).find(" --recorded-bandwidth-gbps 2.5") !=
             std::string::npos);
 
     ExplorerDocument doc;
@@ -324,7 +324,7 @@ class ExplorerDocumentTest : public QObject {
     w.recorded_bandwidth_gbps = 1;
     doc.setWhatIfSettings(w);
     doc.waitForIdle();
-    QCOMPARE(doc.projection()->model, sim::ModelKind::kAnalytic);
+    QCOMPARE(doc.projection()->timing, sim::TimingSource::kAnalytic);
     QSignalSpy progress(&doc, &ExplorerDocument::simulationProgress);
     doc.startSimulation();
     QVERIFY(doc.simulationRunning());
@@ -332,9 +332,9 @@ class ExplorerDocumentTest : public QObject {
     QVERIFY(!doc.simulationRunning());
     QVERIFY(doc.simulation());
     QVERIFY(progress.count() > 0);
-    QCOMPARE(doc.projection()->model, sim::ModelKind::kSimulate);
+    QCOMPARE(doc.projection()->timing, sim::TimingSource::kSimulate);
     const nlohmann::json cli =
-        SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(doc.scheduleSettings(), w, sim::ModelKind::kSimulate));
+        SimReplayJson(SampleTrace(kPowerSgd), CliFlagsOf(doc.scheduleSettings(), w, sim::TimingSource::kSimulate));
     QVERIFY(RelativeDifference(doc.simulation()->result.accordion.total.time_s,
                                cli["schedules"]["accordion"]["total"]["time_s"].get<double>()) < 1e-9);
     // Changing a setting drops the replay: it described other settings.
