@@ -140,6 +140,19 @@ struct PlatformFlags {
   }
 };
 
+// A worker count given on the command line: at least 1. Inside, 0 means
+// "the trace's", and a 0 given was taken for that without a word.
+CLI::Validator AWorkerCount() {
+  return CLI::Validator(
+      [](const std::string& value) {
+        const bool whole = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
+        return whole && value.find_first_not_of('0') != std::string::npos
+                   ? std::string()
+                   : std::string("must be a whole number, at least 1");
+      },
+      "", "at least 1");
+}
+
 // --timing's values (TimingSource).
 const std::vector<std::string> kTimings = {"simulate", "analytic", "recorded"};
 
@@ -169,9 +182,12 @@ struct ReplayFlags {
 
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
+      // 0 is ReplayOptions' "the trace's": given on the command line it
+      // would be taken silently for that, so a given count starts at 1.
       cmd->add_option("--workers", workers,
                       "Workers to project to (default: the trace's; at most " + std::to_string(kMaxHosts) +
-                          "); per-worker batch kept");
+                          "); per-worker batch kept")
+          ->check(AWorkerCount());
       cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change")
           ->check(CLI::PositiveNumber)
           ->capture_default_str();
@@ -698,7 +714,7 @@ int main(int argc, char** argv) {
   sweep.collective.Add(sweep_cmd);
   sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")->delimiter(',');
   sweep_cmd->add_option("--latency-us", sweep.grid.latency_us, "Link latencies, us")->delimiter(',');
-  sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',');
+  sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',')->check(AWorkerCount());
   sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds")->delimiter(',');
   sweep_cmd->add_option("--interval", sweep.grid.interval, "Check intervals, epochs")->delimiter(',');
   sweep_cmd->add_option("--levels", sweep.levels, "LOW:HIGH level pairs, e.g. 2:1,4:1")->delimiter(',');
@@ -727,7 +743,7 @@ int main(int argc, char** argv) {
   CLI::App* collective_cmd =
       app.add_subcommand("collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
   collective.platform.Add(collective_cmd, true);
-  collective_cmd->add_option("--workers", collective.workers, "Ranks")->capture_default_str();
+  collective_cmd->add_option("--workers", collective.workers, "Ranks")->check(AWorkerCount())->capture_default_str();
   collective_cmd->add_option("--bytes", collective.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")
       ->capture_default_str();
   collective_cmd->add_option("--op", collective.op, "allreduce, allgather or broadcast")

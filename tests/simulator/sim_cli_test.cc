@@ -686,6 +686,11 @@ TEST_F(SimCli, OutputsNeverReplaceInputsAndOldFilesOnlyWhenTold) {
 TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
   const std::string t = Path("mlp.trace") + " --timing analytic";
   ExpectBadInput("replay " + t + " --workers 100000000", "above the limit of 131072");
+  // 0 means "the trace's" inside; given, it was taken for that without a word.
+  ExpectBadInput("replay " + t + " --workers 0", "--workers");
+  ExpectBadInput("replay " + t + " --workers -2", "--workers");
+  ExpectBadInput("sweep " + t + " --workers 0,2", "--workers: must be a whole number, at least 1");
+  ExpectBadInput("collective --workers 0", "--workers: must be a whole number, at least 1");
   ExpectBadInput("replay " + t + " --topology fat-tree --hosts-per-leaf 1000000000", "above the limit");
   ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 2000000000", "above the limit of 1024");
   ExpectBadInput("replay " + t + " --topology hierarchical --gpus-per-node 1000 --workers 131050", "whole nodes");
