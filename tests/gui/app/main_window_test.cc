@@ -96,6 +96,13 @@ void OpenAndSettle(MainWindow& window, const QStringList& paths) {
   QApplication::processEvents();
 }
 
+// The PowerSGD sample, settled, in a shown window of the size most tests use.
+void ShowPowerSgdSample(MainWindow& window) {
+  window.resize(1400, 900);
+  window.show();
+  OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+}
+
 // What a person would call clipped in a drawn figure: a title squeezed
 // below the height its lines need, legend entries drawn over each other, an
 // axis rect too small to read. Empty when the figure is fine.
@@ -373,9 +380,7 @@ class MainWindowTest : public QObject {
   // a band's swatch is no series and stays.
   void legendClickHidesASeries() {
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    ShowPowerSgdSample(window);
     PlotWidget* norms = window.regimesView()->normsPlot();
     norms->replot(QCustomPlot::rpImmediateRefresh);
     QCPAbstractPlottable* series = norms->graph(0);
@@ -399,9 +404,7 @@ class MainWindowTest : public QObject {
   // space says nothing.
   void hoverShowsSeriesAndValue() {
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    ShowPowerSgdSample(window);
     PlotWidget* norms = window.regimesView()->normsPlot();
     norms->replot(QCustomPlot::rpImmediateRefresh);
     QCPGraph* series = norms->graph(0);
@@ -540,9 +543,7 @@ class MainWindowTest : public QObject {
 
   void exportsTheCurrentFigure() {
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    ShowPowerSgdSample(window);
     const QString dir = ScratchDir("export");
     for (int tab = 0; tab < window.tabs()->count(); ++tab) {
       window.tabs()->setCurrentIndex(tab);
@@ -837,9 +838,7 @@ class MainWindowTest : public QObject {
 
   void levelMapTooltipAndTimelineExport() {
     MainWindow window;
-    window.resize(1400, 900);
-    window.show();
-    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    ShowPowerSgdSample(window);
     window.tabs()->setCurrentWidget(window.levelMapView());
     QApplication::processEvents();
     PlotWidget* map = window.levelMapView()->plot();
