@@ -107,8 +107,9 @@ nav a { margin-right: 14px; color: #0072b2; }
 QString Row(const QStringList& cells, const QString& cls = QString()) {
   QString row = cls.isEmpty() ? "<tr>" : "<tr class=\"" + cls + "\">";
   for (const QString& c : cells) {
-    // Cells that start with a digit, sign or '×' read as numbers.
-    const bool number = !c.isEmpty() && (c[0].isDigit() || c[0] == '-' || c[0] == '+');
+    // Cells that start with a digit or a sign read as numbers, and so does
+    // "—", a number's empty cell, which lines up with the column's numbers.
+    const bool number = !c.isEmpty() && (c[0].isDigit() || c[0] == '-' || c[0] == '+' || c == QString("—"));
     row += QString(number ? "<td class=\"num\">%1</td>" : "<td>%1</td>").arg(c);
   }
   return row + "</tr>\n";
