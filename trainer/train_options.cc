@@ -652,9 +652,17 @@ void CheckPaths(const TrainOptions& o) {
     const std::string mismatch = ResumeMismatch(m->config_json, o);
     if (!mismatch.empty()) throw InputError("--resume: " + mismatch);
     // Before any worker starts; each worker checks its own file again (under
-    // torchrun another node's files may not be here).
+    // torchrun another node's files may not be here). A missing file is
+    // refused here where it must be here: rank 0's always (this is its
+    // machine), every rank's when this launcher starts them all. Found only
+    // by its worker, it failed the run and marked the trace so.
+    const size_t here = o.nproc == static_cast<int>(m->state_files.size()) ? m->state_files.size() : 1;
     for (size_t rank = 0; rank < m->state_files.size(); ++rank) {
       const std::string state = CheckpointStatePath(o.checkpoint_dir, m->epoch, static_cast<int>(rank));
+      if (rank < here && !Exists(state)) {
+        throw InputError("--resume: " + state + ": no such file; the checkpoint of epoch " + std::to_string(m->epoch) +
+                         " cannot be resumed (nothing was changed)");
+      }
       if (Exists(state) && !(DigestOfFile(state) == m->state_files[rank])) {
         throw InputError("--resume: " + state +
                          " is damaged (its size or CRC-32 differs from the manifest's); "

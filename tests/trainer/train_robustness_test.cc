@@ -250,6 +250,15 @@ TEST_F(TrainRobustness, ResumeRefusesAnotherRunsTraceAndADamagedCheckpointTouchi
   const TraceContent after = ReadTrace(Path("a.trace"));
   EXPECT_EQ(after.run.status, RunStatus::kInterrupted);
   EXPECT_EQ(after.epochs.size(), before.epochs.size());
+
+  // Rank 1's state file gone: refused before any worker starts, and the
+  // trace is not marked failed for it (it was, by the worker that found it).
+  std::filesystem::remove(state);
+  const CommandResult missing = Train(run + " --trace " + Path("a.trace") + " --resume");
+  EXPECT_EQ(missing.exit_code, 2) << missing.err;
+  EXPECT_EQ(CountLines(missing.err), 1) << missing.err;
+  EXPECT_NE(missing.err.find("rank-1.pt: no such file"), std::string::npos) << missing.err;
+  EXPECT_EQ(ReadTrace(Path("a.trace")).run.status, RunStatus::kInterrupted);
 }
 
 // A live run's trace is locked: a second run on the same path is refused in
