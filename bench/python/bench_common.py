@@ -1,5 +1,5 @@
-"""What the two Python benchmarks share: the machine's load, a free port for torchrun, the
-Fashion-MNIST reader and accordion-train's CNN."""
+"""What the Python benchmarks (and bench/trainer/ddp_baseline.py) share: the machine's load, a
+free port for torchrun, the Fashion-MNIST reader and accordion-train's CNN."""
 
 import gzip
 import socket

@@ -14,10 +14,8 @@ decay. It times the training steps only (no evaluation), as accordion-train's
   ddp_baseline.py ... --rank R --master-addr A --master-port P   # one worker of --nproc, started by hand
 """
 import argparse
-import gzip
 import json
 import os
-import socket
 import sys
 import time
 
@@ -28,14 +26,9 @@ import torch.multiprocessing as mp
 import torch.nn as nn
 import torch.nn.functional as F
 
-
-def read_idx(path):
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    ndim = data[3]
-    dims = [int.from_bytes(data[4 + 4 * i:8 + 4 * i], "big") for i in range(ndim)]
-    return np.frombuffer(data, dtype=np.uint8, offset=4 + 4 * ndim).reshape(dims)
+# The Fashion-MNIST reader, accordion-train's CNN and a free port, shared with bench/python.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "python"))
+from bench_common import free_port, read_idx, trainer_cnn  # noqa: E402
 
 
 def load_fashion_mnist(data_dir, limit):
@@ -62,26 +55,13 @@ class Mlp(nn.Module):  # accordion-train --model mlp
         return self.fc3(F.relu(self.fc2(x)))
 
 
-class Cnn(nn.Module):  # accordion-train --model cnn
-    def __init__(self):
-        super().__init__()
-        self.conv1 = nn.Conv2d(1, 16, 5, padding=2)
-        self.conv2 = nn.Conv2d(16, 32, 5, padding=2)
-        self.fc1, self.fc2 = nn.Linear(32 * 7 * 7, 128), nn.Linear(128, 10)
-
-    def forward(self, x):
-        x = F.max_pool2d(F.relu(self.conv1(x)), 2)
-        x = F.max_pool2d(F.relu(self.conv2(x)), 2)
-        return self.fc2(F.relu(self.fc1(x.flatten(1))))
-
-
 def worker(rank, args, port, queue):
     torch.set_num_threads(args.threads)
     dist.init_process_group("gloo", init_method=f"tcp://{args.master_addr}:{port}", rank=rank,
                             world_size=args.nproc)
     torch.manual_seed(args.seed)
     x, y = load_fashion_mnist(args.data_dir, args.limit_samples)
-    model = nn.parallel.DistributedDataParallel(Mlp() if args.model == "mlp" else Cnn())
+    model = nn.parallel.DistributedDataParallel(Mlp() if args.model == "mlp" else trainer_cnn())
     if args.powersgd_rank:
         from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as powerSGD
         # As the PyTorch documentation shows it, with our rank; compression
@@ -151,9 +131,7 @@ def main():
     if args.rank >= 0:
         worker(args.rank, args, args.master_port, None)
         return
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+    port = free_port()
     ctx = mp.get_context("spawn")
     queue = ctx.SimpleQueue()
     aborted = None
