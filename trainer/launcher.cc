@@ -63,10 +63,9 @@ std::string Describe(const Worker& w) {
 
 bool Succeeded(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == 0; }
 bool Interrupted(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitInterrupted; }
-// Every rank of a diverged run ends with this code, and rank 0 has said why.
 // Exit codes whose worker printed its reason in one line (common/errors.h).
 bool SaidWhy(int code) { return code == kExitBadInput || code == kExitIoFailure; }
-
+// Every rank of a diverged run ends with this code, and rank 0 has said why.
 bool Diverged(const Worker& w) { return WIFEXITED(w.status) && WEXITSTATUS(w.status) == kExitDiverged; }
 
 void SignalAll(std::vector<Worker>& workers, int sig) {
