@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "fuzz/fuzz_support.h"
 #include "simulator/platform.h"
+#include "simulator/platform_file.h"
 
 namespace {
 

@@ -57,6 +57,7 @@
 #include "fuzz/fuzz_support.h"
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
+#include "simulator/platform_file.h"
 
 namespace accordion::fuzz {
 // fuzz/coverage_counters.cc: this binary's coverage counters.

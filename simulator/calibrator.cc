@@ -187,18 +187,12 @@ void Calibrator::AddBenchmark(const nlohmann::json& j, const std::string& origin
 void Calibrator::AddFile(const std::string& path) {
   const std::string problem = InputFileProblem(path);
   if (!problem.empty()) throw InputError(path + ": cannot open: " + problem);
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open");
-  char head[16] = {};
-  in.read(head, sizeof head);
-  static constexpr char kSqlite[16] = "SQLite format 3";  // and its NUL: the file's first 16 bytes
-  if (in.gcount() == 16 && std::equal(head, head + 16, kSqlite)) {
-    in.close();
+  if (IsSqliteDatabase(path)) {
     AddTrace(path);
     return;
   }
-  in.clear();
-  in.seekg(0);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw InputError(path + ": cannot open");
   char first = 0;
   while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {
   }

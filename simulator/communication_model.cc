@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 #include "simulator/child_process.h"
+#include "simulator/platform_builder.h"
 #include "simulator/topology_description.h"
 
 namespace accordion::sim {
@@ -37,7 +38,7 @@ namespace {
 // file's size and modification time.
 std::string ProbeKey(const PlatformSpec& spec, int ranks) {
   std::string key = spec.ToJson().dump() + "#" + std::to_string(ranks);
-  if (spec.topology == Topology::kXml) {
+  if (spec.source == PlatformSource::kXmlFile) {
     struct stat st {};
     if (::stat(spec.xml_path.c_str(), &st) == 0) {
       key += "#" + std::to_string(st.st_size) + "#" + std::to_string(st.st_mtim.tv_sec) + "." +

@@ -24,6 +24,7 @@
 #include "simulator/iteration_pattern.h"
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
+#include "simulator/platform_builder.h"
 #include "simulator/replay_input.h"
 
 namespace accordion::sim {

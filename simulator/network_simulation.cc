@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/errors.h"
+#include "simulator/platform_builder.h"
 
 namespace accordion::sim {
 

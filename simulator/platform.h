@@ -1,6 +1,8 @@
-// Platforms: the simulated cluster a trace is replayed on, as a value that
-// can be built from flags, read from a small JSON file or point at any
-// SimGrid XML platform, and then instantiated with SimGrid's S4U API.
+// The platform spec: the simulated cluster a trace is replayed on, as a
+// plain value - a built topology with its links and parameters, or a SimGrid
+// XML file that brings its own - with its checks and the sentence that
+// describes it. Reading it from a file is platform_file.h; building it in
+// SimGrid is platform_builder.h.
 //
 //   StarPlatformOptions().hosts(64).bandwidth_gbps(25).latency_us(5)
 //   FatTreePlatformOptions().hosts_per_leaf(16).spines(4)...
@@ -12,9 +14,7 @@
 // full bandwidth). Ranks are placed on hosts in order, so on the hierarchical
 // platform consecutive ranks share a node.
 //
-// Thread safety: PlatformSpec and the options classes are plain values and
-// the loaders keep no state. BuildPlatform and SummariseRingRoutes use this
-// process's SimGrid engine: only where a NetworkSimulation lives (a child).
+// Thread safety: PlatformSpec and the options classes are plain values.
 #ifndef ACCORDION_SIMULATOR_PLATFORM_H_
 #define ACCORDION_SIMULATOR_PLATFORM_H_
 
@@ -27,10 +27,6 @@
 
 #include "common/options.h"
 #include "common/number_format.h"
-
-namespace simgrid::s4u {
-class Host;
-}
 
 namespace accordion::sim {
 
@@ -68,8 +64,16 @@ struct MessageSegment {
   double bandwidth_Bps = 0;
 };
 
-enum class Topology { kStar, kFatTree, kHierarchical, kRing, kXml };
+// The topologies the simulator builds itself, one row each in
+// topology_description.cc.
+enum class Topology { kStar, kFatTree, kHierarchical, kRing };
 const char* ToString(Topology topology);
+std::optional<Topology> ParseTopology(const std::string& name);
+
+// Where a platform's hosts and links come from: a built topology, or a
+// SimGrid XML file that brings its own (no links, parameters or host cost
+// of ours apply to it).
+enum class PlatformSource { kBuiltIn, kXmlFile };
 
 // Limits on the platforms a replay builds, checked before anything is
 // allocated. The largest training clusters have about 100,000 accelerators;
@@ -88,16 +92,17 @@ inline constexpr int kMaxRingHosts = 16384;
 // Everything needed to build a platform. Plain data; Validate() says what
 // is wrong with it.
 struct PlatformSpec {
-  Topology topology = Topology::kStar;
-  int hosts = 0;                      // 0: one host per simulated rank
-  double bandwidth_Bps = 1.25e9;      // per link (the inter-node links of hierarchical)
-  double latency_s = 5e-6;            // per link
-  int gpus_per_node = 8;              // hierarchical
-  double intra_bandwidth_Bps = 75e9;  // hierarchical: device <-> node switch
+  PlatformSource source = PlatformSource::kBuiltIn;
+  Topology topology = Topology::kStar;  // kBuiltIn
+  std::string xml_path;                 // kXmlFile
+  int hosts = 0;                        // 0: one host per simulated rank
+  double bandwidth_Bps = 1.25e9;        // per link (the inter-node links of hierarchical)
+  double latency_s = 5e-6;              // per link
+  int gpus_per_node = 8;                // hierarchical
+  double intra_bandwidth_Bps = 75e9;    // hierarchical: device <-> node switch
   double intra_latency_s = 1e-6;
   int hosts_per_leaf = 16;  // fat-tree: hosts under one leaf switch
   int spines = 0;           // fat-tree: top switches (0: hosts_per_leaf, non-blocking)
-  std::string xml_path;     // kXml
   NetworkOptions network;
   std::vector<MessageSegment> segments;  // from calibration; empty: none
   // Software cost of one collective on every rank (launching it, Gloo's or
@@ -128,16 +133,34 @@ struct PlatformSpec {
   // One line, e.g. "star of 64 hosts, 25 Gb/s, 5 us per link, CM02 (TCP-gamma 0, no cross-traffic)".
   std::string Describe(int ranks) const;
   // Hosts the platform will have for `ranks` ranks (throws InputError when
-  // it cannot hold them). Unknown (-1) for XML until it is loaded.
+  // it cannot hold them). Unknown (-1) for an XML file until it is loaded.
   int HostCount(int ranks) const;
 
   nlohmann::json ToJson() const;
 };
 
+// A topology's own parameters are rows of topology_description.cc (key,
+// unit, limits, help, how the spec holds it); these set and read one by its
+// key, in its unit, through its row. Throw std::logic_error for a key the
+// spec's topology has no row for (a programming error).
+void SetTopologyParameter(PlatformSpec& spec, const std::string& key, double value);
+double TopologyParameterValue(const PlatformSpec& spec, const std::string& key);
+
+// The chained setter and the getter of a topology parameter in an options
+// class, named by its row's key and going through the row, so the options
+// restate no unit conversion, default or limit.
+#define ACCORDION_TOPOLOGY_PARAMETER(Self, T, key)                 \
+  Self& key(T value) {                                             \
+    SetTopologyParameter(spec_, #key, static_cast<double>(value)); \
+    return *this;                                                  \
+  }                                                                \
+  T key() const { return static_cast<T>(TopologyParameterValue(spec_, #key)); }
+
 // The platform options write their PlatformSpec directly, converting units
 // (Gb/s to B/s, us to s) on the way; they are hand-written, not
 // ACCORDION_ARG, because the spec, not a member per option, is what they
-// build.
+// build. The links' bandwidth and latency are every built topology's; the
+// rest are the topology's rows (ACCORDION_TOPOLOGY_PARAMETER).
 template <typename Self>
 class PlatformOptionsBase {
  public:
@@ -179,14 +202,8 @@ class StarPlatformOptions : public PlatformOptionsBase<StarPlatformOptions> {
 class FatTreePlatformOptions : public PlatformOptionsBase<FatTreePlatformOptions> {
  public:
   FatTreePlatformOptions() : PlatformOptionsBase(Topology::kFatTree) {}
-  FatTreePlatformOptions& hosts_per_leaf(int v) {
-    spec_.hosts_per_leaf = v;
-    return *this;
-  }
-  FatTreePlatformOptions& spines(int v) {
-    spec_.spines = v;
-    return *this;
-  }
+  ACCORDION_TOPOLOGY_PARAMETER(FatTreePlatformOptions, int, hosts_per_leaf)
+  ACCORDION_TOPOLOGY_PARAMETER(FatTreePlatformOptions, int, spines)
 };
 
 // Nodes of gpus_per_node devices on a fast intra-node switch; each node has
@@ -194,18 +211,9 @@ class FatTreePlatformOptions : public PlatformOptionsBase<FatTreePlatformOptions
 class HierarchicalPlatformOptions : public PlatformOptionsBase<HierarchicalPlatformOptions> {
  public:
   HierarchicalPlatformOptions() : PlatformOptionsBase(Topology::kHierarchical) {}
-  HierarchicalPlatformOptions& gpus_per_node(int v) {
-    spec_.gpus_per_node = v;
-    return *this;
-  }
-  HierarchicalPlatformOptions& intra_bandwidth_gbps(double v) {
-    spec_.intra_bandwidth_Bps = BytesPerSecondFromGbps(v);
-    return *this;
-  }
-  HierarchicalPlatformOptions& intra_latency_us(double v) {
-    spec_.intra_latency_s = v * 1e-6;
-    return *this;
-  }
+  ACCORDION_TOPOLOGY_PARAMETER(HierarchicalPlatformOptions, int, gpus_per_node)
+  ACCORDION_TOPOLOGY_PARAMETER(HierarchicalPlatformOptions, double, intra_bandwidth_gbps)
+  ACCORDION_TOPOLOGY_PARAMETER(HierarchicalPlatformOptions, double, intra_latency_us)
 };
 
 // Hosts wired in a physical ring, host i to host i+1; routes take the
@@ -217,37 +225,6 @@ class RingPlatformOptions : public PlatformOptionsBase<RingPlatformOptions> {
 
 // A SimGrid XML platform file; ranks go to its hosts in natural name order.
 PlatformSpec XmlPlatform(const std::string& path);
-
-// Loads a SimGrid XML platform in a child process and checks that its hosts
-// reach each other; throws InputError, one line naming the file, where
-// SimGrid would abort or a replay would find no route. Refuses a file whose
-// clusters declare more than kMaxHosts hosts before SimGrid builds one.
-void CheckXmlPlatform(const std::string& path);
-
-// Hosts the clusters of an XML platform's text declare: the sum of their
-// radicals ("0-99", "1,3,5-7"), each number read as SimGrid reads it (its
-// leading digits); saturates at 2^40.
-int64_t XmlClusterHostsDeclared(const std::string& text);
-
-// Reads a platform file: a SimGrid XML platform (by extension .xml) or our
-// JSON form (docs/simulator.md, "Platform files"). Throws InputError.
-PlatformSpec LoadPlatformFile(const std::string& path);
-PlatformSpec PlatformFromJson(const nlohmann::json& j, const std::string& origin);
-std::optional<Topology> ParseTopology(const std::string& name);
-
-// Instantiates `spec` for `ranks` ranks in the current SimGrid engine, which
-// must not have a platform yet, and returns the hosts ranks run on, rank
-// order. Throws InputError for platforms that cannot hold the ranks.
-std::vector<simgrid::s4u::Host*> BuildPlatform(const PlatformSpec& spec, int ranks);
-
-// What a message between ring neighbours meets: the largest route latency
-// and the smallest link bandwidth on any neighbour route (needs a built
-// platform). The analytic model starts from these.
-struct RouteSummary {
-  double latency_s = 0;
-  double bandwidth_Bps = 0;
-};
-RouteSummary SummariseRingRoutes(const std::vector<simgrid::s4u::Host*>& hosts);
 
 }  // namespace accordion::sim
 

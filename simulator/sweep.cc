@@ -92,7 +92,7 @@ std::vector<SweepPoint> ExpandGrid(const SweepGrid& g) {
 ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
   ReplayOptions o = base;
   PlatformSpec spec = base.platform();
-  if ((p.bandwidth_gbps || p.latency_us) && spec.topology == Topology::kXml) {
+  if ((p.bandwidth_gbps || p.latency_us) && spec.source == PlatformSource::kXmlFile) {
     throw InputError("bandwidth and latency cannot be swept on an XML platform; describe it with flags or JSON");
   }
   if (p.bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*p.bandwidth_gbps);
@@ -325,7 +325,7 @@ SweepIdentity IdentifySweep(const std::string& trace_path, const ReplayOptions& 
   // Every option that can change a row; jobs, timeout_s and cancel cannot.
   // An option added to ReplayOptions belongs here too.
   nlohmann::json platform = base.platform().ToJson();
-  if (base.platform().topology == Topology::kXml) platform["xml"] = HashFile(base.platform().xml_path);
+  if (base.platform().source == PlatformSource::kXmlFile) platform["xml"] = HashFile(base.platform().xml_path);
   auto optional = [](const auto& v) { return v ? nlohmann::json(*v) : nlohmann::json(); };
   id.options = HashJson({{"platform", platform},
                          {"workers", base.workers()},

@@ -265,7 +265,26 @@ const TopologyDescription& DescriptionOf(Topology topology) {
   for (const TopologyDescription& d : AllTopologies()) {
     if (d.topology == topology) return d;
   }
-  throw std::logic_error("a SimGrid XML platform is not a built topology");
+  throw std::logic_error("no row for topology " + std::to_string(static_cast<int>(topology)));
+}
+
+namespace {
+
+const TopologyParameter& ParameterOf(const PlatformSpec& spec, const std::string& key) {
+  for (const TopologyParameter& p : DescriptionOf(spec.topology).parameters) {
+    if (key == p.key) return p;
+  }
+  throw std::logic_error(std::string(DescriptionOf(spec.topology).name) + " has no parameter '" + key + "'");
+}
+
+}  // namespace
+
+void SetTopologyParameter(PlatformSpec& spec, const std::string& key, double value) {
+  ParameterOf(spec, key).set(spec, value);
+}
+
+double TopologyParameterValue(const PlatformSpec& spec, const std::string& key) {
+  return ParameterOf(spec, key).get(spec);
 }
 
 std::vector<std::string> TopologyNameList() {
@@ -277,7 +296,7 @@ std::vector<std::string> TopologyNameList() {
 std::string TopologyNames(const char* last_separator) { return JoinWords(TopologyNameList(), ", ", last_separator); }
 
 NodeLinks NodesOf(const PlatformSpec& spec) {
-  return spec.topology == Topology::kXml ? NodeLinks{} : DescriptionOf(spec.topology).nodes(spec);
+  return spec.source == PlatformSource::kXmlFile ? NodeLinks{} : DescriptionOf(spec.topology).nodes(spec);
 }
 
 }  // namespace accordion::sim

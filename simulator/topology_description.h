@@ -19,6 +19,10 @@
 
 #include "simulator/platform.h"
 
+namespace simgrid::s4u {
+class Host;
+}
+
 namespace accordion::sim {
 
 // The unit a parameter is given in by people (flags, platform files, the
@@ -67,7 +71,7 @@ struct TopologyDescription {
   std::vector<simgrid::s4u::Host*> (*build)(const PlatformSpec& spec, int hosts);
 };
 
-// The row of a built topology; throws std::logic_error for kXml.
+// The row of a built topology.
 const TopologyDescription& DescriptionOf(Topology topology);
 // Every built topology, in the order menus and help list them.
 const std::vector<TopologyDescription>& AllTopologies();

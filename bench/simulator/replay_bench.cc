@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "simulator/replay_engine.h"
+#include "simulator/platform_file.h"
 #include "tests/support/synthetic_trace.h"
 
 using namespace accordion;

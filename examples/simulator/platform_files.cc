@@ -7,6 +7,7 @@
 #include <set>
 
 #include "simulator/communication_model.h"
+#include "simulator/platform_file.h"
 #include "common/number_format.h"
 
 using namespace accordion::sim;

@@ -17,6 +17,7 @@
 #include "simulator/calibrator.h"
 #include "simulator/child_process.h"
 #include "simulator/communication_model.h"
+#include "simulator/platform_file.h"
 #include "common/output_file.h"
 #include "simulator/recorded_network.h"
 #include "simulator/replay_report.h"
@@ -116,7 +117,7 @@ struct PlatformFlags {
       if (!t) throw InputError("unknown topology '" + topology + "' (" + TopologyNames(", ") + ")");
       spec.topology = *t;
     }
-    const bool xml = spec.topology == Topology::kXml;
+    const bool xml = spec.source == PlatformSource::kXmlFile;
     const bool link_flags =
         bandwidth_gbps || latency_us || std::any_of(parameters.begin(), parameters.end(), [](const ParameterFlag& f) {
           return f.given() && f.parameter->unit != ParameterUnit::kCount;
@@ -304,8 +305,9 @@ struct CollectiveFlags {
                     "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
                         std::to_string(CollectiveOptions::kDefaultChannels) + ")");
     cmd->add_option("--ranks-per-node", ranks_per_node,
-                    "hierarchical, nccl-tree: consecutive ranks per node (default: --gpus-per-node on the "
-                    "hierarchical topology, else 1: a plain ring, trees over ranks)");
+                    "hierarchical, nccl-tree: consecutive ranks per node, at most " + std::to_string(kMaxHosts) +
+                        " (default: --gpus-per-node on the hierarchical topology, else 1: a plain ring, trees "
+                        "over ranks)");
   }
 
   CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
@@ -320,6 +322,10 @@ struct CollectiveFlags {
       throw InputError("--ranks-per-node is a setting of --allreduce hierarchical and nccl-tree, not " + allreduce);
     }
     if (ranks_per_node && *ranks_per_node < 1) throw InputError("--ranks-per-node must be at least 1");
+    if (ranks_per_node && *ranks_per_node > kMaxHosts) {
+      throw InputError("--ranks-per-node " + std::to_string(*ranks_per_node) + " is above the limit of " +
+                       std::to_string(kMaxHosts) + " ranks (a node cannot hold more ranks than a run has)");
+    }
     if (chunk_kb && *chunk_kb > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kb is too large");
     CollectiveOptions o;
     if (chunk_kb) o.chunk_bytes(*chunk_kb * 1024);

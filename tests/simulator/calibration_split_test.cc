@@ -15,6 +15,8 @@
 #include "simulator/collectives.h"
 #include "simulator/network_simulation.h"
 #include "simulator/platform.h"
+#include "simulator/platform_builder.h"
+#include "simulator/platform_file.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/temp_dir_test.h"

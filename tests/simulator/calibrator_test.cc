@@ -12,6 +12,7 @@
 
 #include "common/errors.h"
 #include "simulator/alpha_beta_model.h"
+#include "simulator/platform_file.h"
 #include "simulator/replay_input.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"

@@ -3,7 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <simgrid/s4u/Host.hpp>
 
@@ -11,6 +13,8 @@
 #include "simulator/alpha_beta_model.h"
 #include "simulator/child_process.h"
 #include "simulator/network_simulation.h"
+#include "simulator/platform_builder.h"
+#include "simulator/platform_file.h"
 #include "simulator/topology_description.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"
@@ -124,7 +128,58 @@ TEST(TopologyDescription, NodesGroupRanksOnlyWhereTheTopologyHasNodes) {
   const NodeLinks nodes = NodesOf(HierarchicalPlatformOptions().gpus_per_node(4).intra_latency_us(2));
   EXPECT_EQ(nodes.ranks_per_node, 4);
   EXPECT_DOUBLE_EQ(nodes.latency_s, 4e-6);  // two device links
-  EXPECT_THROW(DescriptionOf(Topology::kXml), std::logic_error);
+}
+
+// The options classes' parameter setters are written through the rows
+// (ACCORDION_TOPOLOGY_PARAMETER): each row needs one, and it must reach that
+// row's field and no other. A row added without a setter, or a setter whose
+// key names no row, fails here.
+TEST(TopologyDescription, EveryParameterHasAnOptionsSetterAndGetterThatReachItsRow) {
+  struct Accessor {
+    Topology topology;
+    std::string key;
+    std::function<PlatformSpec(double)> set;    // through the options' setter
+    std::function<double(double)> set_and_get;  // the options' getter after its setter
+  };
+  const std::vector<Accessor> accessors = {
+      {Topology::kFatTree, "hosts_per_leaf",
+       [](double v) { return FatTreePlatformOptions().hosts_per_leaf(static_cast<int>(v)).spec(); },
+       [](double v) { return FatTreePlatformOptions().hosts_per_leaf(static_cast<int>(v)).hosts_per_leaf(); }},
+      {Topology::kFatTree, "spines",
+       [](double v) { return FatTreePlatformOptions().spines(static_cast<int>(v)).spec(); },
+       [](double v) { return FatTreePlatformOptions().spines(static_cast<int>(v)).spines(); }},
+      {Topology::kHierarchical, "gpus_per_node",
+       [](double v) { return HierarchicalPlatformOptions().gpus_per_node(static_cast<int>(v)).spec(); },
+       [](double v) { return HierarchicalPlatformOptions().gpus_per_node(static_cast<int>(v)).gpus_per_node(); }},
+      {Topology::kHierarchical, "intra_bandwidth_gbps",
+       [](double v) { return HierarchicalPlatformOptions().intra_bandwidth_gbps(v).spec(); },
+       [](double v) { return HierarchicalPlatformOptions().intra_bandwidth_gbps(v).intra_bandwidth_gbps(); }},
+      {Topology::kHierarchical, "intra_latency_us",
+       [](double v) { return HierarchicalPlatformOptions().intra_latency_us(v).spec(); },
+       [](double v) { return HierarchicalPlatformOptions().intra_latency_us(v).intra_latency_us(); }},
+  };
+  size_t rows = 0;
+  for (const TopologyDescription& d : AllTopologies()) {
+    for (const TopologyParameter& p : d.parameters) {
+      ++rows;
+      SCOPED_TRACE(std::string(d.name) + " " + p.key);
+      const auto a = std::find_if(accessors.begin(), accessors.end(),
+                                  [&](const Accessor& x) { return x.topology == d.topology && x.key == p.key; });
+      ASSERT_NE(a, accessors.end()) << "no options setter for this row";
+      const double value = p.get(PlatformSpec()) + 3;
+      const PlatformSpec spec = a->set(value);
+      EXPECT_EQ(spec.topology, d.topology);
+      EXPECT_DOUBLE_EQ(p.get(spec), value);
+      EXPECT_DOUBLE_EQ(a->set_and_get(value), value);
+      for (const TopologyDescription& other : AllTopologies()) {
+        for (const TopologyParameter& q : other.parameters) {
+          if (&q == &p) continue;
+          EXPECT_DOUBLE_EQ(q.get(spec), q.get(PlatformSpec())) << "the setter also moved " << q.key;
+        }
+      }
+    }
+  }
+  EXPECT_EQ(rows, accessors.size()) << "a setter for a parameter no row has";
 }
 
 TEST_F(PlatformFiles, BadFilesSayWhatIsWrong) {

@@ -703,6 +703,13 @@ TEST_F(SimCli, SizesAreCheckedBeforeAnythingIsAllocated) {
   for (int i = 1; i <= 1001; ++i) values += (i > 1 ? "," : "") + std::to_string(i);
   ExpectBadInput("sweep " + t + " --bandwidth-gbps " + values + " --latency-us " + values, "more than 1000000 points");
   ExpectBadInput("sweep " + t + " --workers 2,100000000", "above the limit");
+  // Was taken without a word: a replay "(1000000000 ranks per node)" of 4 workers.
+  for (const std::string allreduce : {"hierarchical", "nccl-tree"}) {
+    ExpectBadInput("replay " + t + " --allreduce " + allreduce + " --ranks-per-node 1000000000",
+                   "--ranks-per-node 1000000000 is above the limit of 131072 ranks");
+  }
+  ExpectBadInput("collective --workers 2 --allreduce hierarchical --ranks-per-node 1000000000",
+                 "--ranks-per-node 1000000000 is above the limit");
 }
 
 TEST_F(SimCli, MessagesSpeakTheUsersUnitsAndLevelsAreCheckedBeforeCasting) {
