@@ -79,6 +79,11 @@ set(_python_why "the trainer is not built")
 if(ACCORDION_BUILD_TRAINER AND NOT ACCORDION_BUILD_PYTHON STREQUAL "OFF")
   set(_python_why "pybind11 or ${ACCORDION_PYTHON_EXECUTABLE}'s torch not found (apt-get install pybind11-dev python3-torch)")
   set(PYTHON_EXECUTABLE ${ACCORDION_PYTHON_EXECUTABLE})
+  # PyTorch 2's CMake files find Python with the interpreter alone; pybind11
+  # then takes that Python, without the headers its modules are built with.
+  if(Python_FOUND AND NOT Python_Development.Module_FOUND)
+    find_package(Python QUIET COMPONENTS Interpreter Development.Module)
+  endif()
   find_package(pybind11 CONFIG QUIET)
   execute_process(COMMAND ${ACCORDION_PYTHON_EXECUTABLE} -c "import torch, sys; sys.stdout.write(torch.__version__)"
                   OUTPUT_VARIABLE _python_torch RESULT_VARIABLE _python_torch_rc ERROR_QUIET)

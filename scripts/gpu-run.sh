@@ -25,53 +25,9 @@ W=$(mktemp -d /tmp/gpu-run.XXXXXX)
 trap 'tar -C "$W" -czf "$OUT/gpu-run.tar.gz" . && cp "$W"/*.trace "$OUT"/ 2>/dev/null' EXIT
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 
-{
-  echo "== machine"
-  nvidia-smi --query-gpu=name,memory.total,driver_version --format=csv,noheader
-  nproc
-  g++ --version | head -n 1
-  cmake --version | head -n 1
-  python3 -c 'import torch, torch.distributed as d; print("torch", torch.__version__, "cuda", torch.version.cuda,
-"cxx11abi", torch._C._GLIBCXX_USE_CXX11_ABI, "nccl", torch.cuda.nccl.version(), "gloo", d.is_gloo_available())'
-  hdr=$(python3 -c 'import torch, os; print(os.path.join(os.path.dirname(torch.__file__), "include/torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp"))')
-  echo "ProcessGroupNCCL::shutdown declared: $(grep -c "void shutdown(" "$hdr")"
-} 2>&1 | tee "$W/machine.txt"
-
-# NCCL's header and library: CUDA's folder, else the nvidia-nccl wheel's.
-NCCL_ARGS=()
-if [ ! -f /usr/local/cuda/include/nccl.h ]; then
-  NCCL_DIR=$(python3 -c 'import nvidia.nccl as n; print(list(n.__path__)[0])' 2>/dev/null)
-  if [ -n "$NCCL_DIR" ]; then
-    NCCL_LIB=$(ls "$NCCL_DIR"/lib/libnccl.so* | head -n 1)
-    NCCL_ARGS=(-DACCORDION_NCCL_INCLUDE_DIR="$NCCL_DIR/include" -DACCORDION_NCCL_LIBRARY="$NCCL_LIB")
-    echo "NCCL from $NCCL_DIR ($NCCL_LIB)" | tee -a "$W/machine.txt"
-  fi
-fi
-DEP_ARGS=()
-if [ -n "$PREFIX" ]; then
-  PREFIX=$(cd "$PREFIX" && pwd)
-  DEP_ARGS=(-DCMAKE_PREFIX_PATH="$PREFIX" -DSQLite3_INCLUDE_DIR="$PREFIX/include"
-            -DSQLite3_LIBRARY="$PREFIX/lib/libsqlite3.a" -DZLIB_INCLUDE_DIR="$PREFIX/include"
-            -DZLIB_LIBRARY="$PREFIX/lib/libz.a")
-fi
-
 echo "== build ($(left) s left)"
 B=build/gpu
-if ! cmake -S . -B $B -G Ninja -DCMAKE_BUILD_TYPE=Release -DACCORDION_TORCH_FROM_PYTHON=ON \
-    -DACCORDION_BUILD_GUI=OFF -DACCORDION_BUILD_SIMULATOR=OFF -DACCORDION_BUILD_TESTS=OFF \
-    -DACCORDION_BUILD_BENCH=OFF -DACCORDION_NCCL=ON "${NCCL_ARGS[@]}" "${DEP_ARGS[@]}" >"$W/configure.log" 2>&1; then
-  tail -n 40 "$W/configure.log"
-  exit 1
-fi
-grep -E "NCCL communicator|trainer|LibTorch from" "$W/configure.log"
-BUILD_START=$(date +%s)
-if ! timeout $(($(left) - 60)) cmake --build $B -j "$(nproc)" --target accordion-train accordion-analyze accordion-bench-collectives \
-    >"$W/build.log" 2>&1; then
-  grep -E "error|Error" "$W/build.log" | head -n 30
-  tail -n 5 "$W/build.log"
-  exit 1
-fi
-echo "built in $(($(date +%s) - BUILD_START)) s"
+scripts/gpu-build.sh $B "$W" $(($(left) - 60)) "$PREFIX" || exit 1
 
 # name | arguments. Runs share what is left; a stopped run keeps its epochs.
 COMMON="--dataset fashion-mnist --data-dir $DATA --batch-size 256 --lr 0.1 --decay-epochs 6

@@ -2,15 +2,19 @@
 // process group - the Gloo one accordion-train creates (gloo_communicator.h)
 // or the one a PyTorch script initialised (the Python package's hook) - so
 // both drive their collectives the same way, with no Python in between.
+// The group is a c10d::ProcessGroup (PyTorch 1.13's Gloo, any script's
+// group) or a c10d::Backend (PyTorch 2's Gloo, which is no process group).
 //
 // Thread safety: as Communicator.
 #ifndef ACCORDION_TRAINER_PROCESS_GROUP_COMMUNICATOR_H_
 #define ACCORDION_TRAINER_PROCESS_GROUP_COMMUNICATOR_H_
 
+#include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/ProcessGroup.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "trainer/communicator.h"
@@ -24,6 +28,15 @@ class ProcessGroupCommunicator : public Communicator {
   // group this process created).
   ProcessGroupCommunicator(c10::intrusive_ptr<c10d::ProcessGroup> group, int rank, int world_size, std::string backend,
                            c10::intrusive_ptr<c10d::Store> store = {});
+  ProcessGroupCommunicator(c10::intrusive_ptr<c10d::Backend> group, int rank, int world_size, std::string backend,
+                           c10::intrusive_ptr<c10d::Store> store = {});
+  ~ProcessGroupCommunicator() override;
+
+  // Collectives given CPU tensors run them on copies on `device` and copy
+  // the result back on Wait(): for a group whose backend takes device
+  // tensors only (NCCL), under a caller whose small messages (sums of
+  // losses, option checks) are host tensors. Default: none staged.
+  void StageHostTensorsOn(torch::Device device);
 
   int rank() const override { return rank_; }
   int world_size() const override { return world_size_; }
@@ -34,10 +47,15 @@ class ProcessGroupCommunicator : public Communicator {
   void Barrier() override;
 
  private:
+  class Collectives;  // the group's collectives, whichever c10d type it is
+
+  torch::Tensor Staged(const torch::Tensor& tensor) const;
+
   c10::intrusive_ptr<c10d::Store> store_;  // before group_: destroyed after it
-  c10::intrusive_ptr<c10d::ProcessGroup> group_;
+  std::unique_ptr<Collectives> group_;
   int rank_, world_size_;
   std::string backend_;
+  std::optional<torch::Device> stage_device_;
 };
 
 }  // namespace accordion

@@ -41,9 +41,16 @@ std::unique_ptr<Communicator> DefaultGroup() {
   }
   auto group =
       dist.attr("distributed_c10d").attr("_get_default_group")().cast<c10::intrusive_ptr<c10d::ProcessGroup>>();
-  return std::make_unique<ProcessGroupCommunicator>(std::move(group), dist.attr("get_rank")().cast<int>(),
-                                                    dist.attr("get_world_size")().cast<int>(),
-                                                    py::str(dist.attr("get_backend")()).cast<std::string>());
+  const std::string backend = py::str(dist.attr("get_backend")()).cast<std::string>();
+  auto comm = std::make_unique<ProcessGroupCommunicator>(std::move(group), dist.attr("get_rank")().cast<int>(),
+                                                         dist.attr("get_world_size")().cast<int>(), backend);
+  // NCCL carries device tensors only ("No backend type associated with
+  // device type cpu"): the core's host messages go through this rank's GPU.
+  if (backend == "nccl") {
+    const auto device = py::module_::import("torch.cuda").attr("current_device")().cast<int>();
+    comm->StageHostTensorsOn(torch::Device(torch::kCUDA, static_cast<c10::DeviceIndex>(device)));
+  }
+  return comm;
 }
 
 // The hook's core with the communicator it runs over. Methods that wait
