@@ -1,5 +1,8 @@
 #include "common/cli.h"
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -54,8 +57,13 @@ int CheckStandardOutput(const std::string& tool_name, int code) {
   const int error = errno;
   if (flushed && !std::ferror(stdout) && !std::cout.fail()) return code;
   if (code != kExitOk) return code;  // the tool has said what went wrong first
-  std::cerr << tool_name << ": error: cannot write standard output ("
-            << (error != 0 ? std::strerror(error) : "a write failed; a full disk?") << "); the output is incomplete\n";
+  // The failed write was earlier and its errno is gone; a pipe tells why.
+  struct stat st {};
+  const bool pipe = ::fstat(STDOUT_FILENO, &st) == 0 && (S_ISFIFO(st.st_mode) || S_ISSOCK(st.st_mode));
+  const char* why = error != 0 ? std::strerror(error)
+                    : pipe     ? "the pipe's reader went away"
+                               : "a write failed; a full disk?";
+  std::cerr << tool_name << ": error: cannot write standard output (" << why << "); the output is incomplete\n";
   return kExitIoFailure;
 }
 

@@ -2,8 +2,10 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <fstream>
 
 #include "common/errors.h"
 
@@ -34,6 +36,14 @@ std::string InputFileProblem(const std::string& path) {
 void CheckInputFile(const std::string& path) {
   const std::string problem = InputFileProblem(path);
   if (!problem.empty()) throw InputError(path + ": " + problem);
+}
+
+bool IsSqliteDatabase(const std::string& path) {
+  if (!InputFileProblem(path).empty()) return false;
+  std::ifstream in(path, std::ios::binary);
+  char head[sizeof kSqliteHeader] = {};
+  in.read(head, sizeof head);
+  return in.gcount() == sizeof head && std::equal(head, head + sizeof head, kSqliteHeader);
 }
 
 }  // namespace accordion

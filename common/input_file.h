@@ -21,6 +21,13 @@ std::string InputFileProblem(const std::string& path);
 // file.
 void CheckInputFile(const std::string& path);
 
+// The first 16 bytes of every SQLite database (the NUL included): what makes
+// a file a trace, whatever its name.
+inline constexpr char kSqliteHeader[16] = "SQLite format 3";
+
+// Whether `path` is a regular file that starts with kSqliteHeader.
+bool IsSqliteDatabase(const std::string& path);
+
 }  // namespace accordion
 
 #endif  // ACCORDION_COMMON_INPUT_FILE_H_

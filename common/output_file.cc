@@ -98,6 +98,18 @@ bool SameFile(const std::string& a, const std::string& b) {
   return Normalised(a) == Normalised(b);
 }
 
+void CheckPartialFile(const std::string& partial) {
+  struct stat st;
+  if (::lstat(partial.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  const char* kind = S_ISFIFO(st.st_mode)  ? "a FIFO"
+                     : S_ISLNK(st.st_mode) ? "a symbolic link"
+                     : S_ISDIR(st.st_mode) ? "a directory"
+                     : S_ISCHR(st.st_mode) ? "a character device"
+                                           : "not a regular file";
+  throw InputError(partial + " is " + kind + ", not a partial file a tool left; remove it (writing there would " +
+                   (S_ISFIFO(st.st_mode) ? "block" : "go elsewhere") + ")");
+}
+
 void CheckOutput(const std::string& path, const OutputOptions& o) {
   if (IsStdout(path)) return;
   const std::string what = o.flag() + " " + path;
@@ -213,11 +225,13 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
     return;
   }
   const std::string partial = path + ".partial";
+  CheckPartialFile(partial);
   const PartialFileGuard guard(partial);
   {
     // O_NOFOLLOW: a link planted at the partial name must not redirect the
-    // write onto someone else's file.
-    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    // write onto someone else's file. O_NONBLOCK: nor may a FIFO made there
+    // since the check hold the open for ever.
+    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
     if (fd < 0) throw InputError(path + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
     ::close(fd);
     std::ofstream file(partial);

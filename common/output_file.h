@@ -73,6 +73,13 @@ void LockDirectory(const std::string& dir, const std::string& what);
 // not exist yet are compared by their absolute, normalised names.
 bool SameFile(const std::string& a, const std::string& b);
 
+// Throws InputError, one line, when `partial` - the "<output>.partial" a
+// writer fills and then renames into place - exists and is not a regular
+// file: opening a FIFO there to write would block for ever (and a device or
+// a link would take the output elsewhere). WriteOutput() checks its own;
+// writers of their own partial files call it before opening them.
+void CheckPartialFile(const std::string& partial);
+
 // Writes `write`'s output to `path`. A FIFO or character device there is
 // written into directly; otherwise "<path>.partial" is written and renamed
 // over `path` once complete; SIGINT, SIGTERM or SIGHUP mid-write (when the

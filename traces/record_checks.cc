@@ -5,6 +5,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <nlohmann/json.hpp>
+
 #include "common/number_format.h"
 #include "traces/trace_error.h"
 #include "traces/trace_tables.h"
@@ -114,6 +116,7 @@ void CheckValue(int64_t v, ValueCheck check, const std::string& where, const std
     case ValueCheck::kNotEmpty:
     case ValueCheck::kSeconds:
     case ValueCheck::kShortText:
+    case ValueCheck::kJsonObject:
       break;
   }
   Unsupported(check, name);
@@ -144,6 +147,7 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
     case ValueCheck::kIterations:
     case ValueCheck::kBytes:
     case ValueCheck::kShortText:
+    case ValueCheck::kJsonObject:
       break;
   }
   Unsupported(check, name);
@@ -151,8 +155,12 @@ void CheckValue(double v, ValueCheck check, const std::string& where, const std:
 
 void CheckValue(const std::string& v, ValueCheck check, const std::string& where, const std::string& name) {
   if (check == ValueCheck::kAny) return;
-  if (check == ValueCheck::kShortText) {
+  if (check == ValueCheck::kShortText || check == ValueCheck::kJsonObject) {
     AtMost(static_cast<int64_t>(v.size()), kMaxTraceTextBytes, where, name + " bytes");
+    if (check == ValueCheck::kJsonObject &&
+        !nlohmann::json::parse(v, nullptr, /*allow_exceptions=*/false).is_object()) {
+      Invalid(where, name + " is not a JSON object");
+    }
     return;
   }
   if (check != ValueCheck::kNotEmpty) Unsupported(check, name);

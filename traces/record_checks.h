@@ -45,6 +45,7 @@ enum class ValueCheck {
   kBytes,        // INTEGER: 0..kMaxTraceBytes
   kSeconds,      // REAL: 0..kMaxTraceSeconds
   kShortText,    // TEXT: at most kMaxTraceTextBytes
+  kJsonObject,   // TEXT: a JSON object of at most kMaxTraceTextBytes (readers parse it)
 };
 
 // Applies `check` to the value of column `name` of the row `where`, as it is

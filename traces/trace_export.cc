@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "common/output_file.h"
 #include "traces/schema.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
@@ -70,6 +71,12 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
   for (const TableSpec& table : TraceTables(reader.schema_version())) {
     const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
     const std::string tmp = path + ".partial";
+    try {
+      CheckPartialFile(tmp);  // a FIFO made there since the tool's checks would block the open
+    } catch (const InputError&) {
+      discard();
+      throw;
+    }
     partial.push_back(tmp);
     std::ofstream out(tmp);
     if (!out) {

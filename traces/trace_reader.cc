@@ -18,8 +18,6 @@ namespace accordion {
 
 namespace {
 
-constexpr char kSqliteMagic[] = "SQLite format 3";  // 16 bytes with the NUL
-
 uint32_t BigEndian32(const unsigned char* p) {
   return (uint32_t{p[0]} << 24) | (uint32_t{p[1]} << 16) | (uint32_t{p[2]} << 8) | uint32_t{p[3]};
 }
@@ -67,7 +65,7 @@ void TraceReader::CheckFileHeader() {
     throw TraceError(TraceErrorCode::kIo, path_ + ": cannot be read");
   }
   const auto got = static_cast<size_t>(std::min<uint64_t>(size, header.size()));
-  if (got < 16 || std::memcmp(header.data(), kSqliteMagic, 16) != 0) {
+  if (got < 16 || std::memcmp(header.data(), kSqliteHeader, sizeof kSqliteHeader) != 0) {
     throw TraceError(TraceErrorCode::kNotSqlite, path_ + ": not an SQLite file");
   }
   if (got < header.size()) {
@@ -122,6 +120,11 @@ void TraceReader::CheckStructure() {
     } catch (const TraceError&) {
       text = std::to_string(version.Int(0, "meta.schema_version"));
     }
+  }
+  // meta's key is its primary key in every file we write: a second row is a
+  // hand-made or damaged table, and which one holds the version is anyone's guess.
+  if (version.Step()) {
+    throw TraceError(TraceErrorCode::kUnknownVersion, path_ + ": meta holds schema_version more than once");
   }
   if (text.empty() || text.size() > 9 || text.find_first_not_of("0123456789") != std::string::npos ||
       std::stoi(text) < 1) {

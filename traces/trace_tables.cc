@@ -19,7 +19,7 @@ constexpr ValueCheck kElements = ValueCheck::kElements;
 constexpr ValueCheck kIterations = ValueCheck::kIterations;
 constexpr ValueCheck kBytes = ValueCheck::kBytes;
 constexpr ValueCheck kSeconds = ValueCheck::kSeconds;
-constexpr ValueCheck kShortText = ValueCheck::kShortText;
+constexpr ValueCheck kJsonObject = ValueCheck::kJsonObject;
 
 }  // namespace
 
@@ -41,8 +41,8 @@ const Table<RunInfo>& RunTable() {
        Column("eta", &R::eta, kNonNegative), Column("interval", &R::interval, kAtLeastOne),
        Column("world_size", &R::world_size, kRanks), Column("backend", &R::backend), Column("device", &R::device),
        Column("batch_size", &R::batch_size, kAtLeastOne), Column("epochs_planned", &R::epochs_planned, kAtLeastOne),
-       Column("seed", &R::seed), Column("config_json", &R::config_json, kShortText),
-       Column("versions_json", &R::versions_json, kShortText), Column("started_utc", &R::started_utc),
+       Column("seed", &R::seed), Column("config_json", &R::config_json, kJsonObject),
+       Column("versions_json", &R::versions_json, kJsonObject), Column("started_utc", &R::started_utc),
        NullWhenEmptyColumn("finished_utc", &R::finished_utc),
        // v2; "" (unknown) in v1 files, required from v2 (record_checks.cc).
        Since(2, Column("writer", &R::writer)), Since(2, Column("ranks_per_node", &R::ranks_per_node, kNonNegative))},

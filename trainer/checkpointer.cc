@@ -11,8 +11,10 @@
 
 #include <torch/torch.h>
 
+#include "analysis/accordion_controller.h"
 #include "common/errors.h"
 #include "common/output_file.h"
+#include "trainer/gradient_exchange.h"
 
 namespace accordion {
 
@@ -33,6 +35,84 @@ FileDigest DecodeDigest(const std::string& text) {
   return d;
 }
 
+void WriteAccordionState(torch::serialize::OutputArchive& a, const std::string& prefix, const AccordionState& s) {
+  std::vector<int64_t> critical(s.critical.begin(), s.critical.end());
+  std::vector<int64_t> check_critical(s.check_critical.begin(), s.check_critical.end());
+  a.write(prefix + ".next_epoch", torch::tensor(int64_t{s.next_epoch}));
+  a.write(prefix + ".check_epoch", torch::tensor(int64_t{s.check_epoch}));
+  a.write(prefix + ".critical_through", torch::tensor(int64_t{s.critical_through}));
+  a.write(prefix + ".critical", torch::tensor(critical, torch::kInt64));
+  a.write(prefix + ".check_critical", torch::tensor(check_critical, torch::kInt64));
+  a.write(prefix + ".levels", torch::tensor(s.levels, torch::kFloat64));
+  a.write(prefix + ".check_norms", torch::tensor(s.check_norms, torch::kFloat64));
+}
+
+std::vector<double> Doubles(const torch::Tensor& t) {
+  const torch::Tensor c = t.to(torch::kFloat64).contiguous();
+  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
+}
+
+AccordionState ReadAccordionState(torch::serialize::InputArchive& a, const std::string& prefix) {
+  // A fresh tensor per key: reading into a defined tensor set_()s its
+  // storage and keeps its dtype, reinterpreting the bits.
+  auto get = [&](const char* key) {
+    torch::Tensor t;
+    a.read(prefix + key, t);
+    return t;
+  };
+  AccordionState s;
+  s.next_epoch = static_cast<int>(get(".next_epoch").item<int64_t>());
+  s.check_epoch = static_cast<int>(get(".check_epoch").item<int64_t>());
+  for (double c : Doubles(get(".critical"))) s.critical.push_back(c != 0);
+  // Checkpoints from before the post-decay hold: no hold, checks as in force.
+  torch::Tensor t;
+  if (a.try_read(prefix + ".critical_through", t)) s.critical_through = static_cast<int>(t.item<int64_t>());
+  torch::Tensor found;
+  if (a.try_read(prefix + ".check_critical", found)) {
+    for (double c : Doubles(found)) s.check_critical.push_back(c != 0);
+  } else {
+    s.check_critical = s.critical;
+  }
+  s.levels = Doubles(get(".levels"));
+  s.check_norms = Doubles(get(".check_norms"));
+  return s;
+}
+
+void WriteRankState(torch::serialize::OutputArchive& a, const RankState& state) {
+  torch::serialize::OutputArchive model_archive, optimizer_archive, exchange_archive;
+  state.model->save(model_archive);
+  state.optimizer->save(optimizer_archive);
+  state.exchange->Save(exchange_archive);
+  a.write("model", model_archive);
+  a.write("optimizer", optimizer_archive);
+  a.write("exchange", exchange_archive);
+  WriteAccordionState(a, "controller", state.controller->state());
+  WriteAccordionState(a, "model_controller", state.model_controller->state());
+  a.write("rng", torch::globalContext().defaultGenerator(torch::kCPU).get_state());
+  if (state.device.is_cuda()) a.write("cuda_rng", torch::globalContext().defaultGenerator(state.device).get_state());
+}
+
+void ReadRankState(torch::serialize::InputArchive& a, const RankState& state) {
+  torch::serialize::InputArchive model_archive, optimizer_archive, exchange_archive;
+  a.read("model", model_archive);
+  a.read("optimizer", optimizer_archive);
+  a.read("exchange", exchange_archive);
+  state.model->load(model_archive);
+  state.optimizer->load(optimizer_archive);
+  state.exchange->Load(exchange_archive);
+  state.controller->Restore(ReadAccordionState(a, "controller"));
+  state.model_controller->Restore(ReadAccordionState(a, "model_controller"));
+  torch::Tensor rng;
+  a.read("rng", rng);
+  at::Generator generator = torch::globalContext().defaultGenerator(torch::kCPU);
+  generator.set_state(rng);
+  torch::Tensor cuda_rng;
+  if (state.device.is_cuda() && a.try_read("cuda_rng", cuda_rng)) {
+    at::Generator cuda_generator = torch::globalContext().defaultGenerator(state.device);
+    cuda_generator.set_state(cuda_rng.to(torch::kCPU));
+  }
+}
+
 }  // namespace
 
 Checkpointer::Checkpointer(std::string dir, Communicator& comm, std::string config_json, std::string run_id)
@@ -48,10 +128,9 @@ Checkpointer::Checkpointer(std::string dir, Communicator& comm, std::string conf
   }
 }
 
-void Checkpointer::Save(int epoch, int64_t steps_done,
-                        const std::function<void(torch::serialize::OutputArchive&)>& fill) {
+void Checkpointer::Save(int epoch, int64_t steps_done, const RankState& state) {
   torch::serialize::OutputArchive archive;
-  fill(archive);
+  WriteRankState(archive, state);
   // Serialised in memory first: LibTorch's writer throws from its destructor
   // when a write fails (a full disk), which ends the process on the spot.
   std::ostringstream buffer;
@@ -63,6 +142,7 @@ void Checkpointer::Save(int epoch, int64_t steps_done,
     throw IoError(path + ": disk full: the checkpoint needs " + MiB(static_cast<double>(bytes.size())) + ", " +
                   MiB(static_cast<double>(uint64_t{fs.f_bavail} * fs.f_frsize)) + " are free");
   }
+  CheckPartialFile(path + ".partial");  // said as it is: below, every failure becomes a write error
   try {
     WriteOutput(path, [&](std::ostream& out) { out.write(bytes.data(), static_cast<std::streamsize>(bytes.size())); });
   } catch (const InputError&) {
@@ -84,7 +164,7 @@ void Checkpointer::Save(int epoch, int64_t steps_done,
   previous_epoch_ = epoch;
 }
 
-CheckpointManifest Checkpointer::Load(const std::function<void(torch::serialize::InputArchive&)>& read) {
+CheckpointManifest Checkpointer::Load(const RankState& state) {
   const std::optional<CheckpointManifest> m = ReadCheckpointManifest(dir_);
   if (!m) throw InputError("no checkpoint in " + dir_);
   if (m->world_size != comm_.world_size()) {
@@ -104,7 +184,7 @@ CheckpointManifest Checkpointer::Load(const std::function<void(torch::serialize:
   torch::serialize::InputArchive archive;
   try {
     archive.load_from(path);
-    read(archive);
+    ReadRankState(archive, state);
   } catch (const c10::Error& e) {
     throw InputError(path + ": unreadable checkpoint (" + e.what_without_backtrace() + ")");
   }

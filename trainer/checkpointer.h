@@ -1,7 +1,8 @@
-// Checkpointer: one checkpoint per finished epoch, consistent across ranks.
+// Checkpointer: one checkpoint per finished epoch, consistent across ranks,
+// and what a rank's state file holds (RankState).
 //
 // Each rank writes its own state file (weights, optimizer, error-feedback
-// memories, warm Qs, controller, RNG) atomically; after a barrier rank 0
+// memories, warm Qs, controllers, RNG) atomically; after a barrier rank 0
 // commits the epoch by renaming the manifest into place; after another, the
 // ranks drop their previous files. A crash at any point leaves the last
 // committed checkpoint whole. The manifest holds each state file's size and
@@ -9,18 +10,37 @@
 #ifndef ACCORDION_TRAINER_CHECKPOINTER_H_
 #define ACCORDION_TRAINER_CHECKPOINTER_H_
 
-#include <functional>
+#include <cstdint>
 #include <string>
 
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/communicator.h"
 
-namespace torch::serialize {
-class InputArchive;
-class OutputArchive;
-}  // namespace torch::serialize
+namespace torch::nn {
+class Module;
+}  // namespace torch::nn
+namespace torch::optim {
+class Optimizer;
+}  // namespace torch::optim
 
 namespace accordion {
+
+class AccordionController;
+class GradientExchange;
+
+// The live objects a rank's state file holds, saved from and restored into
+// in place: weights and buffers, SGD momentum, the exchange's error-feedback
+// memories and warm Qs, both controllers' AccordionState, and the rank's own
+// default random generators (the CPU's, and the GPU's when `device` is one:
+// dropout there draws from it).
+struct RankState {
+  torch::nn::Module* model = nullptr;
+  torch::optim::Optimizer* optimizer = nullptr;
+  GradientExchange* exchange = nullptr;
+  AccordionController* controller = nullptr;        // per layer, or whole model for the batch scheme
+  AccordionController* model_controller = nullptr;  // whole model, for epochs.critical
+  torch::Device device = torch::kCPU;
+};
 
 class Checkpointer {
  public:
@@ -29,14 +49,15 @@ class Checkpointer {
   // Save (the caller checked it may be).
   Checkpointer(std::string dir, Communicator& comm, std::string config_json, std::string run_id);
 
-  // Collective. `fill` writes this rank's state. InputError (one line, the
-  // partial file removed) when it cannot be written, e.g. on a full disk.
-  void Save(int epoch, int64_t steps_done, const std::function<void(torch::serialize::OutputArchive&)>& fill);
+  // Collective. Writes `state` as this rank's state of `epoch`. IoError (one
+  // line, the partial file removed) when it cannot be written, e.g. on a
+  // full disk.
+  void Save(int epoch, int64_t steps_done, const RankState& state);
 
-  // Reads this rank's state of the committed epoch through `read`; returns
+  // Restores this rank's state of the committed epoch into `state`; returns
   // the manifest. Throws InputError when there is none, it does not fit, or
   // the state file is not the one the manifest committed.
-  CheckpointManifest Load(const std::function<void(torch::serialize::InputArchive&)>& read);
+  CheckpointManifest Load(const RankState& state);
 
  private:
   std::string dir_;

@@ -22,7 +22,7 @@
 
 #include <torch/types.h>
 
-#include "common/options.h"
+#include "trainer/communicator_options.h"
 
 namespace accordion {
 
@@ -31,23 +31,6 @@ namespace accordion {
 class CommunicationError : public std::runtime_error {
  public:
   explicit CommunicationError(const std::string& what) : std::runtime_error(what) {}
-};
-
-// Where the ranks of a run meet: rank 0 hosts a c10d TCPStore at
-// master_addr:master_port and every rank connects to it. Every communicator
-// starts with this rendezvous.
-class RendezvousOptions {
-  /// This process's rank. Default: 0.
-  ACCORDION_ARG(int, rank) = 0;
-  /// Ranks in the job. Default: 1.
-  ACCORDION_ARG(int, world_size) = 1;
-  /// Where rank 0's store listens. Default: "127.0.0.1".
-  ACCORDION_ARG(std::string, master_addr) = "127.0.0.1";
-  /// The port of rank 0's store. Default: 29500.
-  ACCORDION_ARG(int, master_port) = 29500;
-  /// How long the rendezvous and then every collective may take before it
-  /// fails with CommunicationError. Default: 45 s.
-  ACCORDION_ARG(std::chrono::milliseconds, timeout) = std::chrono::seconds(45);
 };
 
 class CollectiveWork {

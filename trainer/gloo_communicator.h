@@ -15,19 +15,10 @@
 #include <memory>
 #include <string>
 
-#include "common/options.h"
 #include "trainer/communicator.h"
+#include "trainer/communicator_options.h"  // GlooOptions
 
 namespace accordion {
-
-class GlooOptions {
-  /// Where and how the ranks meet. Default: RendezvousOptions().
-  ACCORDION_ARG(RendezvousOptions, rendezvous);
-  /// The address Gloo's transport binds. Default: "127.0.0.1".
-  ACCORDION_ARG(std::string, bind_addr) = "127.0.0.1";
-  /// Gloo's worker threads. Default: 2, as in PyTorch.
-  ACCORDION_ARG(int, threads) = 2;
-};
 
 // Rendezvous with the other ranks and a Gloo process group; throws
 // CommunicationError when they do not all arrive within the timeout.

@@ -27,19 +27,10 @@
 #include <torch/nn/module.h>
 #include <torch/types.h>
 
-#include "common/options.h"
 #include "trainer/communicator.h"
+#include "trainer/hessian_options.h"
 
 namespace accordion {
-
-class HessianOptions {
-  /// Stop once |lambda - lambda_prev| <= tolerance * |lambda_prev|. Default: 1e-3.
-  ACCORDION_ARG(double, tolerance) = 1e-3;
-  /// Most power iterations. Default: 100.
-  ACCORDION_ARG(int, max_iterations) = 100;
-  /// Seed of the starting vector, the same on every rank. Default: 0.
-  ACCORDION_ARG(uint64_t, seed) = 0;
-};
 
 struct HessianEstimate {
   std::string block;  // "" for the whole model

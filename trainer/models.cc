@@ -362,7 +362,7 @@ void CheckModelTrains(Model& model, const Batch& batch, const InputShape& shape,
 void CheckModelFile(const TrainOptions& options, int world_size) {
   const std::shared_ptr<Model> model = LoadTorchScriptModel(options.model);
   const std::unique_ptr<TrainingData> data = TrainingData::Load(options, world_size, 0);
-  data->StartEpoch(0, MicroBatchOf(options));
+  data->StartEpoch(0, GlobalMicroBatchOf(options));
   if (data->steps() == 0) return;  // nothing to train on; the trainer says so
   CheckModelTrains(*model, data->TrainBatch(0), data->shape(), "--model " + options.model);
 }

@@ -197,19 +197,6 @@ nlohmann::json JsonOf(const std::optional<T>& value) {
   return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
 }
 
-// The default --help shows, as CLI11 itself would print the member of a
-// default-constructed TrainOptions (so the help never restates a default).
-template <typename T>
-std::string DefaultTextOf(T TrainOptions::*member) {
-  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
-    return CLI::detail::checked_to_string<T, T>(TrainOptions().*member);
-  } else if constexpr (std::is_same_v<T, std::string>) {
-    return TrainOptions().*member;
-  } else {
-    return "";  // switches, optionals and lists have no default to show
-  }
-}
-
 // CLI11 turns a 64-bit number given beyond its range (--seed 2^64) into the
 // largest one without a word; this refuses it in the parse error's one line.
 CLI::Validator WithinInt64() {
@@ -225,15 +212,21 @@ CLI::Validator WithinInt64() {
       "");
 }
 
-// `flag` sets `member`, which ConfigJson records under `key`.
+// Where a row's value lives in TrainOptions: a member of its own, or an
+// option of a nested options class (AccordionOptions, HessianOptions), which
+// has no mutable reference to bind, only its chained setter.
 template <typename T>
-TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const std::string& help) {
-  TrainFlag f;
-  f.flag = flag;
-  f.help = help;
-  f.key = key;
-  f.default_text = DefaultTextOf(member);
-  f.bind = [flag, member, help](CLI::App& app, TrainOptions& o) {
+struct Setting {
+  std::function<const T&(const TrainOptions&)> get;
+  // Registers `flag` on the app, writing what it is given into `o`.
+  std::function<CLI::Option*(CLI::App&, TrainOptions&, const char* flag, const std::string& help)> bind;
+};
+
+template <typename T>
+Setting<T> Member(T TrainOptions::*member) {
+  Setting<T> s;
+  s.get = [member](const TrainOptions& o) -> const T& { return o.*member; };
+  s.bind = [member](CLI::App& app, TrainOptions& o, const char* flag, const std::string& help) {
     if constexpr (std::is_same_v<T, bool>) {
       return app.add_flag(flag, o.*member, help);
     } else if constexpr (std::is_same_v<T, int64_t>) {
@@ -242,18 +235,68 @@ TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const
       return app.add_option(flag, o.*member, help);
     }
   };
-  f.record = [member](const TrainOptions& o) { return JsonOf(o.*member); };
+  return s;
+}
+
+// The option `get`/`set` (its getter and its setter: the same name twice,
+// e.g. &AccordionOptions::eta) of the options class TrainOptions nests at
+// `nested`.
+template <typename Owner, typename T>
+Setting<T> In(Owner TrainOptions::*nested, T const& (Owner::*get)() const noexcept, Owner& (Owner::*set)(T const&)) {
+  static_assert(!std::is_same_v<T, bool> && !std::is_same_v<T, int64_t>, "bind switches and int64s as members");
+  Setting<T> s;
+  s.get = [nested, get](const TrainOptions& o) -> const T& { return ((o.*nested).*get)(); };
+  s.bind = [nested, set](CLI::App& app, TrainOptions& o, const char* flag, const std::string& help) {
+    return app.add_option_function<T>(
+        flag, [&o, nested, set](const T& value) { ((o.*nested).*set)(value); }, help);
+  };
+  return s;
+}
+
+// The default --help shows, as CLI11 itself would print the setting of a
+// default-constructed TrainOptions (so the help never restates a default).
+template <typename T>
+std::string DefaultTextOf(const Setting<T>& setting) {
+  const TrainOptions defaults;
+  if constexpr (std::is_arithmetic_v<T> && !std::is_same_v<T, bool>) {
+    return CLI::detail::checked_to_string<T, T>(setting.get(defaults));
+  } else if constexpr (std::is_same_v<T, std::string>) {
+    return setting.get(defaults);
+  } else {
+    return "";  // switches, optionals and lists have no default to show
+  }
+}
+
+// `flag` sets `setting`, which ConfigJson records under `key`.
+template <typename T>
+TrainFlag Flag(const char* flag, const char* key, Setting<T> setting, const std::string& help) {
+  TrainFlag f;
+  f.flag = flag;
+  f.help = help;
+  f.key = key;
+  f.default_text = DefaultTextOf(setting);
+  f.bind = [flag, bind = setting.bind, help](CLI::App& app, TrainOptions& o) { return bind(app, o, flag, help); };
+  f.record = [get = setting.get](const TrainOptions& o) { return JsonOf(get(o)); };
   return f;
+}
+template <typename T>
+TrainFlag Flag(const char* flag, const char* key, T TrainOptions::*member, const std::string& help) {
+  return Flag(flag, key, Member(member), help);
 }
 
 // A number flag whose value must lie in `range`; else the error is the flag
 // followed by `rule`.
 template <typename T>
+TrainFlag Number(const char* flag, const char* key, Setting<T> setting, const std::string& help, Range range,
+                 const std::string& rule) {
+  return Flag(flag, key, setting, help).Checked([flag, get = setting.get, range, rule](const TrainOptions& o) {
+    if (!range.Contains(static_cast<double>(get(o)))) throw InputError(std::string(flag) + " " + rule);
+  });
+}
+template <typename T>
 TrainFlag Number(const char* flag, const char* key, T TrainOptions::*member, const std::string& help, Range range,
                  const std::string& rule) {
-  return Flag(flag, key, member, help).Checked([flag, member, range, rule](const TrainOptions& o) {
-    if (!range.Contains(static_cast<double>(o.*member))) throw InputError(std::string(flag) + " " + rule);
-  });
+  return Number(flag, key, Member(member), help, range, rule);
 }
 
 // A switch given as on or off; unset means on.
@@ -367,17 +410,18 @@ const std::vector<TrainFlag>& TrainFlags() {
             SchemeFlagOf(SchemeSet::kSparse) +
                 ": on keeps what a step did not send and adds it to the next (default); off drops it, "
                 "as the reference code effectively does"),
-      Number("--micro-batch", "micro_batch", &TrainOptions::micro_batch,
+      Number("--micro-batch", "micro_batch", &TrainOptions::global_micro_batch,
              SchemeFlagOf(SchemeSet::kBatchLevels) +
                  ": global batch of one forward/backward; larger levels accumulate gradients over "
                  "several (default: the low level)",
              AtLeast(0), "must be >= 0 (0: the low level)")
           .NoDefaultShown()
-          .Records(MicroBatchOf),
-      Number("--eta", "eta", &TrainOptions::eta, "Accordion threshold on the norm's relative change", Above(0),
-             "must be a positive number"),
-      Number("--interval", "interval", &TrainOptions::interval, "Epochs between Accordion checks", AtLeast(1),
-             "must be at least 1 epoch"),
+          .Records(GlobalMicroBatchOf),
+      Number("--eta", "eta", In(&TrainOptions::accordion, &AccordionOptions::eta, &AccordionOptions::eta),
+             "Accordion threshold on the norm's relative change", Above(0), "must be a positive number"),
+      Number("--interval", "interval",
+             In(&TrainOptions::accordion, &AccordionOptions::interval, &AccordionOptions::interval),
+             "Epochs between Accordion checks", AtLeast(1), "must be at least 1 epoch"),
       Number("--bptt", "bptt", &TrainOptions::bptt, "lstm: tokens per truncated-backprop window", AtLeast(1),
              "must be at least 1 token"),
       Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size,
@@ -394,9 +438,11 @@ const std::vector<TrainFlag>& TrainFlags() {
              "must be >= 0 (0: never)"),
       Number("--hessian-batch", "hessian_batch", &TrainOptions::hessian_batch,
              "Samples (lstm: sequences) of its fixed batch", AtLeast(1), "must be at least 1"),
-      Number("--hessian-tolerance", "hessian_tolerance", &TrainOptions::hessian_tolerance,
+      Number("--hessian-tolerance", "hessian_tolerance",
+             In(&TrainOptions::hessian, &HessianOptions::tolerance, &HessianOptions::tolerance),
              "Power iteration's relative tolerance", Above(0), "must be a positive number"),
-      Number("--hessian-iterations", "hessian_max_iterations", &TrainOptions::hessian_max_iterations,
+      Number("--hessian-iterations", "hessian_max_iterations",
+             In(&TrainOptions::hessian, &HessianOptions::max_iterations, &HessianOptions::max_iterations),
              "Power iteration's cap", AtLeast(1), "must be at least 1"),
       Flag("--hessian-blocks", "hessian_blocks", &TrainOptions::hessian_blocks,
            "Also one eigenvalue per top-level module"),
@@ -570,7 +616,8 @@ void CheckCombination(const TrainOptions& o, Scheme scheme) {
 // The batch scheme's levels are global batch sizes built from micro-batches.
 void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
   if (!InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels)) {
-    if (o.micro_batch != 0) throw InputError("--micro-batch belongs to " + SchemeFlagOf(SchemeSet::kBatchLevels));
+    if (o.global_micro_batch != 0)
+      throw InputError("--micro-batch belongs to " + SchemeFlagOf(SchemeSet::kBatchLevels));
     if (o.batch_size % o.nproc != 0) {
       throw InputError("--batch-size " + std::to_string(o.batch_size) + " must split evenly over --nproc " +
                        std::to_string(o.nproc) + " workers");
@@ -580,7 +627,7 @@ void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
   if (levels.high < levels.low) {
     throw InputError("--high must be the larger batch: under Accordion the batch only grows");
   }
-  const int64_t micro = MicroBatchOf(o);
+  const int64_t micro = GlobalMicroBatchOf(o);
   if (micro % o.nproc != 0) {
     throw InputError("the micro-batch " + std::to_string(micro) +
                      " (--micro-batch, default the low level) must "
@@ -777,10 +824,10 @@ double ScaledLearningRate(const TrainOptions& o, int epoch, double level) {
   return InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels) ? lr * level / levels.low : lr;
 }
 
-int64_t MicroBatchOf(const TrainOptions& o) {
+int64_t GlobalMicroBatchOf(const TrainOptions& o) {
   const LevelPlan levels = LevelsOf(o);
   if (!InSet(DescriptionOf(levels.scheme.scheme()), SchemeSet::kBatchLevels)) return o.batch_size;
-  return o.micro_batch > 0 ? o.micro_batch : static_cast<int64_t>(levels.low);
+  return o.global_micro_batch > 0 ? o.global_micro_batch : static_cast<int64_t>(levels.low);
 }
 
 bool NcclAvailable() {

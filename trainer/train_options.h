@@ -7,13 +7,18 @@
 #ifndef ACCORDION_TRAINER_TRAIN_OPTIONS_H_
 #define ACCORDION_TRAINER_TRAIN_OPTIONS_H_
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "analysis/accordion_controller.h"
 #include "analysis/communication_accounting.h"
+#include "analysis/communication_plan.h"
 #include "traces/records.h"
+#include "trainer/communicator_options.h"
+#include "trainer/hessian_options.h"
 #include "trainer/token_file.h"
 
 namespace CLI {
@@ -22,10 +27,15 @@ class App;
 
 namespace accordion {
 
-// Each member is one setting of accordion-train, described once by a row of
-// the flag table in train_options.cc: its flag, help, check, ConfigJson key
-// and whether a resume or another rank may change it ("How to add a training
-// flag" in docs/trainer.md).
+inline constexpr double kBytesPerMiB = 1024.0 * 1024.0;
+
+// Each setting of accordion-train is described once by a row of the flag
+// table in train_options.cc: its flag, help, check, ConfigJson key and
+// whether a resume or another rank may change it ("How to add a training
+// flag" in docs/trainer.md). Settings that another options class owns are
+// that class, nested (options.accordion.eta(0.3)), or take their default
+// from it where the flag's unit differs (seconds, MiB): each default is
+// written once, where it acts.
 struct TrainOptions {
   std::string model = "mlp";              // mlp, cnn, resnet18, vgg19bn, lstm, or a TorchScript file
   std::string dataset = "fashion-mnist";  // fashion-mnist, mnist, cifar10, cifar100, tokens, synthetic
@@ -55,17 +65,20 @@ struct TrainOptions {
   std::optional<double> high;               // accordion: level outside them
   bool topk_dense_vectors = false;          // topk: 1-D tensors go dense (the reference code's choice)
   std::optional<bool> topk_error_feedback;  // topk: keep what was not sent for the next step (default on)
-  int64_t micro_batch = 0;                  // batch scheme: global batch of one backward (0 = low)
-  double eta = 0.5;
-  int interval = 10;
-  int bptt = 35;                    // language model: tokens per truncated-backprop window
-  int lstm_size = 650;              // language model: embedding and hidden width
-  double dropout = 0.4;             // language model: dropout
-  bool tie_weights = false;         // language model: decoder shares the embedding
-  int hessian_every = 0;            // top Hessian eigenvalue every K epochs (0 = never)
-  int64_t hessian_batch = 512;      // samples (LM: sequences) in its fixed batch
-  double hessian_tolerance = 1e-3;  // power iteration's relative tolerance
-  int hessian_max_iterations = 100;
+  // Batch scheme: the global batch of one forward/backward pass, split over
+  // the workers (0 = the low level; GlobalMicroBatchOf resolves it).
+  int64_t global_micro_batch = 0;
+  // --eta and --interval. Its levels and mode are the scheme's (LevelsOf),
+  // set where the trainer builds its controllers.
+  AccordionOptions accordion;
+  int bptt = 35;                // language model: tokens per truncated-backprop window
+  int lstm_size = 650;          // language model: embedding and hidden width
+  double dropout = 0.4;         // language model: dropout
+  bool tie_weights = false;     // language model: decoder shares the embedding
+  int hessian_every = 0;        // top Hessian eigenvalue every K epochs (0 = never)
+  int64_t hessian_batch = 512;  // samples (LM: sequences) in its fixed batch
+  // --hessian-tolerance and --hessian-iterations; its seed is --seed.
+  HessianOptions hessian;
   bool hessian_blocks = false;   // also per layer block (top-level module)
   std::string backend = "gloo";  // gloo (CPU) or nccl (CUDA)
   std::string device = "cpu";    // cpu or cuda
@@ -76,12 +89,13 @@ struct TrainOptions {
   bool overwrite = false;      // replace an existing trace
   std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  int trace_iterations = 4;       // sampled iterations per epoch and rank
-  bool no_network_probe = false;  // skip the collective probe at start (network_probe.h)
-  double bucket_mb = 25;
-  int64_t limit_samples = 0;            // first N samples (LM: tokens) only (0 = all)
-  std::string bind_addr = "127.0.0.1";  // address Gloo binds to
-  double timeout_s = 45;                // a silent peer fails the run after this
+  int trace_iterations = 4;                               // sampled iterations per epoch and rank
+  bool no_network_probe = false;                          // skip the collective probe at start (network_probe.h)
+  double bucket_mb = kDefaultBucketBytes / kBytesPerMiB;  // gradient bucket size, in MiB
+  int64_t limit_samples = 0;                              // first N samples (LM: tokens) only (0 = all)
+  std::string bind_addr = GlooOptions().bind_addr();      // address Gloo binds to
+  // A silent peer fails the run after this (the rendezvous' timeout, in seconds).
+  double timeout_s = std::chrono::duration<double>(RendezvousOptions().timeout()).count();
 };
 
 // Whether --model names a TorchScript file (torch.jit.script(model).save(path)
@@ -131,9 +145,9 @@ double ScaledLearningRate(const TrainOptions& options, int epoch, double level);
 
 // Batch scheme: the global batch of one forward/backward pass, split over
 // the workers (--micro-batch, default the low level). A step at a larger
-// level accumulates level / micro_batch of them before one all-reduce.
-// Other schemes: the batch size.
-int64_t MicroBatchOf(const TrainOptions& options);
+// level accumulates level / global micro-batch of them before one
+// all-reduce. Other schemes: the batch size.
+int64_t GlobalMicroBatchOf(const TrainOptions& options);
 
 // Dataset directory actually used.
 std::string DataDirOf(const TrainOptions& options);

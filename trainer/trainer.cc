@@ -19,6 +19,7 @@
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
 #include "trainer/device_timing.h"
+#include "trainer/divergence.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/hessian.h"
 #include "trainer/launcher.h"
@@ -43,49 +44,6 @@ using Clock = std::chrono::steady_clock;
 
 double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
-void WriteState(torch::serialize::OutputArchive& a, const std::string& prefix, const AccordionState& s) {
-  std::vector<int64_t> critical(s.critical.begin(), s.critical.end());
-  std::vector<int64_t> check_critical(s.check_critical.begin(), s.check_critical.end());
-  a.write(prefix + ".next_epoch", torch::tensor(int64_t{s.next_epoch}));
-  a.write(prefix + ".check_epoch", torch::tensor(int64_t{s.check_epoch}));
-  a.write(prefix + ".critical_through", torch::tensor(int64_t{s.critical_through}));
-  a.write(prefix + ".critical", torch::tensor(critical, torch::kInt64));
-  a.write(prefix + ".check_critical", torch::tensor(check_critical, torch::kInt64));
-  a.write(prefix + ".levels", torch::tensor(s.levels, torch::kFloat64));
-  a.write(prefix + ".check_norms", torch::tensor(s.check_norms, torch::kFloat64));
-}
-
-std::vector<double> Doubles(const torch::Tensor& t) {
-  const torch::Tensor c = t.to(torch::kFloat64).contiguous();
-  return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
-}
-
-AccordionState ReadState(torch::serialize::InputArchive& a, const std::string& prefix) {
-  // A fresh tensor per key: reading into a defined tensor set_()s its
-  // storage and keeps its dtype, reinterpreting the bits.
-  auto get = [&](const char* key) {
-    torch::Tensor t;
-    a.read(prefix + key, t);
-    return t;
-  };
-  AccordionState s;
-  s.next_epoch = static_cast<int>(get(".next_epoch").item<int64_t>());
-  s.check_epoch = static_cast<int>(get(".check_epoch").item<int64_t>());
-  for (double c : Doubles(get(".critical"))) s.critical.push_back(c != 0);
-  // Checkpoints from before the post-decay hold: no hold, checks as in force.
-  torch::Tensor t;
-  if (a.try_read(prefix + ".critical_through", t)) s.critical_through = static_cast<int>(t.item<int64_t>());
-  torch::Tensor found;
-  if (a.try_read(prefix + ".check_critical", found)) {
-    for (double c : Doubles(found)) s.check_critical.push_back(c != 0);
-  } else {
-    s.check_critical = s.critical;
-  }
-  s.levels = Doubles(get(".levels"));
-  s.check_norms = Doubles(get(".check_norms"));
-  return s;
-}
-
 torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
   if (o.device != "cuda") return torch::kCPU;
   if (!torch::cuda::is_available()) throw InputError("--device cuda: this LibTorch sees no CUDA device");
@@ -98,25 +56,6 @@ torch::Device DeviceOf(const TrainOptions& o, const WorkerEnvironment& env) {
                      "can share them)");
   }
   return {torch::kCUDA, static_cast<c10::DeviceIndex>(env.local_rank % gpus)};
-}
-
-// Where the loss first became NaN or Inf, from the all-reduced slots of
-// every rank (Trainer::State::DivergenceSlots: a rank's first bad step + 1,
-// 0 for none): the earliest step, on the lowest rank of those tied; "" if
-// no rank had one.
-std::string DescribeDivergence(int epoch, int64_t steps, const std::vector<double>& slots) {
-  int64_t bad_step = -1;
-  int bad_rank = -1;
-  for (size_t r = 0; r < slots.size(); ++r) {
-    const auto at = static_cast<int64_t>(slots[r]) - 1;
-    if (at >= 0 && (bad_step < 0 || at < bad_step)) {
-      bad_step = at;
-      bad_rank = static_cast<int>(r);
-    }
-  }
-  if (bad_step < 0) return "";
-  return "epoch " + std::to_string(epoch + 1) + ", step " + std::to_string(bad_step + 1) + " of " +
-         std::to_string(steps) + " (the loss of rank " + std::to_string(bad_rank) + " is not finite)";
 }
 
 }  // namespace
@@ -151,7 +90,7 @@ struct Trainer::State {
   std::unique_ptr<HessianEigenEstimator> hessian;
   std::unique_ptr<Checkpointer> checkpointer;
   std::unique_ptr<TraceRecorder> recorder;
-  int64_t micro_batch = 0;  // per rank: rows of one forward/backward pass
+  int64_t rank_micro_batch = 0;  // this rank's rows of one forward/backward pass
   int start_epoch = 0;
   int64_t steps_done = 0;
   std::string run_id;  // this run's (rank 0's), kept across resumes
@@ -173,8 +112,8 @@ struct Trainer::State {
   void StartOrResume();     // the run id and, on --resume, the checkpoint
   void OpenTrace();
   void Broadcast(const std::vector<torch::Tensor>& tensors);
-  void SaveCheckpoint(int epoch);
-  void LoadCheckpoint();
+  // The live objects a checkpoint saves and restores.
+  RankState Checkpointed();
   RunInfo MakeRunInfo() const;
   enum class EpochEnd { kFinished, kStopped, kDiverged };
   // kStopped: a stop was requested; kDiverged: the loss became NaN or Inf on
@@ -200,13 +139,8 @@ struct Trainer::State {
   // the device), adds its correct predictions to `correct` and its forward
   // and backward times to `it`.
   torch::Tensor TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct);
-  std::string diverged_at;
-  // This rank's slot of DescribeDivergence's input, from its first bad step.
-  std::vector<double> DivergenceSlots(const torch::Tensor& first_bad_step) const;
-  // Where the loss first became NaN or Inf on any rank in this epoch ("" if
-  // nowhere), from each rank's `first_bad_step` (-1: none); a collective.
-  std::string AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step);
-  // AgreeOnDivergence and, if no rank diverged, the epoch's training loss
+  std::string diverged_at;  // where the run diverged (divergence.h); "" while it has not
+  // AgreeOnDivergence (divergence.h) and, if no rank diverged, the epoch's training loss
   // and accuracy into `rec` and its samples into `samples`: one collective.
   std::string AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec);
   std::pair<double, double> Evaluate();
@@ -265,8 +199,8 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.policy = levels.policy;
   run.level_low = levels.low;
   run.level_high = levels.high;
-  run.eta = o.eta;
-  run.interval = o.interval;
+  run.eta = o.accordion.eta();
+  run.interval = o.accordion.interval();
   run.world_size = comm->world_size();
   run.backend = comm->backend();
   run.device = o.device;
@@ -304,12 +238,12 @@ void Trainer::State::Connect() {
     if (!mismatch.empty()) throw InputError(mismatch);
   }
   // Checked again here: under torchrun nobody knew the world size before.
-  const int64_t split = MicroBatchOf(o);
+  const int64_t split = GlobalMicroBatchOf(o);
   if (split % comm->world_size() != 0) {
     throw InputError(std::string(batch_scheme ? "the micro-batch " : "--batch-size ") + std::to_string(split) +
                      " must split evenly over " + std::to_string(comm->world_size()) + " workers");
   }
-  micro_batch = split / comm->world_size();
+  rank_micro_batch = split / comm->world_size();
 }
 
 void Trainer::State::BuildModel() {
@@ -337,23 +271,19 @@ void Trainer::State::BuildOptimizer() {
       model->parameters(), layers, *comm,
       ExchangeOptions()
           .scheme(levels.scheme)
-          .bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(o.bucket_mb * 1024 * 1024)))
+          .bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(o.bucket_mb * kBytesPerMiB)))
           .seed(static_cast<uint64_t>(o.seed)));
 }
 
 void Trainer::State::BuildControllers() {
-  const AccordionOptions accordion =
-      AccordionOptions().eta(o.eta).interval(o.interval).level_low(levels.low).level_high(levels.high);
+  const AccordionOptions accordion = AccordionOptions(o.accordion).level_low(levels.low).level_high(levels.high);
   // The batch scheme decides for the whole model, and its batch only grows.
   controller = batch_scheme ? std::make_unique<AccordionController>(
                                   1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
                             : std::make_unique<AccordionController>(static_cast<int>(layers.size()), accordion);
   model_controller = std::make_unique<AccordionController>(1, accordion);
   if (o.hessian_every > 0) {
-    hessian = std::make_unique<HessianEigenEstimator>(HessianOptions()
-                                                          .tolerance(o.hessian_tolerance)
-                                                          .max_iterations(o.hessian_max_iterations)
-                                                          .seed(static_cast<uint64_t>(o.seed)),
+    hessian = std::make_unique<HessianEigenEstimator>(HessianOptions(o.hessian).seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
   }
 }
@@ -369,7 +299,11 @@ void Trainer::State::StartOrResume() {
   }
   if (!o.checkpoint_dir.empty()) {
     checkpointer = std::make_unique<Checkpointer>(o.checkpoint_dir, *comm, ConfigJson(o), run_id);
-    if (o.resume) LoadCheckpoint();
+    if (o.resume) {
+      const CheckpointManifest m = checkpointer->Load(Checkpointed());
+      start_epoch = m.epoch + 1;
+      steps_done = m.steps_done;
+    }
   }
 }
 
@@ -384,46 +318,8 @@ void Trainer::State::OpenTrace() {
   if (!o.resume && !o.no_network_probe) recorder->ProbeNetwork(device, NetworkProbeOptions());
 }
 
-void Trainer::State::SaveCheckpoint(int epoch) {
-  checkpointer->Save(epoch, steps_done, [&](torch::serialize::OutputArchive& a) {
-    torch::serialize::OutputArchive model_archive, optimizer_archive, exchange_archive;
-    model->save(model_archive);
-    optimizer->save(optimizer_archive);
-    exchange->Save(exchange_archive);
-    a.write("model", model_archive);
-    a.write("optimizer", optimizer_archive);
-    a.write("exchange", exchange_archive);
-    WriteState(a, "controller", controller->state());
-    WriteState(a, "model_controller", model_controller->state());
-    a.write("rng", torch::globalContext().defaultGenerator(torch::kCPU).get_state());
-    // Dropout on a GPU draws from that device's generator.
-    if (device.is_cuda()) a.write("cuda_rng", torch::globalContext().defaultGenerator(device).get_state());
-  });
-}
-
-void Trainer::State::LoadCheckpoint() {
-  const CheckpointManifest m = checkpointer->Load([&](torch::serialize::InputArchive& a) {
-    torch::serialize::InputArchive model_archive, optimizer_archive, exchange_archive;
-    a.read("model", model_archive);
-    a.read("optimizer", optimizer_archive);
-    a.read("exchange", exchange_archive);
-    model->load(model_archive);
-    optimizer->load(optimizer_archive);
-    exchange->Load(exchange_archive);
-    controller->Restore(ReadState(a, "controller"));
-    model_controller->Restore(ReadState(a, "model_controller"));
-    torch::Tensor rng;
-    a.read("rng", rng);
-    at::Generator generator = torch::globalContext().defaultGenerator(torch::kCPU);
-    generator.set_state(rng);
-    torch::Tensor cuda_rng;
-    if (device.is_cuda() && a.try_read("cuda_rng", cuda_rng)) {
-      at::Generator cuda_generator = torch::globalContext().defaultGenerator(device);
-      cuda_generator.set_state(cuda_rng.to(torch::kCPU));
-    }
-  });
-  start_epoch = m.epoch + 1;
-  steps_done = m.steps_done;
+RankState Trainer::State::Checkpointed() {
+  return {model.get(), optimizer.get(), exchange.get(), controller.get(), model_controller.get(), device};
 }
 
 torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct) {
@@ -433,14 +329,14 @@ torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, Iterat
   // pass's mean loss is weighted by its share of the step, so the sum is
   // the gradient of the whole step's mean loss.
   const int64_t rows = batch.inputs.size(0);
-  const int64_t passes = std::max<int64_t>(1, (rows + micro_batch - 1) / micro_batch);
+  const int64_t passes = std::max<int64_t>(1, (rows + rank_micro_batch - 1) / rank_micro_batch);
   // Image targets are one per row; a language model's are rows x T.
   const int64_t per_row = rows > 0 ? batch.count() / rows : 1;
   exchange->BeginStep(/*exact_ready_times=*/sampled);
   torch::Tensor step_loss = torch::zeros({}, torch::TensorOptions().device(device).dtype(torch::kFloat64));
   for (int64_t pass = 0; pass < passes; ++pass) {
-    const int64_t begin = pass * micro_batch;
-    const int64_t len = passes == 1 ? rows : std::min(micro_batch, rows - begin);
+    const int64_t begin = pass * rank_micro_batch;
+    const int64_t len = passes == 1 ? rows : std::min(rank_micro_batch, rows - begin);
     const torch::Tensor x = batch.inputs.narrow(0, begin, len).to(device);
     const torch::Tensor y = batch.targets.narrow(0, begin * per_row, len * per_row).to(device);
     // On a GPU each clock read waits for the device (device_timing.h).
@@ -490,7 +386,7 @@ Trainer::State::EpochEnd Trainer::State::TrainEpoch(int epoch, EpochData& data_o
     if (bar) bar->Update(step + 1, loss_note);
     // The last step's read is the one of the epoch's totals, below.
     if ((step + 1) % kReadEvery != 0 || step + 1 == steps) continue;
-    diverged_at = AgreeOnDivergence(epoch, steps, sums.first_bad_step);
+    diverged_at = AgreeOnDivergence(*comm, epoch, steps, sums.first_bad_step.item<int64_t>());
     if (!diverged_at.empty()) return diverged();
     loss_note = "loss " + std::to_string(sums.loss.item<double>() / sums.count).substr(0, 6);
   }
@@ -528,28 +424,16 @@ void Trainer::State::TrainStepAndTally(int epoch, int64_t step, EpochSums& sums,
   ++steps_done;
 }
 
-std::vector<double> Trainer::State::DivergenceSlots(const torch::Tensor& first_bad_step) const {
-  std::vector<double> slots(static_cast<size_t>(comm->world_size()), 0.0);
-  slots[static_cast<size_t>(comm->rank())] = static_cast<double>(first_bad_step.item<int64_t>() + 1);
-  return slots;
-}
-
-std::string Trainer::State::AgreeOnDivergence(int epoch, int64_t steps, const torch::Tensor& first_bad_step) {
-  // Every rank reads at the same steps and learns every rank's first
-  // non-finite step: all agree whether to stop, and where.
-  return DescribeDivergence(epoch, steps, AllReduceSumDoubles(*comm, DivergenceSlots(first_bad_step)));
-}
-
 std::string Trainer::State::AgreeOnEpochTotals(int epoch, int64_t steps, const EpochSums& sums, EpochRecord& rec) {
   // The epoch's last divergence check rides in the totals' all-reduce: one
   // small collective ends an epoch, not two. The totals are sums but the
   // check wants the earliest bad step over the ranks, a minimum; with a slot
-  // per rank (DivergenceSlots) the sum carries every rank's step exactly, so
+  // per rank (divergence.h) the sum carries every rank's step exactly, so
   // the minimum - and the rank the message names - is taken after the sum.
   // A non-finite loss total is then harmless: it is not read on divergence.
   std::vector<double> values = {sums.loss.item<double>(), static_cast<double>(sums.correct.item<int64_t>()),
                                 sums.count};
-  const std::vector<double> slots = DivergenceSlots(sums.first_bad_step);
+  const std::vector<double> slots = DivergenceSlots(*comm, sums.first_bad_step.item<int64_t>());
   values.insert(values.end(), slots.begin(), slots.end());
   values = AllReduceSumDoubles(*comm, values);
   std::string diverged = DescribeDivergence(epoch, steps, std::vector<double>(values.begin() + 3, values.end()));
@@ -675,7 +559,7 @@ int Trainer::State::RunEpochs() {
     if (hessian && epoch % o.hessian_every == 0) epoch_data.hessian = EstimateHessian(epoch);
     FillEpochRecords(epoch, plan, decision, norms, epoch_data);
     recorder->EndEpoch(epoch_data);
-    if (checkpointer) SaveCheckpoint(epoch);
+    if (checkpointer) checkpointer->Save(epoch, steps_done, Checkpointed());
     if (leader()) PrintEpoch(plan, epoch_data);
   }
   recorder->Finish(RunStatus::kComplete);

@@ -12,7 +12,9 @@ namespace accordion {
 // once (_exit: tearing down a process group whose peer is gone can wait for
 // the timeout, and the launcher is waiting): CommunicationError -> failure
 // (or interrupted, after a stop request), InputError -> bad input, anything
-// else -> internal error with LibTorch's backtrace left out.
+// else -> internal error with LibTorch's backtrace left out. SIGPIPE is
+// ignored: a closed standard output is an error when the worker ends, not a
+// death mid-run.
 int RunWorkerBody(const char* tool, int rank, const std::function<int()>& body);
 
 }  // namespace accordion

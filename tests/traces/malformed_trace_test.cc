@@ -86,6 +86,14 @@ std::vector<Case> Cases() {
        "not a version number"},
       {"no_schema_version", TraceErrorCode::kUnknownVersion,
        [](const std::string& p) { Sql(p, "DELETE FROM meta WHERE key='schema_version'"); }, "no schema_version"},
+      // A meta table without its primary key: the first row used to win.
+      {"duplicate_schema_version", TraceErrorCode::kUnknownVersion,
+       [](const std::string& p) {
+         Sql(p,
+             "ALTER TABLE meta RENAME TO old_meta; CREATE TABLE meta (key, value); INSERT INTO meta SELECT key, "
+             "value FROM old_meta; DROP TABLE old_meta; INSERT INTO meta VALUES ('schema_version', '1')");
+       },
+       "meta holds schema_version more than once"},
       {"missing_table", TraceErrorCode::kMissingTable, [](const std::string& p) { Sql(p, "DROP TABLE hessian"); },
        "'hessian'"},
       {"missing_column", TraceErrorCode::kMissingColumn,
@@ -181,6 +189,12 @@ std::vector<Case> Cases() {
       {"oversized_config_json", TraceErrorCode::kOutOfRange,
        [](const std::string& p) { Sql(p, "UPDATE run SET config_json='\"' || hex(zeroblob(600000)) || '\"'"); },
        "config_json bytes 1200002 is above the limit of 1048576"},
+      // Was read as it was: the report and the GUI show a run's configuration from it.
+      {"invalid_config_json", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE run SET config_json='{\"epochs\": 3,'"); },
+       "run: config_json is not a JSON object"},
+      {"config_json_not_an_object", TraceErrorCode::kInvalidValue,
+       [](const std::string& p) { Sql(p, "UPDATE run SET config_json='[1, 2]'"); }, "config_json is not a JSON object"},
   };
 }
 

@@ -2,6 +2,7 @@
 // its table, its JSON, and that JSON through accordion-sim calibrate into a
 // platform accordion-sim replay accepts.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
 #include <filesystem>
@@ -10,6 +11,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "tests/support/run_command.h"
 #include "tests/support/temp_dir_test.h"
@@ -160,6 +162,30 @@ TEST_F(BenchCli, MoreWorkersThanTheMachineHoldsAreRefusedBeforeAnyStarts) {
     EXPECT_NE(r.err.find("accordion-bench-collectives: error: --nproc " + nproc + ": this machine has "),
               std::string::npos)
         << r.err;
+  }
+}
+
+// --out on a read-only or full file system is refused before any worker
+// starts; it was found after the whole benchmark had run. A tmpfs in a
+// mount namespace of the test's own stands in for the disk (needs root).
+TEST_F(BenchCli, AReadOnlyOrFullOutDirectoryIsRefusedBeforeAnyWorkerStarts) {
+  if (::geteuid() != 0 || RunCommand("unshare -m true").exit_code != 0) {
+    GTEST_SKIP() << "needs root and unshare for a small file system of its own";
+  }
+  const std::string mnt = Path("small");
+  std::filesystem::create_directories(mnt);
+  const std::string fill = "dd if=/dev/zero of=" + mnt + "/fill bs=1k count=4096 2>/dev/null; ";
+  for (const auto& [mount, fragment, code] : std::vector<std::tuple<std::string, std::string, int>>{
+           {"ro,size=1m", "cannot write in", 2}, {"size=4m", "is full (0 KiB free", 4}}) {
+    const CommandResult r = RunCommand("unshare -m sh -c 'mount -t tmpfs -o " + mount + " tmpfs " + mnt + " && " +
+                                       (mount == "size=4m" ? fill : std::string()) + "exec " + kBench +
+                                       " --nproc 2 --max-bytes 4K --out " + mnt + "/b.json'");
+    EXPECT_EQ(r.exit_code, code) << mount << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << mount << "\n" << r.err;
+    EXPECT_NE(r.err.find("--out " + mnt + "/b.json: " + (code == 2 ? "" : "the file system of ")), std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << mount << "\n" << r.err;
+    EXPECT_EQ(r.out.find("# "), std::string::npos) << "no worker ran: " << r.out;
   }
 }
 

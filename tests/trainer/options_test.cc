@@ -212,16 +212,16 @@ TEST(TrainOptions, BatchLevelsAreGlobalBatchesAndScaleTheLearningRate) {
   o.low = 2;
   o.high = 1;
   EXPECT_DOUBLE_EQ(ScaledLearningRate(o, 5, 1), 0.05);
-  EXPECT_EQ(MicroBatchOf(o), o.batch_size);
+  EXPECT_EQ(GlobalMicroBatchOf(o), o.batch_size);
 }
 
 TEST(TrainOptions, BatchLevelsAreWholeNumbersOfMicroBatches) {
   TrainOptions o = BatchRun(128, 1024);
-  EXPECT_EQ(MicroBatchOf(o), 128);  // default: the low level
-  o.micro_batch = 64;
-  EXPECT_EQ(MicroBatchOf(o), 64);
+  EXPECT_EQ(GlobalMicroBatchOf(o), 128);  // default: the low level
+  o.global_micro_batch = 64;
+  EXPECT_EQ(GlobalMicroBatchOf(o), 64);
   EXPECT_NO_THROW(ValidateOptions(o));
-  o.micro_batch = 96;
+  o.global_micro_batch = 96;
   ExpectRefused(o, "not a whole number of micro-batches");
   o = BatchRun(128, 1000);
   ExpectRefused(o, "not a whole number of micro-batches");
@@ -243,7 +243,7 @@ TEST(TrainOptions, BatchLevelsAreWholeNumbersOfMicroBatches) {
   ExpectRefused(o, "batch size");
   // A micro-batch belongs to the batch scheme only.
   TrainOptions dense = Synthetic();
-  dense.micro_batch = 32;
+  dense.global_micro_batch = 32;
   ExpectRefused(dense, "--micro-batch belongs to --scheme batch");
 }
 
@@ -273,7 +273,7 @@ TEST(TrainOptions, ModelsDatasetsAndBackendsMustFitTogether) {
                   "without the NCCL");
   }
   ExpectRefused(With([](TrainOptions& o) { o.hessian_every = -1; }), "--hessian-every");
-  ExpectRefused(With([](TrainOptions& o) { o.hessian_tolerance = 0; }), "--hessian-tolerance");
+  ExpectRefused(With([](TrainOptions& o) { o.hessian.tolerance(0); }), "--hessian-tolerance");
   ExpectRefused(With([](TrainOptions& o) { o.clip = -1; }), "--clip");
   ExpectRefused(With([](TrainOptions& o) { o.dropout = 1; }), "--dropout");
 }
@@ -343,7 +343,7 @@ TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
   o.scheme = "powersgd";
   o.policy = "accordion";
   TrainOptions later = o;
-  later.hessian_max_iterations = o.hessian_max_iterations + 1;
+  later.hessian.max_iterations(o.hessian.max_iterations() + 1);
   EXPECT_EQ(ResumeMismatch(ConfigJson(o), later).rfind("--hessian-iterations differs", 0), 0u)
       << ResumeMismatch(ConfigJson(o), later);
   later = o;
@@ -585,7 +585,7 @@ TrainOptions StaticBatch() {
   TrainOptions o = Synthetic();
   o.scheme = "batch";
   o.level = 256;
-  o.micro_batch = 64;
+  o.global_micro_batch = 64;
   return o;
 }
 
@@ -647,7 +647,7 @@ TEST(TrainOptions, ConfigJsonIsByteForByteWhatItWasBeforeTheFlagTable) {
             kStaticBatchConfigJson);
   // What ConfigJson records as derived values.
   const TrainOptions every = Parsed(kEveryFlagSet);
-  EXPECT_EQ(every.micro_batch, 32);  // recorded as the batch used: 64 (not --scheme batch)
+  EXPECT_EQ(every.global_micro_batch, 32);  // recorded as the batch used: 64 (not --scheme batch)
   EXPECT_EQ(every.low, std::optional<double>(0.5));
   EXPECT_EQ(every.high, std::optional<double>(0.05));
   EXPECT_EQ(every.topk_error_feedback, std::optional<bool>(false));
@@ -660,7 +660,7 @@ TEST(TrainOptions, HelpShowsTheDefaultsOfADefaultTrainOptions) {
   TrainOptions o;
   o.lr = 0.05;
   o.model = "cnn";
-  o.hessian_max_iterations = 7;
+  o.hessian.max_iterations(7);
   o.bind_addr = "10.0.0.1";
   CLI::App app;
   AddTrainFlags(app, o);
@@ -736,8 +736,8 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
        },
        "--decay-epochs must be epochs >= 1 (got 0)"},
       {[](TrainOptions& o) { o.decay_factor = 0; }, "--decay-factor must be in (0, 1]"},
-      {[](TrainOptions& o) { o.eta = 0; }, "--eta must be a positive number"},
-      {[](TrainOptions& o) { o.interval = 0; }, "--interval must be at least 1 epoch"},
+      {[](TrainOptions& o) { o.accordion.eta(0); }, "--eta must be a positive number"},
+      {[](TrainOptions& o) { o.accordion.interval(0); }, "--interval must be at least 1 epoch"},
       {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be >= 0"},
       {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be > 0"},
       {[](TrainOptions& o) { o.limit_samples = -1; }, "--limit-samples must be >= 0"},
@@ -748,7 +748,7 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
        "--warmup-from must be a positive learning rate float32 holds (at most 3.4e38)"},
       {[](TrainOptions& o) { o.warmup_from = 0.1; }, "--warmup-from needs --warmup-epochs of at least 1"},
       {[](TrainOptions& o) { o.clip = -HUGE_VAL; }, "--clip must be >= 0 (0: no clipping)"},
-      {[](TrainOptions& o) { o.micro_batch = -1; }, "--micro-batch must be >= 0 (0: the low level)"},
+      {[](TrainOptions& o) { o.global_micro_batch = -1; }, "--micro-batch must be >= 0 (0: the low level)"},
       {[](TrainOptions& o) { o.bptt = 0; }, "--bptt must be at least 1 token"},
       {[](TrainOptions& o) { o.lstm_size = 0; }, "--lstm-size must be in 1..8192 (the weights grow with its square)"},
       {[](TrainOptions& o) { o.lstm_size = 1000000; },
@@ -756,8 +756,8 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
       {[](TrainOptions& o) { o.dropout = -0.1; }, "--dropout must be in [0, 1)"},
       {[](TrainOptions& o) { o.hessian_every = -1; }, "--hessian-every must be >= 0 (0: never)"},
       {[](TrainOptions& o) { o.hessian_batch = 0; }, "--hessian-batch must be at least 1"},
-      {[](TrainOptions& o) { o.hessian_tolerance = -1; }, "--hessian-tolerance must be a positive number"},
-      {[](TrainOptions& o) { o.hessian_max_iterations = 0; }, "--hessian-iterations must be at least 1"},
+      {[](TrainOptions& o) { o.hessian.tolerance(-1); }, "--hessian-tolerance must be a positive number"},
+      {[](TrainOptions& o) { o.hessian.max_iterations(0); }, "--hessian-iterations must be at least 1"},
       {[](TrainOptions& o) { o.valid_fraction = 1; }, "--valid-fraction must be in (0, 1)"},
       {[](TrainOptions& o) { o.timeout_s = 0.5; }, "--timeout must be at least 1 second"},
   };

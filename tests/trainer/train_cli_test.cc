@@ -18,13 +18,19 @@
 #include <thread>
 #include <tuple>
 
+#include <nlohmann/json.hpp>
+
+#include "analysis/accordion_controller.h"
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
 #include "analysis/schedule.h"
 #include "analysis/trace_view.h"
+#include "common/errors.h"
 #include "tests/trainer/train_support.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
+#include "trainer/communicator_options.h"
+#include "trainer/hessian_options.h"
 #include "trainer/launcher.h"
 
 namespace accordion {
@@ -68,6 +74,28 @@ TEST_F(TrainCli, HelpAndVersion) {
   for (const char* flag : {"--scheme", "--policy", "--nproc", "--trace-iterations", "--resume", "--bucket-mb"}) {
     EXPECT_NE(h.out.find(flag), std::string::npos) << flag;
   }
+}
+
+// A run given none of their flags records the defaults of the options classes
+// that own those settings (accordion-train nests or reads them, and states
+// none of its own): a changed default there reaches the command line, the
+// trace and the run together.
+TEST_F(TrainCli, ARunWithoutFlagsRecordsTheDefaultsOfTheOptionsClassesThatOwnThem) {
+  const std::string trace = Path("defaults.trace");
+  const CommandResult r =
+      Train("--dataset synthetic --limit-samples 256 --epochs 1 --no-network-probe --trace " + trace);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const TraceContent t = ReadTrace(trace);
+  const nlohmann::json config = nlohmann::json::parse(t.run.config_json);
+  EXPECT_EQ(config.at("eta").get<double>(), AccordionOptions().eta());
+  EXPECT_EQ(config.at("interval").get<int>(), AccordionOptions().interval());
+  EXPECT_EQ(t.run.eta, AccordionOptions().eta());
+  EXPECT_EQ(t.run.interval, AccordionOptions().interval());
+  EXPECT_EQ(config.at("hessian_tolerance").get<double>(), HessianOptions().tolerance());
+  EXPECT_EQ(config.at("hessian_max_iterations").get<int>(), HessianOptions().max_iterations());
+  EXPECT_EQ(config.at("timeout_s").get<double>(), std::chrono::duration<double>(RendezvousOptions().timeout()).count());
+  EXPECT_EQ(config.at("bind_addr").get<std::string>(), GlooOptions().bind_addr());
+  EXPECT_EQ(config.at("bucket_mb").get<double>() * 1024 * 1024, static_cast<double>(kDefaultBucketBytes));
 }
 
 TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
@@ -423,6 +451,131 @@ TEST_F(TrainCli, AMasterPortAnsweredByAnotherServiceIsOneLine) {
                        " failed: what answers there is not a c10d store"),
             std::string::npos)
       << r.err;
+}
+
+// A service that sends one byte and holds the connection: c10d read the rest
+// of its reply without a timeout, so the worker waited past --timeout for
+// ever, and restarted the read after SIGTERM (only SIGKILL ended it).
+TEST_F(TrainCli, AMasterPortThatSendsPartOfAReplyAndHoldsOnEndsAtTheTimeoutAndOnSigterm) {
+  int port = 0;
+  const int fd = ListenOnLoopback(&port);
+  ASSERT_GE(fd, 0);
+  std::atomic<bool> done{false};
+  std::thread one_byte([fd, &done] {
+    std::vector<int> held;
+    while (!done) {
+      pollfd p{fd, POLLIN, 0};
+      if (::poll(&p, 1, 100) <= 0) continue;
+      const int client = ::accept(fd, nullptr, nullptr);
+      if (client < 0) continue;
+      ::send(client, "\x01", 1, MSG_NOSIGNAL);
+      held.push_back(client);
+    }
+    for (const int client : held) ::close(client);
+  });
+  const std::string worker =
+      "RANK=1 WORLD_SIZE=2 LOCAL_RANK=1 LOCAL_WORLD_SIZE=2 MASTER_ADDR=127.0.0.1 MASTER_PORT=" + std::to_string(port) +
+      " " + test_support::kTrain + kQuickRun + " --epochs 1";
+  const auto start = std::chrono::steady_clock::now();
+  const CommandResult timed = test_support::RunCommand("timeout -k 5 40 env " + worker + " --timeout 5");
+  const auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(timed.exit_code, 2) << timed.err;
+  EXPECT_EQ(CountLines(timed.err), 1) << timed.err;
+  EXPECT_NE(
+      timed.err.find("accordion-train: error: rank 1: rendezvous of 2 workers at 127.0.0.1:" + std::to_string(port) +
+                     " failed: what answers there is not a c10d store (no whole reply within --timeout 5 s)"),
+      std::string::npos)
+      << timed.err;
+  EXPECT_LT(took, std::chrono::seconds(12));
+  // SIGTERM two seconds in, long before its 60 s timeout: a stop, exit 130,
+  // no line. The outer timeout's 124 is what a deaf worker gives.
+  const CommandResult stopped = test_support::RunCommand("timeout -k 5 30 sh -c 'env " + worker +
+                                                         " --timeout 60 & sleep 2; kill -TERM $!; wait $!'");
+  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
+  EXPECT_EQ(stopped.err, "");
+  done = true;
+  one_byte.join();
+  ::close(fd);
+}
+
+// Rendezvous failures of workers started by hand are our one line: c10d's
+// log lines came first (seven for a name that does not resolve, retried
+// until the timeout; four for a second rank 0), and workers of different
+// WORLD_SIZE got Gloo's "[enforce fail at ./gloo/transport/tcp/address.cc:45]
+// sizeof(impl_) == bytes.size(). 136 vs 272".
+TEST_F(TrainCli, RendezvousFailuresOfWorkersStartedByHandAreOneLineEach) {
+  int port = 0;
+  const int fd = ListenOnLoopback(&port);
+  ASSERT_GE(fd, 0);
+  const auto worker = [&](int rank, int world, const std::string& addr) {
+    return "RANK=" + std::to_string(rank) + " WORLD_SIZE=" + std::to_string(world) + " MASTER_ADDR=" + addr +
+           " MASTER_PORT=" + std::to_string(port) + " timeout -k 5 60 " + test_support::kTrain + kQuickRun +
+           " --epochs 1 --timeout 3";
+  };
+  const auto expect_one_line = [](const CommandResult& r, int code, const std::string& fragment) {
+    EXPECT_EQ(r.exit_code, code) << r.err;
+    EXPECT_EQ(CountLines(r.err), 1) << r.err;
+    EXPECT_NE(r.err.find(fragment), std::string::npos) << r.err;
+  };
+  // The port is taken, as by a first rank 0.
+  expect_one_line(test_support::RunCommand(worker(0, 2, "127.0.0.1")), 2,
+                  "rank 0: MASTER_PORT " + std::to_string(port) +
+                      " is already in use on 127.0.0.1 (another run, or a second worker started with RANK 0?)");
+  ::close(fd);
+  expect_one_line(test_support::RunCommand(worker(1, 2, "no-such-host.invalid")), 2,
+                  "rank 1: MASTER_ADDR no-such-host.invalid: cannot resolve it");
+  // TEST-NET-1: nothing answers; c10d's own timeout, without its log lines.
+  expect_one_line(test_support::RunCommand(worker(1, 2, "192.0.2.1")), 1,
+                  "rank 1: rendezvous of 2 workers at 192.0.2.1:" + std::to_string(port) + " failed: ");
+  const std::string err0 = Path("rank0.err");
+  const CommandResult mismatch = test_support::RunCommand(worker(0, 2, "127.0.0.1") + " 2>" + err0 + " & sleep 0.5; " +
+                                                          worker(1, 3, "127.0.0.1") + "; rc=$?; wait; exit $rc");
+  expect_one_line(mismatch, 2, "rank 1: WORLD_SIZE is 3 for this worker and 2 for rank 0");
+  const std::string rank0 = test_support::ReadFile(err0);
+  EXPECT_EQ(CountLines(rank0), 1) << rank0;
+  EXPECT_NE(rank0.find("rank 0: WORLD_SIZE is 2 for this worker and 3 for rank 1"), std::string::npos) << rank0;
+}
+
+// Standard output that cannot be written ends the run with one line and
+// exit 4, and every epoch is in its trace. Piped into a reader that went
+// away (`| head`), rank 0 died of SIGPIPE mid-run: "worker rank 0 ... was
+// killed by signal 13", exit 1, and the trace marked failed at 2 of 5 epochs.
+TEST_F(TrainCli, AStandardOutputThatCannotBeWrittenLosesNoEpoch) {
+  for (const std::string into : {"full", "pipe"}) {
+    const std::string trace = Path(into + ".trace"), rc = Path(into + ".rc");
+    const std::string run =
+        "timeout -k 5 120 " + test_support::kTrain + kQuickRun + " --nproc 2 --threads 1 --epochs 5 --trace " + trace;
+    const CommandResult r = test_support::RunCommand(
+        into == "full" ? run + " >/dev/full; echo $? >" + rc : "{ " + run + "; echo $? >" + rc + "; } | head -c 1");
+    EXPECT_EQ(test_support::ReadFile(rc), std::to_string(kExitIoFailure) + "\n") << into << "\n" << r.err;
+    const size_t error_at = r.err.find("accordion-train: error: ");
+    ASSERT_NE(error_at, std::string::npos) << into << "\n" << r.err;
+    EXPECT_EQ(CountLines(r.err.substr(error_at)), 1) << into << "\n" << r.err;
+    EXPECT_NE(r.err.find("cannot write standard output"), std::string::npos) << into << "\n" << r.err;
+    const TraceContent t = ReadTrace(trace);
+    EXPECT_EQ(t.run.status, RunStatus::kComplete) << into;
+    EXPECT_EQ(t.epochs.size(), 5u) << into;
+  }
+}
+
+// A FIFO where a checkpoint's partial file goes is no leftover of a save, so
+// nothing removed it, and the save at the first epoch's end opened it to
+// write and blocked for ever (the launcher with it).
+TEST_F(TrainCli, AFifoWhereACheckpointIsWrittenIsRefusedNotWaitedOn) {
+  for (const std::string name : {"epoch-0.rank-1.pt.partial", "checkpoint.json.partial"}) {
+    const std::string ckpt = Path("ckpt-" + name);
+    std::filesystem::create_directories(ckpt);
+    ASSERT_EQ(::mkfifo((ckpt + "/" + name).c_str(), 0600), 0);
+    const CommandResult r = test_support::RunCommand("timeout -k 5 90 " + test_support::kTrain + kQuickRun +
+                                                     " --nproc 2 --epochs 1 --checkpoint-dir " + ckpt);
+    EXPECT_EQ(r.exit_code, 2) << name << "\n" << r.err;
+    const size_t error_at = r.err.find("accordion-train: error: ");  // after the epoch's progress bar
+    ASSERT_NE(error_at, std::string::npos) << r.err;
+    EXPECT_EQ(CountLines(r.err.substr(error_at)), 1) << name << "\n" << r.err;
+    EXPECT_NE(r.err.find(ckpt + "/" + name + " is a FIFO, not a partial file a tool left; remove it"),
+              std::string::npos)
+        << r.err;
+  }
 }
 
 }  // namespace

@@ -23,6 +23,7 @@
 #include "trainer/worker_connection.h"
 #include "trainer/worker_exit.h"
 #include "trainer/launcher.h"
+#include "trainer/run_outputs.h"
 #include "trainer/torch_pch.h"
 #include "trainer/train_options.h"
 #ifdef ACCORDION_BENCH_CALIBRATES
@@ -95,6 +96,7 @@ struct BenchFlags {
     // The rules every tool's outputs follow: never a live trace, a live run's
     // directory, a directory or a leftover .partial.
     CheckOutput(out, OutputOptions().overwrite(overwrite));
+    if (out != "-") CheckOutputRoom("--out " + out, out);  // a read-only or full disk, before any worker
   }
 };
 

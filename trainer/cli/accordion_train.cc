@@ -17,6 +17,7 @@
 #include "trainer/communicator.h"
 #include "trainer/launcher.h"
 #include "trainer/models.h"
+#include "trainer/run_outputs.h"
 #include "trainer/torch_pch.h"
 #include "trainer/trainer.h"
 #include "trainer/worker_exit.h"
@@ -68,6 +69,7 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
     }
     ValidateOptions(options, /*check_paths=*/env.rank == 0);
     if (env.rank == 0 && IsModelFile(options.model)) CheckModelFile(options, env.world_size);
+    if (env.rank == 0) CheckRunOutputsWritable(options);
     if (env.rank == 0) LockCheckpointDirectory(options);
   }
   struct sigaction sa {};
@@ -108,6 +110,7 @@ int main(int argc, char** argv) {
     // A TorchScript file is loaded and run on one batch here, so a model that
     // cannot train is one line, not a failure in every worker.
     if (IsModelFile(options.model)) CheckModelFile(options, options.nproc);
+    CheckRunOutputsWritable(options);
     LockCheckpointDirectory(options);  // before any worker starts
     // The run's id is chosen here and handed to the workers, so the launcher
     // knows its own trace from another run's; a resume keeps the checkpoint's.
