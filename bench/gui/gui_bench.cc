@@ -8,7 +8,9 @@
 //             what `accordion-analyze schedule --eta X` does per change
 //             (read the trace, derive, cost);
 //   what-if   the alpha-beta estimate (platform probe remembered, and the
-//             first call that builds it) vs the SimGrid replay it stands in for.
+//             first call that builds it) vs the SimGrid replay it stands in for;
+//   sweep     the Sweep tab's eta x interval grid (in the background) vs the
+//             same grid without its replays, and drawing it vs the level map.
 // Median and p95 over the repetitions. Asserts nothing (docs/gui.md).
 #include <QApplication>
 #include <algorithm>
@@ -201,6 +203,34 @@ int main(int argc, char** argv) {
   const Stats simgrid = Measure(3, [&](int) { ProjectWhatIf(run, s, w, sim::TimingSource::kSimulate); });
   Row("what-if: alpha-beta (probe known)", warm, "SimGrid replay, same settings", simgrid, 20);
   Row("what-if: alpha-beta (new platform)", cold, "SimGrid replay, same settings", simgrid, 20);
+
+  // --- the Sweep tab: the eta x interval grid, computed in the document's
+  // pool (a schedule and an alpha-beta replay per cell), then drawn on the
+  // UI thread. Baselines: the same grid without the replays; the level map.
+  const EtaIntervalSweepOptions grid = SweepOptionsFor(run.view().run);
+  const int cells = static_cast<int>(grid.etas().size() * grid.intervals().size());
+  EtaIntervalSweep swept;
+  const Stats grid_full = Measure(std::min(repetitions, 5), [&](int) { swept = SweepEtaInterval(run, s, w, grid); });
+  const Stats grid_floats = Measure(std::min(repetitions, 5), [&](int) {
+    SweepEtaInterval(run, s, w, EtaIntervalSweepOptions(grid).project_time(false));
+  });
+  std::printf("%-34s %9.2f %9.2f   %-34s %9.2f %9.2f   %7.2fx   %s\n",
+              ("sweep: " + std::to_string(cells) + " cells, alpha-beta").c_str(), grid_full.median_ms, grid_full.p95_ms,
+              "floats only (no replays)", grid_floats.median_ms, grid_floats.p95_ms,
+              grid_floats.median_ms / grid_full.median_ms, "off the UI thread");
+  EtaIntervalMarks marks;
+  marks.recorded_eta = run.view().run.eta;
+  marks.recorded_interval = run.view().run.interval;
+  const Stats grid_draw = Measure(repetitions, [&](int i) {
+    marks.current_eta = grid.etas()[static_cast<size_t>(i) % grid.etas().size()];
+    DrawEtaIntervalSweep(plots[0], swept, i % 2 ? SweepMetric::kTime : SweepMetric::kFloats, marks);
+    RefreshFigure(plots[0], true);
+  });
+  const Stats map_draw = Measure(repetitions, [&](int) {
+    DrawLevelMap(plots[2], run, *doc.regimes());
+    RefreshFigure(plots[2], true);
+  });
+  Row("sweep: draw the heat map", grid_draw, "level map: draw", map_draw, 50);
   for (QCustomPlot* p : plots) delete p;
   std::filesystem::remove(trace);
   return 0;

@@ -16,6 +16,7 @@
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
+#include "gui/model/run_comparison.h"
 
 namespace accordion::gui {
 
@@ -46,6 +47,7 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       by_floats_(new PlotWidget("accuracy-by-floats", this)),
       table_(new QTableWidget(this)),
       status_(new QLabel(this)),
+      warning_(new QLabel(this)),
       refresh_timer_(new QTimer(this)) {
   table_->setObjectName("resultsTable");
   table_->setColumnCount(9);
@@ -61,6 +63,17 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(false);
   status_->setObjectName("compareStatus");
   status_->setWordWrap(true);
+  warning_->setObjectName("compareWarning");
+  warning_->setWordWrap(true);
+  warning_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  // Dark red on a pale band: seen at a glance, readable in print.
+  warning_->setStyleSheet(
+      "QLabel { color: #8a1c1c; background: #fdecea; border: 1px solid #e6b8b3; border-radius: 3px; padding: 3px 6px; "
+      "font-weight: bold; }");
+  warning_->setToolTip(
+      tr("Accuracy, floats and time of different models, datasets or cluster sizes are not like for "
+         "like: compare within a model, dataset and number of workers"));
+  warning_->hide();
   refresh_timer_->setSingleShot(true);
   refresh_timer_->setInterval(50);
   connect(refresh_timer_, &QTimer::timeout, this, &CompareView::refresh);
@@ -87,7 +100,8 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   split->setSizes({600, 300});
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(split);
+  layout->addWidget(warning_);
+  layout->addWidget(split, 1);
 
   connect(document_, &ExplorerDocument::runsChanged, this, &CompareView::scheduleRefresh);
   connect(document_, &ExplorerDocument::comparedChanged, this, &CompareView::scheduleRefresh);
@@ -103,6 +117,9 @@ void CompareView::scheduleRefresh() { refresh_timer_->start(); }
 void CompareView::refresh() {
   refresh_timer_->stop();
   const auto runs = document_->comparedRuns();
+  const QString caveat = QString::fromStdString(ComparisonCaveat(runs));
+  warning_->setText(QStringLiteral("⚠ ") + caveat);
+  warning_->setVisible(!caveat.isEmpty());
   if (runs.empty()) {
     const QString text = document_->runCount() == 0 ? tr("No run open") : tr("No run checked in the run list");
     by_epoch_->showMessage(text);

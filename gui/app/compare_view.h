@@ -35,6 +35,9 @@ class CompareView : public QWidget {
   PlotWidget* epochPlot() const { return by_epoch_; }
   PlotWidget* floatsPlot() const { return by_floats_; }
   QTableWidget* table() const { return table_; }
+  // The line above the plots saying what differs between the checked runs
+  // (model, dataset, workers); hidden when they are like for like.
+  QLabel* warningLabel() const { return warning_; }
   // True while the results table is being built in the background.
   bool tableLoading() const { return loading_; }
 
@@ -51,6 +54,7 @@ class CompareView : public QWidget {
   PlotWidget* by_floats_;
   QTableWidget* table_;
   QLabel* status_;
+  QLabel* warning_;
   QTimer* refresh_timer_;
   uint64_t generation_ = 0;
   std::vector<std::string> table_paths_;

@@ -1,6 +1,9 @@
 #include "gui/app/level_map_view.h"
 
+#include <QCheckBox>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QMouseEvent>
 #include <QToolTip>
 #include <QVBoxLayout>
@@ -12,16 +15,29 @@
 namespace accordion::gui {
 
 LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
-    : QWidget(parent), document_(document), caption_(new QLabel(this)), plot_(new PlotWidget("level-map", this)) {
+    : QWidget(parent),
+      document_(document),
+      caption_(new QLabel(this)),
+      group_(new QCheckBox(tr("Group by block"), this)),
+      plot_(new PlotWidget("level-map", this)) {
   caption_->setWordWrap(true);
   caption_->setText(
       tr("The level Accordion picks for each layer in each epoch under the current settings: "
          "low compression inside critical regimes, high outside. Hover a cell for its numbers."));
+  group_->setObjectName("levelMapGroupByBlock");
+  group_->setToolTip(
+      tr("One row per block (the layer name up to its first '.'), at the low level where any of "
+         "its layers is; the same setting as the Regimes tab's"));
+  group_->setChecked(document_->groupByBlock());
   plot_->setMouseTracking(true);
+  auto* top = new QHBoxLayout;
+  top->addWidget(caption_, 1);
+  top->addWidget(group_, 0, Qt::AlignTop);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(caption_);
+  layout->addLayout(top);
   layout->addWidget(plot_, 1);
+  connect(group_, &QCheckBox::toggled, document_, &ExplorerDocument::setGroupByBlock);
 
   connect(plot_, &QCustomPlot::mouseMove, this, [this](QMouseEvent* event) {
     const QString tip = tooltipAt(event->pos());
@@ -31,6 +47,11 @@ LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
       QToolTip::showText(event->globalPosition().toPoint(), tip, plot_);
   });
   connect(document_, &ExplorerDocument::regimesChanged, this, &LevelMapView::redrawWhenSeen);
+  connect(document_, &ExplorerDocument::groupByBlockChanged, this, [this] {
+    const QSignalBlocker block(group_);
+    group_->setChecked(document_->groupByBlock());
+    redrawWhenSeen();
+  });
   redraw();
 }
 
@@ -41,10 +62,12 @@ QString LevelMapView::tooltipAt(const QPoint& pos) const {
   if (!plot_->axisRect()->rect().contains(pos)) return {};
   int epoch = -1;
   int layer = -1;
-  if (!LevelMapCellAt(*run, plot_->xAxis->pixelToCoord(pos.x()), plot_->yAxis->pixelToCoord(pos.y()), &epoch, &layer)) {
+  const bool grouped = document_->groupByBlock();
+  if (!LevelMapCellAt(*run, plot_->xAxis->pixelToCoord(pos.x()), plot_->yAxis->pixelToCoord(pos.y()), &epoch, &layer,
+                      grouped)) {
     return {};
   }
-  return LevelMapTooltip(*run, *analysis, epoch, layer);
+  return LevelMapTooltip(*run, *analysis, epoch, layer, grouped);
 }
 
 void LevelMapView::redrawWhenSeen() {
@@ -74,7 +97,7 @@ void LevelMapView::redraw() {
     plot_->showMessage(tr("No schedule: %1").arg(QString::fromStdString(analysis->problem)));
     return;
   }
-  DrawLevelMap(plot_, *run, *analysis);
+  DrawLevelMap(plot_, *run, *analysis, document_->groupByBlock());
   plot_->markDrawn();
 }
 

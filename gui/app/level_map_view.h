@@ -6,6 +6,7 @@
 #include <QString>
 #include <QWidget>
 
+class QCheckBox;
 class QLabel;
 
 namespace accordion::gui {
@@ -20,6 +21,8 @@ class LevelMapView : public QWidget {
   explicit LevelMapView(ExplorerDocument* document, QWidget* parent = nullptr);
 
   PlotWidget* plot() const { return plot_; }
+  // The document's group-by-block setting, here too: one row per block.
+  QCheckBox* groupCheck() const { return group_; }
   // The tooltip for the cell under widget position `pos` ("" when none).
   QString tooltipAt(const QPoint& pos) const;
 
@@ -38,6 +41,7 @@ class LevelMapView : public QWidget {
   bool stale_ = false;
   ExplorerDocument* document_;
   QLabel* caption_;
+  QCheckBox* group_;
   PlotWidget* plot_;
 };
 

@@ -4,6 +4,10 @@
 #include <QApplication>
 #include <QCommandLineParser>
 #include <QDir>
+#include <QPalette>
+#include <QStyle>
+#include <QStyleFactory>
+#include <QStyleHints>
 #include <QStringList>
 #include <QTabWidget>
 #include <QTimer>
@@ -34,6 +38,56 @@ void AddQtOptions(QCommandLineParser& parser) {
   }
 }
 
+// A dark palette for Qt's Fusion style: what --theme dark shows, and what
+// --theme system shows where the desktop asks for dark colours (Qt 6.5's
+// colour scheme) but its style gives a light palette.
+QPalette DarkPalette() {
+  QPalette p;
+  const QColor window(0x2B, 0x2B, 0x2B), base(0x1E, 0x1E, 0x1E), text(0xE6, 0xE6, 0xE6);
+  p.setColor(QPalette::Window, window);
+  p.setColor(QPalette::WindowText, text);
+  p.setColor(QPalette::Base, base);
+  p.setColor(QPalette::AlternateBase, window);
+  p.setColor(QPalette::ToolTipBase, base);
+  p.setColor(QPalette::ToolTipText, text);
+  p.setColor(QPalette::PlaceholderText, QColor(0x8A, 0x8A, 0x8A));
+  p.setColor(QPalette::Text, text);
+  p.setColor(QPalette::Button, QColor(0x35, 0x35, 0x35));
+  p.setColor(QPalette::ButtonText, text);
+  p.setColor(QPalette::BrightText, Qt::red);
+  p.setColor(QPalette::Link, QColor(0x56, 0xB4, 0xE9));
+  p.setColor(QPalette::Highlight, QColor(0x2A, 0x82, 0xDA));
+  p.setColor(QPalette::HighlightedText, Qt::white);
+  p.setColor(QPalette::Light, QColor(0x50, 0x50, 0x50));
+  p.setColor(QPalette::Midlight, QColor(0x40, 0x40, 0x40));
+  p.setColor(QPalette::Mid, QColor(0x30, 0x30, 0x30));
+  p.setColor(QPalette::Dark, QColor(0x19, 0x19, 0x19));
+  p.setColor(QPalette::Shadow, Qt::black);
+  for (QPalette::ColorRole role : {QPalette::WindowText, QPalette::Text, QPalette::ButtonText}) {
+    p.setColor(QPalette::Disabled, role, QColor(0x80, 0x80, 0x80));
+  }
+  return p;
+}
+
+// The figures follow the application palette (PlotWidget); "system" leaves
+// it to the desktop.
+void ApplyTheme(QApplication* app, const QString& theme) {
+  bool dark = theme == QLatin1String("dark");
+#if QT_VERSION >= QT_VERSION_CHECK(6, 5, 0)
+  if (theme == QLatin1String("system")) {
+    dark = QGuiApplication::styleHints()->colorScheme() == Qt::ColorScheme::Dark &&
+           QApplication::palette().color(QPalette::Window).lightness() >= 128;
+  }
+#endif
+  if (dark) {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    app->setPalette(DarkPalette());
+  } else if (theme == QLatin1String("light")) {
+    QApplication::setStyle(QStyleFactory::create("Fusion"));
+    app->setPalette(QApplication::style()->standardPalette());
+  }
+}
+
 int Fail(const QString& message) {
   std::fprintf(stderr, "%s: error: %s (see --help)\n", kTool, qPrintable(message));
   return 2;
@@ -57,13 +111,18 @@ int main(int argc, char** argv) {
   screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption simulate("simulate", "Start the SimGrid replay of the first run at once.");
   simulate.setFlags(QCommandLineOption::HiddenFromHelp);
-  QCommandLineOption tab("tab", "Show this tab first: regimes, level-map, what-if, compare or timeline.", "TAB");
+  QCommandLineOption tab("tab", "Show this tab first: regimes, level-map, what-if, compare, timeline or sweep.", "TAB");
   parser.addOption(help);
   parser.addOption(version);
   parser.addOption(screenshot);
   parser.addOption(simulate);
   parser.addOption(tab);
-  parser.addPositionalArgument("TRACE", "Traces to open (.trace, .db, .sqlite).", "[TRACE...]");
+  QCommandLineOption theme("theme", "Colours: system (the desktop's, the default), dark or light.", "THEME", "system");
+  parser.addOption(theme);
+  parser.addPositionalArgument("TRACE",
+                               "Traces to open (.trace, .db, .sqlite), or folders: every trace under one and each "
+                               "new one written there, as TensorBoard opens a log folder.",
+                               "[TRACE|DIR...]");
   AddQtOptions(parser);
 
   QStringList args;
@@ -85,7 +144,12 @@ int main(int argc, char** argv) {
     return Fail(QStringLiteral("--tab: unknown tab '%1' (one of %2)").arg(parser.value(tab), tabs.join(", ")));
   }
 
+  if (!QStringList({"system", "dark", "light"}).contains(parser.value(theme))) {
+    return Fail(QStringLiteral("--theme: unknown theme '%1' (one of system, dark, light)").arg(parser.value(theme)));
+  }
+
   QApplication app(argc, argv);
+  ApplyTheme(&app, parser.value(theme));
   accordion::gui::MainWindow window;
   const bool screenshots = parser.isSet(screenshot);
   if (screenshots) window.setErrorDialogsEnabled(false);

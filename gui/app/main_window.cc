@@ -24,15 +24,18 @@
 
 #include "common/version.h"
 #include "gui/app/compare_view.h"
+#include "gui/app/export_check.h"
 #include "gui/app/level_map_view.h"
 #include "gui/app/plot_widget.h"
 #include "gui/app/recent_files.h"
 #include "gui/app/regimes_view.h"
 #include "gui/app/run_list_view.h"
 #include "gui/app/schedule_controls.h"
+#include "gui/app/sweep_view.h"
 #include "gui/app/timeline_view.h"
 #include "gui/app/what_if_view.h"
 #include "gui/model/explorer_document.h"
+#include "gui/model/trace_folder.h"
 
 namespace accordion::gui {
 
@@ -42,14 +45,15 @@ const char kTraceFilter[] = "Accordion traces (*.trace *.db *.sqlite);;All files
 const char kGeometryKey[] = "mainWindow/geometry";
 const char kStateKey[] = "mainWindow/state";
 const char kOpenDirKey[] = "open/lastDir";
-// The run list's height in a window taller than kShortWindow, and below.
+// The run list's height in a window taller than kShortWindow, and below
+// (five rows and three), besides its filter box.
 constexpr int kShortWindow = 850;
 constexpr int kRunsDockTall = 165;
 constexpr int kRunsDockShort = 112;
 
 }  // namespace
 
-QStringList MainWindow::tabKeys() { return {"regimes", "level-map", "what-if", "compare", "timeline"}; }
+QStringList MainWindow::tabKeys() { return {"regimes", "level-map", "what-if", "compare", "timeline", "sweep"}; }
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -61,7 +65,8 @@ MainWindow::MainWindow(QWidget* parent)
       level_map_(new LevelMapView(document_, tabs_)),
       what_if_(new WhatIfView(document_, tabs_)),
       compare_(new CompareView(document_, tabs_)),
-      timeline_(new TimelineView(document_, tabs_)) {
+      timeline_(new TimelineView(document_, tabs_)),
+      sweep_(new SweepView(document_, tabs_)) {
   setObjectName("mainWindow");
   setAcceptDrops(true);
   tabs_->setObjectName("tabs");
@@ -71,11 +76,13 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(what_if_, tr("What-if"));
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(timeline_, tr("Timeline"));
+  tabs_->addTab(sweep_, tr("Sweep"));
   tabs_->setTabToolTip(0, tr("Gradient-norm change per layer and the critical regimes it finds"));
   tabs_->setTabToolTip(1, tr("The level each layer gets in each epoch"));
   tabs_->setTabToolTip(2, tr("Time to train on another cluster: α–β estimate or SimGrid replay"));
   tabs_->setTabToolTip(3, tr("Accuracy against epochs and floats sent; the paper's results table"));
   tabs_->setTabToolTip(4, tr("One iteration, measured and simulated, as a timeline"));
+  tabs_->setTabToolTip(5, tr("What Accordion saves at every η and check interval: which η to use"));
   setCentralWidget(tabs_);
 
   for (PlotWidget* plot : tabs_->findChildren<PlotWidget*>()) {
@@ -161,7 +168,7 @@ void MainWindow::createDocks() {
   // The top dock spans the full width: the run table has many columns.
   setCorner(Qt::TopLeftCorner, Qt::TopDockWidgetArea);
   setCorner(Qt::TopRightCorner, Qt::TopDockWidgetArea);
-  resizeDocks({runs}, {kRunsDockTall}, Qt::Vertical);
+  resizeDocks({runs}, {kRunsDockTall + run_list_->filterRowHeight()}, Qt::Vertical);
   resizeDocks({schedule}, {290}, Qt::Horizontal);
 }
 
@@ -169,6 +176,9 @@ void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   QAction* open = file->addAction(tr("&Open…"), this, &MainWindow::openWithDialog);
   open->setShortcut(QKeySequence::Open);
+  QAction* open_folder = file->addAction(tr("Open &folder…"), this, &MainWindow::openFolderWithDialog);
+  open_folder->setShortcut(QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_O));
+  open_folder->setStatusTip(tr("Every trace under a folder, and each new one written there"));
   recent_menu_ = file->addMenu(tr("Open &Recent"));
   rebuildRecentMenu();
   QAction* close = file->addAction(tr("&Close run"), this, &MainWindow::closeCurrentRun);
@@ -231,11 +241,55 @@ void MainWindow::openFiles(const QStringList& paths) {
   if (paths.isEmpty()) return;
   QStringList absolute;
   for (const QString& path : paths) {
+    if (QFileInfo(path).isDir()) {
+      openFolder(path);
+      continue;
+    }
     absolute << QFileInfo(path).absoluteFilePath();
     if (QFileInfo(path).isFile()) RecentFiles::add(path);
   }
   rebuildRecentMenu();
-  document_->open(absolute);
+  if (!absolute.isEmpty()) document_->open(absolute);
+}
+
+void MainWindow::openFolder(const QString& dir) {
+  const QString root = QFileInfo(dir).absoluteFilePath();
+  if (watchedFolders().contains(root)) return;
+  auto* folder = new TraceFolder(root, this);
+  folders_.append(folder);
+  connect(folder, &TraceFolder::tracesFound, this, [this, root](const QStringList& paths, bool initial) {
+    const QString name = QDir::toNativeSeparators(root);
+    if (paths.isEmpty()) {
+      statusBar()->showMessage(tr("No trace in %1 yet: traces written there open as they appear").arg(name), 15000);
+      return;
+    }
+    // The first scan's first trace becomes current unless a run already
+    // is; later ones join the list without taking the view.
+    document_->open(paths, initial && document_->currentIndex() < 0);
+    if (!initial) {
+      statusBar()->showMessage(
+          tr("New in %1: %2").arg(name, QFileInfo(paths.first()).fileName()) +
+              (paths.size() > 1 ? tr(" and %n more", "", static_cast<int>(paths.size()) - 1) : QString()),
+          8000);
+    }
+  });
+  run_list_->setWatchedFolders(watchedFolders());
+  updateStatus();
+}
+
+QStringList MainWindow::watchedFolders() const {
+  QStringList roots;
+  for (const TraceFolder* folder : folders_) roots << folder->root();
+  return roots;
+}
+
+void MainWindow::openFolderWithDialog() {
+  QSettings settings;
+  const QString dir =
+      QFileDialog::getExistingDirectory(this, tr("Open a folder of traces"), settings.value(kOpenDirKey).toString());
+  if (dir.isEmpty()) return;
+  settings.setValue(kOpenDirKey, dir);
+  openFiles({dir});
 }
 
 void MainWindow::openWithDialog() {
@@ -325,6 +379,7 @@ void MainWindow::updateStatus() {
     for (int i = 0; i < document_->runCount(); ++i) live += document_->run(i) && document_->run(i)->live();
     parts << tr("%n run(s) open", "", document_->runCount());
     if (live > 0) parts << tr("%n live", "", live);
+    if (!folders_.isEmpty()) parts << tr("watching %n folder(s)", "", static_cast<int>(folders_.size()));
     // Until it lands, a waited-for trace is in no list: say so here.
     for (const QString& path : document_->waitingPaths()) parts << tr("waiting for %1").arg(QFileInfo(path).fileName());
   }
@@ -339,9 +394,12 @@ bool MainWindow::saveTabScreenshots(const QString& dir, QString* error) {
   const QStringList keys = tabKeys();
   for (int i = 0; i < tabs_->count() && i < keys.size(); ++i) {
     tabs_->setCurrentIndex(i);
+    // A tab may start work when shown (the Sweep tab's sweep): let it land.
+    document_->waitForIdle();
     // Let layouts settle and queued replots paint before grabbing.
     for (int round = 0; round < 5; ++round) QApplication::processEvents();
     const QString path = dir + "/" + keys[i] + ".png";
+    if (!CheckExportPath(path, error)) return false;
     if (!grab().save(path)) {
       *error = tr("cannot write %1").arg(path);
       return false;
@@ -359,7 +417,8 @@ void MainWindow::resizeEvent(QResizeEvent* event) {
   const bool short_window = height() < kShortWindow;
   if (short_window != short_window_) {
     short_window_ = short_window;
-    resizeDocks({runs_dock_}, {short_window ? kRunsDockShort : kRunsDockTall}, Qt::Vertical);
+    resizeDocks({runs_dock_}, {(short_window ? kRunsDockShort : kRunsDockTall) + run_list_->filterRowHeight()},
+                Qt::Vertical);
   }
 }
 

@@ -1,5 +1,5 @@
 // MainWindow: accordion-gui's window - the run list, the schedule controls
-// and the five tabs around one ExplorerDocument, with the menus, drag and
+// and the six tabs around one ExplorerDocument, with the menus, drag and
 // drop, recent files and the status bar a desktop app is expected to have.
 #ifndef ACCORDION_GUI_APP_MAIN_WINDOW_H_
 #define ACCORDION_GUI_APP_MAIN_WINDOW_H_
@@ -23,7 +23,9 @@ class PlotWidget;
 class RegimesView;
 class RunListView;
 class ScheduleControls;
+class SweepView;
 class TimelineView;
+class TraceFolder;
 class WhatIfView;
 
 class MainWindow : public QMainWindow {
@@ -41,7 +43,11 @@ class MainWindow : public QMainWindow {
   WhatIfView* whatIfView() const { return what_if_; }
   CompareView* compareView() const { return compare_; }
   TimelineView* timelineView() const { return timeline_; }
+  SweepView* sweepView() const { return sweep_; }
   QTabWidget* tabs() const { return tabs_; }
+  // Folders opened (File > Open folder…, or a directory on the command
+  // line), watched for new traces.
+  QStringList watchedFolders() const;
 
   // The figure File > Export and Edit > Copy act on: the plot last pointed
   // at in the shown tab, else the tab's first.
@@ -61,8 +67,11 @@ class MainWindow : public QMainWindow {
   static QStringList tabKeys();
 
  public slots:
+  // Traces, and folders: a folder opens every trace under it and each one
+  // written there later (TraceFolder).
   void openFiles(const QStringList& paths);
   void openWithDialog();
+  void openFolderWithDialog();
   void closeCurrentRun();
   void copyFigure();
   void exportFigureWithDialog(const QString& suffix);
@@ -78,6 +87,7 @@ class MainWindow : public QMainWindow {
   void createMenus();
   void createDocks();
   void rebuildRecentMenu();
+  void openFolder(const QString& dir);
   void reportError(const QString& title, const QString& text);
   void updateTitle();
   void updateStatus();
@@ -93,9 +103,11 @@ class MainWindow : public QMainWindow {
   WhatIfView* what_if_;
   CompareView* compare_;
   TimelineView* timeline_;
+  SweepView* sweep_;
   QDockWidget* runs_dock_ = nullptr;
   bool short_window_ = false;  // below kShortWindow: a smaller run list
   QMenu* recent_menu_ = nullptr;
+  QList<TraceFolder*> folders_;
   QLabel* state_label_ = nullptr;
   QPointer<PlotWidget> last_figure_;
   QPointer<QMessageBox> error_box_;

@@ -6,6 +6,7 @@
 #include <QLineEdit>
 #include <QListWidget>
 #include <QPushButton>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QVBoxLayout>
 #include <algorithm>
@@ -46,8 +47,8 @@ RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
   layers_->setUniformItemSizes(true);
   group_->setObjectName("groupByBlock");
   group_->setToolTip(
-      tr("One line per block (the layer name up to its first '.'), "
-         "the root-sum-square of its layers' norms"));
+      tr("List blocks instead of layers (a block: the layer name up to its first '.') here, in both plots and "
+         "in the level map: a block's norm is the root-sum-square of its layers', its ratio the largest of theirs"));
   caption_->setObjectName("regimesCaption");
   caption_->setWordWrap(true);
   caption_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -102,9 +103,24 @@ RegimesView::RegimesView(ExplorerDocument* document, QWidget* parent)
   });
   connect(all, &QPushButton::clicked, this, [this] { setVisibleChecked(true); });
   connect(none, &QPushButton::clicked, this, [this] { setVisibleChecked(false); });
-  connect(group_, &QCheckBox::toggled, this, &RegimesView::redraw);
-  connect(layers_, &QListWidget::itemChanged, this, [this] {
-    if (!updating_) redraw();
+  group_->setChecked(document_->groupByBlock());
+  connect(group_, &QCheckBox::toggled, document_, &ExplorerDocument::setGroupByBlock);
+  connect(document_, &ExplorerDocument::groupByBlockChanged, this, [this] {
+    const QSignalBlocker block(group_);
+    group_->setChecked(document_->groupByBlock());
+    redraw();
+  });
+  connect(layers_, &QListWidget::itemChanged, this, [this](QListWidgetItem* item) {
+    if (updating_) return;
+    // A block's box acts on its layers the filter shows (all, if none).
+    std::vector<int> members;
+    for (int l : itemLayers(layers_->row(item))) {
+      if (matching_[static_cast<size_t>(l)]) members.push_back(l);
+    }
+    if (members.empty()) members = itemLayers(layers_->row(item));
+    for (int l : members) checked_[static_cast<size_t>(l)] = item->checkState() != Qt::Unchecked;
+    showChecks();
+    redraw();
   });
   // Every layout of either plot (a draw, a resize) re-aligns their x axes.
   connect(norms_, &QCustomPlot::afterLayout, this, &RegimesView::alignXAxes);
@@ -118,49 +134,100 @@ void RegimesView::rebuildLayerList() {
   const auto run = document_->currentRun();
   const std::string path = run ? run->path : std::string();
   const int count = run ? run->view().num_layers() : 0;
+  const bool grouped = document_->groupByBlock();
   // A live run re-read keeps its layers and the person's choice of them.
-  if (path == layers_of_ && layers_->count() == count) return;
+  const bool same_run = path == layers_of_ && static_cast<int>(checked_.size()) == count;
+  if (same_run && grouped == list_grouped_) return;
   updating_ = true;
   layers_->clear();
+  if (!same_run) checked_.assign(static_cast<size_t>(count), true);
   if (run) {
-    for (const LayerInfo& layer : run->view().layers) {
-      auto* item = new QListWidgetItem(QString::fromStdString(layer.name), layers_);
-      item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
-      item->setCheckState(Qt::Checked);
-      item->setToolTip(
-          tr("%1 entries, %2").arg(layer.numel).arg(layer.compressible ? tr("compressible") : tr("sent dense")));
+    const std::vector<LayerInfo>& infos = run->view().layers;
+    if (grouped) {
+      for (const LayerBlock& block : LayerBlocks(*run)) {
+        const QString name = QString::fromStdString(block.name);
+        auto* item =
+            new QListWidgetItem(block.layers.size() == 1 ? tr("%1 (1 layer)").arg(name)
+                                                         : tr("%1 (%2 layers)").arg(name).arg(block.layers.size()),
+                                layers_);
+        QVariantList members;
+        QStringList names;
+        for (int l : block.layers) {
+          members << l;
+          names << QString::fromStdString(infos[static_cast<size_t>(l)].name);
+        }
+        item->setData(Qt::UserRole, members);
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setToolTip(names.join('\n'));
+      }
+    } else {
+      for (int l = 0; l < count; ++l) {
+        const LayerInfo& layer = infos[static_cast<size_t>(l)];
+        auto* item = new QListWidgetItem(QString::fromStdString(layer.name), layers_);
+        item->setData(Qt::UserRole, QVariantList{l});
+        item->setFlags(Qt::ItemIsEnabled | Qt::ItemIsUserCheckable);
+        item->setToolTip(
+            tr("%1 entries, %2").arg(layer.numel).arg(layer.compressible ? tr("compressible") : tr("sent dense")));
+      }
     }
   }
   layers_of_ = path;
+  list_grouped_ = grouped;
   updating_ = false;
   applyFilter();
 }
 
+std::vector<int> RegimesView::itemLayers(int row) const {
+  std::vector<int> layers;
+  if (const QListWidgetItem* item = layers_->item(row)) {
+    for (const QVariant& v : item->data(Qt::UserRole).toList()) layers.push_back(v.toInt());
+  }
+  return layers;
+}
+
 void RegimesView::applyFilter() {
   const auto run = document_->currentRun();
+  matching_.assign(checked_.size(), false);
   if (!run) return;
-  std::vector<bool> match(static_cast<size_t>(layers_->count()), false);
-  for (int i : LayersMatching(*run, filter_->text().toStdString())) {
-    if (i >= 0 && i < layers_->count()) match[static_cast<size_t>(i)] = true;
+  for (int l : LayersMatching(*run, filter_->text().toStdString())) {
+    if (l >= 0 && l < static_cast<int>(matching_.size())) matching_[static_cast<size_t>(l)] = true;
   }
-  for (int i = 0; i < layers_->count(); ++i) layers_->item(i)->setHidden(!match[static_cast<size_t>(i)]);
+  for (int i = 0; i < layers_->count(); ++i) {
+    bool any = false;
+    for (int l : itemLayers(i)) any = any || matching_[static_cast<size_t>(l)];
+    layers_->item(i)->setHidden(!any);
+  }
+  showChecks();
+}
+
+void RegimesView::showChecks() {
+  updating_ = true;
+  for (int i = 0; i < layers_->count(); ++i) {
+    int on = 0;
+    int shown = 0;
+    for (int l : itemLayers(i)) {
+      if (!matching_[static_cast<size_t>(l)]) continue;
+      ++shown;
+      on += checked_[static_cast<size_t>(l)];
+    }
+    const Qt::CheckState state = on == 0 ? Qt::Unchecked : (on == shown ? Qt::Checked : Qt::PartiallyChecked);
+    if (layers_->item(i)->checkState() != state) layers_->item(i)->setCheckState(state);
+  }
+  updating_ = false;
 }
 
 void RegimesView::setVisibleChecked(bool checked) {
-  updating_ = true;
-  for (int i = 0; i < layers_->count(); ++i) {
-    QListWidgetItem* item = layers_->item(i);
-    if (!item->isHidden()) item->setCheckState(checked ? Qt::Checked : Qt::Unchecked);
+  for (size_t l = 0; l < checked_.size(); ++l) {
+    if (matching_[l]) checked_[l] = checked;
   }
-  updating_ = false;
+  showChecks();
   redraw();
 }
 
 std::vector<int> RegimesView::shownLayers() const {
   std::vector<int> shown;
-  for (int i = 0; i < layers_->count(); ++i) {
-    const QListWidgetItem* item = layers_->item(i);
-    if (!item->isHidden() && item->checkState() == Qt::Checked) shown.push_back(i);
+  for (size_t l = 0; l < checked_.size() && l < matching_.size(); ++l) {
+    if (checked_[l] && matching_[l]) shown.push_back(static_cast<int>(l));
   }
   return shown;
 }
@@ -183,10 +250,11 @@ void RegimesView::redraw() {
   } else {
     // Every layer shown is the figure's "empty = all" case; passing the
     // full list would draw the same.
-    const bool all = static_cast<int>(shown.size()) == layers_->count();
+    const bool all = shown.size() == checked_.size();
     const std::vector<int> layers = all ? std::vector<int>() : shown;
-    DrawGradientNorms(norms_, *run, *analysis, layers, group_->isChecked());
-    DrawCheckRatios(ratios_, *run, *analysis, layers);
+    const bool grouped = document_->groupByBlock();
+    DrawGradientNorms(norms_, *run, *analysis, layers, grouped);
+    DrawCheckRatios(ratios_, *run, *analysis, layers, grouped);
     norms_->markDrawn();
     ratios_->markDrawn();
     linkXAxes();

@@ -29,10 +29,14 @@ class RegimesView : public QWidget {
   PlotWidget* ratiosPlot() const { return ratios_; }
   QLineEdit* filterEdit() const { return filter_; }
   QListWidget* layerList() const { return layers_; }
+  // Mirrors the document's group-by-block setting: checked, the layer list,
+  // the norms and the ratios list blocks instead of layers.
   QCheckBox* groupCheck() const { return group_; }
   // How many times the plots were drawn (tests see redraws).
   int drawCount() const { return draw_count_; }
-  // The layers drawn: checked and matching the filter.
+  // The layers drawn: checked and matching the filter (grouped or not, the
+  // choice is kept per layer; a block's box checks all its layers the filter
+  // shows).
   std::vector<int> shownLayers() const;
 
  public slots:
@@ -42,6 +46,10 @@ class RegimesView : public QWidget {
   void rebuildLayerList();
   void applyFilter();
   void setVisibleChecked(bool checked);
+  // The list's boxes from checked_: partly checked for a block some of
+  // whose layers the filter shows are checked.
+  void showChecks();
+  std::vector<int> itemLayers(int row) const;
   void linkXAxes();
   // Puts the two plots' axis rects at the same left and right edges, so an
   // epoch lies at the same x in both (their y labels and legends differ).
@@ -54,7 +62,10 @@ class RegimesView : public QWidget {
   QLabel* caption_;
   PlotWidget* norms_;
   PlotWidget* ratios_;
-  std::string layers_of_;  // path whose layers the list shows
+  std::string layers_of_;       // path whose layers the list shows
+  bool list_grouped_ = false;   // whether it lists blocks
+  std::vector<bool> checked_;   // [layer]
+  std::vector<bool> matching_;  // [layer]: the filter shows it
   int draw_count_ = 0;
   bool updating_ = false;
   bool aligning_ = false;

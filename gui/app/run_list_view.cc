@@ -1,13 +1,20 @@
 #include "gui/app/run_list_view.h"
 
 #include <QAction>
+#include <QDir>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QKeySequence>
+#include <QLabel>
+#include <QLineEdit>
 #include <QTableWidget>
 #include <QVBoxLayout>
+#include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "gui/model/explorer_document.h"
+#include "gui/model/trace_folder.h"
 
 namespace accordion::gui {
 
@@ -18,6 +25,49 @@ QTableWidgetItem* Cell(const QString& text, bool number) {
   item->setFlags(Qt::ItemIsSelectable | Qt::ItemIsEnabled);
   if (number) item->setTextAlignment(Qt::AlignRight | Qt::AlignVCenter);
   return item;
+}
+
+bool NumericColumn(int column) {
+  return column == RunListView::kWorkers || column == RunListView::kEpochs || column == RunListView::kAccuracy ||
+         column == RunListView::kFloats || column == RunListView::kTime;
+}
+
+// What a numeric column sorts by: the number behind the cell's text ("12.4
+// M" floats, "3 min 05 s"), never the text.
+double NumberOf(const RunSummary& s, int column) {
+  switch (column) {
+    case RunListView::kWorkers:
+      return s.workers;
+    case RunListView::kEpochs:
+      return s.epochs + s.epochs_planned * 1e-6;  // then by the epochs planned
+    case RunListView::kAccuracy:
+      return s.epochs > 0 ? s.final_test_acc : -1;  // no epoch yet: below every accuracy
+    case RunListView::kFloats:
+      return s.floats_sent;
+    case RunListView::kTime:
+      return s.seconds;
+    default:
+      return 0;
+  }
+}
+
+QString TextOf(const RunSummary& s, int column) {
+  switch (column) {
+    case RunListView::kName:
+      return QString::fromStdString(s.name);
+    case RunListView::kModel:
+      return QString::fromStdString(s.model);
+    case RunListView::kDataset:
+      return QString::fromStdString(s.dataset);
+    case RunListView::kScheme:
+      return QString::fromStdString(s.scheme);
+    case RunListView::kPolicy:
+      return QString::fromStdString(s.policy);
+    case RunListView::kLevels:
+      return QString::fromStdString(s.levels);
+    default:
+      return {};
+  }
 }
 
 }  // namespace
@@ -52,7 +102,18 @@ QString FormatEpochs(const RunSummary& summary) {
 }
 
 RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
-    : QWidget(parent), document_(document), table_(new QTableWidget(this)) {
+    : QWidget(parent),
+      document_(document),
+      filter_(new QLineEdit(this)),
+      folders_(new QLabel(this)),
+      table_(new QTableWidget(this)) {
+  filter_->setObjectName("runFilter");
+  filter_->setPlaceholderText(tr("Filter runs: name, model, scheme, path…"));
+  filter_->setClearButtonEnabled(true);
+  filter_->setToolTip(tr("Keeps the runs whose name, model, dataset, scheme, policy or path contain this text"));
+  folders_->setObjectName("runFolders");
+  folders_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  folders_->hide();
   table_->setObjectName("runTable");
   table_->setColumnCount(kColumnCount);
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Model"), tr("Dataset"), tr("Scheme"), tr("Policy"),
@@ -70,6 +131,9 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   table_->horizontalHeader()->setStretchLastSection(false);
   table_->horizontalHeader()->setSectionResizeMode(kName, QHeaderView::Stretch);
   table_->horizontalHeader()->setHighlightSections(false);
+  table_->horizontalHeader()->setSectionsClickable(true);
+  table_->horizontalHeader()->setSortIndicatorShown(false);
+  connect(table_->horizontalHeader(), &QHeaderView::sectionClicked, this, &RunListView::headerClicked);
   table_->setAlternatingRowColors(true);
   table_->setWordWrap(false);
   table_->setContextMenuPolicy(Qt::ActionsContextMenu);
@@ -78,25 +142,54 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   close->setShortcut(QKeySequence::Delete);
   close->setShortcutContext(Qt::WidgetShortcut);
   connect(close, &QAction::triggered, this, [this] {
-    const int row = table_->currentRow();
-    if (row >= 0) emit closeRequested(row);
+    const int run = runAt(table_->currentRow());
+    if (run >= 0) emit closeRequested(run);
   });
   table_->addAction(close);
 
+  auto* top = new QHBoxLayout;
+  top->setContentsMargins(0, 0, 0, 0);
+  // The filter as wide as a long run name, on the left; the folders line
+  // takes the rest.
+  filter_->setFixedWidth(filter_->fontMetrics().horizontalAdvance(QString(44, 'x')));
+  top->addWidget(filter_);
+  top->addWidget(folders_, 100);
+  top->addStretch(1);
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(table_);
+  layout->setSpacing(2);
+  layout->addLayout(top);
+  layout->addWidget(table_, 1);
 
+  connect(filter_, &QLineEdit::textChanged, this, [this] {
+    applyFilter();
+    // The current run filtered out: the rows shown from the top, not the
+    // place it was scrolled to.
+    const int current = rowOf(document_->currentIndex());
+    if (current < 0 || table_->isRowHidden(current)) {
+      table_->scrollToTop();
+    } else if (QTableWidgetItem* item = table_->item(current, kName)) {
+      table_->scrollToItem(item);
+    }
+  });
   connect(document_, &ExplorerDocument::runsChanged, this, &RunListView::rebuild);
   connect(document_, &ExplorerDocument::currentRunChanged, this, &RunListView::selectCurrent);
   connect(document_, &ExplorerDocument::liveRunUpdated, this, [this](int index) {
-    if (index >= 0 && index < table_->rowCount() && index < document_->runCount()) fillRow(index);
+    if (index < 0 || index >= document_->runCount()) return;
+    // A new epoch can move the run in a sorted list.
+    if (sort_column_ >= 0) {
+      rebuild();
+      return;
+    }
+    const int row = rowOf(index);
+    if (row >= 0) fillRow(row);
+    applyFilter();
   });
   connect(document_, &ExplorerDocument::comparedChanged, this, [this] {
     updating_ = true;
     for (int row = 0; row < table_->rowCount(); ++row) {
       if (QTableWidgetItem* item = table_->item(row, kName)) {
-        item->setCheckState(document_->isCompared(row) ? Qt::Checked : Qt::Unchecked);
+        item->setCheckState(document_->isCompared(runAt(row)) ? Qt::Checked : Qt::Unchecked);
       }
     }
     updating_ = false;
@@ -104,37 +197,123 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   connect(table_, &QTableWidget::itemSelectionChanged, this, [this] {
     if (updating_) return;
     const auto rows = table_->selectionModel()->selectedRows();
-    if (!rows.isEmpty() && rows.first().row() != document_->currentIndex()) {
-      document_->setCurrentRun(rows.first().row());
-    }
+    if (rows.isEmpty()) return;
+    const int run = runAt(rows.first().row());
+    if (run >= 0 && run != document_->currentIndex()) document_->setCurrentRun(run);
   });
   connect(table_, &QTableWidget::itemChanged, this, [this](QTableWidgetItem* item) {
     if (updating_ || item->column() != kName) return;
+    const int run = runAt(item->row());
     const bool checked = item->checkState() == Qt::Checked;
-    if (document_->isCompared(item->row()) == checked) return;
-    document_->setCompared(item->row(), checked);
+    if (run < 0 || document_->isCompared(run) == checked) return;
+    document_->setCompared(run, checked);
   });
   rebuild();
 }
 
+int RunListView::runAt(int row) const {
+  return row >= 0 && row < static_cast<int>(row_runs_.size()) ? row_runs_[static_cast<size_t>(row)] : -1;
+}
+
+int RunListView::rowOf(int run) const {
+  const auto it = std::find(row_runs_.begin(), row_runs_.end(), run);
+  return it == row_runs_.end() ? -1 : static_cast<int>(it - row_runs_.begin());
+}
+
+void RunListView::setWatchedFolders(const QStringList& folders) {
+  QStringList shown;
+  for (const QString& f : folders) shown << QDir::toNativeSeparators(f);
+  folders_->setText(tr("Watching %1 for new traces").arg(shown.join(", ")));
+  folders_->setToolTip(tr("Traces written under these folders (%1 levels of subfolders) join the list as they appear")
+                           .arg(TraceFolder::kMaxDepth));
+  folders_->setVisible(!folders.isEmpty());
+}
+
+void RunListView::headerClicked(int column) {
+  // Ascending, descending, then the order opened again.
+  if (column != sort_column_) {
+    sortBy(column, Qt::AscendingOrder);
+  } else if (sort_order_ == Qt::AscendingOrder) {
+    sortBy(column, Qt::DescendingOrder);
+  } else {
+    sortBy(-1, Qt::AscendingOrder);
+  }
+}
+
+void RunListView::sortBy(int column, Qt::SortOrder order) {
+  sort_column_ = column >= 0 && column < kColumnCount ? column : -1;
+  sort_order_ = order;
+  QHeaderView* header = table_->horizontalHeader();
+  header->setSortIndicatorShown(sort_column_ >= 0);
+  if (sort_column_ >= 0) header->setSortIndicator(sort_column_, sort_order_);
+  rebuild();
+}
+
+int RunListView::filterRowHeight() const { return filter_->sizeHint().height() + layout()->spacing(); }
+
+int RunListView::visibleRowCount() const {
+  int n = 0;
+  for (int row = 0; row < table_->rowCount(); ++row) n += !table_->isRowHidden(row);
+  return n;
+}
+
+void RunListView::applyFilter() {
+  const QString needle = filter_->text().trimmed();
+  for (int row = 0; row < table_->rowCount(); ++row) {
+    const auto run = document_->run(runAt(row));
+    bool match = needle.isEmpty();
+    if (run && !match) {
+      const RunSummary& s = run->summary;
+      for (const std::string& field : {s.name, s.model, s.dataset, s.scheme, s.policy, run->path}) {
+        if (QString::fromStdString(field).contains(needle, Qt::CaseInsensitive)) {
+          match = true;
+          break;
+        }
+      }
+    }
+    table_->setRowHidden(row, !match);
+  }
+}
+
 void RunListView::rebuild() {
+  // Rows in the order opened, or sorted (stable: equal keys keep that order).
+  std::vector<int> order(static_cast<size_t>(document_->runCount()));
+  std::iota(order.begin(), order.end(), 0);
+  if (sort_column_ >= 0) {
+    const int column = sort_column_;
+    const bool numeric = NumericColumn(column);
+    auto less = [this, column, numeric](int a, int b) {
+      const RunSummary& x = document_->run(a)->summary;
+      const RunSummary& y = document_->run(b)->summary;
+      if (numeric) return NumberOf(x, column) < NumberOf(y, column);
+      return TextOf(x, column).compare(TextOf(y, column), Qt::CaseInsensitive) < 0;
+    };
+    if (sort_order_ == Qt::AscendingOrder) {
+      std::stable_sort(order.begin(), order.end(), less);
+    } else {
+      std::stable_sort(order.begin(), order.end(), [&less](int a, int b) { return less(b, a); });
+    }
+  }
+  row_runs_ = order;
   updating_ = true;
   table_->setRowCount(document_->runCount());
   for (int row = 0; row < document_->runCount(); ++row) fillRow(row);
   updating_ = false;
+  applyFilter();
   table_->resizeColumnsToContents();
   selectCurrent();
 }
 
 void RunListView::fillRow(int row) {
-  const auto run = document_->run(row);
+  const int index = runAt(row);
+  const auto run = document_->run(index);
   if (!run) return;
   const RunSummary& s = run->summary;
   const bool was_updating = updating_;
   updating_ = true;
   auto* name = Cell(QString::fromStdString(s.name), false);
   name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
-  name->setCheckState(document_->isCompared(row) ? Qt::Checked : Qt::Unchecked);
+  name->setCheckState(document_->isCompared(index) ? Qt::Checked : Qt::Unchecked);
   QString tip = QString::fromStdString(run->path);
   if (s.synthetic) tip += tr("\nSYNTHETIC: generated, no training produced it");
   if (!run->replayable) tip += tr("\nNo what-if: ") + QString::fromStdString(run->replay_problem);
@@ -158,7 +337,7 @@ void RunListView::fillRow(int row) {
 }
 
 void RunListView::selectCurrent() {
-  const int current = document_->currentIndex();
+  const int current = rowOf(document_->currentIndex());
   if (current == table_->currentRow() && (current < 0 || table_->selectionModel()->isRowSelected(current, {}))) {
     return;
   }

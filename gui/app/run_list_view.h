@@ -1,11 +1,17 @@
 // RunListView: the table of opened traces (what each run was and how it
 // ended), where a row is picked as the current run and checked to be drawn
-// in the Compare views.
+// in the Compare views. A click on a column's header sorts by it (numbers as
+// numbers: 16 workers after 2), again the other way, a third time back to
+// the order opened; the filter box keeps the runs whose name, model,
+// dataset, scheme, policy or path contain its text.
 #ifndef ACCORDION_GUI_APP_RUN_LIST_VIEW_H_
 #define ACCORDION_GUI_APP_RUN_LIST_VIEW_H_
 
 #include <QWidget>
+#include <vector>
 
+class QLabel;
+class QLineEdit;
 class QTableWidget;
 
 namespace accordion::gui {
@@ -35,6 +41,24 @@ class RunListView : public QWidget {
   explicit RunListView(ExplorerDocument* document, QWidget* parent = nullptr);
 
   QTableWidget* table() const { return table_; }
+  QLineEdit* filterEdit() const { return filter_; }
+  // The line beside the filter naming the folders being watched.
+  QLabel* foldersLabel() const { return folders_; }
+  void setWatchedFolders(const QStringList& folders);
+  // The height the filter row takes above the table.
+  int filterRowHeight() const;
+
+  // The run (document index) a row shows, and the row showing a run; -1
+  // when none.
+  int runAt(int row) const;
+  int rowOf(int run) const;
+  // Sorts by `column` (-1: the order the runs were opened), as a click on
+  // its header does.
+  void sortBy(int column, Qt::SortOrder order);
+  int sortColumn() const { return sort_column_; }
+  Qt::SortOrder sortOrder() const { return sort_order_; }
+  // Rows the filter shows.
+  int visibleRowCount() const;
 
  signals:
   void closeRequested(int index);
@@ -43,9 +67,16 @@ class RunListView : public QWidget {
   void rebuild();
   void fillRow(int row);
   void selectCurrent();
+  void applyFilter();
+  void headerClicked(int column);
 
   ExplorerDocument* document_;
+  QLineEdit* filter_;
+  QLabel* folders_;
   QTableWidget* table_;
+  std::vector<int> row_runs_;  // [row]: the document index it shows
+  int sort_column_ = -1;
+  Qt::SortOrder sort_order_ = Qt::AscendingOrder;
   bool updating_ = false;
 };
 

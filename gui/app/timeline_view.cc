@@ -15,6 +15,7 @@
 #include <exception>
 #include <nlohmann/json.hpp>
 
+#include "gui/app/export_check.h"
 #include "gui/app/plot_widget.h"
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
@@ -105,6 +106,7 @@ void TimelineView::redraw() {
 }
 
 bool TimelineView::exportPerfetto(const QString& path, QString* error) const {
+  if (!CheckExportPath(path, error)) return false;
   const auto run = document_->currentRun();
   const auto projection = document_->projection();
   if (!run || !projection) {

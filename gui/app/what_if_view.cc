@@ -35,6 +35,10 @@ namespace accordion::gui {
 
 namespace {
 
+// The topology menu's item for a platform file, beside the built
+// topologies' items (whose data are their Topology values).
+constexpr int kPlatformFileItem = -1;
+
 // "gpus_per_node" -> "gpusPerNode": Qt's object names for a parameter's control.
 QString ControlName(const char* key) {
   QString name;
@@ -100,6 +104,32 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       grid_(new QSplitter(Qt::Vertical, this)),
       top_(new QSplitter(Qt::Horizontal, this)),
       figure_tabs_(new QTabWidget(this)) {
+  setUpClusterControls();
+  setUpProjectionControls();
+  side_scroll_ = buildForm();
+  buildFigureArea();
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(side_scroll_);
+  split->addWidget(figures_);
+  split->setStretchFactor(1, 1);
+  split->setSizes({340, 1100});
+  split->setChildrenCollapsible(false);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(4, 4, 4, 4);
+  layout->addWidget(split);
+  connectControls();
+  connectDocument();
+
+  showSettings();
+  showCli();
+  showProjection();
+  showSweep();
+}
+
+// The cluster form's controls: workers, links, topology (with a control for
+// each parameter whose row has a label, and a platform file), network model,
+// all-reduce, and the rate the trace was recorded at.
+void WhatIfView::setUpClusterControls() {
   workers_->setObjectName("workersSpin");
   workers_->setRange(1, 1 << 20);
   workers_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
@@ -129,7 +159,7 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       topology_controls_.push_back({d.topology, &p, spin});
     }
   }
-  topology_->addItem(tr("platform file…"), static_cast<int>(sim::Topology::kXml));
+  topology_->addItem(tr("platform file…"), kPlatformFileItem);
   platform_file_->setObjectName("platformFileLabel");
   platform_file_->setWordWrap(true);
   network_model_->setObjectName("networkModelCombo");
@@ -160,6 +190,11 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
          "collectives (their time against their size).");
   recorded_known_->setToolTip(recorded_tip);
   recorded_bandwidth_->setToolTip(recorded_tip);
+}
+
+// The projection's controls and read-outs: SimGrid's buttons and progress,
+// the source and assumption lines, the results table, the command line.
+void WhatIfView::setUpProjectionControls() {
   simulate_->setObjectName("simulateButton");
   simulate_->setToolTip(
       tr("Replay the run packet by packet on the simulated cluster (seconds to minutes); "
@@ -207,7 +242,11 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   mono.setStyleHint(QFont::Monospace);
   mono.setPointSizeF(font().pointSizeF() * 0.9);
   cli_->setFont(mono);
+}
 
+// The form beside the figures: the cluster, the projection and the command
+// line, in a scroll area.
+QScrollArea* WhatIfView::buildForm() {
   auto* form = new QFormLayout;
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form->addRow(tr("Workers"), workers_);
@@ -252,7 +291,7 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   side_layout->addStretch(1);
   // The form is taller than a laptop's window leaves it: it scrolls, and the
   // figures beside it keep their height.
-  auto* side_scroll = side_scroll_ = new QScrollArea(this);
+  auto* side_scroll = new QScrollArea(this);
   side_scroll->setObjectName("whatIfForm");
   side_scroll->setWidget(side);
   side_scroll->setWidgetResizable(true);
@@ -261,7 +300,12 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   // The form needs little width; the figures need all they can get.
   side_scroll->setMinimumWidth(side->minimumSizeHint().width() + side_scroll->verticalScrollBar()->sizeHint().width());
   side_scroll->setMaximumWidth(420);
+  return side_scroll;
+}
 
+// The three figures, as a grid (projection beside sweep, breakdown below) or
+// as tabs; arrangeFigures picks one.
+void WhatIfView::buildFigureArea() {
   top_->setObjectName("whatIfTopFigures");
   top_->addWidget(projection_plot_);
   top_->addWidget(sweep_plot_);
@@ -276,16 +320,10 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   figure_tabs_->setDocumentMode(true);
   figures_->addWidget(grid_);
   figures_->addWidget(figure_tabs_);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(side_scroll);
-  split->addWidget(figures_);
-  split->setStretchFactor(1, 1);
-  split->setSizes({340, 1100});
-  split->setChildrenCollapsible(false);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(4, 4, 4, 4);
-  layout->addWidget(split);
+}
 
+// Form -> document.
+void WhatIfView::connectControls() {
   connect(workers_, &QSpinBox::valueChanged, this, &WhatIfView::apply);
   connect(bandwidth_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
   connect(latency_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
@@ -304,7 +342,10 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   connect(simulate_, &QPushButton::clicked, document_, &ExplorerDocument::startSimulation);
   connect(cancel_, &QPushButton::clicked, document_, &ExplorerDocument::cancelSimulation);
   connect(auto_, &QCheckBox::toggled, document_, &ExplorerDocument::setAutoSimulate);
+}
 
+// Document -> view: settings, projections, the SimGrid replay's progress.
+void WhatIfView::connectDocument() {
   connect(document_, &ExplorerDocument::whatIfSettingsChanged, this, &WhatIfView::showSettings);
   connect(document_, &ExplorerDocument::whatIfSettingsChanged, this, &WhatIfView::showCli);
   connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &WhatIfView::showCli);
@@ -336,11 +377,6 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
   });
   connect(document_, &ExplorerDocument::simulationFailed, this,
           [this](const QString& message) { sim_status_->setText(tr("SimGrid replay failed: %1").arg(message)); });
-
-  showSettings();
-  showCli();
-  showProjection();
-  showSweep();
 }
 
 void WhatIfView::resizeEvent(QResizeEvent* event) {
@@ -370,7 +406,7 @@ void WhatIfView::arrangeFigures(bool tabbed) {
 }
 
 void WhatIfView::chooseTopology(int index) {
-  if (topology_->itemData(index).toInt() == static_cast<int>(sim::Topology::kXml)) {
+  if (topology_->itemData(index).toInt() == kPlatformFileItem) {
     const QString path = QFileDialog::getOpenFileName(
         this, tr("Platform file"), QString(),
         tr("Platform files (*.json *.xml);;SimGrid XML (*.xml);;Accordion JSON (*.json);;All files (*)"));
@@ -387,9 +423,9 @@ void WhatIfView::chooseTopology(int index) {
 }
 
 void WhatIfView::updateTopologyFields() {
-  const auto t = static_cast<sim::Topology>(topology_->currentData().toInt());
-  for (const TopologyControl& c : topology_controls_) c.spin->setEnabled(c.topology == t);
-  const bool file = t == sim::Topology::kXml;
+  const int item = topology_->currentData().toInt();
+  for (const TopologyControl& c : topology_controls_) c.spin->setEnabled(static_cast<int>(c.topology) == item);
+  const bool file = item == kPlatformFileItem;
   platform_file_->setVisible(file);
   platform_file_->setText(file ? QFileInfo(QString::fromStdString(platform_path_)).fileName() : QString());
   platform_file_->setToolTip(QString::fromStdString(platform_path_));
@@ -416,8 +452,9 @@ void WhatIfView::apply() {
   w.workers = workers_->value();
   w.bandwidth_gbps = bandwidth_->value();
   w.latency_us = latency_->value();
-  w.topology = static_cast<sim::Topology>(topology_->currentData().toInt());
-  w.platform_file = w.topology == sim::Topology::kXml ? platform_path_ : std::string();
+  const int item = topology_->currentData().toInt();
+  w.platform_file = item == kPlatformFileItem ? platform_path_ : std::string();
+  if (w.platform_file.empty()) w.topology = static_cast<sim::Topology>(item);
   for (const TopologyControl& c : topology_controls_) w.topology_parameters[c.parameter->key] = c.spin->value();
   w.network_model = network_model_->currentText().toStdString();
   w.allreduce = static_cast<sim::AllReduceAlgorithm>(allreduce_->currentData().toInt());
@@ -434,10 +471,10 @@ void WhatIfView::showSettings() {
   workers_->setValue(w.workers);
   bandwidth_->setValue(w.bandwidth_gbps);
   latency_->setValue(w.latency_us);
-  const int t = topology_->findData(static_cast<int>(w.topology));
+  if (!w.platform_file.empty()) platform_path_ = w.platform_file;
+  const int t = topology_->findData(w.platform_file.empty() ? static_cast<int>(w.topology) : kPlatformFileItem);
   topology_->setCurrentIndex(t >= 0 ? t : 0);
   topology_index_ = topology_->currentIndex();
-  if (w.topology == sim::Topology::kXml) platform_path_ = w.platform_file;
   for (const TopologyControl& c : topology_controls_) c.spin->setValue(TopologyParameterOf(w, *c.parameter));
   const int m = network_model_->findText(QString::fromStdString(w.network_model));
   network_model_->setCurrentIndex(m >= 0 ? m : 0);

@@ -61,6 +61,14 @@ class WhatIfView : public QWidget {
   void resizeEvent(QResizeEvent* event) override;
 
  private:
+  // The constructor's parts, in the order it calls them.
+  void setUpClusterControls();
+  void setUpProjectionControls();
+  QScrollArea* buildForm();
+  void buildFigureArea();
+  void connectControls();
+  void connectDocument();
+
   void arrangeFigures(bool tabbed);
   void apply();  // form -> document
   void showSettings();

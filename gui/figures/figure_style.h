@@ -11,9 +11,11 @@
 #include <QRect>
 #include <QString>
 #include <QStringList>
+#include <functional>
 #include <vector>
 
 class QCustomPlot;
+class QCPAbstractItem;
 class QCPAbstractPlottable;
 class QCPAxis;
 class QCPAxisRect;
@@ -24,8 +26,11 @@ class QCPLayoutGrid;
 
 namespace accordion::gui::style {
 
-// Line colours for runs and layers, in order (Okabe-Ito without orange,
-// which the regimes own).
+// Line colours for runs and layers, in order: Okabe-Ito's blue, vermillion,
+// bluish green and reddish purple, then purple, crimson, olive and lime,
+// chosen so that every pair is at least 25 apart in CIEDE2000 and each
+// stands out on a white and on a dark background (no orange: the regimes
+// own it; no black or grey: the guide lines and a dark theme own those).
 const std::vector<QColor>& Palette();
 QColor PaletteColor(int index);
 
@@ -85,6 +90,9 @@ QCPGraph* AddSeries(QCPAxis* key_axis, QCPAxis* value_axis);
 // `xs`, down from its top edge (y ratio 0): one item that paints them all,
 // pixel for pixel what a QCPItemLine per tick paints.
 void AddKeyTicks(QCustomPlot* plot, const std::vector<double>& xs, double length_ratio, const QPen& pen);
+// When `item` is AddKeyTicks' item, gives its pen the colour `map` returns
+// for it (a theme change) and returns true.
+bool RecolorKeyTicks(QCPAbstractItem* item, const std::function<QColor(const QColor&)>& map);
 
 // Puts a plottable on a layer beneath the other series (above the grid):
 // for the many thin background curves under the few named ones.
@@ -103,8 +111,16 @@ void UseVectorDiscs(QCustomPlot* plot, bool vector);
 // shortened; the axis' kFullLabel property keeps `label` whole.
 inline constexpr const char* kFullLabel = "accordion_full_label";
 void StyleAxis(QCPAxis* axis, const QString& label);
-// Logarithmic axis with decade ticks (10^n labels).
-void MakeLogAxis(QCPAxis* axis);
+// Logarithmic axis with LogTicker's ticks (1, 10, 100 or 10ⁿ; 1-2-5 on a
+// range of less than two decades), each label followed by `suffix`. The
+// axis is marked as one a person may switch to linear and back
+// (SetAxisLogarithmic).
+void MakeLogAxis(QCPAxis* axis, const QString& suffix = QString());
+// True for an axis MakeLogAxis made, whatever its scale is now.
+bool IsSwitchableLogAxis(const QCPAxis* axis);
+// Puts a MakeLogAxis axis on a log scale (its ticker again) or a linear one
+// (plain numbers); the range is the caller's to set.
+void SetAxisLogarithmic(QCPAxis* axis, bool logarithmic);
 
 // A translucent band spanning the whole value range of `rect`'s axes from
 // key `x0` to `x1` (plot coordinates), on the "bands" layer beneath the grid.

@@ -6,8 +6,13 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QTextStream>
+#include <map>
+#include <optional>
+#include <set>
+#include <vector>
 
 #include "gui/figures/figure_style.h"
+#include "gui/figures/figure_theme.h"
 #include "gui/figures/figures.h"
 
 namespace accordion::gui {
@@ -41,10 +46,6 @@ QString TickText(const QCPAxis* axis, double key) {
   if (!text) return {};
   auto it = text->ticks().find(key);
   return it == text->ticks().end() ? QString() : it.value().simplified();
-}
-
-bool HasTextTicks(const QCPAxis* axis) {
-  return axis != nullptr && !axis->ticker().dynamicCast<QCPAxisTickerText>().isNull();
 }
 
 }  // namespace
@@ -89,8 +90,16 @@ bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int widt
   const QString part = target.absoluteDir().filePath("." + target.fileName() + ".part." + suffix);
   QFile::remove(part);
   if (suffix == "pdf") style::UseVectorDiscs(plot, true);
+  // Files stay light whatever the screen's theme: a figure in a paper or
+  // the report looks the same from any desktop.
+  const style::FigureTheme screen = style::ThemeOf(plot);
+  if (screen.dark) style::RecolorPlot(plot, screen, style::LightTheme());
   const bool ok = suffix == "png" ? plot->savePng(part, width, height, 1.0, -1, 96)
                                   : plot->savePdf(part, width, height, QCP::epNoCosmetic, "Accordion Toolkit");
+  if (screen.dark) {
+    style::RecolorPlot(plot, style::LightTheme(), screen);
+    plot->replot(QCustomPlot::rpQueuedReplot);
+  }
   if (suffix == "pdf") style::UseVectorDiscs(plot, false);
   if (!ok || !QFileInfo(part).exists() || QFileInfo(part).size() == 0) {
     QFile::remove(part);
@@ -113,65 +122,77 @@ QString FigureCsv(const QCustomPlot* const_plot) {
   if (const_plot == nullptr) return out;
   // QCustomPlot's accessors are not const; nothing here changes the plot.
   auto* plot = const_cast<QCustomPlot*>(const_plot);
-  bool first = true;
-  auto section = [&](const QString& kind, const QString& name) {
-    if (!first) s << "\n";
-    first = false;
-    s << "# " << kind << ": " << name.simplified() << "\n";
+  // One flat table, one row per point: series, x, y, and only where a
+  // figure needs them a label (a bar's schedule, a span's name), a value
+  // (a level-map cell), an end (a timeline span) and, where the series sit
+  // on more than one y axis, that axis' name.
+  struct Row {
+    QString series;
+    double x = 0;
+    std::optional<double> y, value, x_end;
+    QString label;
+    const QCPAxis* value_axis = nullptr;
   };
+  std::vector<Row> rows;
+  std::set<const QCPAxis*> value_axes;
+  // Two series of one name (runs of one file name in two directories) stay
+  // apart: the second is "name #2".
+  std::map<QString, int> names;
   for (int i = 0; i < plot->plottableCount(); ++i) {
     QCPAbstractPlottable* p = plot->plottable(i);
     if (style::IsLegendOnly(p)) continue;
     const QCPAxis* key_axis = p->keyAxis();
-    const QCPAxis* value_axis = p->valueAxis();
-    const QString key_name = AxisName(key_axis, "x");
-    const QString value_name = AxisName(value_axis, "y");
-    const bool labels = HasTextTicks(key_axis);
-    auto header = [&](const QString& value_column) {
-      s << CsvField(key_name) << "," << CsvField(value_column);
-      if (labels) s << "," << CsvField(key_name + " label");
-      s << "\n";
-    };
-    auto row = [&](double key, double value) {
-      s << Number(key) << "," << Number(value);
-      if (labels) s << "," << CsvField(TickText(key_axis, key));
-      s << "\n";
+    const int seen = names[p->name().simplified()]++;
+    const QString name = p->name().simplified() + (seen > 0 ? QString(" #%1").arg(seen + 1) : QString());
+    auto add = [&](double key, double value) {
+      rows.push_back(Row{name, key, value, std::nullopt, std::nullopt, TickText(key_axis, key), p->valueAxis()});
+      value_axes.insert(p->valueAxis());
     };
     if (auto* graph = qobject_cast<QCPGraph*>(p)) {
-      section("graph", graph->name());
-      header(value_name);
-      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) row(it->key, it->value);
+      for (auto it = graph->data()->constBegin(); it != graph->data()->constEnd(); ++it) add(it->key, it->value);
     } else if (auto* bars = qobject_cast<QCPBars*>(p)) {
-      section("bars", bars->name());
-      header(value_name + " (" + bars->name().simplified() + ")");
-      for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) row(it->key, it->value);
+      for (auto it = bars->data()->constBegin(); it != bars->data()->constEnd(); ++it) add(it->key, it->value);
     } else if (auto* map = qobject_cast<QCPColorMap*>(p)) {
-      section("colormap", map->name());
-      s << CsvField(key_name) << "," << CsvField(value_name) << "," << CsvField(map->name()) << "\n";
       QCPColorMapData* d = map->data();
       for (int k = 0; k < d->keySize(); ++k) {
         for (int v = 0; v < d->valueSize(); ++v) {
           double key = 0, value = 0;
           d->cellToCoord(k, v, &key, &value);
-          s << Number(key) << "," << Number(value) << "," << Number(d->cell(k, v)) << "\n";
+          rows.push_back(Row{name, key, value, d->cell(k, v), std::nullopt, QString(), nullptr});
         }
       }
     }
   }
-  // Spans the timeline draws as items.
-  bool spans = false;
+  // Spans the timeline draws as items: x from start to end (ms).
   for (int i = 0; i < plot->itemCount(); ++i) {
     const QCPAbstractItem* item = plot->item(i);
     if (!item->property("accordion_span_track").isValid()) continue;
-    if (!spans) {
-      section("spans", "timeline");
-      s << "track,name,start (ms),end (ms)\n";
-      spans = true;
-    }
-    s << CsvField(item->property("accordion_span_track").toString()) << ","
-      << CsvField(item->property("accordion_span_name").toString()) << ","
-      << Number(item->property("accordion_span_start_ms").toDouble()) << ","
-      << Number(item->property("accordion_span_end_ms").toDouble()) << "\n";
+    rows.push_back(Row{item->property("accordion_span_track").toString().simplified(),
+                       item->property("accordion_span_start_ms").toDouble(), std::nullopt, std::nullopt,
+                       item->property("accordion_span_end_ms").toDouble(),
+                       item->property("accordion_span_name").toString().simplified(), nullptr});
+  }
+  bool labels = false, values = false, ends = false;
+  for (const Row& r : rows) {
+    labels = labels || !r.label.isEmpty();
+    values = values || r.value.has_value();
+    ends = ends || r.x_end.has_value();
+  }
+  const bool axes = value_axes.size() > 1;
+  s << "series,x,y";
+  if (labels) s << ",label";
+  if (values) s << ",value";
+  if (ends) s << ",x end";
+  if (axes) s << ",y axis";
+  s << "\n";
+  auto number = [](const std::optional<double>& v) { return v ? Number(*v) : QString(); };
+  for (const Row& r : rows) {
+    s << CsvField(r.series) << "," << Number(r.x) << "," << number(r.y);
+    if (labels) s << "," << CsvField(r.label);
+    if (values) s << "," << number(r.value);
+    if (ends) s << "," << number(r.x_end);
+    if (axes) s << "," << CsvField(r.value_axis ? AxisName(r.value_axis, "y") : QString());
+    s << "\n";
   }
   return out;
 }

@@ -6,9 +6,11 @@
 #define ACCORDION_GUI_FIGURES_FIGURES_H_
 
 #include <QString>
+#include <limits>
 #include <memory>
 #include <vector>
 
+#include "gui/model/eta_interval_sweep.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "gui/model/what_if.h"
@@ -27,17 +29,22 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
                        const std::vector<int>& layers, bool grouped);
 
 // |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖ at each check, per layer shown, against the
-// η line; the same bands as DrawGradientNorms.
+// η line; the same bands as DrawGradientNorms. `grouped`: one series per
+// LayerBlock, the largest ratio among its layers shown - above η exactly
+// when one of them turned critical.
 void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
-                     const std::vector<int>& layers);
+                     const std::vector<int>& layers, bool grouped = false);
 
 // Layer × epoch heat map of the levels Accordion chooses (the paper's
 // Figures 18-20): low level (critical) in one colour, high in another.
-void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis);
-// The cell under plot coordinates (x = epoch, y = layer), or false.
-bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* layer);
-// Tooltip text for a cell: layer name, epoch, norm, ratio, level.
-QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int layer);
+// `grouped`: one row per LayerBlock, at the low level where any of its
+// layers whose level matters is.
+void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis, bool grouped = false);
+// The cell under plot coordinates (x = epoch, y = row: a layer, or a
+// LayerBlock when `grouped`), or false.
+bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* row, bool grouped = false);
+// Tooltip text for a cell: layer (or block) name, epoch, norm, ratio, level.
+QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int row, bool grouped = false);
 
 // Projected time-to-train of dense, static low, static high and Accordion as
 // bars, with speedups; the title says whether SimGrid or the α–β estimate
@@ -60,6 +67,27 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
 // collectives, rank 0) above simulated (`projection`'s Accordion schedule at
 // `epoch`); either may be missing.
 void DrawIterationTimeline(QCustomPlot* plot, const RunData& run, const WhatIfProjection* projection, int epoch);
+
+// Which cells of the η × interval sweep to outline: the run's recorded
+// setting (solid; NaN / 0 for a run that did not run Accordion) and the
+// explored one (dashed, where it differs).
+struct EtaIntervalMarks {
+  double recorded_eta = std::numeric_limits<double>::quiet_NaN();
+  int recorded_interval = 0;
+  double current_eta = std::numeric_limits<double>::quiet_NaN();
+  int current_interval = 0;
+};
+// What Accordion saves against static low (floats or α–β time) over η (x)
+// × check interval (y) as a heat map, each cell's percentage and critical
+// epochs written in it, a colour scale through white at zero, and the
+// headline (EtaIntervalHeadline) as its subtitle.
+void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, SweepMetric metric,
+                          const EtaIntervalMarks& marks);
+// The cell under plot coordinates, or false.
+bool EtaIntervalCellAt(const EtaIntervalSweep& sweep, double x, double y, int* eta_index, int* interval_index);
+// A cell's numbers: critical epochs, floats and time against static low,
+// static high and dense.
+QString EtaIntervalTooltip(const EtaIntervalSweep& sweep, const SweepCell& cell);
 
 // Puts what the last Draw* call drew on `plot` on screen: a full replot,
 // or, where that call only swapped overlays of a figure it had drawn

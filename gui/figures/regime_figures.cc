@@ -10,6 +10,7 @@
 #include "analysis/schedule_report.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "gui/figures/smoothing.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::gui {
@@ -185,6 +186,8 @@ void StyleSeries(QCPGraph* graph, int index, int count) {
   graph->setPen(QPen(color, width));
   // A few hundred points per curve: sampling costs more than it saves.
   graph->setAdaptiveSampling(false);
+  // Norms and ratios are noisy: the plot's smoothing control applies.
+  style::MarkSmoothable(graph);
 }
 
 // Log range around positive values with headroom for the ticks at the top
@@ -341,34 +344,51 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
 }
 
 void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
-                     const std::vector<int>& layers) {
+                     const std::vector<int>& layers, bool grouped) {
   using namespace style;
   const TraceView& view = run.view();
   const std::vector<int> shown = ShownLayers(run, layers);
   const bool derived = analysis.schedulable;
-  const QString subtitle =
-      derived ? QString("%1 — ratios of the re-derived schedule at %2; a layer is critical while its ratio ≥ η")
-                    .arg(RunName(run), SettingsLine(analysis))
-              : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
-                    .arg(RunName(run), QString::fromStdString(analysis.problem));
+  const QString who =
+      grouped ? "a group is critical while its largest layer ratio" : "a layer is critical while its ratio";
+  const QString subtitle = derived ? QString("%1 — ratios of the re-derived schedule at %2; %3 ≥ η")
+                                         .arg(RunName(run), SettingsLine(analysis), who)
+                                   : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
+                                         .arg(RunName(run), QString::fromStdString(analysis.problem));
 
+  // The series: one per layer, or per block (its layers' largest ratio).
+  std::vector<LayerBlock> rows;
+  if (grouped) {
+    rows = LayerBlocks(run, shown);
+  } else {
+    for (int l : shown) rows.push_back({view.layers[static_cast<size_t>(l)].name, {l}});
+  }
+  auto ratio_of = [&](int e, int l) -> std::optional<double> {
+    std::optional<double> r;
+    if (derived) {
+      r = analysis.comparison.accordion.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+    } else if (static_cast<size_t>(e) < view.ratios.size() &&
+               static_cast<size_t>(l) < view.ratios[static_cast<size_t>(e)].size()) {
+      r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+    }
+    if (!r || !(*r > 0) || !std::isfinite(*r)) return std::nullopt;
+    return r;
+  };
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
-  const int count = static_cast<int>(shown.size());
+  const int count = static_cast<int>(rows.size());
   std::vector<SeriesData> series(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s) {
-    const int l = shown[static_cast<size_t>(s)];
+    const LayerBlock& row = rows[static_cast<size_t>(s)];
     SeriesData& d = series[static_cast<size_t>(s)];
-    d.name = QString::fromStdString(view.layers[static_cast<size_t>(l)].name);
+    d.name = QString::fromStdString(row.name);
     for (int e = 0; e < view.num_epochs(); ++e) {
       std::optional<double> r;
-      if (derived) {
-        r = analysis.comparison.accordion.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
-      } else if (static_cast<size_t>(e) < view.ratios.size() &&
-                 static_cast<size_t>(l) < view.ratios[static_cast<size_t>(e)].size()) {
-        r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+      for (int l : row.layers) {
+        const std::optional<double> rl = ratio_of(e, l);
+        if (rl && (!r || *rl > *r)) r = rl;
       }
-      if (!r || !(*r > 0) || !std::isfinite(*r)) continue;
+      if (!r) continue;
       d.x.push_back(e);
       d.y.push_back(*r);
       lo = std::min(lo, *r);
@@ -380,7 +400,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   const std::vector<Band> bands = derived ? analysis.BandsFor(shown) : std::vector<Band>{};
   const std::vector<Band> no_effect = analysis.NoEffectBandsFor(shown);
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
-  const QString signature = Signature("ratios", run, analysis, shown, false, no_effect, recorded);
+  const QString signature = Signature("ratios", run, analysis, shown, grouped, no_effect, recorded);
   const QColor eta_color(0x11, 0x11, 0x11);
 
   if (CanUpdateInPlace(plot, signature, series)) {
@@ -427,7 +447,9 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
     graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
     any_data = any_data || !series[static_cast<size_t>(s)].x.isEmpty();
   }
-  if (count > kLegendLayers) AddLegendNote(plot, QString("+%1 more layers").arg(count - kLegendLayers));
+  if (count > kLegendLayers) {
+    AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
+  }
 
   QCPLayer* previous = plot->currentLayer();
   plot->setCurrentLayer(kRegimesLayer);
@@ -459,13 +481,36 @@ double CellValue(const TraceView& view, const Schedule& s, int epoch, int layer)
   return s.levels[static_cast<size_t>(epoch)][static_cast<size_t>(layer)] == s.level_low ? 0.0 : 1.0;
 }
 
+// The level map's rows: one per layer, or one per LayerBlock.
+std::vector<LayerBlock> MapRows(const RunData& run, bool grouped) {
+  if (grouped) return LayerBlocks(run);
+  std::vector<LayerBlock> rows;
+  for (int l = 0; l < run.view().num_layers(); ++l)
+    rows.push_back({run.view().layers[static_cast<size_t>(l)].name, {l}});
+  return rows;
+}
+
+// A row's cell: low where any of its layers whose level matters is low (the
+// block then sends more than at the high level), high where they all are,
+// no difference where none of its layers' levels matters.
+double RowValue(const TraceView& view, const Schedule& s, int epoch, const LayerBlock& row) {
+  bool any_high = false;
+  for (int l : row.layers) {
+    const double v = CellValue(view, s, epoch, l);
+    if (v == 0.0) return 0.0;
+    any_high = any_high || v == 1.0;
+  }
+  return any_high ? 1.0 : 0.5;
+}
+
 }  // namespace
 
-void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis) {
+void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis, bool grouped) {
   using namespace style;
   const TraceView& view = run.view();
   const int epochs = view.num_epochs();
-  const int layers = view.num_layers();
+  const std::vector<LayerBlock> rows = MapRows(run, grouped);
+  const int layers = static_cast<int>(rows.size());
   const QString subtitle =
       analysis.schedulable
           ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
@@ -475,7 +520,8 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   if (cells) {
     const Schedule& s = analysis.comparison.accordion;
     for (int e = 0; e < epochs && !any_neutral; ++e) {
-      for (int l = 0; l < layers; ++l) any_neutral = any_neutral || CellValue(view, s, e, l) == 0.5;
+      for (int l = 0; l < layers; ++l)
+        any_neutral = any_neutral || RowValue(view, s, e, rows[static_cast<size_t>(l)]) == 0.5;
     }
   }
   // Equal blocks of flat colour: each kind of cell sits in the middle of its
@@ -489,7 +535,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
     const Schedule& s = analysis.comparison.accordion;
     for (int e = 0; e < epochs; ++e) {
       for (int l = 0; l < layers; ++l) {
-        const double v = CellValue(view, s, e, l);
+        const double v = RowValue(view, s, e, rows[static_cast<size_t>(l)]);
         data->setCell(e, l, v == 0.5 ? z_neutral : (v == 0 ? z_low : z_high));
       }
     }
@@ -505,6 +551,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
                             QString::fromStdString(run.path),
                             QString::number(epochs),
                             QString::number(layers),
+                            QString::number(grouped),
                             RunName(run),
                             QString::number(any_neutral),
                             QString::number(static_cast<int>(s.scheme.scheme())),
@@ -522,11 +569,14 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
       return;
     }
   }
-  ResetPlot(plot, "Levels Accordion chooses per layer and epoch", subtitle);
+  ResetPlot(
+      plot,
+      grouped ? "Levels Accordion chooses per layer group and epoch" : "Levels Accordion chooses per layer and epoch",
+      subtitle);
   StartFullDraw(plot);
   plot->legend->setVisible(false);
   StyleAxis(plot->xAxis, "epoch");
-  StyleAxis(plot->yAxis, "layer");
+  StyleAxis(plot->yAxis, grouped ? "layer group" : "layer");
   plot->xAxis->grid()->setVisible(false);
   plot->yAxis->grid()->setVisible(false);
   plot->xAxis->setRange(-0.5, std::max(0.5, epochs - 0.5));
@@ -537,7 +587,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
   const int stride = std::max(1, (layers + 39) / 40);
   for (int l = 0; l < layers; l += stride) {
-    names->addTick(l, QString::fromStdString(view.layers[static_cast<size_t>(l)].name));
+    names->addTick(l, QString::fromStdString(rows[static_cast<size_t>(l)].name));
   }
   plot->yAxis->setTicker(names);
   plot->yAxis->setSubTicks(false);
@@ -606,17 +656,64 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   plot->axisRect(0)->setProperty(kSignature, signature);
 }
 
-bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* layer) {
+bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* row, bool grouped) {
   if (!std::isfinite(x) || !std::isfinite(y)) return false;
   const int e = static_cast<int>(std::lround(x));
   const int l = static_cast<int>(std::lround(y));
-  if (e < 0 || e >= run.view().num_epochs() || l < 0 || l >= run.view().num_layers()) return false;
+  const int rows = grouped ? static_cast<int>(LayerBlocks(run).size()) : run.view().num_layers();
+  if (e < 0 || e >= run.view().num_epochs() || l < 0 || l >= rows) return false;
   if (epoch) *epoch = e;
-  if (layer) *layer = l;
+  if (row) *row = l;
   return true;
 }
 
-QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int layer) {
+namespace {
+
+QString BlockTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, const LayerBlock& block) {
+  const TraceView& view = run.view();
+  QStringList lines;
+  lines << QString("group %1: %2 layers").arg(QString::fromStdString(block.name)).arg(block.layers.size());
+  lines << QString("epoch %1").arg(view.epochs[static_cast<size_t>(epoch)].epoch);
+  double sq = 0;
+  for (int l : block.layers) {
+    const double n = view.grad_norms[static_cast<size_t>(epoch)][static_cast<size_t>(l)];
+    sq += n * n;
+  }
+  lines << QString("‖Δ‖ = %1 (root-sum-square of its layers')").arg(style::Sci(std::sqrt(sq)));
+  if (!analysis.schedulable) return lines.join("\n");
+  const Schedule& s = analysis.comparison.accordion;
+  std::optional<double> largest;
+  int low = 0;
+  int same = 0;
+  for (int l : block.layers) {
+    const auto& r = s.ratios[static_cast<size_t>(epoch)][static_cast<size_t>(l)];
+    if (r && (!largest || *r > *largest)) largest = r;
+    const double v = CellValue(view, s, epoch, l);
+    low += v == 0.0;
+    same += v == 0.5;
+  }
+  if (largest) {
+    lines << QString("largest ratio at this check: %1 (η = %2)").arg(*largest, 0, 'g', 3).arg(analysis.options.eta());
+  } else {
+    lines << "no check at the end of this epoch";
+  }
+  lines << QString("%1 of %2 layers at the low level (%3)")
+               .arg(low)
+               .arg(block.layers.size())
+               .arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low)));
+  if (same > 0) lines << QString("%1 sent alike at either level").arg(same);
+  return lines.join("\n");
+}
+
+}  // namespace
+
+QString LevelMapTooltip(const RunData& run, const RegimeAnalysis& analysis, int epoch, int row, bool grouped) {
+  if (grouped) {
+    const std::vector<LayerBlock> blocks = LayerBlocks(run);
+    if (epoch < 0 || epoch >= run.view().num_epochs() || row < 0 || row >= static_cast<int>(blocks.size())) return {};
+    return BlockTooltip(run, analysis, epoch, blocks[static_cast<size_t>(row)]);
+  }
+  const int layer = row;
   const TraceView& view = run.view();
   if (epoch < 0 || epoch >= view.num_epochs() || layer < 0 || layer >= view.num_layers()) return {};
   const LayerInfo& info = view.layers[static_cast<size_t>(layer)];

@@ -146,8 +146,6 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
   StyleAxis(plot->xAxis, "bandwidth (Gb/s)");
   StyleAxis(plot->yAxis, "speedup (×)");
   MakeLogAxis(plot->xAxis);
-  plot->xAxis->setNumberFormat("g");
-  plot->xAxis->setNumberPrecision(3);
 
   struct Line {
     QString name;
@@ -196,14 +194,8 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
   }
   plot->xAxis->setRange(xlo / 1.3, xhi * 1.3);
   if (hi / lo > 8) {
-    // Log scale with 1-2-5 labels: decades alone leave too few.
-    plot->yAxis->setScaleType(QCPAxis::stLogarithmic);
-    QSharedPointer<QCPAxisTickerText> ticks(new QCPAxisTickerText);
-    for (double decade = 1e-3; decade < 1e4; decade *= 10) {
-      for (double m : {1.0, 2.0, 5.0}) ticks->addTick(decade * m, QString::number(decade * m, 'g', 3) + "×");
-    }
-    plot->yAxis->setTicker(ticks);
-    plot->yAxis->setSubTicks(false);
+    // The figures' log ticker: 1-2-5 labels on the decade or two a sweep spans.
+    MakeLogAxis(plot->yAxis, "×");
     plot->yAxis->setRange(lo / 1.3, hi * 1.6);
   } else {
     const double pad = std::max(0.05, (hi - lo) * 0.1);

@@ -69,6 +69,7 @@ ExplorerDocument::~ExplorerDocument() {
   if (simulation_cancel_) simulation_cancel_->store(true);
   if (estimate_job_.cancel) estimate_job_.cancel->store(true);
   if (sweep_job_.cancel) sweep_job_.cancel->store(true);
+  if (eta_interval_job_.cancel) eta_interval_job_.cancel->store(true);
   // Jobs post their answers to this object; wait for them before it goes.
   pool_->waitForDone();
   simulation_pool_->waitForDone();
@@ -107,8 +108,8 @@ std::vector<std::shared_ptr<const RunData>> ExplorerDocument::comparedRuns() con
 
 // --- opening and live runs
 
-void ExplorerDocument::open(const QStringList& paths) {
-  bool first = true;
+void ExplorerDocument::open(const QStringList& paths, bool make_current) {
+  bool first = make_current;
   for (const QString& given : paths) {
     const QString path = QFileInfo(given).absoluteFilePath();
     if (first) make_current_.append(path);
@@ -251,6 +252,12 @@ void ExplorerDocument::adoptRunSettings() {
 }
 
 void ExplorerDocument::resetToRecorded() { setScheduleSettings(recordedSettings()); }
+
+void ExplorerDocument::setGroupByBlock(bool on) {
+  if (on == group_by_block_) return;
+  group_by_block_ = on;
+  emit groupByBlockChanged();
+}
 
 void ExplorerDocument::setFollowLive(bool on) {
   follow_live_ = on;
@@ -443,6 +450,70 @@ void ExplorerDocument::startSweep() {
   });
 }
 
+// --- the η × interval sweep
+
+ExplorerDocument::EtaIntervalInputs ExplorerDocument::etaIntervalInputs() const {
+  EtaIntervalInputs in;
+  in.run = currentRun();
+  in.schedule = schedule_settings_;
+  // Each cell sets its own: these only stand in for them in the baselines,
+  // which do not depend on them.
+  in.schedule.eta = AccordionOptions().eta();
+  in.schedule.interval = AccordionOptions().interval();
+  in.what_if = what_if_settings_;
+  return in;
+}
+
+std::shared_ptr<const EtaIntervalSweep> ExplorerDocument::etaIntervalSweep() const {
+  return eta_interval_inputs_ == etaIntervalInputs() ? eta_interval_sweep_ : nullptr;
+}
+
+void ExplorerDocument::requestEtaIntervalSweep() {
+  const EtaIntervalInputs in = etaIntervalInputs();
+  if (in == eta_interval_inputs_ && (eta_interval_sweep_ || eta_interval_job_.running)) return;
+  eta_interval_inputs_ = in;
+  eta_interval_sweep_.reset();
+  if (eta_interval_job_.running) {
+    // It ends soon and starts again with these inputs.
+    eta_interval_job_.cancel->store(true);
+    return;
+  }
+  if (!in.run) {
+    emit etaIntervalSweepChanged();
+    return;
+  }
+  eta_interval_job_.running = true;
+  eta_interval_job_.cancel = std::make_shared<std::atomic<bool>>(false);
+  const auto cancel = eta_interval_job_.cancel;
+  pool_->start([this, in, cancel] {
+    std::shared_ptr<const EtaIntervalSweep> result;
+    try {
+      result = std::make_shared<const EtaIntervalSweep>(
+          SweepEtaInterval(*in.run, in.schedule, in.what_if, SweepOptionsFor(in.run->view().run), cancel.get()));
+    } catch (const sim::Cancelled&) {
+      // Its inputs changed: the next one is on its way.
+    } catch (const std::exception& e) {
+      auto failed = std::make_shared<EtaIntervalSweep>();
+      failed->problem = e.what();
+      result = std::move(failed);
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, in, result] {
+          eta_interval_job_.running = false;
+          if (!result || !(in == eta_interval_inputs_)) {
+            // Cancelled, or asked for other inputs meanwhile: serve the latest.
+            eta_interval_inputs_ = {};
+            requestEtaIntervalSweep();
+            return;
+          }
+          eta_interval_sweep_ = result;
+          emit etaIntervalSweepChanged();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
 // --- the SimGrid replay
 
 void ExplorerDocument::setAutoSimulate(bool on) {
@@ -527,8 +598,8 @@ void ExplorerDocument::cancelSimulation() {
 }
 
 bool ExplorerDocument::busy() const {
-  return pending_loads_ > 0 || estimate_job_.running || sweep_job_.running || simulations_in_flight_ > 0 ||
-         auto_simulation_timer_->isActive() || sweep_timer_->isActive();
+  return pending_loads_ > 0 || estimate_job_.running || sweep_job_.running || eta_interval_job_.running ||
+         simulations_in_flight_ > 0 || auto_simulation_timer_->isActive() || sweep_timer_->isActive();
 }
 
 void ExplorerDocument::waitForIdle() {

@@ -28,6 +28,7 @@
 #include <memory>
 #include <vector>
 
+#include "gui/model/eta_interval_sweep.h"
 #include "gui/model/explorer_settings.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
@@ -60,9 +61,10 @@ class ExplorerDocument : public QObject {
 
   // Reads the traces in the background; each one that loads is added (or
   // replaces the run already open from that path) in the order given, and
-  // the first becomes current. Failures emit openFailed with the reader's
-  // one-line reason.
-  void open(const QStringList& paths);
+  // the first becomes current (unless `make_current` is false: traces a
+  // watched folder finds later join the list without taking the view).
+  // Failures emit openFailed with the reader's one-line reason.
+  void open(const QStringList& paths, bool make_current = true);
   // Blocks until every open() so far has finished (tests, the report).
   void waitForLoads();
   void closeRun(int index);
@@ -83,6 +85,11 @@ class ExplorerDocument : public QObject {
   void resetToRecorded();
   const WhatIfSettings& whatIfSettings() const { return what_if_settings_; }
   void setWhatIfSettings(const WhatIfSettings& settings);
+  // Whether every view that lists layers lists blocks instead (LayerBlocks:
+  // "layer1.0.conv1.weight" is in "layer1"): one setting for all of them, so
+  // the norms, ratios, layer list and level map never disagree.
+  bool groupByBlock() const { return group_by_block_; }
+  void setGroupByBlock(bool on);
 
   // --- derived for the current run (null when no run is open)
   std::shared_ptr<const RegimeAnalysis> regimes() const { return regimes_; }
@@ -97,6 +104,17 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const WhatIfProjection> projection() const;
   QString projectionProblem() const { return projection_problem_; }
   std::shared_ptr<const std::vector<SweepPointResult>> sweep() const { return sweep_; }
+
+  // --- the η × interval sweep (the Sweep tab): on request only, it is a
+  // few hundred schedules and α–β replays. It depends on the current run,
+  // scheme, levels and cluster but not on η or the interval, so moving
+  // those keeps it. Starts computing it in the background unless the one
+  // held or running is for the same inputs; etaIntervalSweepChanged when it
+  // lands (or is dropped because they changed).
+  void requestEtaIntervalSweep();
+  // For the current inputs; null until it lands, or when no run is open.
+  std::shared_ptr<const EtaIntervalSweep> etaIntervalSweep() const;
+  bool etaIntervalSweepRunning() const { return eta_interval_job_.running; }
 
   // --- SimGrid replay
   void startSimulation();
@@ -134,9 +152,11 @@ class ExplorerDocument : public QObject {
   void simulationFinished();  // landed, failed or cancelled
   void simulationFailed(const QString& message);
   void sweepChanged();
+  void etaIntervalSweepChanged();
   void liveRunUpdated(int index);
   void waitingForFirstEpoch(const QString& path);
   void comparedChanged();
+  void groupByBlockChanged();
 
  private:
   // At most one job of a kind runs; a request while it runs is remembered
@@ -151,6 +171,16 @@ class ExplorerDocument : public QObject {
   void settingsOrRunChanged(bool rederive_regimes);
   void startEstimate();
   void startSweep();
+  // What the η × interval sweep is computed from: run, scheme, levels, cluster.
+  struct EtaIntervalInputs {
+    std::shared_ptr<const RunData> run;
+    ScheduleSettings schedule;  // η and interval as the run recorded them
+    WhatIfSettings what_if;
+    bool operator==(const EtaIntervalInputs& o) const {
+      return run == o.run && schedule == o.schedule && what_if == o.what_if;
+    }
+  };
+  EtaIntervalInputs etaIntervalInputs() const;
   void scheduleAutoSimulation();
   void startLoad(const QString& path, bool reload, uint64_t order);
   void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error, bool reload,
@@ -172,18 +202,22 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const WhatIfProjection> estimate_;
   std::shared_ptr<const WhatIfProjection> simulation_;
   std::shared_ptr<const std::vector<SweepPointResult>> sweep_;
+  std::shared_ptr<const EtaIntervalSweep> eta_interval_sweep_;
+  EtaIntervalInputs eta_interval_inputs_;  // of eta_interval_sweep_, or of the job running
   QString projection_problem_;
 
   // Bumped whenever the current run or any setting changes.
   uint64_t generation_ = 0;
   JobSlot estimate_job_;
   JobSlot sweep_job_;
+  JobSlot eta_interval_job_;
   std::shared_ptr<std::atomic<bool>> simulation_cancel_;
   uint64_t simulation_id_ = 0;  // the replay whose answer is awaited
   int simulations_in_flight_ = 0;
   bool simulation_running_ = false;
   bool auto_simulate_ = false;
   bool follow_live_ = true;
+  bool group_by_block_ = false;
   int pending_loads_ = 0;
   QStringList make_current_;  // first path of each open(): current once loaded
   QStringList live_checks_;   // live traces being checked or re-read

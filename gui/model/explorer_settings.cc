@@ -6,6 +6,7 @@
 
 #include "analysis/schedule.h"
 #include "common/number_format.h"
+#include "simulator/platform_file.h"
 #include "simulator/topology_description.h"
 
 namespace accordion::gui {
@@ -47,7 +48,7 @@ double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter
 
 sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
   sim::PlatformSpec spec;
-  if (w.topology == sim::Topology::kXml) {
+  if (!w.platform_file.empty()) {
     // A platform file (JSON or SimGrid XML) brings its own links and model.
     spec = sim::LoadPlatformFile(w.platform_file);
   } else {
@@ -84,7 +85,7 @@ sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettin
 std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model) {
   std::ostringstream f;
   f << "--workers " << w.workers;
-  if (w.topology == sim::Topology::kXml) {
+  if (!w.platform_file.empty()) {
     f << " --platform '" << w.platform_file << "'";
   } else {
     f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12)
@@ -92,8 +93,8 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
     for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) f << " " << p.Flag() << " " << FormatNumber(TopologyParameterOf(w, p), 12);
     }
+    f << " --network-model " << w.network_model;
   }
-  if (w.topology != sim::Topology::kXml) f << " --network-model " << w.network_model;
   f << " --allreduce " << sim::ToString(w.allreduce);
   if (w.recorded_bandwidth_gbps) f << " --recorded-bandwidth-gbps " << FormatNumber(*w.recorded_bandwidth_gbps, 12);
   if (s.scheme) f << " --scheme " << ToString(*s.scheme);

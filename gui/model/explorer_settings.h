@@ -49,8 +49,10 @@ struct WhatIfSettings {
   int workers = 64;
   double bandwidth_gbps = 25;
   double latency_us = 5;
-  sim::Topology topology = sim::Topology::kStar;  // kXml: platform_file
-  std::string platform_file;                      // JSON or SimGrid XML; used when topology is kXml
+  sim::Topology topology = sim::Topology::kStar;
+  // Non-empty: the platform is this file's (JSON or SimGrid XML), which
+  // brings its own topology, links and network model in place of the above.
+  std::string platform_file;
   // The topology's parameters that have a control (TopologyParameter::label),
   // by key, in the parameter's unit; a missing one takes PlatformSpec's default.
   std::map<std::string, double> topology_parameters;
@@ -69,8 +71,8 @@ struct WhatIfSettings {
 // The value of a topology parameter `w` sets, or PlatformSpec's default.
 double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter& p);
 
-// The platform the what-if describes (reads platform_file for kXml; throws
-// InputError for a bad one).
+// The platform the what-if describes (reads platform_file when there is one;
+// throws InputError for a bad one).
 sim::PlatformSpec PlatformOf(const WhatIfSettings& w);
 
 // Options for ReplayEngine, as `accordion-sim replay` would build them from

@@ -165,3 +165,95 @@ std::string SweepHeadline(const std::vector<SweepPointResult>& sweep, double wor
 }
 
 }  // namespace accordion::gui
+
+namespace accordion::gui {
+
+namespace {
+
+// |fraction| as a percentage that never rounds to a claim the number does
+// not make: "41", "0.4", "99.6" (not "100"), "less than 0.1".
+std::string SavedPercent(double fraction) {
+  const double a = std::fabs(fraction) * 100;
+  if (a < 0.05) return "less than 0.1";
+  if (a < 1) return Format("%.1f", a);
+  const std::string whole = Format("%.0f", a);
+  return whole == "100" && a < 100 ? Format("%.1f", std::min(a, 99.9)) : whole;
+}
+
+std::string Setting(const SweepCell& c) {
+  return "η " + Format("%g", c.eta) + ", interval " + std::to_string(c.interval);
+}
+
+// What a cell's saving `v` (fraction of static low's) says: "saves 41 % of
+// static low's floats", "sends 3 % more floats than static low", "takes as
+// long as static low (within 0.5 %)"; `brief` leaves out what the
+// percentage is of ("saves 41 %").
+std::string Effect(double v, SweepMetric metric, bool brief) {
+  const bool time = metric == SweepMetric::kTime;
+  const std::string of = brief ? "" : time ? " of static low's time" : " of static low's floats";
+  if (time ? std::fabs(v) <= kSameTimeTolerance : v == 0) {
+    return time ? "takes as long as static low (" + Tolerance() + ")" : "sends as many floats as static low";
+  }
+  if (v > 0) return "saves " + SavedPercent(v) + " %" + of;
+  return time ? "takes " + SavedPercent(v) + " % longer than static low"
+              : "sends " + SavedPercent(v) + " % more floats than static low";
+}
+
+}  // namespace
+
+std::string EtaIntervalHeadline(const EtaIntervalSweep& sweep, SweepMetric metric, double recorded_eta,
+                                int recorded_interval) {
+  std::vector<std::pair<const SweepCell*, double>> valued;
+  for (const SweepCell& c : sweep.cells) {
+    const double v = sweep.Saved(c, metric);
+    if (std::isfinite(v)) valued.emplace_back(&c, v);
+  }
+  if (valued.empty()) return {};
+  const SweepCell* recorded = sweep.find(recorded_eta, recorded_interval);
+  double recorded_saved = 0;
+  const auto best_it =
+      std::max_element(valued.begin(), valued.end(), [](const auto& a, const auto& b) { return a.second < b.second; });
+  const double best_saved = best_it->second;
+  const double worst_saved = std::min_element(valued.begin(), valued.end(), [](const auto& a, const auto& b) {
+                               return a.second < b.second;
+                             })->second;
+  if (best_saved == worst_saved) return "Every η and interval of this grid " + Effect(best_saved, metric, false);
+
+  // Among equals: the recorded setting, else the most cautious (smallest η,
+  // then shortest interval).
+  const SweepCell* best = nullptr;
+  int tied = 0;
+  for (const auto& [cell, v] : valued) {
+    if (cell == recorded) recorded_saved = v;
+    if (v != best_saved) continue;
+    ++tied;
+    if (best == nullptr || cell == recorded ||
+        (best != recorded && (cell->eta < best->eta || (cell->eta == best->eta && cell->interval < best->interval)))) {
+      best = cell;
+    }
+  }
+  const bool recorded_valued = recorded != nullptr && std::isfinite(sweep.Saved(*recorded, metric));
+  const std::string others =
+      tied > 1
+          ? " (as " +
+                std::string(tied == 2 ? "does 1 other setting" : "do " + std::to_string(tied - 1) + " other settings") +
+                ")"
+          : "";
+  const std::string critical =
+      std::to_string(best->critical_epochs) + " of " + std::to_string(sweep.epochs) + " epochs critical";
+  const std::string lead = best == recorded ? "The recorded " + Setting(*best) : Setting(*best);
+  std::string out = best_saved > 0
+                        ? lead + " saves the most" + others + ": " + SavedPercent(best_saved) + " %" +
+                              (metric == SweepMetric::kTime ? " of static low's time" : " of static low's floats")
+                        : lead + " does best" + others + ": it " + Effect(best_saved, metric, false);
+  out += ", " + critical;
+  if (!recorded_valued || best == recorded) return out;
+  std::string effect = Effect(recorded_saved, metric, best_saved > 0);
+  if (recorded_saved > 0 && best_saved > 0 && SavedPercent(recorded_saved) == SavedPercent(best_saved)) {
+    effect = "saves slightly less (also " + SavedPercent(recorded_saved) + " % when rounded)";
+  }
+  return out + "; the recorded " + Setting(*recorded) + " " + effect + ", " +
+         std::to_string(recorded->critical_epochs) + " critical";
+}
+
+}  // namespace accordion::gui

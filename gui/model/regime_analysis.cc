@@ -177,4 +177,24 @@ std::string LayerGroup(const std::string& layer_name) {
   return dot == std::string::npos ? layer_name : layer_name.substr(0, dot);
 }
 
+std::vector<LayerBlock> LayerBlocks(const RunData& run, const std::vector<int>& layers) {
+  const std::vector<LayerInfo>& infos = run.view().layers;
+  std::vector<int> wanted = layers;
+  if (wanted.empty()) {
+    for (int l = 0; l < static_cast<int>(infos.size()); ++l) wanted.push_back(l);
+  }
+  std::vector<LayerBlock> blocks;
+  for (int l : wanted) {
+    if (l < 0 || l >= static_cast<int>(infos.size())) continue;
+    const std::string group = LayerGroup(infos[static_cast<size_t>(l)].name);
+    auto it = std::find_if(blocks.begin(), blocks.end(), [&](const LayerBlock& b) { return b.name == group; });
+    if (it == blocks.end()) {
+      blocks.push_back({group, {l}});
+    } else {
+      it->layers.push_back(l);
+    }
+  }
+  return blocks;
+}
+
 }  // namespace accordion::gui

@@ -74,6 +74,15 @@ std::vector<int> LayersMatching(const RunData& run, const std::string& filter);
 // "layer1"), or the whole name when it has none.
 std::string LayerGroup(const std::string& layer_name);
 
+// A block of layers sharing a LayerGroup, as the views list it when grouped.
+struct LayerBlock {
+  std::string name;         // the LayerGroup
+  std::vector<int> layers;  // its layers, in the trace's order
+};
+// The blocks of `layers` (all layers when empty), in the order of each
+// block's first layer.
+std::vector<LayerBlock> LayerBlocks(const RunData& run, const std::vector<int>& layers = {});
+
 }  // namespace accordion::gui
 
 #endif  // ACCORDION_GUI_MODEL_REGIME_ANALYSIS_H_

@@ -31,6 +31,7 @@
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "common/output_file.h"
 #include "common/version.h"
 #include "gui/model/explorer_settings.h"
 #include "gui/model/regime_analysis.h"
@@ -127,6 +128,14 @@ bool CheckOut(const Args& a, const QString& out) {
       throw InputError("--out " + a.out + " is one of the input traces; choose a directory for the report");
     }
   }
+  // A live run's --checkpoint-dir is that run's alone, as for every tool's
+  // output (common/output_file.h): the report went into it, or replaced it.
+  for (const QString& dir : {out, QFileInfo(out).absolutePath()}) {
+    if (DirectoryInUse(dir.toStdString())) {
+      throw InputError("--out " + a.out + ": " + dir.toStdString() +
+                       " is in use by a running accordion-train; choose another directory");
+    }
+  }
   const QFileInfo info(out);
   if (!info.exists()) return false;
   if (!info.isDir()) throw InputError("--out " + a.out + " exists and is not a directory");
@@ -176,7 +185,6 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
     if (!QFileInfo(QString::fromStdString(a.platform)).isFile()) {
       throw InputError("--platform " + a.platform + ": no such file");
     }
-    w.topology = sim::Topology::kXml;
     w.platform_file = a.platform;
   } else if (!a.topology.empty()) {
     const std::optional<sim::Topology> t = sim::ParseTopology(a.topology);
@@ -241,7 +249,7 @@ int Run(const Args& a, const std::string& command_line) {
     in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kAnalytic);
     if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kSimulate);
     std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
-    if (in.what_if.topology != sim::Topology::kXml) {
+    if (in.what_if.platform_file.empty()) {
       const double bw = in.what_if.bandwidth_gbps;
       if (bw < bandwidths.front() || bw > bandwidths.back()) {
         bandwidths = LogSpaced(std::min(0.1, bw / 4), std::max(400.0, bw * 4), 25);

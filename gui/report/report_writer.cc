@@ -8,6 +8,7 @@
 #include <QFile>
 #include <QFileInfo>
 #include <QSaveFile>
+#include <algorithm>
 #include <functional>
 #include <sstream>
 
@@ -134,6 +135,133 @@ QString ProjectionTable(const WhatIfProjection& p) {
   return t + "</table>\n";
 }
 
+// One figure of the report. `draw` puts it on the plot, or returns false
+// when the input has nothing for it (no projection, no sweep) and the
+// report leaves it out; `caption` is read after drawing.
+struct ReportFigure {
+  const char* name;      // file stem (name.png, .pdf, .csv) and the figure's anchor
+  const char* title;     // the image's alt text
+  const char* question;  // what it answers, in bold before the caption
+  std::function<QString()> caption;
+  std::function<bool(QCustomPlot*)> draw;
+};
+
+// The projection the figures show: SimGrid's when there is one.
+const std::optional<WhatIfProjection>& BestProjection(const ReportInput& in) {
+  return in.simulation ? in.simulation : in.estimate;
+}
+
+QString TimingName(sim::TimingSource timing) {
+  return timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate";
+}
+
+// The report's figures, in the order index.html shows them.
+std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
+  const RunData& run = *in.runs.front();
+  const RegimeAnalysis& analysis = in.analysis;
+  const std::optional<WhatIfProjection>& best = BestProjection(in);
+  return {
+      {"regimes", "Gradient norms and critical regimes", "When is training in a critical regime?",
+       [&run] {
+         return "Each layer's accumulated gradient norm per epoch (log scale). Shaded: the critical regimes "
+                "Accordion derives under the settings below; the strip along the bottom: the regimes the run "
+                "recorded; dashed lines: LR decays; top ticks: the epochs at whose end a check ran" +
+                QString(run.hessian.empty() ? "." : "; right axis: the Hessian's top eigenvalue.");
+       },
+       [&](QCustomPlot* plot) {
+         DrawGradientNorms(plot, run, analysis, {}, false);
+         return true;
+       }},
+      {"ratios", "Check ratios against η", "Why does a layer count as critical?",
+       [] {
+         return QString(
+             "The relative change of each layer's norm at every check. A layer whose ratio reaches η uses the "
+             "low level (little compression) until the next check.");
+       },
+       [&](QCustomPlot* plot) {
+         DrawCheckRatios(plot, run, analysis, {});
+         return true;
+       }},
+      {"level-map", "Level map", "Which level does each layer use in each epoch?",
+       [] {
+         return QString(
+             "Layer × epoch: the low level (critical) in orange, the high level in blue, grey where the level "
+             "makes no difference to the layer (e.g. 1-D tensors PowerSGD sends uncompressed) — the paper's "
+             "Figures 18–20.");
+       },
+       [&](QCustomPlot* plot) {
+         DrawLevelMap(plot, run, analysis);
+         return true;
+       }},
+      {"projection", "Projected time to train", "How long would training take on the target cluster?",
+       [&best] {
+         return QString(
+                    "Dense, static low, static high and Accordion on the cluster in the settings, split into "
+                    "compute, compression, exposed communication and the rest (%1).")
+             .arg(TimingName(best->timing));
+       },
+       [&best](QCustomPlot* plot) {
+         if (best) DrawProjection(plot, *best);
+         return best.has_value();
+       }},
+      {"sweep", "Bandwidth sweep", "At which bandwidths does compressing pay off?",
+       [] {
+         return QString(
+             "Accordion's speedup over dense and over static low (and static high's over dense) as the link "
+             "bandwidth changes, everything else as in the settings; the dotted line marks the bandwidth "
+             "chosen.");
+       },
+       [&in](QCustomPlot* plot) {
+         if (!in.sweep.empty()) DrawBandwidthSweep(plot, in.sweep, in.what_if.bandwidth_gbps);
+         return !in.sweep.empty();
+       }},
+      {"epoch-breakdown", "Epoch breakdown", "Where does Accordion's time go, epoch by epoch?",
+       [] {
+         return QString(
+             "Projected time of each epoch under Accordion, stacked by component; shaded epochs use the low "
+             "level on some layers.");
+       },
+       [&best](QCustomPlot* plot) {
+         if (best) DrawEpochBreakdown(plot, *best);
+         return best.has_value();
+       }},
+      {"timeline", "One iteration", "What does one training step look like, measured and projected?",
+       [] {
+         return QString(
+             "Compute phases and collectives of one iteration: as the trace measured it on rank 0, and as the "
+             "projection times it on the target cluster under Accordion's schedule.");
+       },
+       [&run, &best](QCustomPlot* plot) {
+         if (!run.measured_iteration && !best) return false;
+         int epoch = run.measured_iteration ? run.measured_iteration->record.epoch : run.view().num_epochs() - 1;
+         if (best) {
+           epoch = std::clamp(epoch, 0, std::max(0, static_cast<int>(best->result.accordion.epochs.size()) - 1));
+         }
+         DrawIterationTimeline(plot, run, best ? &*best : nullptr, epoch);
+         return true;
+       }},
+      {"accuracy-epoch", "Accuracy by epoch", "Does any schedule cost accuracy?",
+       [] {
+         return QString(
+             "Test accuracy of every trace in the report per epoch; Accordion runs solid, static runs dashed.");
+       },
+       [&in](QCustomPlot* plot) {
+         DrawAccuracyComparison(plot, in.runs, CompareAxis::kEpoch);
+         return true;
+       }},
+      {"accuracy-floats", "Accuracy against data sent", "How much communication does the accuracy cost?",
+       [] {
+         return QString(
+             "Test accuracy against the floats each worker had sent so far (the paper's Figure 1, right): a "
+             "curve further left reaches the same accuracy sending less.");
+       },
+       [&in](QCustomPlot* plot) {
+         DrawAccuracyComparison(plot, in.runs, CompareAxis::kFloats);
+         return true;
+       }},
+  };
+}
+
 QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   const ScheduleSettings& s = in.schedule;
   const WhatIfSettings& w = in.what_if;
@@ -150,7 +278,7 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
         {"high level", Html(LevelName(r.scheme, r.level_high)) + (s.level_high ? "" : " (the run's, or the default)")});
   }
   t += Row({"workers", QString::number(w.workers)});
-  if (w.topology == sim::Topology::kXml) {
+  if (!w.platform_file.empty()) {
     t += Row({"platform file", Html(w.platform_file)});
   } else {
     t += Row({"topology", Html(std::string(sim::ToString(w.topology)))});
@@ -165,7 +293,7 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   // What the projection's host costs stand on: the replay's note says.
   QString recorded = "unknown (host cost from the fixed part of the trace's collectives)";
   if (w.recorded_bandwidth_gbps) recorded = QString::number(*w.recorded_bandwidth_gbps) + " Gb/s";
-  const std::optional<WhatIfProjection>& projection = in.simulation ? in.simulation : in.estimate;
+  const std::optional<WhatIfProjection>& projection = BestProjection(in);
   if (projection && !w.recorded_bandwidth_gbps) {
     for (const std::string& note : projection->result.notes) {
       const std::string anchored = "anchored on the recorded network (";
@@ -181,110 +309,56 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   return t + "</table>\n";
 }
 
-}  // namespace
+std::vector<std::string> TracePaths(const ReportInput& in) {
+  std::vector<std::string> paths;
+  for (const auto& r : in.runs) paths.push_back(r->path);
+  return paths;
+}
 
-void WriteReport(const ReportInput& in, const QString& dir) {
-  if (in.runs.empty()) throw InputError("no traces");
-  const RunData& run = *in.runs.front();
-  const RegimeAnalysis& analysis = in.analysis;
-  const std::optional<WhatIfProjection>& best = in.simulation ? in.simulation : in.estimate;
-  FigureWriter fw(dir);
-  QCustomPlot* plot = fw.plot();
-  const QString name = QString::fromStdString(run.summary.name);
-
-  DrawGradientNorms(plot, run, analysis, {}, false);
-  fw.Save("regimes", "Gradient norms and critical regimes", "When is training in a critical regime?",
-          "Each layer's accumulated gradient norm per epoch (log scale). Shaded: the critical regimes Accordion "
-          "derives under the settings below; the strip along the bottom: the regimes the run recorded; dashed "
-          "lines: LR decays; top ticks: the epochs at whose end a check ran" +
-              QString(run.hessian.empty() ? "." : "; right axis: the Hessian's top eigenvalue."));
-  DrawCheckRatios(plot, run, analysis, {});
-  fw.Save("ratios", "Check ratios against η", "Why does a layer count as critical?",
-          "The relative change of each layer's norm at every check. A layer whose ratio reaches η uses the low "
-          "level (little compression) until the next check.");
-  DrawLevelMap(plot, run, analysis);
-  fw.Save("level-map", "Level map", "Which level does each layer use in each epoch?",
-          "Layer × epoch: the low level (critical) in orange, the high level in blue, grey where the level makes "
-          "no difference to the layer (e.g. 1-D tensors PowerSGD sends uncompressed) — the paper's Figures 18–20.");
-  if (best) {
-    DrawProjection(plot, *best);
-    fw.Save("projection", "Projected time to train", "How long would training take on the target cluster?",
-            QString("Dense, static low, static high and Accordion on the cluster in the settings, split into "
-                    "compute, compression, exposed communication and the rest (%1).")
-                .arg(best->timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate"));
-  }
-  if (!in.sweep.empty()) {
-    DrawBandwidthSweep(plot, in.sweep, in.what_if.bandwidth_gbps);
-    fw.Save("sweep", "Bandwidth sweep", "At which bandwidths does compressing pay off?",
-            "Accordion's speedup over dense and over static low (and static high's over dense) as the link "
-            "bandwidth changes, everything else as in the settings; the dotted line marks the bandwidth chosen.");
-  }
-  if (best) {
-    DrawEpochBreakdown(plot, *best);
-    fw.Save("epoch-breakdown", "Epoch breakdown", "Where does Accordion's time go, epoch by epoch?",
-            "Projected time of each epoch under Accordion, stacked by component; shaded epochs use the low "
-            "level on some layers.");
-  }
-  if (run.measured_iteration || best) {
-    int epoch = run.measured_iteration ? run.measured_iteration->record.epoch : run.view().num_epochs() - 1;
-    if (best) {
-      epoch = std::clamp(epoch, 0, std::max(0, static_cast<int>(best->result.accordion.epochs.size()) - 1));
+// runs.csv: one line per trace, its summary.
+QString RunsCsv(const ReportInput& in) {
+  QString csv =
+      "name,path,model,dataset,scheme,policy,levels,workers,epochs,epochs_planned,status,"
+      "final_test_acc,floats_sent,seconds,synthetic\n";
+  for (const auto& r : in.runs) {
+    const RunSummary& s = r->summary;
+    QStringList f = {QString::fromStdString(s.name),
+                     QString::fromStdString(r->path),
+                     QString::fromStdString(s.model),
+                     QString::fromStdString(s.dataset),
+                     QString::fromStdString(s.scheme),
+                     QString::fromStdString(s.policy),
+                     QString::fromStdString(s.levels),
+                     QString::number(s.workers),
+                     QString::number(s.epochs),
+                     QString::number(s.epochs_planned),
+                     QString::fromStdString(s.status),
+                     QString::number(s.final_test_acc, 'g', 6),
+                     QString::number(s.floats_sent, 'g', 10),
+                     QString::number(s.seconds, 'g', 8),
+                     s.synthetic ? "true" : "false"};
+    for (QString& v : f) {
+      if (v.contains(',') || v.contains('"')) v = "\"" + v.replace("\"", "\"\"") + "\"";
     }
-    DrawIterationTimeline(plot, run, best ? &*best : nullptr, epoch);
-    fw.Save("timeline", "One iteration", "What does one training step look like, measured and projected?",
-            "Compute phases and collectives of one iteration: as the trace measured it on rank 0, and as the "
-            "projection times it on the target cluster under Accordion's schedule.");
+    csv += f.join(",") + "\n";
   }
-  DrawAccuracyComparison(plot, in.runs, CompareAxis::kEpoch);
-  fw.Save("accuracy-epoch", "Accuracy by epoch", "Does any schedule cost accuracy?",
-          "Test accuracy of every trace in the report per epoch; Accordion runs solid, static runs dashed.");
-  DrawAccuracyComparison(plot, in.runs, CompareAxis::kFloats);
-  fw.Save("accuracy-floats", "Accuracy against data sent", "How much communication does the accuracy cost?",
-          "Test accuracy against the floats each worker had sent so far (the paper's Figure 1, right): a "
-          "curve further left reaches the same accuracy sending less.");
+  return csv;
+}
 
-  // Tables as CSV.
-  const std::vector<std::string> paths = [&] {
-    std::vector<std::string> p;
-    for (const auto& r : in.runs) p.push_back(r->path);
-    return p;
-  }();
-  const std::vector<ResultsRow> results = BuildResultsTable(paths);
+// results.csv, schedule.csv (when there is a schedule) and runs.csv.
+void WriteTables(const ReportInput& in, const std::vector<ResultsRow>& results, const QString& dir) {
   WriteFile(dir + "/results.csv", StreamBytes([&](std::ostream& o) { WriteResultsCsv(results, o); }));
-  if (analysis.schedulable) {
-    WriteFile(dir + "/schedule.csv",
-              StreamBytes([&](std::ostream& o) { WriteScheduleCsv(run.view(), analysis.comparison, o); }));
+  if (in.analysis.schedulable) {
+    WriteFile(dir + "/schedule.csv", StreamBytes([&](std::ostream& o) {
+                WriteScheduleCsv(in.runs.front()->view(), in.analysis.comparison, o);
+              }));
   }
-  {
-    QString csv =
-        "name,path,model,dataset,scheme,policy,levels,workers,epochs,epochs_planned,status,"
-        "final_test_acc,floats_sent,seconds,synthetic\n";
-    for (const auto& r : in.runs) {
-      const RunSummary& s = r->summary;
-      QStringList f = {QString::fromStdString(s.name),
-                       QString::fromStdString(r->path),
-                       QString::fromStdString(s.model),
-                       QString::fromStdString(s.dataset),
-                       QString::fromStdString(s.scheme),
-                       QString::fromStdString(s.policy),
-                       QString::fromStdString(s.levels),
-                       QString::number(s.workers),
-                       QString::number(s.epochs),
-                       QString::number(s.epochs_planned),
-                       QString::fromStdString(s.status),
-                       QString::number(s.final_test_acc, 'g', 6),
-                       QString::number(s.floats_sent, 'g', 10),
-                       QString::number(s.seconds, 'g', 8),
-                       s.synthetic ? "true" : "false"};
-      for (QString& v : f) {
-        if (v.contains(',') || v.contains('"')) v = "\"" + v.replace("\"", "\"\"") + "\"";
-      }
-      csv += f.join(",") + "\n";
-    }
-    WriteFile(dir + "/runs.csv", csv.toUtf8());
-  }
+  WriteFile(dir + "/runs.csv", RunsCsv(in).toUtf8());
+}
 
-  // index.html
+// From <!DOCTYPE> to the notes above the first section.
+QString HeadHtml(const ReportInput& in) {
+  const QString name = QString::fromStdString(in.runs.front()->summary.name);
   QString h;
   h += "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n";
   h += "<title>Accordion report — " + Html(name) + "</title>\n<style>" + Css() + "</style>\n</head>\n<body>\n<main>\n";
@@ -302,10 +376,13 @@ void WriteReport(const ReportInput& in, const QString& dir) {
     }
   }
   for (const std::string& note : in.notes) h += "<p class=\"note\">" + Html(note) + "</p>\n";
+  return h;
+}
 
-  h += "<h2 id=\"runs\">Runs</h2>\n<table>\n" +
-       Header({"name", "model", "dataset", "scheme", "policy", "levels", "workers", "epochs", "final test accuracy",
-               "floats sent / worker", "wall time"});
+QString RunsHtml(const ReportInput& in) {
+  QString h = "<h2 id=\"runs\">Runs</h2>\n<table>\n" +
+              Header({"name", "model", "dataset", "scheme", "policy", "levels", "workers", "epochs",
+                      "final test accuracy", "floats sent / worker", "wall time"});
   for (size_t i = 0; i < in.runs.size(); ++i) {
     const RunSummary& s = in.runs[i]->summary;
     QString epochs = QString::number(s.epochs);
@@ -316,59 +393,60 @@ void WriteReport(const ReportInput& in, const QString& dir) {
               style::Sci(s.floats_sent), style::Seconds(s.seconds)},
              i == 0 ? "current" : "");
   }
-  h += "</table>\n<p>Data: <a href=\"runs.csv\">runs.csv</a></p>\n";
+  return h + "</table>\n<p>Data: <a href=\"runs.csv\">runs.csv</a></p>\n";
+}
 
-  h += "<h2 id=\"settings\">Settings</h2>\n" + SettingsHtml(in, best ? best->timing : sim::TimingSource::kAnalytic);
+QString FloatsHtml(const ReportInput& in) {
+  const RegimeAnalysis& analysis = in.analysis;
+  QString h = "<h2 id=\"floats\">Data sent: Accordion against the static schedules</h2>\n";
+  if (!analysis.schedulable) return h + "<p class=\"note\">No schedule: " + Html(analysis.problem) + "</p>\n";
+  const double low = analysis.low_floats();
+  const ResolvedSchedule& r = analysis.resolved;
+  h += "<p>Floats each worker sends over the run's " + QString::number(in.runs.front()->view().num_epochs()) +
+       " epochs, re-derived from its gradient norms.</p>\n<table>\n" +
+       Header({"schedule", "floats sent / worker", "against static low"});
+  h += Row({"static low (" + Html(LevelName(r.scheme, r.level_low)) + ")", style::Sci(low), "1.00×"});
+  h += Row({"static high (" + Html(LevelName(r.scheme, r.level_high)) + ")", style::Sci(analysis.high_floats()),
+            analysis.high_floats() > 0 ? style::Times(low / analysis.high_floats()) + " less" : "—"});
+  h += Row({"<b>Accordion</b>", style::Sci(analysis.accordion_floats()),
+            analysis.accordion_floats() > 0 ? style::Times(low / analysis.accordion_floats()) + " less" : "—"});
+  return h + "</table>\n<p>Per epoch and layer: <a href=\"schedule.csv\">schedule.csv</a></p>\n";
+}
 
-  h += "<h2 id=\"floats\">Data sent: Accordion against the static schedules</h2>\n";
-  if (analysis.schedulable) {
-    const double low = analysis.low_floats();
-    const ResolvedSchedule& r = analysis.resolved;
-    h += "<p>Floats each worker sends over the run's " + QString::number(run.view().num_epochs()) +
-         " epochs, re-derived from its gradient norms.</p>\n<table>\n" +
-         Header({"schedule", "floats sent / worker", "against static low"});
-    h += Row({"static low (" + Html(LevelName(r.scheme, r.level_low)) + ")", style::Sci(low), "1.00×"});
-    h += Row({"static high (" + Html(LevelName(r.scheme, r.level_high)) + ")", style::Sci(analysis.high_floats()),
-              analysis.high_floats() > 0 ? style::Times(low / analysis.high_floats()) + " less" : "—"});
-    h += Row({"<b>Accordion</b>", style::Sci(analysis.accordion_floats()),
-              analysis.accordion_floats() > 0 ? style::Times(low / analysis.accordion_floats()) + " less" : "—"});
-    h += "</table>\n<p>Per epoch and layer: <a href=\"schedule.csv\">schedule.csv</a></p>\n";
-  } else {
-    h += "<p class=\"note\">No schedule: " + Html(analysis.problem) + "</p>\n";
+QString ProjectionHtml(const ReportInput& in) {
+  QString h = "<h2 id=\"projection\">Projected time to train</h2>\n";
+  if (in.estimate) h += "<h3>α–β estimate</h3>\n" + ProjectionTable(*in.estimate);
+  if (in.simulation) h += "<h3>SimGrid replay</h3>\n" + ProjectionTable(*in.simulation);
+  const std::optional<WhatIfProjection>& best = BestProjection(in);
+  if (!best) return h + "<p class=\"note\">No projection: " + Html(in.projection_problem) + "</p>\n";
+  const sim::ReplayResult& r = best->result;
+  const std::string headline = ProjectionHeadline(r.accordion.total.time_s, best->dense.total.time_s,
+                                                  r.static_low.total.time_s, r.static_high.total.time_s);
+  if (!headline.empty()) {
+    // "by the ...", not "(...)": the headline may end in "(within 0.5 %)".
+    h += "<p><b>" + Html(headline) + "</b>, by the " + TimingName(best->timing) + ".</p>\n";
   }
+  const std::string sweep = SweepHeadline(in.sweep);
+  if (!sweep.empty()) h += "<p>" + Html(sweep) + ", by the α–β estimate.</p>\n";
+  return h;
+}
 
-  h += "<h2 id=\"projection\">Projected time to train</h2>\n";
-  if (in.estimate) {
-    h += "<h3>α–β estimate</h3>\n" + ProjectionTable(*in.estimate);
-  }
-  if (in.simulation) {
-    h += "<h3>SimGrid replay</h3>\n" + ProjectionTable(*in.simulation);
-  }
-  if (best) {
-    const sim::ReplayResult& r = best->result;
-    const std::string headline = ProjectionHeadline(r.accordion.total.time_s, best->dense.total.time_s,
-                                                    r.static_low.total.time_s, r.static_high.total.time_s);
-    if (!headline.empty()) {
-      // "by the ...", not "(...)": the headline may end in "(within 0.5 %)".
-      h += "<p><b>" + Html(headline) + "</b>, by the " +
-           (best->timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate") + ".</p>\n";
-    }
-    const std::string sweep = SweepHeadline(in.sweep);
-    if (!sweep.empty()) h += "<p>" + Html(sweep) + ", by the α–β estimate.</p>\n";
-  } else {
-    h += "<p class=\"note\">No projection: " + Html(in.projection_problem) + "</p>\n";
-  }
-
-  h += "<h2 id=\"figures\">Figures</h2>\n";
-  for (const FigureEntry& f : fw.figures()) {
+QString FiguresHtml(const std::vector<FigureEntry>& figures) {
+  QString h = "<h2 id=\"figures\">Figures</h2>\n";
+  for (const FigureEntry& f : figures) {
     h += "<figure id=\"" + f.stem + "\">\n<img alt=\"" + Html(f.title) + "\" src=\"data:image/png;base64," +
          QString::fromLatin1(f.png.toBase64()) + "\">\n<figcaption><span class=\"q\">" + Html(f.question) + "</span> " +
          Html(f.caption) + "<br><a href=\"" + f.stem + ".pdf\">PDF</a><a href=\"" + f.stem +
          ".png\">PNG</a><a href=\"" + f.stem + ".csv\">data (CSV)</a></figcaption>\n</figure>\n";
   }
+  return h;
+}
 
-  h += "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: mean ± 95 % "
-       "confidence interval over the runs of each setting; ratios against the setting that sends the most.</p>\n";
+// The results table and, when given, the command line; then the page's end.
+QString ResultsHtml(const ReportInput& in, const std::vector<ResultsRow>& results) {
+  QString h =
+      "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: mean ± 95 % "
+      "confidence interval over the runs of each setting; ratios against the setting that sends the most.</p>\n";
   h += "<table>\n" + Header({"model", "dataset", "setting", "runs", "test accuracy", "floats sent / worker",
                              "floats ratio", "time", "time ratio"});
   auto ci = [](const MeanCi& m, const std::function<QString(double)>& fmt) {
@@ -386,8 +464,25 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   if (!in.command_line.empty()) {
     h += "<h2>Command</h2>\n<p><code>" + Html(in.command_line) + "</code></p>\n";
   }
-  h += "</main>\n</body>\n</html>\n";
-  WriteFile(dir + "/index.html", h.toUtf8());
+  return h;
+}
+
+}  // namespace
+
+void WriteReport(const ReportInput& in, const QString& dir) {
+  if (in.runs.empty()) throw InputError("no traces");
+  FigureWriter figures(dir);
+  for (const ReportFigure& f : ReportFigures(in)) {
+    if (f.draw(figures.plot())) figures.Save(f.name, f.title, f.question, f.caption());
+  }
+  const std::vector<ResultsRow> results = BuildResultsTable(TracePaths(in));
+  WriteTables(in, results, dir);
+  const std::optional<WhatIfProjection>& best = BestProjection(in);
+  const QString html = HeadHtml(in) + RunsHtml(in) + "<h2 id=\"settings\">Settings</h2>\n" +
+                       SettingsHtml(in, best ? best->timing : sim::TimingSource::kAnalytic) + FloatsHtml(in) +
+                       ProjectionHtml(in) + FiguresHtml(figures.figures()) + ResultsHtml(in, results) +
+                       "</main>\n</body>\n</html>\n";
+  WriteFile(dir + "/index.html", html.toUtf8());
 }
 
 }  // namespace accordion::gui::report

@@ -6,6 +6,8 @@
 #include <memory>
 #include <vector>
 
+#include "analysis/communication_accounting.h"
+
 namespace accordion::gui::test_support {
 
 QString SampleTrace(const QString& name) { return QString(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name; }
@@ -21,6 +23,21 @@ QString WriteSynthetic(const QString& dir, const QString& file, const synthetic:
   const QString path = dir + "/" + file;
   synthetic::WriteSyntheticTrace(path.toStdString(), options);
   return path;
+}
+
+std::unique_ptr<TraceWriter> StartRunningTrace(const QString& path) {
+  RunInfo info = synthetic::MlpRun("synthetic", 1000, 64, 5);
+  info.synthetic = true;
+  info.world_size = 2;
+  info.backend = "synthetic";
+  info.device = "none";
+  info.scheme = Scheme::kPowerSgd;
+  info.policy = Policy::kAccordion;
+  info.level_low = 2;
+  info.level_high = 1;
+  std::vector<LayerInfo> layers = synthetic::MlpLayers();
+  AnnotateLayers(info.scheme, info.level_low, info.level_high, layers);
+  return TraceWriter::Create(path.toStdString(), info, layers, /*overwrite=*/false);
 }
 
 QString WriteTruncatedTrace(const QString& dir, const QString& file) {

@@ -4,7 +4,10 @@
 #define ACCORDION_TESTS_GUI_GUI_TEST_SUPPORT_H_
 
 #include <QString>
+#include <memory>
 #include <string>
+
+#include "traces/trace_writer.h"
 
 #include "tests/support/synthetic_trace.h"
 
@@ -18,6 +21,11 @@ QString ScratchDir(const QString& tag);
 
 // Writes a SYNTHETIC trace with `options` to `dir`/`file` and returns its path.
 QString WriteSynthetic(const QString& dir, const QString& file, const synthetic::SyntheticTraceOptions& options);
+
+// What a trainer has written before its first epoch ends: a PowerSGD
+// Accordion MLP run of 2 workers and its layers, status running, at `path`,
+// held open (live) until the writer is dropped.
+std::unique_ptr<TraceWriter> StartRunningTrace(const QString& path);
 
 // A file that starts like an SQLite database but is cut short: the reader
 // refuses it.

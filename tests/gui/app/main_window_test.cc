@@ -43,6 +43,7 @@
 #include "gui/app/regimes_view.h"
 #include "gui/app/run_list_view.h"
 #include "gui/app/schedule_controls.h"
+#include "gui/app/sweep_view.h"
 #include "gui/app/timeline_view.h"
 #include "gui/app/what_if_view.h"
 #include "gui/figures/figure_style.h"
@@ -547,6 +548,7 @@ class MainWindowTest : public QObject {
     const QString dir = ScratchDir("export");
     for (int tab = 0; tab < window.tabs()->count(); ++tab) {
       window.tabs()->setCurrentIndex(tab);
+      window.document()->waitForIdle();  // the Sweep tab computes once shown
       QApplication::processEvents();
       PlotWidget* figure = window.currentFigure();
       QVERIFY(figure != nullptr);
@@ -836,6 +838,29 @@ class MainWindowTest : public QObject {
     QTRY_COMPARE(compare->table()->rowCount(), 2);
   }
 
+  void compareWarnsWhenRunsAreNotLikeForLike() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace(kDense)});
+    CompareView* compare = window.compareView();
+    window.tabs()->setCurrentWidget(compare);
+    QLabel* warning = compare->warningLabel();
+    QTRY_VERIFY(!compare->tableLoading());
+    // Two MLP runs on Fashion-MNIST with 2 workers: nothing to warn about.
+    QVERIFY(!warning->isVisible());
+    // A ResNet-18 run on one GPU beside them: a visible line says what differs.
+    OpenAndSettle(window, {SampleTrace("gpu/resnet18-powersgd-accordion.trace")});
+    QTRY_VERIFY(warning->isVisible());
+    QVERIFY2(warning->text().contains("model (mlp, resnet18)") && warning->text().contains("workers (2, 1)"),
+             qPrintable(warning->text()));
+    QVERIFY(!warning->text().contains("dataset"));  // all three are Fashion-MNIST
+    // Unchecked, it is no longer compared, and the warning goes.
+    const int resnet = window.document()->indexOfPath(
+        QFileInfo(SampleTrace("gpu/resnet18-powersgd-accordion.trace")).absoluteFilePath());
+    window.document()->setCompared(resnet, false);
+    QTRY_VERIFY(!warning->isVisible());
+  }
+
   void levelMapTooltipAndTimelineExport() {
     MainWindow window;
     ShowPowerSgdSample(window);
@@ -897,6 +922,7 @@ class MainWindowTest : public QObject {
         window.document()->waitForIdle();
         for (int tab = 0; tab < window.tabs()->count(); ++tab) {
           window.tabs()->setCurrentIndex(tab);
+          window.document()->waitForIdle();  // the Sweep tab computes once shown
           for (int round = 0; round < 5; ++round) QApplication::processEvents();
           QWidget* shown = window.tabs()->currentWidget();
           // A tab whose figures are tabs themselves (the what-if's on a
@@ -948,6 +974,103 @@ class MainWindowTest : public QObject {
         }
       }
     }
+  }
+
+  void sweepTabMapsEtaAndIntervalAndExploresACell() {
+    MainWindow window;
+    ShowPowerSgdSample(window);
+    ExplorerDocument* doc = window.document();
+    SweepView* view = window.sweepView();
+    // Unseen, the sweep is not computed: an eta step on the Regimes tab costs nothing more.
+    ScheduleSettings s = doc->scheduleSettings();
+    s.eta = 0.4;
+    doc->setScheduleSettings(s);
+    QVERIFY(!doc->etaIntervalSweepRunning());
+    QVERIFY(!doc->etaIntervalSweep());
+    window.tabs()->setCurrentIndex(MainWindow::tabKeys().indexOf("sweep"));
+    QCOMPARE(window.tabs()->tabText(window.tabs()->currentIndex()), QString("Sweep"));
+    QVERIFY(doc->etaIntervalSweepRunning());
+    doc->waitForIdle();
+    QApplication::processEvents();
+    const auto sweep = doc->etaIntervalSweep();
+    QVERIFY(sweep && sweep->schedulable && sweep->has_time);
+
+    // One cell per setting, each cell's saving; a labelled colour scale.
+    PlotWidget* plot = view->plot();
+    QCPColorMap* map = nullptr;
+    for (int i = 0; i < plot->plottableCount(); ++i) map = map ? map : qobject_cast<QCPColorMap*>(plot->plottable(i));
+    QVERIFY(map != nullptr);
+    QCOMPARE(map->data()->keySize(), static_cast<int>(sweep->etas.size()));
+    QCOMPARE(map->data()->valueSize(), static_cast<int>(sweep->intervals.size()));
+    const int eta_03 = static_cast<int>(std::find(sweep->etas.begin(), sweep->etas.end(), 0.3) - sweep->etas.begin());
+    const int every_5 =
+        static_cast<int>(std::find(sweep->intervals.begin(), sweep->intervals.end(), 5) - sweep->intervals.begin());
+    const SweepCell& cell = sweep->at(eta_03, every_5);
+    QCOMPARE(map->data()->cell(eta_03, every_5), sweep->Saved(cell, SweepMetric::kFloats) * 100);
+    QVERIFY(map->colorScale() != nullptr);
+    QCOMPARE(map->colorScale()->axis()->label(), QString("floats saved vs static low (%)"));
+    // The recorded setting outlined, the explored one (0.4) dashed.
+    QCOMPARE(plot->legend->itemCount(), 2);
+    QVERIFY(plot->legend->visible());
+    // The headline is the sentence builder's, about these numbers.
+    const RunInfo& info = doc->currentRun()->view().run;
+    QCOMPARE(view->headline(),
+             QString::fromStdString(EtaIntervalHeadline(*sweep, SweepMetric::kFloats, info.eta, info.interval)));
+    QVERIFY2(view->headline().contains("of static low's floats"), qPrintable(view->headline()));
+
+    // Hover: the cell's numbers; click: explored everywhere.
+    plot->replot(QCustomPlot::rpImmediateRefresh);
+    const QPoint at(static_cast<int>(plot->xAxis->coordToPixel(eta_03)),
+                    static_cast<int>(plot->yAxis->coordToPixel(every_5)));
+    const QString tip = view->tooltipAt(at);
+    QVERIFY2(tip.startsWith("η 0.3, a check every 5 epochs"), qPrintable(tip));
+    QVERIFY2(tip.contains(QString("critical: %1 of 30 epochs").arg(cell.critical_epochs)), qPrintable(tip));
+    QVERIFY2(tip.contains("than static low"), qPrintable(tip));
+    QVERIFY(view->tooltipAt(QPoint(1, 1)).isEmpty());
+    QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, at);
+    QCOMPARE(doc->scheduleSettings().eta, 0.3);
+    QCOMPARE(doc->scheduleSettings().interval, 5);
+    QCOMPARE(doc->regimes()->options.eta(), 0.3);  // the other views follow
+    QCOMPARE(doc->regimes()->options.interval(), 5);
+    // η and the interval are the cells': the same sweep, no new one.
+    QVERIFY(!doc->etaIntervalSweepRunning());
+    QCOMPARE(doc->etaIntervalSweep(), sweep);
+
+    // The switch: time saved, its own scale and sentence.
+    view->setMetric(SweepMetric::kTime);
+    QCPColorMap* time_map = qobject_cast<QCPColorMap*>(plot->plottable(0));
+    QVERIFY(time_map != nullptr);
+    QCOMPARE(time_map->colorScale()->axis()->label(), QString("time saved vs static low (%)"));
+    QCOMPARE(time_map->data()->cell(eta_03, every_5), sweep->Saved(cell, SweepMetric::kTime) * 100);
+    QCOMPARE(view->headline(),
+             QString::fromStdString(EtaIntervalHeadline(*sweep, SweepMetric::kTime, info.eta, info.interval)));
+    QVERIFY2(view->headline().contains("static low's time") || view->headline().contains("as long as"),
+             qPrintable(view->headline()));
+
+    // Another cluster is another sweep, computed while the tab is shown.
+    WhatIfSettings w = doc->whatIfSettings();
+    w.workers = 8;
+    doc->setWhatIfSettings(w);
+    QVERIFY(doc->etaIntervalSweepRunning());
+    doc->waitForIdle();
+    QVERIFY(doc->etaIntervalSweep() && doc->etaIntervalSweep() != sweep);
+  }
+
+  void screenshotsWaitForTheSweep() {
+    MainWindow window;
+    ShowPowerSgdSample(window);
+    const QString dir = ScratchDir("shots");
+    QString error;
+    QVERIFY2(window.saveTabScreenshots(dir, &error), qPrintable(error));
+    QCOMPARE(QFileInfo(dir + "/sweep.png").exists(), true);
+    const QImage shot(dir + "/sweep.png");
+    // The heat map, not "Computing…": the cells that save the most are the
+    // high level's blue.
+    int blue = 0;
+    for (int y = 0; y < shot.height(); ++y) {
+      for (int x = 0; x < shot.width(); ++x) blue += QColor(shot.pixel(x, y)) == style::LevelHighColor();
+    }
+    QVERIFY2(blue > 1000, qPrintable(QString("%1 blue pixels").arg(blue)));
   }
 
   void droppedFilesOpen() {
@@ -1010,7 +1133,7 @@ class MainWindowTest : public QObject {
     QVERIFY(p.waitForFinished(20000));
     QCOMPARE(p.exitCode(), 0);
     const QString help = p.readAllStandardOutput();
-    QVERIFY(help.startsWith("Usage: accordion-gui [options] [TRACE...]"));
+    QVERIFY(help.startsWith("Usage: accordion-gui [options] [TRACE|DIR...]"));
     QVERIFY(!help.contains("--screenshot"));
     p.start(binary, {"--no-such-flag"});
     QVERIFY(p.waitForFinished(20000));

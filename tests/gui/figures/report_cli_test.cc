@@ -5,6 +5,9 @@
 #include <QFile>
 #include <QProcess>
 #include <QtTest>
+#include <fcntl.h>
+#include <sys/file.h>
+#include <unistd.h>
 
 #include "tests/gui/gui_test_support.h"
 
@@ -187,6 +190,24 @@ class ReportCliTest : public QObject {
     const Result again = RunReport(QStringList{Static1(), "--out", out, "--overwrite"} + kQuick);
     QVERIFY2(again.code == 0, qPrintable(again.err));
     QVERIFY(Hash(out + "/index.html") != before);
+  }
+
+  // A live run's --checkpoint-dir (its lock held, as accordion-train holds
+  // it) takes no report, inside it nor in its place: the report used to be
+  // written into it.
+  void aLiveRunsCheckpointDirectoryTakesNoReport() {
+    const QString ckpt = test_support::ScratchDir("report-live") + "/ckpt";
+    QVERIFY(QDir().mkpath(ckpt));
+    const int lock = ::open(QFile::encodeName(ckpt + "/.accordion.lock").constData(), O_RDWR | O_CREAT, 0644);
+    QVERIFY(lock >= 0 && ::flock(lock, LOCK_EX | LOCK_NB) == 0);
+    for (const QString& out : {ckpt + "/report", ckpt}) {
+      const Result r = RunReport(QStringList{Accordion(), "--out", out, "--overwrite"} + kQuick);
+      QCOMPARE(r.code, 2);
+      QVERIFY2(OneErrorLine(r), qPrintable(r.err));
+      QVERIFY2(r.err.contains("is in use by a running accordion-train"), qPrintable(r.err));
+    }
+    QVERIFY(OnlyEntries(ckpt, {".accordion.lock"}));
+    ::close(lock);
   }
 
   // --out a link to a directory: the report is replaced where it points,

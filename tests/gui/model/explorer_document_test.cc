@@ -477,18 +477,7 @@ class ExplorerDocumentTest : public QObject {
     // What the trainer has written before its first epoch ends: the run and
     // its layers, status running.
     const QString path = dir + "/starting.trace";
-    RunInfo info = synthetic::MlpRun("synthetic", 1000, 64, 5);
-    info.synthetic = true;
-    info.world_size = 2;
-    info.backend = "synthetic";
-    info.device = "none";
-    info.scheme = Scheme::kPowerSgd;
-    info.policy = Policy::kAccordion;
-    info.level_low = 2;
-    info.level_high = 1;
-    std::vector<LayerInfo> layers = synthetic::MlpLayers();
-    AnnotateLayers(info.scheme, info.level_low, info.level_high, layers);
-    auto writer = TraceWriter::Create(path.toStdString(), info, layers, /*overwrite=*/false);
+    auto writer = accordion::gui::test_support::StartRunningTrace(path);
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";
     o.final_status = RunStatus::kRunning;
@@ -547,6 +536,33 @@ class ExplorerDocumentTest : public QObject {
     QCOMPARE(doc.currentRun()->view().num_epochs(), 2);
     QVERIFY(doc.waitingPaths().isEmpty());
     QCOMPARE(failed.count(), 0);
+  }
+
+  // A platform file (JSON or SimGrid XML) replaces the topology, links and
+  // network model the controls hold, in the replay's platform and on the
+  // command line; cleared, the controls' topology is back.
+  void aPlatformFileReplacesTheClusterControls() {
+    const ScheduleSettings s;
+    WhatIfSettings w;
+    w.topology = sim::Topology::kFatTree;
+    w.platform_file = ACCORDION_SOURCE_DIR "/examples/simulator/platforms/two-racks.xml";
+    const std::string file_flags = CliFlagsOf(s, w, sim::TimingSource::kAnalytic);
+    QVERIFY(file_flags.find(" --platform '" + w.platform_file + "'") != std::string::npos);
+    for (const char* flag : {"--topology", "--bandwidth-gbps", "--latency-us", "--hosts-per-leaf", "--network-model"}) {
+      QVERIFY2(file_flags.find(flag) == std::string::npos, flag);
+    }
+    QCOMPARE(PlatformOf(w).source, sim::PlatformSource::kXmlFile);
+    QCOMPARE(PlatformOf(w).xml_path, w.platform_file);
+
+    WhatIfSettings controls = w;
+    controls.platform_file.clear();
+    QVERIFY(controls != w);
+    const std::string control_flags = CliFlagsOf(s, controls, sim::TimingSource::kAnalytic);
+    QVERIFY(control_flags.find("--platform") == std::string::npos);
+    QVERIFY(control_flags.find(" --topology fat-tree ") != std::string::npos);
+    QVERIFY(control_flags.find(" --network-model LV08") != std::string::npos);
+    QCOMPARE(PlatformOf(controls).source, sim::PlatformSource::kBuiltIn);
+    QCOMPARE(PlatformOf(controls).topology, sim::Topology::kFatTree);
   }
 
   // (Where compression stops paying is SweepHeadline's now, tested with its

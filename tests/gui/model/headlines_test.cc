@@ -4,6 +4,7 @@
 #include "gui/model/headlines.h"
 
 #include <QTest>
+#include <algorithm>
 #include <limits>
 
 using namespace accordion::gui;
@@ -20,6 +21,25 @@ std::vector<SweepPointResult> Sweep(const std::vector<double>& bandwidths, const
 }
 
 const std::vector<double> kFourDecades = {0.1, 1, 10, 100};
+
+// A grid over 300 epochs whose static low sends 100 floats in 100 s; each
+// cell is {eta, interval, floats, critical epochs, seconds}.
+EtaIntervalSweep Grid(const std::vector<SweepCell>& cells) {
+  EtaIntervalSweep g;
+  g.epochs = 300;
+  g.low_floats = 100;
+  g.low_time_s = 100;
+  g.has_time = true;
+  g.schedulable = true;
+  for (const SweepCell& c : cells) {
+    g.cells.push_back(c);
+    if (std::find(g.etas.begin(), g.etas.end(), c.eta) == g.etas.end()) g.etas.push_back(c.eta);
+    if (std::find(g.intervals.begin(), g.intervals.end(), c.interval) == g.intervals.end()) {
+      g.intervals.push_back(c.interval);
+    }
+  }
+  return g;
+}
 
 }  // namespace
 
@@ -88,6 +108,68 @@ class HeadlinesTest : public QObject {
     QCOMPARE(Q(SweepHeadline(Sweep({1, 2, 3, 4, 5}, {50, 120, 50, 120, 50}))),
              QString("Of the 5 bandwidths swept from 1 to 5 Gb/s, Accordion saves 50 % of dense's time at 3 and is "
                      "slower than dense (1.20× its time) at 2"));
+  }
+
+  void etaIntervalBestAndRecorded() {
+    const EtaIntervalSweep g = Grid({{0.3, 10, 70, 40, 90}, {0.5, 10, 62, 20, 85}, {0.9, 10, 59, 12, 84}});
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kFloats, 0.5, 10)),
+             QString("η 0.9, interval 10 saves the most: 41 % of static low's floats, 12 of 300 epochs critical; "
+                     "the recorded η 0.5, interval 10 saves 38 %, 20 critical"));
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kTime, 0.5, 10)),
+             QString("η 0.9, interval 10 saves the most: 16 % of static low's time, 12 of 300 epochs critical; "
+                     "the recorded η 0.5, interval 10 saves 15 %, 20 critical"));
+    // The recorded setting is the best one.
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kFloats, 0.9, 10)),
+             QString("The recorded η 0.9, interval 10 saves the most: 41 % of static low's floats, 12 of 300 epochs "
+                     "critical"));
+    // Recorded off the grid (or no recorded setting): the best alone.
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kFloats, 0.45, 10)),
+             QString("η 0.9, interval 10 saves the most: 41 % of static low's floats, 12 of 300 epochs critical"));
+  }
+
+  void etaIntervalTies() {
+    // Equal savings: the smallest η (the more cautious detector) is named,
+    // and the others counted.
+    const EtaIntervalSweep g = Grid({{0.5, 10, 62, 20, 85}, {0.7, 10, 59, 14, 84}, {0.9, 10, 59, 12, 84}});
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kFloats, 0.5, 10)),
+             QString("η 0.7, interval 10 saves the most (as does 1 other setting): 41 % of static low's floats, 14 of "
+                     "300 epochs critical; the recorded η 0.5, interval 10 saves 38 %, 20 critical"));
+    // A tie that includes the recorded setting goes to it.
+    QCOMPARE(Q(EtaIntervalHeadline(g, SweepMetric::kFloats, 0.9, 10)),
+             QString("The recorded η 0.9, interval 10 saves the most (as does 1 other setting): 41 % of static low's "
+                     "floats, 12 of 300 epochs critical"));
+    // Two savings that print alike are not said to be equal.
+    const EtaIntervalSweep close = Grid({{0.5, 10, 58.8, 20, 85}, {0.9, 10, 58.6, 12, 84}});
+    QCOMPARE(Q(EtaIntervalHeadline(close, SweepMetric::kFloats, 0.5, 10)),
+             QString("η 0.9, interval 10 saves the most: 41 % of static low's floats, 12 of 300 epochs critical; "
+                     "the recorded η 0.5, interval 10 saves slightly less (also 41 % when rounded), 20 critical"));
+  }
+
+  void etaIntervalNothingToGain() {
+    // An interval longer than the run: every cell sends what static low does.
+    const EtaIntervalSweep flat = Grid({{0.5, 40, 100, 300, 100}, {0.9, 40, 100, 300, 100}});
+    QCOMPARE(Q(EtaIntervalHeadline(flat, SweepMetric::kFloats, 0.5, 40)),
+             QString("Every η and interval of this grid sends as many floats as static low"));
+    QCOMPARE(Q(EtaIntervalHeadline(flat, SweepMetric::kTime, 0.5, 40)),
+             QString("Every η and interval of this grid takes as long as static low (within 0.5 %)"));
+    // Slower than static low everywhere: "longer", never "saves".
+    const EtaIntervalSweep slower = Grid({{0.5, 10, 62, 20, 105}, {0.9, 10, 59, 12, 103}});
+    QCOMPARE(Q(EtaIntervalHeadline(slower, SweepMetric::kTime, 0.5, 10)),
+             QString("η 0.9, interval 10 does best: it takes 3 % longer than static low, 12 of 300 epochs critical; "
+                     "the recorded η 0.5, interval 10 takes 5 % longer than static low, 20 critical"));
+    // Mixed: one within the tolerance, one slower, one faster.
+    const EtaIntervalSweep mixed = Grid({{0.3, 10, 70, 40, 100.2}, {0.5, 10, 62, 20, 101}, {0.9, 10, 59, 12, 99}});
+    QCOMPARE(Q(EtaIntervalHeadline(mixed, SweepMetric::kTime, 0.5, 10)),
+             QString("η 0.9, interval 10 saves the most: 1 % of static low's time, 12 of 300 epochs critical; the "
+                     "recorded η 0.5, interval 10 takes 1 % longer than static low, 20 critical"));
+    QCOMPARE(Q(EtaIntervalHeadline(mixed, SweepMetric::kTime, 0.3, 10)),
+             QString("η 0.9, interval 10 saves the most: 1 % of static low's time, 12 of 300 epochs critical; the "
+                     "recorded η 0.3, interval 10 takes as long as static low (within 0.5 %), 40 critical"));
+    // No projection: no sentence about time.
+    EtaIntervalSweep no_time = mixed;
+    no_time.has_time = false;
+    QCOMPARE(Q(EtaIntervalHeadline(no_time, SweepMetric::kTime, 0.5, 10)), QString());
+    QCOMPARE(Q(EtaIntervalHeadline(Grid({}), SweepMetric::kFloats, 0.5, 10)), QString());
   }
 
   void sweepWithoutPoints() {

@@ -1,0 +1,27 @@
+#include "gui/app/export_check.h"
+
+#include <QFile>
+#include <exception>
+#include <string>
+
+#include "common/input_file.h"
+#include "common/output_file.h"
+
+namespace accordion::gui {
+
+bool CheckExportPath(const QString& path, QString* error) {
+  const std::string file = QFile::encodeName(path).toStdString();
+  if (IsSqliteDatabase(file)) {
+    *error = QStringLiteral("%1 is a trace (an SQLite database); an export never replaces one").arg(path);
+    return false;
+  }
+  try {
+    CheckOutput(file, OutputOptions().flag("export").overwrite(true).streams(false));
+  } catch (const std::exception& e) {
+    *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  return true;
+}
+
+}  // namespace accordion::gui

@@ -1,0 +1,118 @@
+// Incremental redraws: re-rendering only some of a plot's paint buffers,
+// which reaches into QCustomPlot's protected members (its buffers, replot
+// queue and layout pass). The regime figures' in-place updates use these.
+#include <qcustomplot.h>
+
+#include <algorithm>
+#include <vector>
+
+#include "gui/figures/figure_style.h"
+#include "gui/figures/plot_elements.h"
+
+namespace accordion::gui::style {
+
+namespace {
+
+constexpr const char* kPartialLayers = "accordion_partial_layers";
+
+// QCustomPlot keeps its paint buffers, the replot queue and the layout pass
+// protected; these reach them through pointers to members (the standard
+// way for a class that never exists as an object).
+struct PlotAccess : QCustomPlot {
+  static QList<QSharedPointer<QCPAbstractPaintBuffer>>& Buffers(QCustomPlot* plot) {
+    return plot->*(&PlotAccess::mPaintBuffers);
+  }
+  static bool ReplotQueued(QCustomPlot* plot) { return plot->*(&PlotAccess::mReplotQueued); }
+  static void Layout(QCustomPlot* plot) { (plot->*(&PlotAccess::updateLayout))(); }
+};
+
+struct LayerAccess : QCPLayer {
+  static QCPAbstractPaintBuffer* Buffer(QCPLayer* layer) {
+    return (layer->*(&LayerAccess::mPaintBuffer)).toStrongRef().data();
+  }
+  static void Draw(QCPLayer* layer) { (layer->*(&LayerAccess::drawToPaintBuffer))(); }
+};
+
+void CollectRects(QCPLayoutElement* element, std::vector<QRect>* out) {
+  if (element == nullptr) return;
+  out->push_back(element->outerRect());
+  out->push_back(element->rect());
+  for (QCPLayoutElement* child : element->elements(false)) CollectRects(child, out);
+}
+
+}  // namespace
+
+void EnsureRegimeLayers(QCustomPlot* plot) {
+  EnsureBandsLayer(plot);
+  if (plot->layer(kRegimesLayer) == nullptr) {
+    plot->addLayer(kRegimesLayer, plot->layer("main"), QCustomPlot::limAbove);
+  }
+  plot->layer(kBandsLayer)->setMode(QCPLayer::lmBuffered);
+  plot->layer(kRegimesLayer)->setMode(QCPLayer::lmBuffered);
+}
+
+void RemoveRegimeItems(QCustomPlot* plot) {
+  const QCPLayer* bands = plot->layer(kBandsLayer);
+  const QCPLayer* regimes = plot->layer(kRegimesLayer);
+  for (int i = plot->itemCount() - 1; i >= 0; --i) {
+    QCPAbstractItem* item = plot->item(i);
+    if (item->layer() == bands || item->layer() == regimes) plot->removeItem(item);
+  }
+}
+
+bool BuffersCurrent(QCustomPlot* plot) {
+  const auto& buffers = PlotAccess::Buffers(plot);
+  if (buffers.isEmpty() || PlotAccess::ReplotQueued(plot)) return false;
+  for (const auto& buffer : buffers) {
+    if (buffer->invalidated() || buffer->size() != plot->viewport().size()) return false;
+  }
+  return true;
+}
+
+std::vector<QRect> LayoutRects(QCustomPlot* plot) {
+  std::vector<QRect> rects;
+  CollectRects(plot->plotLayout(), &rects);
+  return rects;
+}
+
+void UpdateLayout(QCustomPlot* plot) { PlotAccess::Layout(plot); }
+
+void MarkPartialRedraw(QCustomPlot* plot, const QStringList& layers) {
+  if (QCPAxisRect* rect = MainRect(plot)) rect->setProperty(kPartialLayers, layers);
+}
+
+QStringList TakePartialLayers(QCustomPlot* plot) {
+  if (plot->axisRectCount() == 0) return {};
+  QCPAxisRect* rect = MainRect(plot);
+  const QStringList layers = rect->property(kPartialLayers).toStringList();
+  rect->setProperty(kPartialLayers, QVariant());
+  return layers;
+}
+
+bool RerenderLayers(QCustomPlot* plot, const QStringList& layers) {
+  const auto& buffers = PlotAccess::Buffers(plot);
+  if (buffers.isEmpty() || PlotAccess::ReplotQueued(plot)) return false;
+  std::vector<QCPAbstractPaintBuffer*> targets;
+  for (const QString& name : layers) {
+    QCPLayer* layer = plot->layer(name);
+    QCPAbstractPaintBuffer* buffer = layer != nullptr ? LayerAccess::Buffer(layer) : nullptr;
+    if (buffer == nullptr) return false;
+    if (std::find(targets.begin(), targets.end(), buffer) == targets.end()) targets.push_back(buffer);
+  }
+  for (const auto& buffer : buffers) {
+    if (buffer->size() != plot->viewport().size()) return false;
+    const bool target = std::find(targets.begin(), targets.end(), buffer.data()) != targets.end();
+    if (buffer->invalidated() && !target) return false;
+  }
+  for (QCPAbstractPaintBuffer* buffer : targets) {
+    buffer->clear(Qt::transparent);
+    for (int i = 0; i < plot->layerCount(); ++i) {
+      QCPLayer* layer = plot->layer(i);
+      if (LayerAccess::Buffer(layer) == buffer) LayerAccess::Draw(layer);
+    }
+    buffer->setInvalidated(false);
+  }
+  return true;
+}
+
+}  // namespace accordion::gui::style
