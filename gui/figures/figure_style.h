@@ -11,7 +11,9 @@
 #include <QRect>
 #include <QString>
 #include <QStringList>
+#include <QVector>
 #include <functional>
+#include <utility>
 #include <vector>
 
 class QCustomPlot;
@@ -175,6 +177,34 @@ QStringList TakePartialLayers(QCustomPlot* plot);
 // current (another buffer invalidated, a replot queued, a size changed):
 // the caller replots in full.
 bool RerenderLayers(QCustomPlot* plot, const QStringList& layers);
+
+// In-place updates, built on the above. A figure records what its layout,
+// legend and curves depend on (its signature); drawn again with the same
+// signature and the same curves, it swaps only its overlays between
+// BeginInPlaceUpdate and EndInPlaceUpdate.
+struct SeriesData {
+  QString name;
+  QVector<double> x, y;
+};
+void SetFigureSignature(QCustomPlot* plot, const QString& signature);
+QString FigureSignature(QCustomPlot* plot);
+// True when `plot` shows the figure of `signature` with `series` as its
+// first graphs, and its paint buffers hold it as it is.
+bool CanUpdateInPlace(QCustomPlot* plot, const QString& signature, const std::vector<SeriesData>& series);
+// The layout and axis ranges an update started from.
+struct InPlaceUpdate {
+  std::vector<QRect> rects;
+  std::vector<std::pair<double, double>> ranges;  // each axis's lower, upper
+};
+// Removes the overlays (RemoveRegimeItems) and sets the subtitle.
+InPlaceUpdate BeginInPlaceUpdate(QCustomPlot* plot, const QString& subtitle);
+// After the overlays were swapped and the ranges set: when the layout and
+// ranges are those the buffers were drawn with, RefreshFigure needs to
+// re-render only `layers`; otherwise it replots in full.
+void EndInPlaceUpdate(QCustomPlot* plot, const InPlaceUpdate& before, const QStringList& layers);
+// A full draw, after ResetPlot: the regime layers, the titles on the
+// "regimes" layer.
+void StartFullDraw(QCustomPlot* plot);
 
 // Renders at `width` x `height` (the plot keeps that layout afterwards, so
 // coordToPixel maps into the returned image). For tests and previews.

@@ -1,9 +1,12 @@
 // Incremental redraws: re-rendering only some of a plot's paint buffers,
 // which reaches into QCustomPlot's protected members (its buffers, replot
-// queue and layout pass). The regime figures' in-place updates use these.
+// queue and layout pass), and the in-place updates of the regime figures
+// built on it (the figure's signature, the curves compared, the overlays
+// swapped).
 #include <qcustomplot.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #include "gui/figures/figure_style.h"
@@ -113,6 +116,68 @@ bool RerenderLayers(QCustomPlot* plot, const QStringList& layers) {
     buffer->setInvalidated(false);
   }
   return true;
+}
+
+// --- In-place updates ---
+
+namespace {
+
+constexpr const char* kSignature = "accordion_regime_signature";
+
+std::vector<std::pair<double, double>> Ranges(QCustomPlot* plot) {
+  std::vector<std::pair<double, double>> ranges;
+  for (QCPAxis* axis : plot->axisRect(0)->axes()) ranges.emplace_back(axis->range().lower, axis->range().upper);
+  return ranges;
+}
+
+}  // namespace
+
+void SetFigureSignature(QCustomPlot* plot, const QString& signature) {
+  plot->axisRect(0)->setProperty(kSignature, signature);
+}
+
+QString FigureSignature(QCustomPlot* plot) {
+  return plot->axisRectCount() == 0 ? QString() : plot->axisRect(0)->property(kSignature).toString();
+}
+
+bool CanUpdateInPlace(QCustomPlot* plot, const QString& signature, const std::vector<SeriesData>& series) {
+  if (plot->axisRectCount() == 0 || FigureSignature(plot) != signature) return false;
+  if (plot->layer(kRegimesLayer) == nullptr || Body(plot) == nullptr) return false;
+  if (!BuffersCurrent(plot)) return false;
+  if (plot->plottableCount() < static_cast<int>(series.size())) return false;
+  for (size_t i = 0; i < series.size(); ++i) {
+    auto* graph = qobject_cast<QCPGraph*>(plot->plottable(static_cast<int>(i)));
+    const SeriesData& s = series[i];
+    if (graph == nullptr || graph->name() != s.name || graph->dataCount() != s.x.size()) return false;
+    auto it = graph->data()->constBegin();
+    for (int k = 0; k < s.x.size(); ++k, ++it) {
+      if (it->key != s.x[k] || it->value != s.y[k]) return false;
+    }
+  }
+  return true;
+}
+
+InPlaceUpdate BeginInPlaceUpdate(QCustomPlot* plot, const QString& subtitle) {
+  InPlaceUpdate state{LayoutRects(plot), Ranges(plot)};
+  RemoveRegimeItems(plot);
+  if (auto* sub = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0))) sub->setText(subtitle);
+  return state;
+}
+
+void EndInPlaceUpdate(QCustomPlot* plot, const InPlaceUpdate& before, const QStringList& layers) {
+  bool partial = Ranges(plot) == before.ranges;
+  if (partial) {
+    UpdateLayout(plot);
+    partial = LayoutRects(plot) == before.rects;
+  }
+  MarkPartialRedraw(plot, partial ? layers : QStringList());
+}
+
+void StartFullDraw(QCustomPlot* plot) {
+  EnsureRegimeLayers(plot);
+  for (int row = 0; row < 2; ++row) {
+    if (QCPLayoutElement* e = plot->plotLayout()->element(row, 0)) e->setLayer(kRegimesLayer);
+  }
 }
 
 }  // namespace accordion::gui::style

@@ -87,13 +87,7 @@ void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const st
 // axis rect, legend and curves and swaps only those; the figure is then the
 // one a fresh draw makes, item for item and in the same order.
 
-constexpr const char* kSignature = "accordion_regime_signature";
 constexpr const char* kEtaLegend = "accordion_eta_legend";
-
-struct SeriesData {
-  QString name;
-  QVector<double> x, y;
-};
 
 // What a figure's layout, legend and curves depend on besides the series
 // data (compared separately).
@@ -110,64 +104,6 @@ QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& 
   for (int l : shown) layers << QString::number(l);
   parts << layers.join(',');
   return parts.join('|');
-}
-
-// True when `plot` shows the figure of `signature` with `series` as its
-// first graphs, and its paint buffers hold it as it is.
-bool CanUpdateInPlace(QCustomPlot* plot, const QString& signature, const std::vector<SeriesData>& series) {
-  if (plot->axisRectCount() == 0 || plot->axisRect(0)->property(kSignature).toString() != signature) return false;
-  if (plot->layer(style::kRegimesLayer) == nullptr || style::Body(plot) == nullptr) return false;
-  if (!style::BuffersCurrent(plot)) return false;
-  if (plot->plottableCount() < static_cast<int>(series.size())) return false;
-  for (size_t i = 0; i < series.size(); ++i) {
-    auto* graph = qobject_cast<QCPGraph*>(plot->plottable(static_cast<int>(i)));
-    const SeriesData& s = series[i];
-    if (graph == nullptr || graph->name() != s.name || graph->dataCount() != s.x.size()) return false;
-    auto it = graph->data()->constBegin();
-    for (int k = 0; k < s.x.size(); ++k, ++it) {
-      if (it->key != s.x[k] || it->value != s.y[k]) return false;
-    }
-  }
-  return true;
-}
-
-struct InPlaceState {
-  std::vector<QRect> rects;
-  std::vector<QCPRange> ranges;
-};
-
-std::vector<QCPRange> Ranges(QCustomPlot* plot) {
-  std::vector<QCPRange> ranges;
-  for (QCPAxis* axis : plot->axisRect(0)->axes()) ranges.push_back(axis->range());
-  return ranges;
-}
-
-InPlaceState BeginInPlace(QCustomPlot* plot, const QString& subtitle) {
-  InPlaceState state{style::LayoutRects(plot), Ranges(plot)};
-  style::RemoveRegimeItems(plot);
-  if (auto* sub = qobject_cast<QCPTextElement*>(plot->plotLayout()->element(1, 0))) sub->setText(subtitle);
-  return state;
-}
-
-// After the overlays were swapped and the ranges set: when the layout and
-// ranges are those the buffers were drawn with, RefreshFigure needs to
-// re-render only `layers`; otherwise it replots in full.
-void EndInPlace(QCustomPlot* plot, const InPlaceState& before, const QStringList& layers) {
-  bool partial = Ranges(plot) == before.ranges;
-  if (partial) {
-    style::UpdateLayout(plot);
-    partial = style::LayoutRects(plot) == before.rects;
-  }
-  style::MarkPartialRedraw(plot, partial ? layers : QStringList());
-}
-
-// A full draw, after ResetPlot: the regime layers, the titles on the
-// "regimes" layer.
-void StartFullDraw(QCustomPlot* plot) {
-  style::EnsureRegimeLayers(plot);
-  for (int row = 0; row < 2; ++row) {
-    if (QCPLayoutElement* e = plot->plotLayout()->element(row, 0)) e->setLayer(style::kRegimesLayer);
-  }
 }
 
 // The first kLegendLayers series in colour and antialiased; with more, the
@@ -259,10 +195,10 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
   const int count = static_cast<int>(series_layers.size());
-  std::vector<SeriesData> series(static_cast<size_t>(count));
+  std::vector<style::SeriesData> series(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s) {
     const auto& [name, members] = series_layers[static_cast<size_t>(s)];
-    SeriesData& d = series[static_cast<size_t>(s)];
+    style::SeriesData& d = series[static_cast<size_t>(s)];
     d.name = name;
     for (int e = 0; e < view.num_epochs(); ++e) {
       double sq = 0;
@@ -284,18 +220,18 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
   const QString signature = Signature("norms", run, analysis, shown, grouped, no_effect, recorded);
 
-  if (CanUpdateInPlace(plot, signature, series)) {
-    const InPlaceState before = BeginInPlace(plot, subtitle);
+  if (style::CanUpdateInPlace(plot, signature, series)) {
+    const style::InPlaceUpdate before = style::BeginInPlaceUpdate(plot, subtitle);
     DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
     plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
     SetLogRange(plot->yAxis, lo, hi);
-    EndInPlace(plot, before, {"bands", kRegimesLayer});
+    style::EndInPlaceUpdate(plot, before, {"bands", kRegimesLayer});
     return;
   }
 
   ResetPlot(plot, grouped ? "Accumulated gradient norm per layer group" : "Accumulated gradient norm per layer",
             subtitle);
-  StartFullDraw(plot);
+  style::StartFullDraw(plot);
   StyleAxis(plot->xAxis, "epoch");
   StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
   MakeLogAxis(plot->yAxis);
@@ -340,7 +276,7 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   SetLogRange(plot->yAxis, lo, hi);
   if (count == 0) AddMessage(plot, "No gradient norms in this trace");
   PlaceLegendRight(plot);
-  plot->axisRect(0)->setProperty(kSignature, signature);
+  style::SetFigureSignature(plot, signature);
 }
 
 void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
@@ -377,10 +313,10 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
   const int count = static_cast<int>(rows.size());
-  std::vector<SeriesData> series(static_cast<size_t>(count));
+  std::vector<style::SeriesData> series(static_cast<size_t>(count));
   for (int s = 0; s < count; ++s) {
     const LayerBlock& row = rows[static_cast<size_t>(s)];
-    SeriesData& d = series[static_cast<size_t>(s)];
+    style::SeriesData& d = series[static_cast<size_t>(s)];
     d.name = QString::fromStdString(row.name);
     for (int e = 0; e < view.num_epochs(); ++e) {
       std::optional<double> r;
@@ -403,8 +339,8 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   const QString signature = Signature("ratios", run, analysis, shown, grouped, no_effect, recorded);
   const QColor eta_color(0x11, 0x11, 0x11);
 
-  if (CanUpdateInPlace(plot, signature, series)) {
-    const InPlaceState before = BeginInPlace(plot, subtitle);
+  if (style::CanUpdateInPlace(plot, signature, series)) {
+    const style::InPlaceUpdate before = style::BeginInPlaceUpdate(plot, subtitle);
     QStringList changed = {"bands", kRegimesLayer};
     QCPLayer* previous = plot->currentLayer();
     plot->setCurrentLayer(kRegimesLayer);
@@ -420,13 +356,13 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
     DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
     plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
     SetRatioRange(plot->yAxis, lo, hi, eta);
-    EndInPlace(plot, before, changed);
+    style::EndInPlaceUpdate(plot, before, changed);
     return;
   }
 
   // The formula in the title: as the y label it was taller than the plot.
   ResetPlot(plot, "Relative change of the gradient norm at each check, |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖", subtitle);
-  StartFullDraw(plot);
+  style::StartFullDraw(plot);
   StyleAxis(plot->xAxis, "epoch");
   StyleAxis(plot->yAxis, "relative change");
   MakeLogAxis(plot->yAxis);
@@ -465,7 +401,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   SetRatioRange(plot->yAxis, lo, hi, eta);
   if (!any_data) AddMessage(plot, "No checks ran in this trace's epochs");
   PlaceLegendRight(plot);
-  plot->axisRect(0)->setProperty(kSignature, signature);
+  style::SetFigureSignature(plot, signature);
 }
 
 namespace {
@@ -560,12 +496,12 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
                             decays.join(',')}
                     .join('|');
     QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
-    if (map != nullptr && plot->axisRect(0)->property(kSignature).toString() == signature &&
-        plot->layer(kRegimesLayer) != nullptr && map->layer() == plot->layer("bands") && BuffersCurrent(plot) &&
-        map->data()->keySize() == epochs && map->data()->valueSize() == layers) {
-      const InPlaceState before = BeginInPlace(plot, subtitle);
+    if (map != nullptr && style::FigureSignature(plot) == signature && plot->layer(kRegimesLayer) != nullptr &&
+        map->layer() == plot->layer("bands") && BuffersCurrent(plot) && map->data()->keySize() == epochs &&
+        map->data()->valueSize() == layers) {
+      const style::InPlaceUpdate before = style::BeginInPlaceUpdate(plot, subtitle);
       set_cells(map->data());
-      EndInPlace(plot, before, {"bands", kRegimesLayer});
+      style::EndInPlaceUpdate(plot, before, {"bands", kRegimesLayer});
       return;
     }
   }
@@ -573,7 +509,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
       plot,
       grouped ? "Levels Accordion chooses per layer group and epoch" : "Levels Accordion chooses per layer and epoch",
       subtitle);
-  StartFullDraw(plot);
+  style::StartFullDraw(plot);
   plot->legend->setVisible(false);
   StyleAxis(plot->xAxis, "epoch");
   StyleAxis(plot->yAxis, grouped ? "layer group" : "layer");
@@ -653,7 +589,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   Body(plot)->setColumnStretchFactor(1, 0.001);
 
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.5);
-  plot->axisRect(0)->setProperty(kSignature, signature);
+  style::SetFigureSignature(plot, signature);
 }
 
 bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* row, bool grouped) {
