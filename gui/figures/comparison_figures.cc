@@ -75,6 +75,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
                          (groups.grouped ? "; one colour per setting" : "")
                    : lines);
   StyleAxis(plot->xAxis, floats ? "floats sent per worker (cumulative)" : "epoch");
+  if (!floats) MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, "test accuracy (%)");
   if (floats) MakeLogAxis(plot->xAxis);
 

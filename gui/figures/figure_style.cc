@@ -200,6 +200,24 @@ constexpr const char* kLogSuffix = "accordion_log_suffix";
 
 }  // namespace
 
+namespace {
+
+class WholeNumberTicker : public QCPAxisTicker {
+ protected:
+  double getTickStep(const QCPRange& range) override {
+    const double step = QCPAxisTicker::getTickStep(range);
+    return step < 1 ? 1 : std::floor(step);
+  }
+  // A sub-tick on every whole number between two ticks (none at 1).
+  int getSubTickCount(double step) override {
+    return step <= 10 ? static_cast<int>(step) - 1 : QCPAxisTicker::getSubTickCount(step);
+  }
+};
+
+}  // namespace
+
+void MakeWholeNumberAxis(QCPAxis* axis) { axis->setTicker(QSharedPointer<QCPAxisTicker>(new WholeNumberTicker)); }
+
 void MakeLogAxis(QCPAxis* axis, const QString& suffix) {
   axis->setProperty(kLogSuffix, suffix);
   SetAxisLogarithmic(axis, true);

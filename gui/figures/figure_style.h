@@ -113,6 +113,9 @@ void UseVectorDiscs(QCustomPlot* plot, bool vector);
 // shortened; the axis' kFullLabel property keeps `label` whole.
 inline constexpr const char* kFullLabel = "accordion_full_label";
 void StyleAxis(QCPAxis* axis, const QString& label);
+// An axis of whole counts (epochs): ticks on whole numbers only. QCustomPlot's
+// steps run 1, 2.5, 5 x 10^n, which on 12 epochs put ticks at 2.5 and 7.5.
+void MakeWholeNumberAxis(QCPAxis* axis);
 // Logarithmic axis with LogTicker's ticks (1, 10, 100 or 10ⁿ; 1-2-5 on a
 // range of less than two decades), each label followed by `suffix`. The
 // axis is marked as one a person may switch to linear and back

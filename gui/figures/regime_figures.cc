@@ -233,6 +233,7 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
             subtitle);
   style::StartFullDraw(plot);
   StyleAxis(plot->xAxis, "epoch");
+  MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
   MakeLogAxis(plot->yAxis);
 
@@ -364,6 +365,7 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   ResetPlot(plot, "Relative change of the gradient norm at each check, |‖Δprev‖ − ‖Δcurr‖| / ‖Δprev‖", subtitle);
   style::StartFullDraw(plot);
   StyleAxis(plot->xAxis, "epoch");
+  MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, "relative change");
   MakeLogAxis(plot->yAxis);
 
@@ -512,6 +514,7 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
   style::StartFullDraw(plot);
   plot->legend->setVisible(false);
   StyleAxis(plot->xAxis, "epoch");
+  MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, grouped ? "layer group" : "layer");
   plot->xAxis->grid()->setVisible(false);
   plot->yAxis->grid()->setVisible(false);

@@ -232,6 +232,7 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
             ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
                 "; shaded: epochs whose low-level layers change the traffic");
   StyleAxis(plot->xAxis, "epoch");
+  MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, "time per epoch (s)");
   plot->xAxis->grid()->setVisible(false);
 

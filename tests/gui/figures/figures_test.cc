@@ -285,6 +285,33 @@ class FiguresTest : public QObject {
   // Every log axis is labelled 1, 10, 100 or 10ⁿ (LogTicker), never
   // 2·10¹ / 4·10¹ (QCustomPlot's log ticker's fallback on a short range)
   // nor "1e+01": on the real figures' axes, at their ranges and zoomed in.
+  // Epoch axes tick whole epochs only: a 12-epoch range used to read
+  // 0, 2.5, 5, 7.5, 10 (QCustomPlot's 1-2.5-5 steps).
+  void epochAxesTickWholeEpochs() {
+    QCustomPlot plot;
+    const auto whole = [&](QCPAxis* axis, const QString& what) {
+      for (const double lower : {0.0, 3.0}) {
+        for (const double span : {4.0, 11.0, 12.0, 29.0, 300.0}) {
+          axis->setRange(lower, lower + span);
+          st::RenderFigure(&plot, 900, 500);
+          const QVector<double> ticks = axis->tickVector();
+          QVERIFY2(ticks.size() >= 2, qPrintable(what));
+          for (double t : ticks) {
+            QVERIFY2(t == std::floor(t), qPrintable(QString("%1, %2 epochs: tick %3").arg(what).arg(span).arg(t)));
+          }
+        }
+      }
+    };
+    DrawGradientNorms(&plot, *run_, analysis_, {}, false);
+    whole(plot.xAxis, "norms");
+    DrawCheckRatios(&plot, *run_, analysis_, {});
+    whole(plot.xAxis, "ratios");
+    DrawLevelMap(&plot, *run_, analysis_);
+    whole(plot.xAxis, "level map");
+    DrawAccuracyComparison(&plot, {run_}, CompareAxis::kEpoch);
+    whole(plot.xAxis, "accuracy");
+  }
+
   void logAxesAreLabelledInDecades() {
     const QRegularExpression decade("^(0\\.0*1|10*|10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)(×)?$");
     const QRegularExpression one_two_five("^([125]0*|0\\.0*[125]|([25]×)?10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)(×)?$");
