@@ -27,6 +27,19 @@ W=$(mktemp -d /tmp/gpu-check.XXXXXX)
 trap 'tar -C "$W" -czf "$OUT/gpu-check.tar.gz" .' EXIT
 left() { echo $((BUDGET - ($(date +%s) - START))); }
 elapsed() { python3 -c "import sys; print(round($(date +%s.%N) - float(sys.argv[1]), 1))" "$1"; }
+free_port() { python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'; }
+# lone_worker NAME RANK PORT TIMEOUT: one worker of 2 started by hand over
+# NCCL, whatever answers (or not) at PORT; prints its exit code, time and
+# standard error, which must be one line.
+lone_worker() {
+  local t0
+  t0=$(date +%s.%N)
+  RANK=$2 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$3 \
+    timeout -k 5 60 $B/bin/accordion-train --backend nccl --device cuda --dataset fashion-mnist --data-dir "$DATA" \
+    --limit-samples 1024 --model mlp --epochs 1 --timeout "$4" >"$W/$1.out" 2>"$W/$1.err"
+  echo "exit $? after $(elapsed "$t0") s, $(wc -l <"$W/$1.err") line(s) on stderr:"
+  cat "$W/$1.err"
+}
 
 echo "== build ($(left) s left)"
 B=build/gpu
@@ -59,7 +72,7 @@ tail -n 2 "$W/train-gloo2.log"
 $B/bin/accordion-analyze validate "$W/train-gloo2.trace" 2>&1 | tail -n 1
 
 echo "== 2a. MASTER_PORT answered by another service, NCCL"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 python3 - "$PORT" <<'PY' &
 import socket, sys, time
 s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -73,22 +86,11 @@ except Exception:
 PY
 SERVER=$!
 sleep 1
-t0=$(date +%s.%N)
-RANK=1 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
-  timeout -k 5 60 $B/bin/accordion-train --backend nccl --device cuda --dataset fashion-mnist --data-dir "$DATA" \
-  --limit-samples 1024 --model mlp --epochs 1 --timeout 15 >"$W/bad-port.out" 2>"$W/bad-port.err"
-echo "exit $? after $(elapsed "$t0") s, $(wc -l <"$W/bad-port.err") line(s) on stderr:"
-cat "$W/bad-port.err"
+lone_worker bad-port 1 "$PORT" 15
 kill $SERVER 2>/dev/null
 
 echo "== 2b. rank 0 of 2 whose peer never comes, NCCL, --timeout 10"
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-t0=$(date +%s.%N)
-RANK=0 WORLD_SIZE=2 LOCAL_RANK=0 LOCAL_WORLD_SIZE=1 MASTER_ADDR=127.0.0.1 MASTER_PORT=$PORT \
-  timeout -k 5 60 $B/bin/accordion-train --backend nccl --device cuda --dataset fashion-mnist --data-dir "$DATA" \
-  --limit-samples 1024 --model mlp --epochs 1 --timeout 10 >"$W/no-peer.out" 2>"$W/no-peer.err"
-echo "exit $? after $(elapsed "$t0") s, $(wc -l <"$W/no-peer.err") line(s) on stderr:"
-cat "$W/no-peer.err"
+lone_worker no-peer 0 "$(free_port)" 10
 
 if [ "$PY" = 1 ]; then
   echo "== 3. the DDP hook on CUDA tensors over NCCL ($(left) s left)"

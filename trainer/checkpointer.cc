@@ -1,7 +1,6 @@
 #include "trainer/checkpointer.h"
 
 #include <sys/stat.h>
-#include <sys/statvfs.h>
 
 #include <cerrno>
 #include <cstring>
@@ -15,6 +14,7 @@
 #include "common/errors.h"
 #include "common/output_file.h"
 #include "trainer/gradient_exchange.h"
+#include "trainer/run_outputs.h"
 
 namespace accordion {
 
@@ -137,10 +137,10 @@ void Checkpointer::Save(int epoch, int64_t steps_done, const RankState& state) {
   archive.save_to(buffer);
   const std::string bytes = buffer.str();
   const std::string path = CheckpointStatePath(dir_, epoch, comm_.rank());
-  struct statvfs fs {};
-  if (::statvfs(dir_.c_str(), &fs) == 0 && uint64_t{fs.f_bavail} * fs.f_frsize < bytes.size()) {
+  const std::optional<uint64_t> free_bytes = FreeBytesIn(dir_);
+  if (free_bytes && *free_bytes < bytes.size()) {
     throw IoError(path + ": disk full: the checkpoint needs " + MiB(static_cast<double>(bytes.size())) + ", " +
-                  MiB(static_cast<double>(uint64_t{fs.f_bavail} * fs.f_frsize)) + " are free");
+                  MiB(static_cast<double>(*free_bytes)) + " are free");
   }
   CheckPartialFile(path + ".partial");  // said as it is: below, every failure becomes a write error
   try {

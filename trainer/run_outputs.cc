@@ -25,6 +25,12 @@ std::string ExistingDirectoryOf(const std::string& path) {
   return p.string();
 }
 
+// The directory a new file at `path` goes into.
+std::string DirectoryOfNewFile(const std::string& path) {
+  const std::string parent = std::filesystem::path(path).parent_path().string();
+  return ExistingDirectoryOf(parent.empty() ? "." : parent);
+}
+
 std::string KiB(uint64_t bytes) { return FormatNumber(static_cast<double>(bytes) / 1024, 4) + " KiB"; }
 
 void CheckDirectoryRoom(const std::string& what, const std::string& dir) {
@@ -32,11 +38,10 @@ void CheckDirectoryRoom(const std::string& what, const std::string& dir) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw InputError(what + ": cannot write in " + dir + " (" + std::strerror(errno) + ")");
   }
-  struct statvfs fs {};
-  if (::statvfs(dir.c_str(), &fs) != 0) return;  // nothing to tell: the writes will say
-  const uint64_t free_bytes = uint64_t{fs.f_bavail} * fs.f_frsize;
-  if (free_bytes < static_cast<uint64_t>(kMinFreeOutputBytes)) {
-    throw IoError(what + ": the file system of " + dir + " is full (" + KiB(free_bytes) +
+  const std::optional<uint64_t> free_bytes = FreeBytesIn(dir);
+  if (!free_bytes) return;  // nothing to tell: the writes will say
+  if (*free_bytes < static_cast<uint64_t>(kMinFreeOutputBytes)) {
+    throw IoError(what + ": the file system of " + dir + " is full (" + KiB(*free_bytes) +
                   " free; a run needs at least " + KiB(static_cast<uint64_t>(kMinFreeOutputBytes)) +
                   "); free some space or write elsewhere");
   }
@@ -44,18 +49,22 @@ void CheckDirectoryRoom(const std::string& what, const std::string& dir) {
 
 }  // namespace
 
+std::optional<uint64_t> FreeBytesIn(const std::string& dir) {
+  struct statvfs fs {};
+  if (::statvfs(dir.c_str(), &fs) != 0) return std::nullopt;
+  return uint64_t{fs.f_bavail} * fs.f_frsize;
+}
+
 void CheckOutputRoom(const std::string& what, const std::string& path) {
   std::error_code ec;
   const auto status = std::filesystem::status(path, ec);
   if (std::filesystem::exists(status) && !std::filesystem::is_regular_file(status)) return;
-  const std::string parent = std::filesystem::path(path).parent_path().string();
-  CheckDirectoryRoom(what, ExistingDirectoryOf(parent.empty() ? "." : parent));
+  CheckDirectoryRoom(what, DirectoryOfNewFile(path));
 }
 
 void CheckRunOutputsWritable(const TrainOptions& options) {
   if (!options.trace.empty()) {
-    const std::string parent = std::filesystem::path(options.trace).parent_path().string();
-    const std::string dir = ExistingDirectoryOf(parent.empty() ? "." : parent);
+    const std::string dir = DirectoryOfNewFile(options.trace);
     // Another run's checkpoint directory is that run's for its lifetime.
     const bool own = !options.checkpoint_dir.empty() && SameFile(dir, options.checkpoint_dir);
     if (!own && DirectoryInUse(dir)) {

@@ -6,6 +6,7 @@
 #define ACCORDION_TRAINER_RUN_OUTPUTS_H_
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "trainer/train_options.h"
@@ -15,6 +16,10 @@ namespace accordion {
 // Below this much free space a file system counts as full: a trace's first
 // epoch and the smallest model's checkpoint need about that.
 inline constexpr int64_t kMinFreeOutputBytes = int64_t{1} << 20;
+
+// Bytes an unprivileged writer may still use on the file system of `dir`;
+// nullopt when the file system cannot be asked.
+std::optional<uint64_t> FreeBytesIn(const std::string& dir);
 
 // Throws, one line starting with `what` ("--out f.json"), unless the
 // directory a new file at `path` goes into (its nearest existing ancestor)
