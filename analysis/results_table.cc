@@ -28,9 +28,24 @@ std::string Fixed(double v, int digits) {
 }
 
 std::string WithCi(const MeanCi& m, double scale, int digits) {
+  if (m.n == 0) return "—";  // no run recorded it
   std::string s = Fixed(m.mean * scale, digits);
   if (m.n > 1) s += " ± " + Fixed(m.half_width * scale, digits);
   return s;
+}
+
+// " (2 of 3 runs)" where some runs of the row recorded no test accuracy.
+std::string AccuracyRuns(const ResultsRow& r) {
+  if (r.accuracy.n == 0 || r.accuracy.n == static_cast<int>(r.traces.size())) return "";
+  return " (" + std::to_string(r.accuracy.n) + " of " + std::to_string(r.traces.size()) + " runs)";
+}
+
+// A CSV field: the value, or empty where no run recorded it.
+std::string OrEmpty(const MeanCi& m, double value) {
+  if (m.n == 0) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof(buf), "%g", value);
+  return buf;
 }
 
 }  // namespace
@@ -83,7 +98,9 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
       f += e.floats_sent;
       s += e.total_s;
     }
-    acc[key].push_back(v.epochs.back().test_acc);
+    // A run that recorded no test accuracy (kNotRecorded) is left out of
+    // the mean, not counted as 0.
+    if (Recorded(v.epochs.back().test_acc)) acc[key].push_back(v.epochs.back().test_acc);
     floats[key].push_back(f);
     secs[key].push_back(s);
   }
@@ -125,9 +142,10 @@ void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out
   out << "|---|---|---|---|---|---|---|---|---|---|\n";
   for (const ResultsRow& r : rows) {
     out << "| " << r.model << " | " << r.dataset << " | " << ToString(r.scheme) << " | " << r.setting << " | "
-        << r.accuracy.n << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
-        << WithCi(r.accuracy, 100, 2) << " | " << WithCi(r.floats, 1e-6, 1) << " | (" << Fixed(r.floats_ratio, 2)
-        << "×) | " << WithCi(r.seconds, 1, 1) << " | (" << Fixed(r.seconds_ratio, 2) << "×) |\n";
+        << r.traces.size() << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
+        << WithCi(r.accuracy, 100, 2) << AccuracyRuns(r) << " | " << WithCi(r.floats, 1e-6, 1) << " | ("
+        << Fixed(r.floats_ratio, 2) << "×) | " << WithCi(r.seconds, 1, 1) << " | (" << Fixed(r.seconds_ratio, 2)
+        << "×) |\n";
   }
   out << "\nMean ± 95 % confidence half-width over the runs of each setting (Student's t); "
          "floats are per worker; (×) is the 1× row's value divided by this row's.\n";
@@ -139,15 +157,19 @@ void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out) {
          "seconds_ci95,seconds_ratio\n";
   for (const ResultsRow& r : rows) {
     out << r.model << ',' << r.dataset << ',' << ToString(r.scheme) << ',' << ToString(r.policy) << ',' << r.level_low
-        << ',' << r.level_high << ",\"" << r.setting << "\"," << r.accuracy.n << ',' << r.incomplete << ','
-        << r.accuracy.mean << ',' << r.accuracy.half_width << ',' << r.floats.mean << ',' << r.floats.half_width << ','
-        << r.floats_ratio << ',' << r.seconds.mean << ',' << r.seconds.half_width << ',' << r.seconds_ratio << '\n';
+        << ',' << r.level_high << ",\"" << r.setting << "\"," << r.traces.size() << ',' << r.incomplete << ','
+        << OrEmpty(r.accuracy, r.accuracy.mean) << ',' << OrEmpty(r.accuracy, r.accuracy.half_width) << ','
+        << r.floats.mean << ',' << r.floats.half_width << ',' << r.floats_ratio << ',' << r.seconds.mean << ','
+        << r.seconds.half_width << ',' << r.seconds_ratio << '\n';
   }
 }
 
 void WriteResultsJson(const std::vector<ResultsRow>& rows, std::ostream& out) {
   nlohmann::json doc = nlohmann::json::array();
-  auto ci = [](const MeanCi& m) { return nlohmann::json{{"mean", m.mean}, {"ci95", m.half_width}, {"n", m.n}}; };
+  // No run of the setting recorded it: null, not a mean of 0.
+  auto ci = [](const MeanCi& m) {
+    return m.n == 0 ? nlohmann::json(nullptr) : nlohmann::json{{"mean", m.mean}, {"ci95", m.half_width}, {"n", m.n}};
+  };
   for (const ResultsRow& r : rows) {
     doc.push_back({{"model", r.model},
                    {"dataset", r.dataset},

@@ -48,7 +48,7 @@ struct ResultsRow {
   std::string setting;  // "rank 2", "TopK 10%", "Accordion (rank 2 / rank 1)"
   std::vector<std::string> traces;
   int incomplete = 0;        // runs not marked complete
-  MeanCi accuracy;           // final test accuracy, fraction
+  MeanCi accuracy;           // final test accuracy, fraction, over the runs that recorded it (n 0: none)
   MeanCi floats;             // floats sent per worker over the run
   MeanCi seconds;            // wall time over the run
   double floats_ratio = 1;   // baseline floats / this row's floats

@@ -480,8 +480,8 @@ ReplayResult StartResult(const ReplayInput& input, const ReplayOptions& options)
   r.trace_workers = view.run.world_size;
   r.workers = options.workers() > 0 ? options.workers() : view.run.world_size;
   r.scheme = options.scheme().value_or(view.run.scheme);
-  r.eta = options.accordion().eta();
-  r.interval = options.accordion().interval();
+  r.eta = options.eta().value_or(view.run.eta);
+  r.interval = options.interval().value_or(view.run.interval);
   r.timing = options.timing();
   r.profile = input.profile;
   return r;

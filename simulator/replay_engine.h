@@ -5,7 +5,7 @@
 //   ReplayInput in = LoadReplayInput("run.trace");
 //   ReplayResult r = ReplayEngine(ReplayOptions()
 //       .platform(FatTreePlatformOptions().bandwidth_gbps(25).latency_us(5))
-//       .workers(64).accordion(AccordionOptions().eta(0.3).interval(5))).Run(in);
+//       .workers(64).eta(0.3).interval(5)).Run(in);
 //
 // One step of epoch e, as the trainer runs it (analysis/communication_plan.h):
 // forward, then backward, during which each bucket's collectives start once
@@ -60,10 +60,12 @@ class ReplayOptions {
   ACCORDION_ARG(int, workers) = 0;
   /// The scheme to replay; empty: the trace's. Default: empty.
   ACCORDION_ARG(std::optional<Scheme>, scheme);
-  /// Accordion's eta and interval: the controller's own options and
-  /// defaults. Its levels and mode are not read: the levels are the two
-  /// overrides below, the mode follows the scheme. Default: AccordionOptions().
-  ACCORDION_ARG(AccordionOptions, accordion) = AccordionOptions();
+  /// Accordion's threshold eta and check interval (epochs); empty: the
+  /// trace's own (run.eta, run.interval), so a replay derives the schedule
+  /// the run had unless told otherwise. The levels are the two overrides
+  /// below, the controller's mode follows the scheme. Default: empty.
+  ACCORDION_ARG(std::optional<double>, eta);
+  ACCORDION_ARG(std::optional<int>, interval);
   /// The low and high levels; empty: the trace's pair. Optional here, not
   /// AccordionOptions' concrete levels, because "empty" means "what the trace
   /// ran", which only the trace knows. Default: empty.

@@ -99,10 +99,9 @@ ReplayOptions OptionsAt(const ReplayOptions& base, const SweepPoint& p) {
   if (p.latency_us) spec.latency_s = *p.latency_us * 1e-6;
   o.platform(spec);
   if (p.workers) o.workers(*p.workers);
-  AccordionOptions accordion = base.accordion();
-  if (p.eta) accordion.eta(*p.eta);
-  if (p.interval) accordion.interval(*p.interval);
-  o.accordion(accordion);
+  // Not swept: the base's, which is the trace's own unless given.
+  if (p.eta) o.eta(*p.eta);
+  if (p.interval) o.interval(*p.interval);
   if (p.levels) o.level_low(p.levels->first).level_high(p.levels->second);
   return o;
 }
@@ -330,8 +329,8 @@ SweepIdentity IdentifySweep(const std::string& trace_path, const ReplayOptions& 
   id.options = HashJson({{"platform", platform},
                          {"workers", base.workers()},
                          {"scheme", base.scheme() ? nlohmann::json(ToString(*base.scheme())) : nlohmann::json()},
-                         {"eta", base.accordion().eta()},
-                         {"interval", base.accordion().interval()},
+                         {"eta", optional(base.eta())},
+                         {"interval", optional(base.interval())},
                          {"level_low", optional(base.level_low())},
                          {"level_high", optional(base.level_high())},
                          {"model", ToString(base.timing())},

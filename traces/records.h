@@ -8,7 +8,9 @@
 #ifndef ACCORDION_TRACES_RECORDS_H_
 #define ACCORDION_TRACES_RECORDS_H_
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,6 +103,12 @@ struct LayerInfo {
   double floats_high = 0;     // floats per step at level_high
 };
 
+// A metric a run did not record (the Python hook given no test accuracy):
+// NaN in the record, NULL in the trace (schema v3; older files hold a value
+// in every row). Displays show it as "—", plots leave the point out.
+inline constexpr double kNotRecorded = std::numeric_limits<double>::quiet_NaN();
+inline bool Recorded(double metric) { return !std::isnan(metric); }
+
 struct EpochRecord {
   int epoch = 0;
   double lr = 0;
@@ -108,6 +116,7 @@ struct EpochRecord {
   int64_t iterations = 0;      // optimizer steps (communication rounds) in this epoch
   bool critical = false;       // whole-model regime in this epoch
   double model_grad_norm = 0;  // norm of the epoch's accumulated raw gradient, whole model
+  // Loss and accuracy (a fraction); kNotRecorded where the run gave none.
   double train_loss = 0;
   double train_acc = 0;
   double test_loss = 0;

@@ -9,6 +9,8 @@
 //
 //   v1  the first version.
 //   v2  run.writer and run.ranks_per_node; the network_probe table.
+//   v3  epochs.train_loss, train_acc, test_loss and test_acc may be NULL: a
+//       metric the run did not record (kNotRecorded, records.h).
 //
 // Thread-safe: the tables and DDL are built once, on first use (function-local
 // statics), and never change; any thread may call these at any time.
@@ -21,7 +23,7 @@
 
 namespace accordion {
 
-inline constexpr int kTraceSchemaVersion = 2;
+inline constexpr int kTraceSchemaVersion = 3;
 // PRAGMA application_id of every trace: "ACRD" in ASCII.
 inline constexpr int32_t kTraceApplicationId = 0x41435244;
 

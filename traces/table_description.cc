@@ -1,6 +1,8 @@
 #include "traces/table_description.h"
 
 #include <algorithm>
+#include <cmath>
+#include <limits>
 
 #include "traces/record_checks.h"
 #include "traces/trace_error.h"
@@ -50,7 +52,7 @@ std::string CreateTableSql(const TableLayout& table, int version) {
       constraint = "PRIMARY KEY";
       if (std::string(c.sql_type) != "INTEGER") constraint += " NOT NULL";
       if (!table.key_check.empty()) constraint += " CHECK (" + table.key_check + ")";
-    } else if (!c.nullable) {
+    } else if (!c.nullable || c.nullable_since > version) {
       constraint = "NOT NULL";
     }
     std::string line = "  " + c.name + std::string(name_width + 1 - c.name.size(), ' ') + c.sql_type;
@@ -172,6 +174,22 @@ template struct EnumColumnType<Scheme>;
 template struct EnumColumnType<Policy>;
 template struct EnumColumnType<RunStatus>;
 template struct EnumColumnType<CollectiveOp>;
+
+void NullWhenNaN::Bind(SqliteStatement& st, int index, double value) {
+  if (std::isnan(value)) {
+    st.BindNull(index);
+  } else {
+    st.Bind(index, value);
+  }
+}
+
+double NullWhenNaN::Read(const SqliteStatement& st, int column, const char* what) {
+  return st.IsNull(column) ? std::numeric_limits<double>::quiet_NaN() : st.Real(column, what);
+}
+
+void NullWhenNaN::Check(double value, ValueCheck check, const std::string& where, const std::string& name) {
+  if (!std::isnan(value)) CheckValue(value, check, where, name);
+}
 
 void NullWhenEmptyText::Bind(SqliteStatement& st, int index, const std::string& value) {
   if (value.empty()) {

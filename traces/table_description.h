@@ -10,6 +10,7 @@
 //   bool                  INTEGER 0/1
 //   double                REAL
 //   std::optional<double> REAL or NULL
+//   double, NullWhenNaN   REAL, NULL for NaN (a metric not recorded)
 //   std::string           TEXT
 //   Scheme, Policy, RunStatus, CollectiveOp   TEXT, their ToString() names
 //   std::vector<int64_t>  TEXT, the shape form "64,3,3,3" (FormatShape)
@@ -43,6 +44,9 @@ struct ColumnLayout {
   const char* sql_type;  // INTEGER, REAL or TEXT
   bool nullable;
   int since = 1;  // the first schema version that has it
+  // The first schema version in which a nullable column may hold NULL;
+  // earlier versions declare it NOT NULL.
+  int nullable_since = 1;
 };
 
 // What the DDL and the reader's structure check need of a table.
@@ -163,6 +167,16 @@ struct NullWhenEmptyText {
   static void Check(const std::string& value, ValueCheck check, const std::string& where, const std::string& name);
 };
 
+// A metric that may be missing (epochs.test_acc): NaN in the record (not
+// recorded) is NULL in the file and back; any other value passes `check`.
+struct NullWhenNaN {
+  static constexpr const char* kSqlType = "REAL";
+  static constexpr bool kNullable = true;
+  static void Bind(SqliteStatement& st, int index, double value);
+  static double Read(const SqliteStatement& st, int column, const char* what);
+  static void Check(double value, ValueCheck check, const std::string& where, const std::string& name);
+};
+
 // One column of a table of `Record`s; made by Column() and its siblings.
 template <typename Record>
 struct TableColumn {
@@ -196,6 +210,15 @@ TableColumn<Record> Column(const char* name, T Record::*field, ValueCheck check 
 template <typename Record>
 TableColumn<Record> NullWhenEmptyColumn(const char* name, std::string Record::*field) {
   return ColumnOf<NullWhenEmptyText>(name, field, ValueCheck::kAny);
+}
+
+// A double column stored as NULL where the record holds NaN (NullWhenNaN),
+// from schema `version` on: earlier versions declare it NOT NULL.
+template <typename Record>
+TableColumn<Record> NullWhenNaNColumn(int version, const char* name, double Record::*field, ValueCheck check) {
+  TableColumn<Record> c = ColumnOf<NullWhenNaN>(name, field, check);
+  c.layout.nullable_since = version;
+  return c;
 }
 
 // `column` as added by schema `version`: files of earlier versions lack it.

@@ -69,11 +69,13 @@ const Table<EpochRecord>& EpochsTable() {
       {Column("epoch", &R::epoch), Column("lr", &R::lr, kNonNegative),
        Column("batch_size", &R::batch_size, kAtLeastOne), Column("iterations", &R::iterations, kIterations),
        Column("critical", &R::critical), Column("model_grad_norm", &R::model_grad_norm, kNonNegative),
-       Column("train_loss", &R::train_loss, kNonNegative), Column("train_acc", &R::train_acc, kFraction),
-       Column("test_loss", &R::test_loss, kNonNegative), Column("test_acc", &R::test_acc, kFraction),
-       Column("compute_s", &R::compute_s, kSeconds), Column("compress_s", &R::compress_s, kSeconds),
-       Column("comm_s", &R::comm_s, kSeconds), Column("total_s", &R::total_s, kSeconds),
-       Column("floats_sent", &R::floats_sent, kNonNegative)});
+       // NULL from v3: not recorded (kNotRecorded, NaN in the record).
+       NullWhenNaNColumn(3, "train_loss", &R::train_loss, kNonNegative),
+       NullWhenNaNColumn(3, "train_acc", &R::train_acc, kFraction),
+       NullWhenNaNColumn(3, "test_loss", &R::test_loss, kNonNegative),
+       NullWhenNaNColumn(3, "test_acc", &R::test_acc, kFraction), Column("compute_s", &R::compute_s, kSeconds),
+       Column("compress_s", &R::compress_s, kSeconds), Column("comm_s", &R::comm_s, kSeconds),
+       Column("total_s", &R::total_s, kSeconds), Column("floats_sent", &R::floats_sent, kNonNegative)});
   return table;
 }
 

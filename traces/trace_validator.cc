@@ -62,6 +62,17 @@ TraceSummary ValidateTrace(const std::string& path) {
                           std::to_string(epochs[i].epoch) + ")");
     }
   }
+  // Version 3's: a metric not recorded is NULL; older files hold one in
+  // every row (their columns are NOT NULL, so only a hand-made file lacks it).
+  if (summary.schema_version < 3) {
+    for (const EpochRecord& e : epochs) {
+      if (Recorded(e.train_loss) && Recorded(e.train_acc) && Recorded(e.test_loss) && Recorded(e.test_acc)) continue;
+      throw TraceError(TraceErrorCode::kInvalidValue, p + ": epochs row for epoch " + std::to_string(e.epoch) +
+                                                          " lacks a loss or accuracy (NULL), "
+                                                          "which schema v" +
+                                                          std::to_string(summary.schema_version) + " requires");
+    }
+  }
   const int num_epochs = static_cast<int>(epochs.size());
   summary.epochs = num_epochs;
   if (run.status == RunStatus::kComplete && num_epochs != run.epochs_planned) {

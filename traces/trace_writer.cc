@@ -256,6 +256,16 @@ void TraceWriter::WriteEpoch(const EpochData& data) {
                                                         std::to_string(next_epoch_) + ", got " + std::to_string(epoch));
   }
   CheckEpoch(data.epoch, run_);
+  if (version_ < 3) {
+    const EpochRecord& e = data.epoch;
+    for (const double metric : {e.train_loss, e.train_acc, e.test_loss, e.test_acc}) {
+      if (Recorded(metric)) continue;
+      throw TraceError(TraceErrorCode::kInconsistent, "a trace of schema v" + std::to_string(version_) +
+                                                          " holds every epoch's loss and accuracy: epoch " +
+                                                          std::to_string(epoch) +
+                                                          " left one out (resumed from an older toolkit)");
+    }
+  }
   if (static_cast<int>(data.layers.size()) != num_layers_) {
     throw TraceError(TraceErrorCode::kInconsistent,
                      "epoch " + std::to_string(epoch) + " has " + std::to_string(data.layers.size()) +

@@ -11,6 +11,7 @@
 #include "common/number_format.h"
 #include "common/version.h"
 #include "traces/trace_writer.h"
+#include "trainer/accordion_run.h"
 #include "trainer/communicator.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/network_probe.h"
@@ -78,31 +79,145 @@ void CheckOptions(const DdpHookOptions& o) {
   if (o.epochs() < 1) throw InputError("epochs must be 1 or more");
 }
 
+// The settings every rank must share, as the Python keywords name them, and
+// the model's parameters as "name [shape]".
+std::string SharedSettingsJson(const DdpHookOptions& o, const std::vector<LayerInfo>& layers) {
+  nlohmann::json j;
+  j["scheme"] = ToString(o.scheme().scheme());
+  j["topk_dense_vectors"] = o.scheme().topk_dense_vectors();
+  j["topk_error_feedback"] = o.scheme().topk_error_feedback();
+  j["policy"] = ToString(o.policy());
+  j["low"] = o.level_low();
+  j["high"] = o.level_high();
+  j["eta"] = o.eta();
+  j["interval"] = o.interval();
+  j["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
+  j["seed"] = o.seed();
+  j["network_probe"] = o.network_probe();
+  nlohmann::json parameters = nlohmann::json::array();
+  for (const LayerInfo& l : layers) {
+    std::string shape;
+    for (size_t d = 0; d < l.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(l.shape[d]);
+    parameters.push_back(l.name + " [" + shape + "]");
+  }
+  j["parameters"] = std::move(parameters);
+  return j.dump();
+}
+
+// What one rank brings to the agreement at attach.
+struct AttachReport {
+  std::string problem;   // its own checks' complaint, "" for none
+  std::string settings;  // SharedSettingsJson
+  bool trace = false;    // it was given a trace
+  int epochs = 1;
+  int sample_iterations = 0;
+
+  std::string Encode() const {
+    return nlohmann::json{{"problem", problem},
+                          {"settings", settings},
+                          {"trace", trace},
+                          {"epochs", epochs},
+                          {"sample_iterations", sample_iterations}}
+        .dump();
+  }
+  static AttachReport Decode(const std::string& bytes) {
+    const nlohmann::json j = nlohmann::json::parse(bytes);
+    AttachReport r;
+    r.problem = j.at("problem").get<std::string>();
+    r.settings = j.at("settings").get<std::string>();
+    r.trace = j.at("trace").get<bool>();
+    r.epochs = j.at("epochs").get<int>();
+    r.sample_iterations = j.at("sample_iterations").get<int>();
+    return r;
+  }
+};
+
+// The hook's settings as accordion-train's ConfigJson names them (the
+// user's own `config` keys kept beside them), so that every reader finds a
+// run's settings under one set of names whichever writer recorded it.
+std::string HookConfigJson(const DdpHookOptions& o) {
+  nlohmann::json config = nlohmann::json::parse(o.config_json(), nullptr, false);
+  if (!config.is_object()) config = nlohmann::json::object();
+  config["scheme"] = ToString(o.scheme().scheme());
+  config["policy"] = ToString(o.policy());
+  config["level_low"] = o.level_low();
+  config["level_high"] = o.level_high();
+  config["eta"] = o.eta();
+  config["interval"] = o.interval();
+  config["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
+  config["seed"] = o.seed();
+  config["trace_iterations"] = o.sample_iterations();
+  config["no_network_probe"] = !o.network_probe();
+  config["topk_dense_vectors"] = o.scheme().topk_dense_vectors();
+  config["topk_error_feedback"] = o.scheme().topk_error_feedback();
+  config["epochs"] = o.epochs();
+  config["batch_size"] = o.batch_size();
+  return config.dump();
+}
+
 }  // namespace
 
 DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std::string> names, Communicator& comm,
-                         const DdpHookOptions& options)
+                         const DdpHookOptions& options, const std::string& local_problem)
     : comm_(comm),
       options_(options),
-      batch_scheme_(DescriptionOf(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch),
-      recording_(!options.trace().empty()) {
-  CheckOptions(options_);
-  layers_ = LayersOf(parameters, names, options_);
-  const auto L = static_cast<int>(layers_.size());
-  const AccordionOptions accordion = AccordionOptions()
-                                         .eta(options_.eta())
-                                         .interval(options_.interval())
-                                         .level_low(options_.level_low())
-                                         .level_high(options_.level_high());
-  controller_ = batch_scheme_ ? std::make_unique<AccordionController>(
-                                    1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
-                              : std::make_unique<AccordionController>(L, accordion);
-  model_controller_ = std::make_unique<AccordionController>(1, accordion);
+      batch_scheme_(DescriptionOf(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch) {
+  // Every rank reports its own problems and settings before any of them
+  // raises: a rank that raised alone would leave its peers waiting in the
+  // first collective (a hang), and one that went on with other settings
+  // would abort inside the transport.
+  AttachReport mine;
+  mine.problem = local_problem;
+  mine.trace = !options_.trace().empty();
+  mine.epochs = options_.epochs();
+  mine.sample_iterations = options_.sample_iterations();
+  if (mine.problem.empty()) {
+    try {
+      CheckOptions(options_);
+      layers_ = LayersOf(parameters, names, options_);
+    } catch (const InputError& e) {
+      mine.problem = e.what();
+    }
+  }
+  mine.settings = SharedSettingsJson(options_, layers_);
+  std::vector<AttachReport> all;
+  for (const std::string& bytes : AllGatherBytes(comm_, mine.Encode())) all.push_back(AttachReport::Decode(bytes));
+  std::vector<std::string> problems, settings;
+  for (const AttachReport& r : all) {
+    problems.push_back(r.problem);
+    settings.push_back(r.settings);
+  }
+  const std::string problem = ProblemsOfRanks(problems);
+  if (!problem.empty()) throw InputError(problem);
+  const std::string differences = SettingsDisagreement(settings);
+  if (!differences.empty()) {
+    throw InputError("the ranks were attached with settings that must be the same on every rank: " + differences);
+  }
+  std::vector<int> tracing_others;
+  for (int r = 1; r < static_cast<int>(all.size()); ++r) {
+    if (all[r].trace) tracing_others.push_back(r);
+  }
+  if (!all[0].trace && !tracing_others.empty()) {
+    throw InputError("trace is given on " + DescribeRanks(tracing_others) +
+                     " but not on rank 0, which writes it: give it on rank 0 (trace=path if rank == 0 else None)");
+  }
+  // What only the writer needs is rank 0's, on every rank.
+  recording_ = all[0].trace;
+  epochs_planned_ = all[0].epochs;
+  options_.sample_iterations(all[0].sample_iterations);
+
+  run_ = std::make_unique<AccordionRun>(
+      AccordionRunOptions()
+          .scheme(options_.scheme())
+          .level_low(options_.level_low())
+          .level_high(options_.level_high())
+          .accordion(AccordionOptions().eta(options_.eta()).interval(options_.interval())),
+      static_cast<int>(layers_.size()));
 
   // Rank 0 creates the trace; every rank learns whether it could, so all
   // raise the same error instead of the others waiting in the probe.
   std::unique_ptr<TraceWriter> writer;
-  std::string problem;
+  std::string trace_problem;
   if (recording_ && comm_.rank() == 0) {
     RunInfo run;
     run.model = options_.model();
@@ -120,10 +235,7 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
     run.batch_size = batch_scheme_ ? static_cast<int64_t>(options_.level_low()) : options_.batch_size();
     run.epochs_planned = options_.epochs();
     run.seed = static_cast<int64_t>(options_.seed());
-    nlohmann::json config = nlohmann::json::parse(options_.config_json(), nullptr, false);
-    if (!config.is_object()) config = nlohmann::json::object();
-    config["bucket_mb"] = static_cast<double>(options_.bucket_bytes()) / (1024.0 * 1024.0);
-    run.config_json = config.dump();
+    run.config_json = HookConfigJson(options_);
     run.versions_json = RecordedVersionsJson();
     run.run_id = NewRunId();
     run.started_utc = UtcNow();
@@ -132,11 +244,11 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
     try {
       writer = TraceWriter::Create(options_.trace(), run, layers_, options_.overwrite());
     } catch (const std::exception& e) {
-      problem = e.what();
+      trace_problem = e.what();
     }
   }
   if (recording_) {
-    const std::vector<std::string> said = AllGatherBytes(comm_, problem);
+    const std::vector<std::string> said = AllGatherBytes(comm_, trace_problem);
     if (!said[0].empty()) throw InputError(said[0]);
   }
   recorder_ = std::make_unique<TraceRecorder>(comm_, std::move(writer), recording_, options_.sample_iterations());
@@ -147,8 +259,8 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
                                                      .bucket_bytes(options_.bucket_bytes())
                                                      .seed(options_.seed())
                                                      .own_gradients(false));
-  AdoptControllerLevels();
-  exchange_->SetLevels(levels_, 0);
+  plan_ = run_->CurrentPlan();
+  exchange_->SetLevels(plan_.layer_levels, 0);
   if (recording_ && options_.network_probe()) {
     recorder_->ProbeNetwork(exchange_->Gradient(0).device(), NetworkProbeOptions());
   }
@@ -160,7 +272,10 @@ DdpHookCore::~DdpHookCore() = default;
 void DdpHookCore::BeginStep() {
   const Clock::time_point now = Clock::now();
   if (in_step_) return;  // a forward without backward (no_sync, evaluation under grad)
+  if (finished_ && disagreement_.empty())
+    throw InputError("a training step after the hook's run ended (close(), or a failure)");
   CloseStep(now);
+  AgreeOnPhase(RankPhase::kStep, "");
   exchange_->BeginStep(recorder_->Samples(step_));
   gradients_seen_ = false;
   step_start_ = now;
@@ -191,14 +306,6 @@ void DdpHookCore::FinishStep() {
 
 torch::Tensor DdpHookCore::Gradient(int layer) const { return exchange_->Gradient(layer); }
 
-void DdpHookCore::AdoptControllerLevels() {
-  // The batch scheme's one decision holds for every layer.
-  const std::vector<double>& decided = controller_->levels();
-  const std::vector<bool>& critical = controller_->critical();
-  levels_ = batch_scheme_ ? std::vector<double>(layers_.size(), decided[0]) : decided;
-  critical_ = batch_scheme_ ? std::vector<bool>(layers_.size(), critical[0]) : critical;
-}
-
 void DdpHookCore::CloseStep(Clock::time_point now) {
   if (!step_open_) return;
   step_open_ = false;
@@ -218,20 +325,26 @@ void DdpHookCore::CloseStep(Clock::time_point now) {
 
 DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_loss, double train_acc, double test_loss,
                                       double test_acc) {
-  if (finished_) throw std::logic_error("end_epoch after finish");
-  // Checked on every rank before any collective, so all raise alike.
-  if (recording_ && epoch_ >= options_.epochs()) {
-    throw InputError("end_epoch for epoch " + std::to_string(epoch_ + 1) + " of a run attached with epochs=" +
-                     std::to_string(options_.epochs()) + ": give attach the number of epochs the run trains");
-  }
+  if (finished_ && disagreement_.empty())
+    throw InputError("end_epoch after the hook's run ended (close(), or a failure)");
   // A training-mode forward that no backward followed (a loss computed for
   // a log, say) opened a step that never communicated: it is dropped.
   if (in_step_ && !gradients_seen_) in_step_ = false;
-  if (in_step_) throw InputError("end_epoch during a step: call it after the epoch's last optimizer step");
-  CloseStep(Clock::now());
-  if (!(std::isfinite(lr) && lr >= 0 && std::isfinite(next_lr) && next_lr >= 0)) {
-    throw InputError("lr and next_lr must be finite and not negative");
+  // Problems of this rank's own travel with the agreement, so that every
+  // rank raises instead of its peers waiting for it.
+  // Every rank knows rank 0's epochs: this one raises on all alike.
+  if (recording_ && epoch_ >= epochs_planned_) {
+    throw InputError("end_epoch for epoch " + std::to_string(epoch_ + 1) + " of a run attached with epochs=" +
+                     std::to_string(epochs_planned_) + ": give attach the number of epochs the run trains");
   }
+  std::string problem;
+  if (in_step_) {
+    problem = "end_epoch during a step: call it after the epoch's last optimizer step";
+  } else if (!(std::isfinite(lr) && lr >= 0 && std::isfinite(next_lr) && next_lr >= 0)) {
+    problem = "lr and next_lr must be finite and not negative";
+  }
+  if (problem.empty()) CloseStep(Clock::now());
+  AgreeOnPhase(RankPhase::kEndEpoch, problem, lr, next_lr);
   const std::vector<double> norms = exchange_->TakeGlobalRawGradientNorms();
   for (size_t l = 0; l < norms.size(); ++l) {
     if (std::isfinite(norms[l])) continue;
@@ -242,51 +355,101 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
         (recording_ ? "; the trace keeps " + std::to_string(epoch_) + " finished epoch(s) and is marked failed" : ""));
   }
   const double model_norm = WholeModelNorm(norms);
-  const AccordionDecision decision =
-      controller_->EndEpoch(batch_scheme_ ? std::vector<double>{model_norm} : norms, lr, next_lr);
-  const bool model_critical = model_controller_->critical()[0];
-  model_controller_->EndEpoch({model_norm}, lr, next_lr);
+  const AccordionDecision decision = run_->EndEpoch(norms, lr, next_lr);
 
   EpochData data;
   EpochRecord& rec = data.epoch;
   rec = sums_;
   rec.epoch = epoch_;
   rec.lr = lr;
-  rec.batch_size = batch_scheme_ ? static_cast<int64_t>(levels_[0]) : options_.batch_size();
+  rec.batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
   rec.iterations = step_;
-  rec.critical = model_critical;
+  rec.critical = plan_.model_critical;
   rec.model_grad_norm = model_norm;
   rec.train_loss = train_loss;
   rec.train_acc = train_acc;
   rec.test_loss = test_loss;
   rec.test_acc = test_acc;
   rec.total_s = Seconds(Clock::now() - epoch_start_);
-  FillEpochLayerRecords(options_.scheme(), layers_, epoch_, levels_, critical_, decision, norms, batch_scheme_, data);
+  FillEpochLayerRecords(options_.scheme(), layers_, epoch_, plan_.layer_levels, plan_.critical, decision, norms,
+                        batch_scheme_, data);
   recorder_->EndEpoch(data);
 
   DdpEpochSummary summary;
   summary.epoch = epoch_;
   summary.grad_norms = norms;
   summary.floats_sent = rec.floats_sent;
-  AdoptControllerLevels();
-  summary.next_levels = levels_;
-  summary.next_critical = critical_;
-  summary.next_batch_size = batch_scheme_ ? static_cast<int64_t>(levels_[0]) : options_.batch_size();
+  plan_ = run_->CurrentPlan();
+  summary.next_levels = plan_.layer_levels;
+  summary.next_critical = plan_.critical;
+  summary.next_batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
   ++epoch_;
   step_ = 0;
   sums_ = EpochRecord();
-  exchange_->SetLevels(levels_, epoch_);
-  // A step at a grown batch counts as that many steps at the low batch
-  // (as in accordion-train), so the epoch's norm does not shrink with it.
-  exchange_->set_raw_gradient_weight(batch_scheme_ ? levels_[0] / options_.level_low() : 1.0);
+  exchange_->SetLevels(plan_.layer_levels, epoch_);
+  exchange_->set_raw_gradient_weight(plan_.raw_gradient_weight);
   epoch_start_ = Clock::now();
   return summary;
 }
 
 void DdpHookCore::Finish(RunStatus status) {
   if (finished_) return;
+  // A complete run closes together: a rank that closes while a peer still
+  // trains would otherwise leave that peer waiting.
+  if (status == RunStatus::kComplete) {
+    std::string problem;
+    if (in_step_ && gradients_seen_) {
+      problem = "close() during a step";
+    } else {
+      in_step_ = false;  // a forward no backward followed
+      CloseStep(Clock::now());
+    }
+    AgreeOnPhase(RankPhase::kClose, problem);
+  }
   finished_ = true;
   recorder_->Finish(status);
+}
+
+void DdpHookCore::AgreeOnPhase(RankPhase phase, const std::string& problem, double lr, double next_lr) {
+  if (!disagreement_.empty()) throw InputError(disagreement_);
+  PhaseReport mine;
+  mine.phase = phase;
+  mine.epoch = epoch_;
+  mine.step = step_;
+  mine.problem = !problem.empty();
+  mine.lr = lr;
+  mine.next_lr = next_lr;
+  const std::vector<double> values = ToDoubles(mine);
+  torch::Tensor send = torch::tensor(values, torch::kFloat64);
+  torch::Tensor all = torch::empty({comm_.world_size(), kPhaseReportSize}, torch::kFloat64);
+  comm_.AllGather(send, all)->Wait();
+  std::vector<PhaseReport> reports;
+  bool any_problem = false;
+  for (int r = 0; r < comm_.world_size(); ++r) {
+    const double* row = all[r].data_ptr<double>();
+    reports.push_back(FromDoubles(std::vector<double>(row, row + kPhaseReportSize)));
+    any_problem = any_problem || reports.back().problem;
+  }
+  // The ranks' own problems travel only when there are any: a step's
+  // agreement is one small all-gather. Every rank raises; they stay in step.
+  if (any_problem) throw InputError(ProblemsOfRanks(AllGatherBytes(comm_, problem)));
+  const std::string said = PhaseDisagreement(reports);
+  if (said.empty()) return;
+  bool same_point = true;
+  for (const PhaseReport& r : reports) {
+    same_point = same_point && r.phase == mine.phase && r.epoch == mine.epoch && r.step == mine.step;
+  }
+  // Another learning rate: every rank raises at the same point, in step.
+  if (same_point) throw InputError(said);
+  // Ranks at different points have issued different collectives: nothing
+  // more may be sent.
+  disagreement_ = said;
+  // Nothing more is sent: the trace keeps its finished epochs, marked failed.
+  if (!finished_) {
+    finished_ = true;
+    recorder_->Finish(RunStatus::kFailed);
+  }
+  throw InputError(said);
 }
 
 }  // namespace accordion

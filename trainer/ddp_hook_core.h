@@ -13,6 +13,16 @@
 // next epoch's levels. Every method but Gradient and the accessors is
 // collective where it communicates: all ranks call them in the same order.
 //
+// Every rank must be attached with the same settings (the scheme, levels,
+// controller, bucket size, seed, probe and the model's parameters: compared
+// once, when the core is built) and take the same steps: before each step,
+// each end of an epoch and the close the ranks compare where they are
+// (rank_agreement.h), so a rank with a step more, a missing end_epoch or
+// another learning rate is an InputError on every rank instead of a hang.
+// Settings only the writer needs (the trace, overwrite, the run's metadata,
+// epochs, sample_iterations) are rank 0's: a trace given on rank 0 alone
+// records the run, with every rank taking part in its collectives.
+//
 // Thread safety: not thread-safe. DDP calls its hook on autograd's thread
 // while the training thread waits in backward(), so the calls never overlap.
 #ifndef ACCORDION_TRAINER_DDP_HOOK_CORE_H_
@@ -27,12 +37,15 @@
 #include <vector>
 
 #include "analysis/communication_accounting.h"
+#include "analysis/communication_plan.h"
 #include "common/options.h"
+#include "trainer/accordion_run.h"
+#include "trainer/rank_agreement.h"
+#include "trainer/run_defaults.h"
 #include "traces/records.h"
 
 namespace accordion {
 
-class AccordionController;
 class Communicator;
 class GradientExchange;
 class TraceRecorder;
@@ -53,15 +66,16 @@ class DdpHookOptions {
   /// Epochs between regime checks. Default: 10.
   ACCORDION_ARG(int, interval) = 10;
   /// The exchange's bucket size, bytes. Default: kDefaultBucketBytes.
-  ACCORDION_ARG(int64_t, bucket_bytes) = 25 * 1024 * 1024;
-  /// PowerSGD's shared Q seed. Default: 0.
-  ACCORDION_ARG(uint64_t, seed) = 0;
+  ACCORDION_ARG(int64_t, bucket_bytes) = kDefaultBucketBytes;
+  /// PowerSGD's shared Q seed. Default: kDefaultRunSeed (accordion-train's --seed).
+  ACCORDION_ARG(uint64_t, seed) = kDefaultRunSeed;
   /// The trace to write (rank 0); empty: record nothing. Default: "".
   ACCORDION_ARG(std::string, trace);
   /// Replace an existing trace (never one another run is writing). Default: false.
   ACCORDION_ARG(bool, overwrite) = false;
-  /// Steps sampled per epoch for the per-iteration tables. Default: 20.
-  ACCORDION_ARG(int, sample_iterations) = 20;
+  /// Steps sampled per epoch for the per-iteration tables.
+  /// Default: kDefaultSampleIterations (accordion-train's --trace-iterations).
+  ACCORDION_ARG(int, sample_iterations) = kDefaultSampleIterations;
   /// Time the network before the first step (network_probe.h). Default: true.
   ACCORDION_ARG(bool, network_probe) = true;
   /// What the trace's run row says about the training. Default: "custom".
@@ -100,10 +114,13 @@ struct DdpEpochSummary {
 class DdpHookCore {
  public:
   // `parameters` in registration order (module.parameters()), `names` the
-  // same length. Throws InputError on options that do not fit; on rank 0
-  // creates the trace (every rank throws alike if that fails).
+  // same length. Collective: the ranks compare their settings, then rank 0
+  // creates the trace. Throws InputError, on every rank alike, on options
+  // that do not fit (on any rank), settings that differ between ranks or a
+  // trace that cannot be created. `local_problem`: a problem the caller
+  // found in its own checks (""), raised on every rank the same way.
   DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std::string> names, Communicator& comm,
-              const DdpHookOptions& options);
+              const DdpHookOptions& options, const std::string& local_problem = "");
   ~DdpHookCore();
   DdpHookCore(const DdpHookCore&) = delete;
   DdpHookCore& operator=(const DdpHookCore&) = delete;
@@ -120,10 +137,12 @@ class DdpHookCore {
   DdpEpochSummary EndEpoch(double lr, double next_lr, double train_loss, double train_acc, double test_loss,
                            double test_acc);
   // Marks the trace finished: complete, or interrupted (kept epochs only).
+  // kComplete is collective (the ranks agree that all close after the same
+  // epoch); the others are not, so a rank whose peer failed can still end.
   void Finish(RunStatus status);
 
   const std::vector<LayerInfo>& layers() const { return layers_; }
-  const std::vector<double>& levels() const { return levels_; }
+  const std::vector<double>& levels() const { return plan_.layer_levels; }
   int epoch() const { return epoch_; }
   int64_t step() const { return step_; }
   bool recording() const { return recording_; }
@@ -131,20 +150,22 @@ class DdpHookCore {
  private:
   using Clock = std::chrono::steady_clock;
   void CloseStep(Clock::time_point now);
-  // levels_ and critical_, per layer, from the controller's last decision.
-  void AdoptControllerLevels();
+  // Collective: every rank says where it is (and whether it found
+  // `problem`); throws InputError on every rank when they disagree, after
+  // marking the trace failed. Throws at once once the ranks have disagreed.
+  void AgreeOnPhase(RankPhase phase, const std::string& problem, double lr = 0, double next_lr = 0);
 
   Communicator& comm_;
   DdpHookOptions options_;
   bool batch_scheme_;
-  bool recording_;
+  bool recording_ = false;  // rank 0 was given a trace
   std::vector<LayerInfo> layers_;
-  std::vector<double> levels_;
-  std::vector<bool> critical_;
+  std::unique_ptr<AccordionRun> run_;
+  AccordionRun::Plan plan_;  // the running epoch's
   std::unique_ptr<GradientExchange> exchange_;
-  std::unique_ptr<AccordionController> controller_;
-  std::unique_ptr<AccordionController> model_controller_;
   std::unique_ptr<TraceRecorder> recorder_;
+  int epochs_planned_ = 1;    // rank 0's
+  std::string disagreement_;  // why the ranks stopped; "" while they agree
   int epoch_ = 0;
   int64_t step_ = 0;
   bool in_step_ = false, step_open_ = false, finished_ = false;

@@ -19,6 +19,7 @@
 #include "traces/records.h"
 #include "trainer/communicator_options.h"
 #include "trainer/hessian_options.h"
+#include "trainer/run_defaults.h"
 #include "trainer/token_file.h"
 
 namespace CLI {
@@ -84,12 +85,12 @@ struct TrainOptions {
   std::string device = "cpu";    // cpu or cuda
   int nproc = 1;                 // local workers to start
   int threads = 0;               // per worker; 0: cores / nproc
-  int64_t seed = 1;
+  int64_t seed = kDefaultRunSeed;
   std::string trace;           // trace file to write ("" = none)
   bool overwrite = false;      // replace an existing trace
   std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  int trace_iterations = 4;                               // sampled iterations per epoch and rank
+  int trace_iterations = kDefaultSampleIterations;        // sampled iterations per epoch and rank
   bool no_network_probe = false;                          // skip the collective probe at start (network_probe.h)
   double bucket_mb = kDefaultBucketBytes / kBytesPerMiB;  // gradient bucket size, in MiB
   int64_t limit_samples = 0;                              // first N samples (LM: tokens) only (0 = all)

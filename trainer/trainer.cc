@@ -16,6 +16,7 @@
 #include "common/progress_bar.h"
 #include "common/version.h"
 #include "traces/scheme_description.h"
+#include "trainer/accordion_run.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
 #include "trainer/device_timing.h"
@@ -84,9 +85,8 @@ struct Trainer::State {
   std::vector<LayerInfo> layers;
   std::unique_ptr<torch::optim::SGD> optimizer;
   std::unique_ptr<GradientExchange> exchange;
-  // Per layer, or whole-model for the batch scheme: decides the levels.
-  std::unique_ptr<AccordionController> controller;
-  std::unique_ptr<AccordionController> model_controller;  // whole model, for epochs.critical
+  // The controllers and each epoch's plan (accordion_run.h), as the DDP hook's.
+  std::unique_ptr<AccordionRun> accordion_run;
   std::unique_ptr<HessianEigenEstimator> hessian;
   std::unique_ptr<Checkpointer> checkpointer;
   std::unique_ptr<TraceRecorder> recorder;
@@ -152,18 +152,16 @@ struct Trainer::State {
   // recorded and checkpointed, in that order.
   int RunEpochs();
   // What one epoch trains with, as decided at the end of the one before.
-  struct EpochPlan {
-    std::vector<double> layer_levels;  // per layer, also for the batch scheme
-    std::vector<bool> critical;        // per layer
-    int64_t global_batch = 0;
-    bool model_critical = false;  // the whole-model regime, for epochs.critical
-    double lr = 0;                // with the batch factor
+  // The controllers' plan with the batch (the run's, for the schemes whose
+  // level is not the batch) and the LR that goes with it.
+  struct EpochPlan : AccordionRun::Plan {
+    double lr = 0;  // with the batch factor
   };
   EpochPlan PlanEpoch(int epoch) const;
   void StartEpoch(int epoch, const EpochPlan& plan);
-  // Feeds the epoch's per-layer norms and their WholeModelNorm, `model_norm`,
-  // to the controllers; their verdict is the next epoch's plan.
-  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms, double model_norm);
+  // Feeds the epoch's per-layer norms to the controllers (AccordionRun);
+  // their verdict is the next epoch's plan.
+  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms);
   // The epoch and per-layer rows of the trace, beside what training and
   // evaluation already filled in.
   void FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
@@ -276,12 +274,9 @@ void Trainer::State::BuildOptimizer() {
 }
 
 void Trainer::State::BuildControllers() {
-  const AccordionOptions accordion = AccordionOptions(o.accordion).level_low(levels.low).level_high(levels.high);
-  // The batch scheme decides for the whole model, and its batch only grows.
-  controller = batch_scheme ? std::make_unique<AccordionController>(
-                                  1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
-                            : std::make_unique<AccordionController>(static_cast<int>(layers.size()), accordion);
-  model_controller = std::make_unique<AccordionController>(1, accordion);
+  accordion_run = std::make_unique<AccordionRun>(
+      AccordionRunOptions().scheme(levels.scheme).level_low(levels.low).level_high(levels.high).accordion(o.accordion),
+      static_cast<int>(layers.size()));
   if (o.hessian_every > 0) {
     hessian = std::make_unique<HessianEigenEstimator>(HessianOptions(o.hessian).seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
@@ -319,7 +314,9 @@ void Trainer::State::OpenTrace() {
 }
 
 RankState Trainer::State::Checkpointed() {
-  return {model.get(), optimizer.get(), exchange.get(), controller.get(), model_controller.get(), device};
+  return {
+      model.get(), optimizer.get(), exchange.get(), &accordion_run->controller(), &accordion_run->model_controller(),
+      device};
 }
 
 torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct) {
@@ -546,7 +543,7 @@ int Trainer::State::RunEpochs() {
     }
     if (!diverged_at.empty()) return EndDiverged(epoch);
     const double model_norm = WholeModelNorm(norms);
-    const AccordionDecision decision = DecideNextEpoch(epoch, norms, model_norm);
+    const AccordionDecision decision = DecideNextEpoch(epoch, norms);
     epoch_data.epoch.model_grad_norm = model_norm;
 
     // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
@@ -568,31 +565,21 @@ int Trainer::State::RunEpochs() {
 }
 
 Trainer::State::EpochPlan Trainer::State::PlanEpoch(int epoch) const {
-  // A static run keeps its one level, but the controller still says what
-  // Accordion would do. The batch scheme's single decision holds for every
-  // layer.
-  const std::vector<double> decided = controller->levels();
-  const std::vector<bool> decided_critical = controller->critical();
-  const auto L = layers.size();
   EpochPlan plan;
-  plan.layer_levels = batch_scheme ? std::vector<double>(L, decided[0]) : decided;
-  plan.critical = batch_scheme ? std::vector<bool>(L, decided_critical[0]) : decided_critical;
-  plan.global_batch = batch_scheme ? static_cast<int64_t>(decided[0]) : o.batch_size;
-  plan.model_critical = model_controller->critical()[0];
+  static_cast<AccordionRun::Plan&>(plan) = accordion_run->CurrentPlan();
+  if (!batch_scheme) plan.global_batch = o.batch_size;
   plan.lr = ScaledLearningRate(o, epoch, static_cast<double>(plan.global_batch));
   return plan;
 }
 
 void Trainer::State::StartEpoch(int epoch, const EpochPlan& plan) {
   exchange->SetLevels(plan.layer_levels, epoch);
-  // A step at a grown batch counts as that many steps at the low batch, so
-  // the epoch's norm does not shrink because its steps became fewer.
-  exchange->set_raw_gradient_weight(batch_scheme ? static_cast<double>(plan.global_batch) / levels.low : 1.0);
+  exchange->set_raw_gradient_weight(plan.raw_gradient_weight);
   for (auto& group : optimizer->param_groups()) group.options().set_lr(plan.lr);
   data->StartEpoch(epoch, plan.global_batch);
 }
 
-AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms, double model_norm) {
+AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms) {
   const Clock::time_point t_bookkeeping = Clock::now();
   // The controllers see the schedule's LR without the batch factor, so a
   // batch that grows is not read as an LR change; a replay of the recorded
@@ -600,9 +587,7 @@ AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<d
   // together with a non-critical verdict.
   const double lr_base = LearningRate(o, epoch);
   const double lr_next = LearningRate(o, epoch + 1);
-  AccordionDecision decision =
-      controller->EndEpoch(batch_scheme ? std::vector<double>{model_norm} : norms, lr_base, lr_next);
-  model_controller->EndEpoch({model_norm}, lr_base, lr_next);
+  AccordionDecision decision = accordion_run->EndEpoch(norms, lr_base, lr_next);
   bookkeeping_s += Since(t_bookkeeping);
   return decision;
 }

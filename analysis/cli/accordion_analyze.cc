@@ -5,6 +5,7 @@
 #include <iostream>
 #include <numeric>
 #include <set>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -25,6 +26,15 @@ namespace accordion {
 namespace {
 
 constexpr const char* kTool = "accordion-analyze";
+
+// `value` * `scale` with `digits` decimals and `unit`, or "—" for a metric
+// the run did not record (kNotRecorded).
+std::string MetricText(double value, double scale, int digits, const char* unit) {
+  if (!Recorded(value)) return "—";
+  std::ostringstream out;
+  out << std::fixed << std::setprecision(digits) << value * scale << unit;
+  return out.str();
+}
 
 struct InfoArgs {
   std::string trace;
@@ -84,8 +94,10 @@ int ShowInfo(const InfoArgs& args) {
     j["parameters"] = params;
     j["epochs_recorded"] = epochs.size();
     j["epochs_planned"] = run.epochs_planned;
-    j["final_test_accuracy"] = last ? nlohmann::json(last->test_acc) : nlohmann::json(nullptr);
-    j["final_test_loss"] = last ? nlohmann::json(last->test_loss) : nlohmann::json(nullptr);
+    // null: no epoch finished, or the run did not record it.
+    auto metric = [&](double v) { return last && Recorded(v) ? nlohmann::json(v) : nlohmann::json(nullptr); };
+    j["final_test_accuracy"] = metric(last ? last->test_acc : kNotRecorded);
+    j["final_test_loss"] = metric(last ? last->test_loss : kNotRecorded);
     j["total_s"] = total_s;
     j["floats_sent"] = floats;
     std::cout << j.dump(1) << '\n';
@@ -119,8 +131,8 @@ int ShowInfo(const InfoArgs& args) {
             << " parameters\n"
             << "final epoch: ";
   if (last) {
-    std::cout << last->epoch << ": test accuracy " << std::setprecision(2) << 100.0 * last->test_acc << "%, test loss "
-              << std::setprecision(4) << last->test_loss << ", lr " << std::setprecision(6) << last->lr << "\n";
+    std::cout << last->epoch << ": test accuracy " << MetricText(last->test_acc, 100, 2, "%") << ", test loss "
+              << MetricText(last->test_loss, 1, 4, "") << ", lr " << std::setprecision(6) << last->lr << "\n";
   } else {
     std::cout << "none finished\n";
   }
@@ -144,9 +156,9 @@ int RunValidate(const std::string& trace) {
 
 struct ScheduleArgs {
   std::string trace;
-  std::string scheme;  // empty: the trace's own
-  double eta = AccordionOptions().eta();
-  int interval = AccordionOptions().interval();
+  std::string scheme;           // empty: the trace's own
+  std::optional<double> eta;    // empty: the trace's run.eta
+  std::optional<int> interval;  // empty: the trace's run.interval
   std::optional<double> low;
   std::optional<double> high;
   std::string format = "table";
@@ -167,8 +179,11 @@ int RunSchedule(const ScheduleArgs& args) {
     const std::string problem = LevelProblem(scheme, level);
     if (!problem.empty()) throw InputError(std::string(flag) + " " + problem);
   }
-  const AccordionOptions options =
-      AccordionOptions().eta(args.eta).interval(args.interval).level_low(low).level_high(high);
+  const AccordionOptions options = AccordionOptions()
+                                       .eta(args.eta.value_or(view.run.eta))
+                                       .interval(args.interval.value_or(view.run.interval))
+                                       .level_low(low)
+                                       .level_high(high);
   const ScheduleComparison c = CompareSchedules(view, scheme, options);
   if (args.format == "csv") {
     WriteScheduleCsv(view, c, std::cout);
@@ -220,8 +235,8 @@ int RunExport(const ExportArgs& args) {
 
 struct RegimesArgs {
   std::string trace;
-  double eta = AccordionOptions().eta();
-  int interval = AccordionOptions().interval();
+  std::optional<double> eta;    // empty: the trace's run.eta
+  std::optional<int> interval;  // empty: the trace's run.interval
   double hessian_threshold = 0.5;
 };
 
@@ -230,11 +245,13 @@ int RunRegimes(const RegimesArgs& args) {
   auto reader = TraceReader::Open(args.trace);
   const TraceView view = LoadTraceView(*reader);
   const std::vector<HessianRecord> hessian = reader->Hessian();
-  const RegimeSeries norm = DetectFromGradientNorms(view, args.eta, args.interval);
+  const double eta = args.eta.value_or(view.run.eta);
+  const int interval = args.interval.value_or(view.run.interval);
+  const RegimeSeries norm = DetectFromGradientNorms(view, eta, interval);
   const RegimeSeries eigen = DetectFromHessian(hessian, view.num_epochs(), args.hessian_threshold);
   std::cout << "Critical regimes of " << view.run.model << " on " << view.run.dataset
-            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta " << args.eta << ", every "
-            << args.interval << " epochs) against the top Hessian "
+            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta " << eta << ", every "
+            << interval << " epochs) against the top Hessian "
             << "eigenvalue (threshold " << args.hessian_threshold << ")\n\n";
   WriteRegimeComparison(view, hessian, norm, eigen, std::cout);
   if (hessian.empty()) {
@@ -283,14 +300,19 @@ int main(int argc, char** argv) {
       ->add_option("--scheme", sched.scheme,
                    JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + " (default: the trace's)")
       ->check(CLI::IsMember(SchemeNames(SchemeSet::kWithLevels)));
-  sched_cmd->add_option("--eta", sched.eta, "Critical-regime threshold on the norm's relative change")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  sched_cmd->add_option("--interval", sched.interval, "Epochs between regime checks")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
-  sched_cmd->add_option("--low", sched.low, "Level in critical regimes (rank, TopK fraction or global batch)");
-  sched_cmd->add_option("--high", sched.high, "Level outside critical regimes");
+  sched_cmd
+      ->add_option("--eta", sched.eta,
+                   "Critical-regime threshold on the norm's relative change (default: the trace's run.eta)")
+      ->check(CLI::PositiveNumber);
+  sched_cmd
+      ->add_option("--interval", sched.interval, "Epochs between regime checks (default: the trace's run.interval)")
+      ->check(CLI::Range(1, 1000000));
+  sched_cmd->add_option("--low", sched.low,
+                        "Level in critical regimes: rank, TopK fraction or global batch (default: the trace's "
+                        "level_low when it switched levels, else the scheme's default)");
+  sched_cmd->add_option("--high", sched.high,
+                        "Level outside critical regimes (default: the trace's level_high when it switched levels, "
+                        "else the scheme's default)");
   sched_cmd->add_option("--format", sched.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
@@ -327,12 +349,12 @@ int main(int argc, char** argv) {
                          "Compare the critical regimes found from gradient norms with those found from "
                          "the top Hessian eigenvalue (the paper's Figure 3)");
   regimes_cmd->add_option("trace", regimes.trace, "Trace file")->required();
-  regimes_cmd->add_option("--eta", regimes.eta, "Threshold on the model norm's relative change")
-      ->check(CLI::PositiveNumber)
-      ->capture_default_str();
-  regimes_cmd->add_option("--interval", regimes.interval, "Epochs between norm checks")
-      ->check(CLI::Range(1, 1000000))
-      ->capture_default_str();
+  regimes_cmd
+      ->add_option("--eta", regimes.eta, "Threshold on the model norm's relative change (default: the trace's run.eta)")
+      ->check(CLI::PositiveNumber);
+  regimes_cmd
+      ->add_option("--interval", regimes.interval, "Epochs between norm checks (default: the trace's run.interval)")
+      ->check(CLI::Range(1, 1000000));
   regimes_cmd
       ->add_option("--hessian-threshold", regimes.hessian_threshold, "Threshold on the eigenvalue's relative change")
       ->check(CLI::PositiveNumber)

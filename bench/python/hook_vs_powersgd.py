@@ -165,6 +165,24 @@ def run_config(cfg, model_name, batches_, args, trace_dir, rep):
     return [float(v) for v in t.tolist()], info
 
 
+def time_step_agreement(calls=300):
+    """Seconds per call of what the hook adds to every step so that ranks that
+    disagree fail instead of hanging: one all-gather of 6 float64 per rank
+    (trainer/rank_agreement.h). Median over `calls`, the slower rank's."""
+    import torch
+    import torch.distributed as dist
+    mine, everyone = torch.zeros(6, dtype=torch.float64), [torch.zeros(6, dtype=torch.float64)
+                                                          for _ in range(dist.get_world_size())]
+    times = []
+    for _ in range(calls):
+        t = time.perf_counter()
+        dist.all_gather(everyone, mine)
+        times.append(time.perf_counter() - t)
+    slowest = torch.tensor([statistics.median(times)], dtype=torch.float64)
+    dist.all_reduce(slowest, op=dist.ReduceOp.MAX)
+    return slowest.item()
+
+
 def worker(args):
     import torch
     import torch.distributed as dist
@@ -197,6 +215,7 @@ def worker(args):
             "torch_compresses": torch_compresses(m, args.rank, args.min_compression_rate),
             "params": sum(p.numel() for p in m.parameters()),
         }
+    results["agreement_s"] = time_step_agreement()
     if rank == 0:
         with open(args.json, "w") as f:
             json.dump(results, f)
@@ -264,6 +283,10 @@ def summarise(results, args):
             lines.append(f"Compressed tensors: {len(ours)} by ours, {len(theirs)} by PyTorch's hook "
                          f"(min_compression_rate={args.min_compression_rate:g}): "
                          f"{'the same' if same else 'DIFFERENT: ours ' + str(ours) + ' theirs ' + str(theirs)}.")
+        if results.get("agreement_s") and "ours" in med:
+            a = results["agreement_s"] * 1e3
+            lines.append(f"Step agreement (one 48-byte all-gather per rank before each step, measured beside): "
+                         f"{a:.3f} ms, {100 * a / statistics.median(med['ours']):.2f} % of ours' median step.")
         tb = r["info"].get("ours+trace", {}).get("trace_bytes")
         if tb:
             lines.append(f"Trace written per ours+trace run: {tb / 1024:.0f} KiB.")

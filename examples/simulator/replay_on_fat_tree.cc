@@ -25,8 +25,7 @@ int main(int argc, char** argv) {
   const PlatformSpec cluster = FatTreePlatformOptions().hosts_per_leaf(4).spines(2).bandwidth_gbps(1).latency_us(5);
   // TopK sends values and indices by all-gather: at 16 workers every worker
   // receives fifteen others' payloads, so the level matters a lot.
-  const ReplayOptions options =
-      ReplayOptions().platform(cluster).workers(16).accordion(AccordionOptions().eta(0.5).interval(5));
+  const ReplayOptions options = ReplayOptions().platform(cluster).workers(16).eta(0.5).interval(5);
 
   for (TimingSource model : {TimingSource::kSimulate, TimingSource::kAnalytic}) {
     const ReplayResult r = ReplayEngine(ReplayOptions(options).timing(model)).Run(input);

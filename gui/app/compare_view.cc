@@ -34,7 +34,9 @@ QTableWidgetItem* Cell(const QString& text, bool number) {
   return item;
 }
 
+// "—" where no run recorded it (n 0: a test accuracy the runs left out).
 QString WithCi(const MeanCi& m, const QString& text, const QString& half) {
+  if (m.n == 0) return QStringLiteral("—");
   return m.n > 1 ? QStringLiteral("%1 ± %2").arg(text, half) : text;
 }
 

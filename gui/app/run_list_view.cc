@@ -41,7 +41,8 @@ double NumberOf(const RunSummary& s, int column) {
     case RunListView::kEpochs:
       return s.epochs + s.epochs_planned * 1e-6;  // then by the epochs planned
     case RunListView::kAccuracy:
-      return s.epochs > 0 ? s.final_test_acc : -1;  // no epoch yet: below every accuracy
+      // No epoch yet, or none recorded: below every accuracy.
+      return s.epochs > 0 && Recorded(s.final_test_acc) ? s.final_test_acc : -1;
     case RunListView::kFloats:
       return s.floats_sent;
     case RunListView::kTime:
@@ -330,7 +331,10 @@ void RunListView::fillRow(int row) {
   if (s.status == "running") epochs->setForeground(QColor(0, 128, 0));
   table_->setItem(row, kEpochs, epochs);
   table_->setItem(row, kAccuracy,
-                  Cell(s.epochs > 0 ? QString::number(s.final_test_acc * 100, 'f', 2) + " %" : "–", true));
+                  Cell(s.epochs == 0                ? QString("–")
+                       : Recorded(s.final_test_acc) ? QString::number(s.final_test_acc * 100, 'f', 2) + " %"
+                                                    : QString("—"),  // the run recorded no test accuracy
+                       true));
   table_->setItem(row, kFloats, Cell(FormatFloats(s.floats_sent), true));
   table_->setItem(row, kTime, Cell(FormatSeconds(s.seconds), true));
   updating_ = was_updating;

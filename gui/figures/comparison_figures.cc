@@ -83,6 +83,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   std::vector<QPen> setting_pens(groups.labels.size());
   int index = 0;
+  bool any_epoch = false;  // a run with epochs, recorded accuracy or not
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto& run = runs[r];
     if (!run) continue;
@@ -107,6 +108,8 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
       cumulative += e.floats_sent;
       const double key = floats ? cumulative : e.epoch;
       if (floats && !(key > 0)) continue;
+      any_epoch = true;
+      if (!Recorded(e.test_acc)) continue;  // not recorded: no point, never 0 %
       x.push_back(key);
       y.push_back(e.test_acc * 100);
     }
@@ -129,7 +132,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     }
   }
   if (!(xhi >= xlo)) {
-    AddMessage(plot, "No runs to compare");
+    AddMessage(plot, any_epoch ? "No run recorded a test accuracy" : "No runs to compare");
     plot->xAxis->setRange(floats ? 1 : 0, floats ? 10 : 1);
     plot->yAxis->setRange(0, 100);
     return;

@@ -29,10 +29,12 @@ struct RunSummary {
   int workers = 0;
   int epochs = 0;  // finished epochs in the file
   int epochs_planned = 0;
-  std::string status;         // complete, running, ...
-  double final_test_acc = 0;  // fraction, last finished epoch
-  double floats_sent = 0;     // per worker over the finished epochs
-  double seconds = 0;         // wall time over the finished epochs
+  std::string status;  // complete, running, ...
+  // Fraction, last finished epoch; kNotRecorded when no epoch has finished
+  // or the run recorded none (shown as "—").
+  double final_test_acc = kNotRecorded;
+  double floats_sent = 0;  // per worker over the finished epochs
+  double seconds = 0;      // wall time over the finished epochs
   bool synthetic = false;
 };
 

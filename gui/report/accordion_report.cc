@@ -340,14 +340,19 @@ int main(int argc, char** argv) {
       ->check(CLI::ExistingFile);
   app.add_option("--out", a.out, "Directory to write the report into")->required();
   app.add_flag("--overwrite", a.overwrite, "Replace an earlier report in --out");
-  app.add_option("--eta", a.eta, "Accordion threshold on the norm's relative change (default: the run's)")
+  app.add_option("--eta", a.eta,
+                 "Accordion threshold on the norm's relative change (default: the first trace's run.eta)")
       ->check(CLI::PositiveNumber);
-  app.add_option("--interval", a.interval, "Epochs between regime checks (default: the run's)")
+  app.add_option("--interval", a.interval, "Epochs between regime checks (default: the first trace's run.interval)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--scheme", a.scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
       ->check(CLI::IsMember(SchemeNames()));
-  app.add_option("--low", a.low, "Level in critical regimes (rank, TopK fraction or global batch)");
-  app.add_option("--high", a.high, "Level outside critical regimes");
+  app.add_option("--low", a.low,
+                 "Level in critical regimes: rank, TopK fraction or global batch (default: the trace's level_low "
+                 "when it switched levels, else the scheme's default)");
+  app.add_option("--high", a.high,
+                 "Level outside critical regimes (default: the trace's level_high when it switched levels, else the "
+                 "scheme's default)");
   const gui::WhatIfSettings what_if;
   app.add_option("--workers", a.workers, "Workers to project to (default " + std::to_string(what_if.workers) + ")")
       ->check(CLI::Range(1, 1000000));

@@ -42,7 +42,10 @@ QByteArray StreamBytes(const std::function<void(std::ostream&)>& write) {
   return QByteArray::fromStdString(out.str());
 }
 
-QString Percent(double fraction) { return QString::number(fraction * 100, 'f', 2) + " %"; }
+// "—" for a metric the run did not record (kNotRecorded).
+QString Percent(double fraction) {
+  return Recorded(fraction) ? QString::number(fraction * 100, 'f', 2) + " %" : QString("—");
+}
 
 struct FigureEntry {
   QString stem;
@@ -269,8 +272,10 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   // A key-value list: values read left to right, numbers or not.
   QString t = "<table class=\"settings\">\n" + Header({"setting", "value"});
   t += Row({"scheme", Html(std::string(ToString(r.scheme))) + (s.scheme ? "" : " (the trace's)")});
-  t += Row({"η (threshold)", QString::number(s.eta)});
-  t += Row({"check interval", QString::number(s.interval) + " epochs"});
+  const RunInfo& run = in.runs.front()->view().run;
+  t += Row({"η (threshold)", QString::number(s.eta) + (s.eta == run.eta ? " (the trace's)" : "")});
+  t += Row({"check interval",
+            QString::number(s.interval) + " epochs" + (s.interval == run.interval ? " (the trace's)" : "")});
   if (DescriptionOf(r.scheme).has_levels()) {
     t += Row({"low level (critical)",
               Html(LevelName(r.scheme, r.level_low)) + (s.level_low ? "" : " (the run's, or the default)")});
@@ -333,7 +338,7 @@ QString RunsCsv(const ReportInput& in) {
                      QString::number(s.epochs),
                      QString::number(s.epochs_planned),
                      QString::fromStdString(s.status),
-                     QString::number(s.final_test_acc, 'g', 6),
+                     Recorded(s.final_test_acc) ? QString::number(s.final_test_acc, 'g', 6) : QString(),
                      QString::number(s.floats_sent, 'g', 10),
                      QString::number(s.seconds, 'g', 8),
                      s.synthetic ? "true" : "false"};
@@ -449,8 +454,9 @@ QString ResultsHtml(const ReportInput& in, const std::vector<ResultsRow>& result
       "confidence interval over the runs of each setting; ratios against the setting that sends the most.</p>\n";
   h += "<table>\n" + Header({"model", "dataset", "setting", "runs", "test accuracy", "floats sent / worker",
                              "floats ratio", "time", "time ratio"});
+  // n 0: no run of the setting recorded it.
   auto ci = [](const MeanCi& m, const std::function<QString(double)>& fmt) {
-    return m.n > 1 ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
+    return m.n == 0 ? QString("—") : m.n > 1 ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
   };
   for (const ResultsRow& r : results) {
     QString runs = QString::number(r.traces.size());

@@ -8,11 +8,22 @@ bucket is in, the exchange finishes the step and every bucket gets the average
 over ranks. ``end_epoch`` runs the Accordion controller on the epoch's
 accumulated gradient norms, writes the epoch into the trace (rank 0) and sets
 the next epoch's levels.
+
+The ranks must agree: ``attach`` compares the settings every rank must share
+and, before each step, each ``end_epoch`` and ``close``, the ranks compare
+where they are. A difference raises one ``ValueError`` on every rank instead
+of a hang. ``trace`` is needed on rank 0 only (``trace=path if rank == 0 else
+None``).
 """
 
+from __future__ import annotations
+
+import atexit
 import json
 import math
 import os
+import weakref
+from typing import Any, Dict, List, Mapping, Optional, Union
 
 import torch
 import torch.distributed as dist
@@ -20,15 +31,28 @@ from torch.nn.parallel import DistributedDataParallel
 
 from . import _core
 
+HookOptions = _core.HookOptions
 SCHEMES = ("dense", "powersgd", "topk", "batch")
 POLICIES = ("static", "accordion")
+Number = Union[int, float]
+PathLike = Union[str, "os.PathLike[str]"]
+
+# The DDP models an AccordionHook is attached to: DDP takes one comm hook.
+_attached: "weakref.WeakSet[DistributedDataParallel]" = weakref.WeakSet()
 
 
-def attach(ddp_model, *, scheme="powersgd", policy=None, low=None, high=None, level=None, eta=0.5,
-           interval=10, trace=None, overwrite=False, bucket_mb=25.0, seed=0, sample_iterations=20,
-           network_probe=True, topk_dense_vectors=False, topk_error_feedback=True, model_name=None,
-           dataset="custom", train_samples=0, batch_size=0, epochs=None, config=None):
+def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", policy: Optional[str] = None,
+           low: Optional[Number] = None, high: Optional[Number] = None, level: Optional[Number] = None,
+           eta: Optional[float] = None, interval: Optional[int] = None, trace: Optional[PathLike] = None,
+           overwrite: bool = False, bucket_mb: Optional[float] = None, seed: Optional[int] = None,
+           sample_iterations: Optional[int] = None, network_probe: Optional[bool] = None,
+           topk_dense_vectors: Optional[bool] = None, topk_error_feedback: Optional[bool] = None,
+           model_name: Optional[str] = None, dataset: str = "custom", train_samples: int = 0, batch_size: int = 0,
+           epochs: Optional[int] = None, config: Optional[Mapping[str, Any]] = None) -> "AccordionHook":
     """Registers the Accordion hook on ``ddp_model`` and returns its :class:`AccordionHook`.
+
+    Collective: every rank calls it. An option left ``None`` takes the C++ core's
+    default (:class:`HookOptions`, the same as ``accordion-train``'s flags).
 
     Args:
         ddp_model: a ``DistributedDataParallel`` model; ``torch.distributed`` must be
@@ -41,27 +65,32 @@ def attach(ddp_model, *, scheme="powersgd", policy=None, low=None, high=None, le
         low, high: the levels inside and outside critical regimes (default: the paper's,
             PowerSGD rank 2 and 1, TopK 0.99 and 0.1).
         level: the one level of a static run (default: ``low``'s default).
-        eta, interval: Accordion's threshold and check interval, in epochs.
-        trace: the trace to write (rank 0 writes it); ``None`` records nothing.
+        eta, interval: Accordion's threshold and check interval, in epochs (0.5, 10).
+        trace: the trace to write. Rank 0 writes it; it may be given on rank 0 only
+            (``trace=path if rank == 0 else None``). ``None`` everywhere records nothing.
         overwrite: replace an existing trace at ``trace`` (never one being written).
-        bucket_mb: the exchange's gradient bucket size (its buckets, not DDP's, decide
-            what travels together, so traces match ``accordion-train``'s).
-        seed: PowerSGD's shared seed for its random Q.
-        sample_iterations: steps per epoch whose timings go into the trace.
-        network_probe: time the network before the first step (a couple of seconds).
+        bucket_mb: the exchange's gradient bucket size (25; its buckets, not DDP's,
+            decide what travels together, so traces match ``accordion-train``'s).
+        seed: PowerSGD's shared seed for its random Q (1, as ``accordion-train --seed``).
+        sample_iterations: steps per epoch whose timings go into the trace (4, as
+            ``accordion-train --trace-iterations``).
+        network_probe: time the network before the first step when recording (a couple
+            of seconds; default ``True``).
         topk_dense_vectors, topk_error_feedback: TopK's choices, as ``accordion-train``'s flags.
         train_samples, batch_size, epochs: needed with ``trace``: samples in one epoch
             (``len(dataset)``), the global batch (all ranks together) and the epochs the run
             trains; the simulator derives time to train from them.
         model_name, dataset, config: what the trace's run row says about the training
-            (``config``: a JSON-serialisable dict).
+            (``config``: a JSON-serialisable dict, kept beside the hook's own settings).
 
-    The layers are the model's parameters as they are when ``attach`` runs: attach after
-    moving the model to its device. ``seed`` defaults to 0 (``accordion-train``'s ``--seed``
-    defaults to 1; give the same value for the same PowerSGD draws).
+    Settings every rank must share: scheme, policy, levels, eta, interval, bucket_mb,
+    seed, network_probe, TopK's choices and the model's parameters (names and shapes).
+    Those only the writer needs (trace, overwrite, the run's metadata, epochs,
+    sample_iterations) are rank 0's.
 
     Raises:
-        ValueError: a bad argument, in one line; nothing is written.
+        ValueError: a bad argument on any rank, or settings that differ between ranks,
+            in one line, on every rank; nothing is written.
         OSError: the trace could not be written (a full disk), in one line; the epochs
             committed before stay readable.
     """
@@ -69,13 +98,58 @@ def attach(ddp_model, *, scheme="powersgd", policy=None, low=None, high=None, le
         raise ValueError(f"attach needs a DistributedDataParallel model, not {type(ddp_model).__name__}")
     if not dist.is_available() or not dist.is_initialized():
         raise ValueError("torch.distributed is not initialised: call dist.init_process_group first")
+    # A problem found here travels to every rank with the options (the core's
+    # first collective), so that no rank waits for one that raised alone.
+    problem = ""
+    try:
+        options = _options(ddp_model, scheme=scheme, policy=policy, low=low, high=high, level=level, eta=eta,
+                           interval=interval, trace=trace, overwrite=overwrite, bucket_mb=bucket_mb, seed=seed,
+                           sample_iterations=sample_iterations, network_probe=network_probe,
+                           topk_dense_vectors=topk_dense_vectors, topk_error_feedback=topk_error_feedback,
+                           model_name=model_name, dataset=dataset, train_samples=train_samples,
+                           batch_size=batch_size, epochs=epochs, config=config)
+        if ddp_model in _attached:
+            raise ValueError("this model already has an Accordion hook (DDP takes one communication hook): "
+                             "wrap the module in a new DistributedDataParallel to attach again")
+    except ValueError as e:
+        problem = str(e) or type(e).__name__
+        options = HookOptions()
+    return AccordionHook(ddp_model, options, problem)
+
+
+def _set(options: HookOptions, name: str, value: Any, what: str) -> None:
+    """Sets one option; a value the C++ type cannot hold is a ValueError naming it.
+
+    ``what`` says what the option takes: "a boolean", "a finite number ..." or
+    "a whole number ..."."""
+    if value is None:
+        return
+    if what == "a boolean":
+        ok = isinstance(value, bool)
+    elif what.startswith("a whole number"):
+        ok = isinstance(value, int) and not isinstance(value, bool)
+    else:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok:
+        raise ValueError(f"{name} must be {what}, not {value!r}")
+    try:
+        setattr(options, name, value)
+    except TypeError:  # pybind11: the value does not fit the C++ type
+        raise ValueError(f"{name} must be {what}, not {value!r}") from None
+
+
+def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, level, eta, interval, trace,
+             overwrite, bucket_mb, seed, sample_iterations, network_probe, topk_dense_vectors,
+             topk_error_feedback, model_name, dataset, train_samples, batch_size, epochs, config) -> HookOptions:
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r} (schemes: {', '.join(SCHEMES)})")
     if policy is None:
         policy = "static" if scheme == "dense" or level is not None else "accordion"
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (policies: {', '.join(POLICIES)})")
-    default_low, default_high = _core.default_levels(scheme, int(batch_size))
+    if not isinstance(batch_size, int) or isinstance(batch_size, bool):
+        raise ValueError(f"batch_size must be a whole number, not {batch_size!r}")
+    default_low, default_high = _core.default_levels(scheme, max(batch_size, 0))
     if policy == "static":
         if low is not None or high is not None:
             raise ValueError("low and high belong to policy 'accordion'; a static run takes level")
@@ -85,36 +159,59 @@ def attach(ddp_model, *, scheme="powersgd", policy=None, low=None, high=None, le
             raise ValueError("level belongs to policy 'static'; accordion takes low and high")
         low = default_low if low is None else low
         high = default_high if high is None else high
-    for name, value in (("low", low), ("high", high), ("eta", eta), ("bucket_mb", bucket_mb)):
-        if not isinstance(value, (int, float)) or isinstance(value, bool) or not math.isfinite(value):
-            raise ValueError(f"{name} must be a finite number, not {value!r}")
+    o = HookOptions()
+    o.scheme = scheme
+    o.policy = policy
+    whole = "a whole number from 0 to 2**31-1"
+    for name, value, what in (("low", low, "a finite number"), ("high", high, "a finite number"),
+                              ("eta", eta, "a finite number"), ("bucket_mb", bucket_mb, "a finite number above 0"),
+                              ("interval", interval, whole), ("seed", seed, "a whole number from 0 to 2**64-1"),
+                              ("sample_iterations", sample_iterations, whole),
+                              ("network_probe", network_probe, "a boolean"),
+                              ("topk_dense_vectors", topk_dense_vectors, "a boolean"),
+                              ("topk_error_feedback", topk_error_feedback, "a boolean")):
+        _set(o, name, value, what)
     if trace is not None:
         trace = os.fspath(trace)
         if os.path.isdir(trace):
             raise ValueError(f"trace {trace!r} is a directory; give a file path")
         # The simulator derives steps per epoch (and so time to train) from these.
-        if not isinstance(train_samples, int) or train_samples < 1 or not isinstance(batch_size, int) \
-                or batch_size < 1:
+        if not isinstance(train_samples, int) or train_samples < 1 or batch_size < 1:
             raise ValueError("a trace needs train_samples (training samples in one epoch, e.g. len(dataset)) "
                              "and batch_size (the global batch, every rank's together), both 1 or more")
-        if epochs is None or not isinstance(epochs, int) or epochs < 1:
+        if epochs is None or not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
             raise ValueError("a trace needs epochs: the number of epochs the run trains, 1 or more")
+        o.trace = trace
+    _set(o, "overwrite", bool(overwrite), "a boolean")
+    _set(o, "epochs", epochs, whole)
+    _set(o, "train_samples", train_samples, "a whole number from 0 to 2**63-1")
+    _set(o, "batch_size", batch_size, "a whole number from 0 to 2**63-1")
     try:
-        config_json = json.dumps(config if config is not None else {})
+        # allow_nan=False: NaN is no JSON, and the trace keeps the config as JSON.
+        o.config_json = json.dumps(dict(config) if config is not None else {}, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ValueError(f"config is not JSON-serialisable: {e}") from None
-    options = {
-        "scheme": scheme, "policy": policy, "low": float(low), "high": float(high), "eta": float(eta),
-        "interval": int(interval), "bucket_bytes": int(round(bucket_mb * 1024 * 1024)), "seed": int(seed),
-        "trace": trace or "", "overwrite": bool(overwrite), "sample_iterations": int(sample_iterations),
-        "network_probe": bool(network_probe), "topk_dense_vectors": bool(topk_dense_vectors),
-        "topk_error_feedback": bool(topk_error_feedback),
-        "model": model_name or type(ddp_model.module).__name__, "dataset": str(dataset),
-        "train_samples": int(train_samples), "batch_size": int(batch_size), "epochs": int(epochs or 1),
-        "config_json": config_json,
-        "ranks_per_node": int(os.environ.get("LOCAL_WORLD_SIZE", "1")),
-    }
-    return AccordionHook(ddp_model, options)
+    o.model = model_name or type(ddp_model.module).__name__
+    o.dataset = str(dataset)
+    o.ranks_per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
+    return o
+
+
+def _metric(value: Optional[float], name: str) -> float:
+    """A metric the trace records; None (not measured) travels as NaN and shows as "—"."""
+    if value is None:
+        return math.nan
+    if isinstance(value, torch.Tensor):
+        value = value.item()
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise ValueError(f"{name} must be a number or None, not {value!r}")
+    return float(value)
+
+
+def _refuse_training_after_close(module, inputs):
+    if module.training and torch.is_grad_enabled():
+        raise ValueError("a training step after close(): this model's AccordionHook is closed, and DDP takes one "
+                         "communication hook; wrap the module in a new DistributedDataParallel to train on")
 
 
 class AccordionHook:
@@ -122,25 +219,38 @@ class AccordionHook:
 
     Call :meth:`end_epoch` on every rank after each epoch's last optimizer step and
     :meth:`close` at the end (or use it as a context manager: an exception marks the
-    trace interrupted, keeping its finished epochs).
+    trace interrupted, keeping its finished epochs). A script that ends without
+    closing leaves its trace marked interrupted.
     """
 
-    def __init__(self, ddp_model, options):
+    def __init__(self, ddp_model: DistributedDataParallel, options: HookOptions, problem: str = "") -> None:
         named = [(n, p) for n, p in ddp_model.module.named_parameters() if p.requires_grad]
         self._layer_of = {p.data_ptr(): i for i, (_, p) in enumerate(named)}
         self._options = options
-        self._core = _core.Core([p.detach() for _, p in named], [n for n, _ in named], options)
-        self._pending = []
         self._closed = False
+        self._core = None
+        self._core = _core.Core([p.detach() for _, p in named], [n for n, _ in named], options, problem)
+        self._pending = []
         ddp_model.register_comm_hook(self, AccordionHook._communicate)
+        _attached.add(ddp_model)
+        self._model = weakref.ref(ddp_model)
         self._handles = [ddp_model.register_forward_pre_hook(self._forward_starts),
                          ddp_model.register_forward_hook(self._forward_ends)]
+        # Closed (as interrupted) at interpreter exit if the script never did.
+        me = weakref.ref(self)
+        self._at_exit = lambda: (me() is not None and me().close(complete=False))
+        atexit.register(self._at_exit)
 
     # -- DDP's side ---------------------------------------------------------
 
     def _forward_starts(self, module, inputs):
-        if module.training and torch.is_grad_enabled() and self._core is not None:
-            self._core.begin_step()
+        if not (module.training and torch.is_grad_enabled()) or self._core is None:
+            return
+        join = getattr(module, "_join_config", None)
+        if join is not None and join.enable:
+            raise ValueError("DDP's join() for uneven inputs is not supported by the Accordion hook: give every "
+                             "rank the same number of steps per epoch (DistributedSampler(..., drop_last=True))")
+        self._core.begin_step()
 
     def _forward_ends(self, module, inputs, output):
         if module.training and torch.is_grad_enabled() and self._core is not None:
@@ -148,7 +258,16 @@ class AccordionHook:
 
     def _communicate(self, bucket):
         core = self._core
-        layers = [self._layer_of[p.data_ptr()] for p in bucket.parameters()]
+        if core is None:
+            raise ValueError("a training step after close(): this AccordionHook is closed, but DDP still calls "
+                             "it; train with a new DistributedDataParallel")
+        layers = []
+        for p in bucket.parameters():
+            layer = self._layer_of.get(p.data_ptr())
+            if layer is None:
+                raise ValueError("a parameter's storage changed after attach (the model was moved or a "
+                                 "parameter replaced): attach after moving the model to its device")
+            layers.append(layer)
         for layer, grad in zip(layers, bucket.gradients()):
             core.gradient_ready(layer, grad)
         future = torch.futures.Future()
@@ -164,80 +283,104 @@ class AccordionHook:
 
     # -- the user's side ----------------------------------------------------
 
-    def end_epoch(self, *, lr, next_lr=None, train_loss=0.0, train_accuracy=0.0, test_loss=0.0,
-                  test_accuracy=0.0):
+    def end_epoch(self, *, lr: float, next_lr: Optional[float] = None, train_loss: Optional[float] = None,
+                  train_accuracy: Optional[float] = None, test_loss: Optional[float] = None,
+                  test_accuracy: Optional[float] = None) -> Dict[str, Any]:
         """Ends the epoch on every rank: the controller decides the next epoch's levels
         from the epoch's gradient norms and rank 0 writes the epoch into the trace.
 
         Args:
             lr: the epoch's learning rate; next_lr: the next epoch's (default ``lr``). A
-                decay holds every layer critical for an interval, as in the paper.
+                decay holds every layer critical for an interval, as in the paper. Every
+                rank must pass the same values.
             train_loss, train_accuracy, test_loss, test_accuracy: what the trace records
-                for the epoch (accuracies as fractions, 0 to 1).
+                for the epoch (accuracies as fractions, 0 to 1); ``None``: not measured
+                (the tools show "—").
 
         Returns:
             A dict: ``epoch``, ``grad_norms``, ``next_levels``, ``next_critical``,
             ``floats_sent`` (one worker, this epoch), ``next_batch_size``.
 
         Raises:
+            ValueError: a bad argument, or ranks that disagree (another number of steps,
+                another lr), on every rank in one line.
             FloatingPointError: a layer's accumulated gradient is not finite (training
                 diverged); the trace keeps the finished epochs and is marked failed.
         """
         self._check_open()
-        return self._core.end_epoch(float(lr), float(lr if next_lr is None else next_lr), float(train_loss),
-                                    float(train_accuracy), float(test_loss), float(test_accuracy))
+        next_lr = lr if next_lr is None else next_lr
+        if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (lr, next_lr)):
+            raise ValueError(f"lr and next_lr must be numbers, not {lr!r} and {next_lr!r}")
+        return self._core.end_epoch(float(lr), float(next_lr), _metric(train_loss, "train_loss"),
+                                    _metric(train_accuracy, "train_accuracy"), _metric(test_loss, "test_loss"),
+                                    _metric(test_accuracy, "test_accuracy"))
 
-    def close(self, complete=True):
+    def close(self, complete: bool = True) -> None:
         """Marks the trace finished (``complete=False``: interrupted) and releases the
-        C++ state. Call it before ``dist.destroy_process_group()``."""
+        C++ state. Call it on every rank before ``dist.destroy_process_group()``;
+        ``complete=True`` is collective (the ranks check that all closed after the
+        same epoch)."""
         if self._closed:
             return
         self._closed = True
+        atexit.unregister(self._at_exit)
         for h in self._handles:
             h.remove()
+        # DDP keeps calling its comm hook, whose errors it wraps in a
+        # traceback: a training forward is refused first, in one line.
+        model = self._model()
+        self._handles = [model.register_forward_pre_hook(_refuse_training_after_close)] if model is not None else []
         core, self._core = self._core, None
-        core.finish(bool(complete))
-        del core
+        try:
+            core.finish(bool(complete))
+        finally:
+            del core
 
-    def __enter__(self):
+    def __enter__(self) -> "AccordionHook":
         return self
 
-    def __exit__(self, kind, value, tb):
+    def __exit__(self, kind, value, tb) -> bool:
         self.close(complete=kind is None)
         return False
 
-    def _check_open(self):
+    def _check_open(self) -> None:
         if self._closed:
             raise ValueError("this AccordionHook is closed")
 
     @property
-    def levels(self):
+    def options(self) -> HookOptions:
+        """The options this rank was attached with (:class:`HookOptions`)."""
+        return self._options
+
+    @property
+    def levels(self) -> List[float]:
         """Each layer's level in the running epoch (PowerSGD rank, TopK fraction, batch)."""
         self._check_open()
         return list(self._core.levels)
 
     @property
-    def layers(self):
+    def layers(self) -> List[Dict[str, Any]]:
         """The layers as the trace records them: name, shape, floats per step at each level."""
         self._check_open()
         return list(self._core.layers)
 
     @property
-    def epoch(self):
+    def epoch(self) -> int:
+        """The running epoch, from 0."""
         self._check_open()
         return self._core.epoch
 
     @property
-    def batch_size(self):
+    def batch_size(self) -> int:
         """The batch scheme: the global batch the controller chose for the running epoch."""
         self._check_open()
-        if self._options["scheme"] != "batch":
-            return self._options["batch_size"]
+        if self._options.scheme != "batch":
+            return self._options.batch_size
         return int(self._core.levels[0])
 
     @property
-    def lr_scale(self):
+    def lr_scale(self) -> float:
         """The batch scheme: the LR factor for the running epoch (batch over the low batch)."""
-        if self._options["scheme"] != "batch":
+        if self._options.scheme != "batch":
             return 1.0
-        return self.batch_size / self._options["low"]
+        return self.batch_size / self._options.low

@@ -4,6 +4,7 @@
 #include <pybind11/stl.h>
 #include <torch/extension.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,6 +12,7 @@
 #include "analysis/communication_accounting.h"
 #include "analysis/schedule.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/version.h"
 #include "traces/trace_error.h"
 #include "trainer/ddp_hook_core.h"
@@ -57,35 +59,11 @@ std::unique_ptr<Communicator> DefaultGroup() {
 // for collectives run without the GIL.
 class Core {
  public:
-  Core(const std::vector<torch::Tensor>& parameters, const std::vector<std::string>& names, const py::dict& o)
+  Core(const std::vector<torch::Tensor>& parameters, const std::vector<std::string>& names,
+       const DdpHookOptions& options, const std::string& problem)
       : comm_(DefaultGroup()) {
-    const std::string policy_name = o["policy"].cast<std::string>();
-    const std::optional<Policy> policy = ParsePolicy(policy_name);
-    if (!policy) throw InputError("unknown policy '" + policy_name + "' (policies: static, accordion)");
-    DdpHookOptions options;
-    options
-        .scheme(SchemeOf(o["scheme"].cast<std::string>(), o["topk_dense_vectors"].cast<bool>(),
-                         o["topk_error_feedback"].cast<bool>()))
-        .policy(*policy)
-        .level_low(o["low"].cast<double>())
-        .level_high(o["high"].cast<double>())
-        .eta(o["eta"].cast<double>())
-        .interval(o["interval"].cast<int>())
-        .bucket_bytes(o["bucket_bytes"].cast<int64_t>())
-        .seed(o["seed"].cast<uint64_t>())
-        .trace(o["trace"].cast<std::string>())
-        .overwrite(o["overwrite"].cast<bool>())
-        .sample_iterations(o["sample_iterations"].cast<int>())
-        .network_probe(o["network_probe"].cast<bool>())
-        .model(o["model"].cast<std::string>())
-        .dataset(o["dataset"].cast<std::string>())
-        .train_samples(o["train_samples"].cast<int64_t>())
-        .batch_size(o["batch_size"].cast<int64_t>())
-        .epochs(o["epochs"].cast<int>())
-        .config_json(o["config_json"].cast<std::string>())
-        .ranks_per_node(o["ranks_per_node"].cast<int>());
     py::gil_scoped_release no_gil;
-    core_ = std::make_unique<DdpHookCore>(parameters, names, *comm_, options);
+    core_ = std::make_unique<DdpHookCore>(parameters, names, *comm_, options, problem);
   }
   ~Core() {
     py::gil_scoped_release no_gil;
@@ -98,6 +76,71 @@ class Core {
   std::unique_ptr<Communicator> comm_;
   std::unique_ptr<DdpHookCore> core_;
 };
+
+constexpr double kMaxBucketMb = 1024.0 * 1024.0;  // a TiB: no bucket is larger
+
+// One ACCORDION_ARG option of DdpHookOptions as a Python property.
+template <typename T>
+void Option(py::class_<DdpHookOptions>& c, const char* name, T const& (DdpHookOptions::*get)() const noexcept,
+            DdpHookOptions& (DdpHookOptions::*set)(T const&)) {
+  c.def_property(
+      name, [get](const DdpHookOptions& o) { return (o.*get)(); },
+      [set](DdpHookOptions& o, const T& value) { (o.*set)(value); });
+}
+
+// DdpHookOptions as accordion.HookOptions: each option a typed property with
+// the C++ default, so that Python restates no default. Levels and policy
+// travel as the words the trainer's flags take.
+void BindHookOptions(py::module_& m) {
+  using O = DdpHookOptions;
+  py::class_<O> c(m, "HookOptions",
+                  "The options of accordion.ddp.attach, with the C++ core's defaults (DdpHookOptions).");
+  c.def(py::init<>());
+  c.def_property(
+      "scheme", [](const O& o) { return std::string(ToString(o.scheme().scheme())); },
+      [](O& o, const std::string& name) {
+        o.scheme(SchemeOf(name, o.scheme().topk_dense_vectors(), o.scheme().topk_error_feedback()));
+      },
+      "dense, powersgd, topk or batch");
+  c.def_property(
+      "topk_dense_vectors", [](const O& o) { return o.scheme().topk_dense_vectors(); },
+      [](O& o, bool v) { o.scheme(CommunicationScheme(o.scheme()).topk_dense_vectors(v)); });
+  c.def_property(
+      "topk_error_feedback", [](const O& o) { return o.scheme().topk_error_feedback(); },
+      [](O& o, bool v) { o.scheme(CommunicationScheme(o.scheme()).topk_error_feedback(v)); });
+  c.def_property(
+      "policy", [](const O& o) { return std::string(ToString(o.policy())); },
+      [](O& o, const std::string& name) {
+        const std::optional<Policy> policy = ParsePolicy(name);
+        if (!policy) throw InputError("unknown policy '" + name + "' (policies: static, accordion)");
+        o.policy(*policy);
+      });
+  c.def_property(
+      "bucket_mb", [](const O& o) { return static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0); },
+      [](O& o, double mb) {
+        if (!(mb > 0 && mb <= kMaxBucketMb)) {
+          throw InputError("bucket_mb must be above 0 and at most " + FormatNumber(kMaxBucketMb) + ", not " +
+                           FormatNumber(mb));
+        }
+        o.bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(std::llround(mb * 1024.0 * 1024.0))));
+      });
+  Option<double>(c, "low", &O::level_low, &O::level_low);
+  Option<double>(c, "high", &O::level_high, &O::level_high);
+  Option<double>(c, "eta", &O::eta, &O::eta);
+  Option<int>(c, "interval", &O::interval, &O::interval);
+  Option<uint64_t>(c, "seed", &O::seed, &O::seed);
+  Option<std::string>(c, "trace", &O::trace, &O::trace);
+  Option<bool>(c, "overwrite", &O::overwrite, &O::overwrite);
+  Option<int>(c, "sample_iterations", &O::sample_iterations, &O::sample_iterations);
+  Option<bool>(c, "network_probe", &O::network_probe, &O::network_probe);
+  Option<std::string>(c, "model", &O::model, &O::model);
+  Option<std::string>(c, "dataset", &O::dataset, &O::dataset);
+  Option<int64_t>(c, "train_samples", &O::train_samples, &O::train_samples);
+  Option<int64_t>(c, "batch_size", &O::batch_size, &O::batch_size);
+  Option<int>(c, "epochs", &O::epochs, &O::epochs);
+  Option<std::string>(c, "config_json", &O::config_json, &O::config_json);
+  Option<int>(c, "ranks_per_node", &O::ranks_per_node, &O::ranks_per_node);
+}
 
 py::dict LayerDict(const LayerInfo& l) {
   py::dict d;
@@ -132,10 +175,15 @@ PYBIND11_MODULE(_core, m) {
     }
   });
 
+  BindHookOptions(m);
   py::class_<Core>(m, "Core", "The hook's C++ state: exchange, compressors, controllers, trace recorder.")
-      .def(py::init<const std::vector<torch::Tensor>&, const std::vector<std::string>&, const py::dict&>(),
-           py::arg("parameters"), py::arg("names"), py::arg("options"))
-      .def("begin_step", [](Core& c) { c.core().BeginStep(); })
+      .def(py::init<const std::vector<torch::Tensor>&, const std::vector<std::string>&, const DdpHookOptions&,
+                    const std::string&>(),
+           py::arg("parameters"), py::arg("names"), py::arg("options"), py::arg("problem") = "",
+           "Collective: the ranks compare their options (`problem`: this rank's own complaint, raised on every "
+           "rank), then rank 0 creates the trace.")
+      .def(
+          "begin_step", [](Core& c) { c.core().BeginStep(); }, py::call_guard<py::gil_scoped_release>())
       .def("end_forward", [](Core& c) { c.core().EndForward(); })
       .def("gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); })
       .def(
@@ -177,7 +225,7 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "finish",
           [](Core& c, bool complete) { c.core().Finish(complete ? RunStatus::kComplete : RunStatus::kInterrupted); },
-          py::arg("complete"))
+          py::arg("complete"), py::call_guard<py::gil_scoped_release>())
       .def_property_readonly("levels", [](Core& c) { return c.core().levels(); })
       .def_property_readonly("epoch", [](Core& c) { return c.core().epoch(); })
       .def_property_readonly("step", [](Core& c) { return c.core().step(); })

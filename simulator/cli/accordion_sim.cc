@@ -165,8 +165,8 @@ const char* OverheadName(OverheadSource source) { return source == OverheadSourc
 struct ReplayFlags {
   int workers = ReplayOptions().workers();
   std::string scheme;
-  double eta = ReplayOptions().accordion().eta();
-  int interval = ReplayOptions().accordion().interval();
+  std::optional<double> eta;    // empty: the trace's run.eta
+  std::optional<int> interval;  // empty: the trace's run.interval
   std::optional<double> low, high;
   std::string timing = ToString(ReplayOptions().timing());
   std::string allreduce = ToString(ReplayOptions().allreduce());
@@ -189,14 +189,16 @@ struct ReplayFlags {
                       "Workers to project to (default: the trace's; at most " + std::to_string(kMaxHosts) +
                           "); per-worker batch kept")
           ->check(AWorkerCount());
-      cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change")
-          ->check(CLI::PositiveNumber)
-          ->capture_default_str();
-      cmd->add_option("--interval", interval, "Epochs between regime checks")
-          ->check(CLI::Range(1, 1000000))
-          ->capture_default_str();
-      cmd->add_option("--low", low, "Level in critical regimes (rank, TopK fraction or global batch)");
-      cmd->add_option("--high", high, "Level outside critical regimes");
+      cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change (default: the trace's run.eta)")
+          ->check(CLI::PositiveNumber);
+      cmd->add_option("--interval", interval, "Epochs between regime checks (default: the trace's run.interval)")
+          ->check(CLI::Range(1, 1000000));
+      cmd->add_option("--low", low,
+                      "Level in critical regimes: rank, TopK fraction or global batch (default: the trace's "
+                      "level_low when it switched levels, else the scheme's default)");
+      cmd->add_option("--high", high,
+                      "Level outside critical regimes (default: the trace's level_high when it switched levels, "
+                      "else the scheme's default)");
     }
     cmd->add_option("--scheme", scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
         ->check(CLI::IsMember(SchemeNames()));
@@ -267,7 +269,8 @@ struct ReplayFlags {
     ReplayOptions o;
     o.platform(platform)
         .workers(workers)
-        .accordion(AccordionOptions().eta(eta).interval(interval))
+        .eta(eta)
+        .interval(interval)
         .level_low(low)
         .level_high(high)
         .timing(*ParseTimingSource(timing))
@@ -721,9 +724,19 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")->delimiter(',');
   sweep_cmd->add_option("--latency-us", sweep.grid.latency_us, "Link latencies, us")->delimiter(',');
   sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',')->check(AWorkerCount());
-  sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds")->delimiter(',');
-  sweep_cmd->add_option("--interval", sweep.grid.interval, "Check intervals, epochs")->delimiter(',');
-  sweep_cmd->add_option("--levels", sweep.levels, "LOW:HIGH level pairs, e.g. 2:1,4:1")->delimiter(',');
+  sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds, e.g. 0.3,0.5 (default: the trace's run.eta)")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
+  sweep_cmd
+      ->add_option("--interval", sweep.grid.interval,
+                   "Check intervals, epochs, e.g. 2,5,10 (default: the trace's run.interval)")
+      ->delimiter(',')
+      ->check(CLI::Range(1, 1000000));
+  sweep_cmd
+      ->add_option("--levels", sweep.levels,
+                   "LOW:HIGH level pairs, e.g. 2:1,4:1 (default: the trace's pair when it switched levels, else "
+                   "the scheme's default)")
+      ->delimiter(',');
   sweep_cmd->add_option("--format", sweep.format, "csv or json")
       ->check(CLI::IsMember({"csv", "json"}))
       ->capture_default_str();

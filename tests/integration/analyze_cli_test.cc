@@ -10,6 +10,7 @@
 #include "tests/support/run_command.h"
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/temp_dir_test.h"
+#include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
 
 namespace accordion {
@@ -312,6 +313,80 @@ TEST_F(AnalyzeCli, TheSyntheticTraceMakerWritesOnlyNewFilesOrWhatItIsToldTo) {
   ASSERT_EQ(replaced.exit_code, 0) << replaced.err;
   EXPECT_EQ(Analyze("validate " + existing).exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(existing + ".partial"));
+}
+
+// A run recorded at eta 0.3 and a check every 2 epochs: schedule and
+// regimes derive with those, not the controller's defaults (0.5, 10), and
+// the schedule is the one the run had; a flag still overrides.
+TEST_F(AnalyzeCli, ScheduleAndRegimesTakeTheTracesEtaAndInterval) {
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 16;
+  o.eta = 0.3;
+  o.interval = 2;
+  o.decay_epochs = {9};
+  const std::string trace = Path("eta-0.3-interval-2.trace");
+  synthetic::WriteSyntheticTrace(trace, o);
+  std::vector<std::vector<double>> recorded(o.epochs);
+  for (const EpochLayerRecord& r : TraceReader::Open(trace)->EpochLayers()) recorded[r.epoch].push_back(r.level);
+
+  const CommandResult r = Analyze("schedule " + trace + " --format json");
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  const nlohmann::json j = nlohmann::json::parse(r.out);
+  EXPECT_EQ(j["eta"], 0.3);
+  EXPECT_EQ(j["interval"], 2);
+  ASSERT_EQ(j["epochs"].size(), recorded.size());
+  for (size_t e = 0; e < recorded.size(); ++e) {
+    EXPECT_EQ(j["epochs"][e]["levels"].get<std::vector<double>>(), recorded[e]) << "epoch " << e;
+  }
+  const CommandResult table = Analyze("schedule " + trace);
+  EXPECT_NE(table.out.find("eta 0.3, check every 2 epochs"), std::string::npos) << table.out;
+  const CommandResult flagged = Analyze("schedule " + trace + " --format json --eta 0.5 --interval 10");
+  ASSERT_EQ(flagged.exit_code, 0) << flagged.err;
+  EXPECT_EQ(nlohmann::json::parse(flagged.out)["interval"], 10);
+
+  const CommandResult regimes = Analyze("regimes " + trace);
+  ASSERT_EQ(regimes.exit_code, 0) << regimes.err;
+  EXPECT_NE(regimes.out.find("(eta 0.3, every 2 epochs)"), std::string::npos) << regimes.out;
+  for (const std::string command : {"schedule", "regimes"}) {
+    const std::string help = Analyze(command + " --help").out;
+    EXPECT_NE(help.find("default: the trace's run.eta"), std::string::npos) << help;
+    EXPECT_NE(help.find("default: the trace's run.interval"), std::string::npos) << help;
+  }
+}
+
+// The Python hook given no test accuracy: "—", never "0.00%"; null in JSON.
+TEST_F(AnalyzeCli, AMetricTheRunDidNotRecordShowsAsADash) {
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 4;
+  o.writer = kWriterPythonHook;
+  o.record_test_metrics = false;
+  const std::string trace = Path("no-test-accuracy.trace");
+  synthetic::WriteSyntheticTrace(trace, o);
+  EXPECT_EQ(Analyze("validate " + trace).exit_code, 0);
+  const CommandResult info = Analyze("info " + trace);
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  EXPECT_NE(info.out.find("test accuracy —, test loss —"), std::string::npos) << info.out;
+  EXPECT_EQ(info.out.find("0.00%"), std::string::npos) << info.out;
+  const nlohmann::json j = nlohmann::json::parse(Analyze("info " + trace + " --format json").out);
+  EXPECT_TRUE(j["final_test_accuracy"].is_null()) << j.dump();
+  EXPECT_TRUE(j["final_test_loss"].is_null()) << j.dump();
+  // In the results table beside a run that did record it: left out of the
+  // mean, the run still counted.
+  const CommandResult table = Analyze("table " + trace);
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_NE(table.out.find("| 1 | — |"), std::string::npos) << table.out;
+  synthetic::SyntheticTraceOptions seed2 = o;
+  seed2.seed = 2;
+  seed2.record_test_metrics = true;
+  const std::string recorded = Path("with-test-accuracy.trace");
+  synthetic::WriteSyntheticTrace(recorded, seed2);
+  const CommandResult both = Analyze("table " + trace + " " + recorded);
+  EXPECT_NE(both.out.find("| 2 | "), std::string::npos) << both.out;
+  EXPECT_NE(both.out.find("(1 of 2 runs)"), std::string::npos) << both.out;
+  const nlohmann::json rows = nlohmann::json::parse(Analyze("table " + trace + " --format json").out);
+  EXPECT_TRUE(rows[0]["accuracy"].is_null()) << rows.dump();
 }
 
 }  // namespace

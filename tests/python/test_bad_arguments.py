@@ -55,10 +55,14 @@ def test_a_trace_without_its_epochs(ddp, tmp_path):
     assert "epochs" in refused(ddp, tmp_path, epochs=None)
 
 
+def fresh_ddp():
+    return DDP(torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.ReLU(), torch.nn.Linear(16, 2)))
+
+
 def test_an_epoch_beyond_the_planned_ones_is_refused_before_any_collective(ddp, tmp_path):
     import accordion.ddp
     trace = tmp_path / "run.trace"
-    with accordion.ddp.attach(ddp, trace=trace, network_probe=False, train_samples=64, batch_size=8,
+    with accordion.ddp.attach(fresh_ddp(), trace=trace, network_probe=False, train_samples=64, batch_size=8,
                               epochs=1) as acc:
         acc.end_epoch(lr=0.1)
         with pytest.raises(ValueError, match="epochs=1"):
@@ -98,3 +102,50 @@ def test_an_existing_trace_is_kept_without_overwrite(ddp, tmp_path):
         accordion.ddp.attach(ddp, trace=trace, network_probe=False, train_samples=64, batch_size=8, epochs=2)
     assert "exists" in str(e.value) and "\n" not in str(e.value)
     assert trace.read_bytes() == b"the user's file"
+
+
+@pytest.mark.parametrize("keyword,value,words", [
+    ("seed", -1, "seed must be a whole number from 0 to 2**64-1, not -1"),
+    ("interval", 10**12, "interval must be a whole number from 0 to 2**31-1"),
+    ("sample_iterations", 10**10, "sample_iterations must be a whole number"),
+    ("bucket_mb", 0, "bucket_mb must be above 0"),
+    ("topk_error_feedback", "yes", "topk_error_feedback must be a boolean"),
+    ("config", {"x": float("nan")}, "config is not JSON-serialisable"),
+])
+def test_values_the_core_cannot_hold_are_a_value_error(ddp, tmp_path, keyword, value, words):
+    assert words in refused(ddp, tmp_path, **{keyword: value})
+
+
+def test_the_defaults_are_accordion_trains(core):
+    # One set of defaults, in C++: seed and sampled steps as accordion-train's
+    # --seed and --trace-iterations, the paper's eta and interval.
+    o = core.HookOptions()
+    assert (o.seed, o.sample_iterations, o.eta, o.interval, o.bucket_mb, o.network_probe) == (1, 4, 0.5, 10, 25.0,
+                                                                                              True)
+
+
+def test_a_second_attach_and_a_step_after_close_are_refused(ddp, tmp_path):
+    import accordion.ddp
+    model = fresh_ddp()
+    acc = accordion.ddp.attach(model, network_probe=False)
+    assert "already has an Accordion hook" in refused(model, tmp_path)
+    acc.close()
+    with pytest.raises(ValueError, match="after close"):
+        model(torch.randn(4, 8)).sum().backward()
+    model.eval()
+    assert model(torch.randn(4, 8)).shape == (4, 2)  # evaluation goes on
+
+
+def test_metrics_a_run_did_not_record_show_as_a_dash(ddp, tmp_path):
+    import subprocess
+    import accordion.ddp
+    from conftest import tool
+    model, trace = fresh_ddp(), tmp_path / "run.trace"
+    with accordion.ddp.attach(model, trace=trace, network_probe=False, train_samples=8, batch_size=4,
+                              epochs=1) as acc:
+        for _ in range(2):
+            model(torch.randn(4, 8)).sum().backward()
+        acc.end_epoch(lr=0.1, train_loss=0.5)
+    info = subprocess.run([tool("accordion-analyze"), "info", str(trace)], capture_output=True, text=True)
+    assert info.returncode == 0, info.stderr
+    assert "test accuracy —" in info.stdout and "0.00 %" not in info.stdout, info.stdout

@@ -56,8 +56,7 @@ void ExpectSameEpochs(const ScheduleProjection& a, const ScheduleProjection& b) 
 
 TEST_F(Replay, MemoisedAndUnmemoisedRunsAgreeExactly) {
   for (Fidelity f : {Fidelity::kFull, Fidelity::kRounds}) {
-    const ReplayOptions o =
-        ReplayOptions().platform(ExactStar(0, 1, 20)).workers(6).fidelity(f).accordion(AccordionOptions().eta(0.3));
+    const ReplayOptions o = ReplayOptions().platform(ExactStar(0, 1, 20)).workers(6).fidelity(f).eta(0.3);
     const ReplayResult memo = ReplayEngine(o).Run(*mlp_);
     const ReplayResult fresh = ReplayEngine(ReplayOptions(o).memoise(false)).Run(*mlp_);
     EXPECT_EQ(memo.timed_patterns, memo.distinct_patterns);
@@ -79,8 +78,7 @@ TEST_F(Replay, AccordionOptionsReachTheReplay) {
   // A vanishing eta: every check finds every layer critical, so Accordion
   // runs the low level throughout, exactly as static low does.
   const ReplayResult always_critical =
-      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).accordion(AccordionOptions().eta(1e-12).interval(3)))
-          .Run(*mlp_);
+      ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).eta(1e-12).interval(3)).Run(*mlp_);
   EXPECT_EQ(always_critical.eta, 1e-12);
   EXPECT_EQ(always_critical.interval, 3);
   EXPECT_DOUBLE_EQ(always_critical.accordion.total.time_s, always_critical.static_low.total.time_s);

@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <iomanip>
@@ -895,6 +896,47 @@ TEST_F(SimCli, ASweepEndedBySignalLeavesNoPartialFileToBlockTheRerun) {
     const CommandResult rerun =
         Sim("sweep " + Path("mlp.trace") + " --timing analytic --interval 5 --workers 2,4 --out " + out);
     EXPECT_EQ(rerun.exit_code, 0) << rerun.err;
+  }
+}
+
+// Without --eta and --interval, replay and sweep use the trace's (0.3 and
+// 2 here), not the controller's defaults; a flag or a swept list overrides.
+TEST_F(SimCli, ReplayAndSweepTakeTheTracesEtaAndIntervalUnlessGiven) {
+  synthetic::SyntheticTraceOptions o = test_support::MlpTraceOptions(12);
+  o.eta = 0.3;
+  o.interval = 2;
+  const std::string trace = test_support::SyntheticTrace(dir(), "eta-0.3-interval-2", o);
+  const std::string fast = " --timing analytic --format json";
+  const CommandResult replay = Sim("replay " + trace + fast);
+  ASSERT_EQ(replay.exit_code, 0) << replay.err;
+  const nlohmann::json r = nlohmann::json::parse(replay.out);
+  EXPECT_EQ(r["eta"], 0.3);
+  EXPECT_EQ(r["interval"], 2);
+  const nlohmann::json given = nlohmann::json::parse(Sim("replay " + trace + fast + " --eta 0.7 --interval 3").out);
+  EXPECT_EQ(given["eta"], 0.7);
+  EXPECT_EQ(given["interval"], 3);
+
+  const CommandResult sweep = Sim("sweep " + trace + fast + " --workers 2,4");
+  ASSERT_EQ(sweep.exit_code, 0) << sweep.err;
+  const nlohmann::json rows = nlohmann::json::parse(sweep.out);
+  ASSERT_EQ(rows.size(), 2u);
+  for (const nlohmann::json& row : rows) {
+    EXPECT_EQ(row["eta"], 0.3) << row.dump();
+    EXPECT_EQ(row["interval"], 2) << row.dump();
+  }
+  const CommandResult etas = Sim("sweep " + trace + fast + " --eta 0.2,0.9");
+  ASSERT_EQ(etas.exit_code, 0) << etas.err;
+  std::vector<double> swept;
+  for (const nlohmann::json& row : nlohmann::json::parse(etas.out)) {
+    swept.push_back(row["eta"].get<double>());
+    EXPECT_EQ(row["interval"], 2) << row.dump();  // not swept: the trace's
+  }
+  std::sort(swept.begin(), swept.end());
+  EXPECT_EQ(swept, (std::vector<double>{0.2, 0.9}));
+  for (const std::string command : {"replay", "sweep"}) {
+    const std::string help = Sim(command + " --help").out;
+    EXPECT_NE(help.find("default: the trace's run.eta"), std::string::npos) << help;
+    EXPECT_NE(help.find("default: the trace's run.interval"), std::string::npos) << help;
   }
 }
 

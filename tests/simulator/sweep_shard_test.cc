@@ -266,7 +266,7 @@ TEST_F(SweepSlices, IdentityFollowsTheTraceGridAndOptions) {
   SweepGrid grid;
   grid.workers = {4, 8};
   grid.levels = {{2, 1}};
-  const ReplayOptions base = ReplayOptions().accordion(AccordionOptions().eta(0.3));
+  const ReplayOptions base = ReplayOptions().eta(0.3);
   const SweepIdentity id = IdentifySweep(Path("a.trace"), base, grid);
   for (const std::string* h : {&id.trace, &id.grid, &id.options}) EXPECT_EQ(h->size(), 16u) << *h;
   const SweepIdentity same = IdentifySweep(Path("copy.trace"), ReplayOptions(base).jobs(7).timeout_s(5), grid);

@@ -37,9 +37,7 @@ ReplayInput* TimelineAndSweep::input_ = nullptr;
 
 TEST_F(TimelineAndSweep, TimelineDrawsTheReplayedIterationNextToTheMeasuredOne) {
   const ReplayResult r =
-      ReplayEngine(
-          ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5)))
-          .Run(*input_);
+      ReplayEngine(ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).interval(5)).Run(*input_);
   const MeasuredIteration measured = LoadMeasuredIteration(*trace_, 3);
   EXPECT_EQ(measured.record.epoch, 3);
   const nlohmann::json t = IterationTimeline(r, 3, &measured);
@@ -94,8 +92,7 @@ TEST_F(TimelineAndSweep, PointsRunTheirPatternsOneAtATime) {
 }
 
 TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
-  const ReplayOptions base =
-      ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).interval(5);
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.eta = {0.3, 0.5};
@@ -120,8 +117,7 @@ TEST_F(TimelineAndSweep, SweepRowsAreTheReplaysOfTheirPoints) {
 // The CLI streams rows as they complete; what it writes is what the held
 // rows would have made, in the same order.
 TEST_F(TimelineAndSweep, StreamedRowsAreTheHeldOnesInGridOrder) {
-  const ReplayOptions base =
-      ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).accordion(AccordionOptions().interval(5));
+  const ReplayOptions base = ReplayOptions().platform(test_support::ExactStar(0, 1, 10)).interval(5);
   SweepGrid g;
   g.bandwidth_gbps = {1, 10, 100};
   g.levels = {{2, 1}, {4, 1}};

@@ -49,6 +49,8 @@ int main(int argc, char** argv) {
   app.add_option("--policy", policy)->check(CLI::IsMember({"static", "accordion"}));
   app.add_option("--low", low);
   app.add_option("--high", high);
+  app.add_option("--eta", o.eta, "Accordion threshold the run records (run.eta) and its levels follow")
+      ->check(CLI::PositiveNumber);
   app.add_option("--interval", o.interval)->check(CLI::Range(1, 100000));
   app.add_option("--decay", o.decay_epochs, "Epochs at which the LR drops 10x");
   app.add_option("--seed", o.seed);

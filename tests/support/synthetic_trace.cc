@@ -96,7 +96,7 @@ void WriteSyntheticTrace(const std::string& path, const SyntheticTraceOptions& o
 
   RunInfo run;
   run.synthetic = true;
-  run.writer = kWriterSynthetic;
+  run.writer = o.writer;
   run.model = o.model;
   run.dataset = "synthetic";
   run.train_samples = o.train_samples;
@@ -167,6 +167,7 @@ void WriteSyntheticTrace(const std::string& path, const SyntheticTraceOptions& o
     rec.test_loss = 2.3 * shape * 1.1;
     rec.train_acc = std::min(1.0, 0.1 + 0.85 * (1.0 - shape));
     rec.test_acc = std::min(1.0, 0.1 + 0.8 * (1.0 - shape));
+    if (!o.record_test_metrics) rec.test_loss = rec.test_acc = kNotRecorded;
 
     // Timings: compute scales with the model, communication with the floats.
     const double forward = 0.002 * L, backward = 2 * forward;

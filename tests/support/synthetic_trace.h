@@ -41,6 +41,12 @@ struct SyntheticTraceOptions {
   int sampled_iterations = 2;            // per-iteration rows per epoch and rank
   uint64_t seed = 1;
   RunStatus final_status = RunStatus::kComplete;
+  // run.writer: kWriterSynthetic, or another writer a test stands in for
+  // (kWriterPythonHook). run.synthetic stays true.
+  std::string writer = kWriterSynthetic;
+  // false: every epoch's test loss and accuracy kNotRecorded, as the Python
+  // hook writes them when the script gives none.
+  bool record_test_metrics = true;
 };
 
 // The LR of `epoch` under the options' warm-up and step decay.

@@ -20,4 +20,20 @@ void ExecuteSql(const std::string& path, const std::string& sql) {
   if (rc != SQLITE_OK) throw std::runtime_error("SQL failed on " + path + ": " + message + " in: " + sql);
 }
 
+int64_t QueryInt(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  if (sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr) != SQLITE_OK) {
+    sqlite3_close(db);
+    throw std::runtime_error("cannot open " + path);
+  }
+  sqlite3_stmt* st = nullptr;
+  const bool row = sqlite3_prepare_v2(db, sql.c_str(), -1, &st, nullptr) == SQLITE_OK && sqlite3_step(st) == SQLITE_ROW;
+  const int64_t value = row ? sqlite3_column_int64(st, 0) : 0;
+  const std::string message = sqlite3_errmsg(db);
+  sqlite3_finalize(st);
+  sqlite3_close(db);
+  if (!row) throw std::runtime_error("no row from " + sql + " on " + path + ": " + message);
+  return value;
+}
+
 }  // namespace accordion::test_support

@@ -3,7 +3,9 @@
 // older files, and the validator applies each version's own rules.
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <filesystem>
+#include <limits>
 #include <string>
 
 #include "tests/support/synthetic_trace.h"
@@ -192,6 +194,97 @@ TEST_F(SchemaVersionTest, TheValidatorAppliesVersionTwosRules) {
   const std::string negative = WriteCurrent("probe-negative.trace");
   Sql(negative, "INSERT INTO network_probe (op, bytes, repeat, seconds) VALUES ('allreduce', 4096, 0, -1)");
   EXPECT_THROW(ValidateTrace(negative), TraceError);
+}
+
+// Version 3: a loss or accuracy the run did not record (NaN in the record,
+// the Python hook given none) is NULL in the file and NaN read back; v1 and
+// v2 keep declaring those columns NOT NULL, and a run resumed in such a file
+// may not leave one out.
+TEST_F(SchemaVersionTest, VersionThreeStoresAMetricNotRecordedAsNull) {
+  ASSERT_GE(kTraceSchemaVersion, 3);
+  // The DDL line of `column` in schema `version` (the epochs table's: no
+  // other table has these names).
+  auto line = [](int version, const std::string& column) {
+    const std::string& sql = TraceSchemaSql(version);
+    const size_t at = sql.find("\n  " + column + " ");
+    return at == std::string::npos ? std::string() : sql.substr(at + 1, sql.find('\n', at + 1) - at - 1);
+  };
+  for (const std::string column : {"train_loss", "train_acc", "test_loss", "test_acc"}) {
+    for (int version : {1, 2}) {
+      EXPECT_NE(line(version, column).find("REAL    NOT NULL"), std::string::npos) << version << ": " << column;
+    }
+    EXPECT_NE(line(3, column).find("REAL"), std::string::npos) << line(3, column);
+    EXPECT_EQ(line(3, column).find("NOT NULL"), std::string::npos) << line(3, column);
+  }
+  EXPECT_NE(line(3, "compute_s").find("NOT NULL"), std::string::npos);  // only the four
+
+  const std::string path = Path("hook.trace");
+  synthetic::SyntheticTraceOptions options;
+  options.model = "mlp";
+  options.epochs = 3;
+  options.writer = kWriterPythonHook;
+  options.record_test_metrics = false;
+  synthetic::WriteSyntheticTrace(path, options);
+  EXPECT_EQ(test_support::QueryInt(path, "SELECT COUNT(*) FROM epochs WHERE test_acc IS NULL AND test_loss IS NULL"),
+            3);
+  EXPECT_EQ(test_support::QueryInt(path, "SELECT COUNT(*) FROM epochs WHERE train_acc IS NULL"), 0);
+  const TraceSummary summary = ValidateTrace(path);
+  EXPECT_EQ(summary.epochs, 3);
+  {
+    auto reader = TraceReader::Open(path);
+    for (const EpochRecord& e : reader->Epochs()) {
+      EXPECT_TRUE(std::isnan(e.test_acc) && std::isnan(e.test_loss)) << "epoch " << e.epoch;
+      EXPECT_TRUE(Recorded(e.train_acc) && Recorded(e.train_loss)) << "epoch " << e.epoch;
+    }
+  }
+  // A NULL where v2 requires a value is refused by the validator, and a run
+  // resumed in a v2 file may not write one.
+  Sql(path, "UPDATE meta SET value='2' WHERE key='schema_version'");
+  try {
+    ValidateTrace(path);
+    FAIL() << "a v2 file without test accuracy validated";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.code(), TraceErrorCode::kInvalidValue);
+    EXPECT_NE(std::string(e.what()).find("schema v2"), std::string::npos) << e.what();
+  }
+  Sql(path, "UPDATE epochs SET test_acc = 0.5, test_loss = 1");
+  EXPECT_NO_THROW(ValidateTrace(path));
+  EpochData data;  // epoch 2 again, as read before the resume takes it out
+  {
+    auto reader = TraceReader::Open(path);
+    data.epoch = reader->Epochs()[2];
+    for (const EpochLayerRecord& r : reader->EpochLayers()) {
+      if (r.epoch == 2) data.layers.push_back(r);
+    }
+  }
+  auto writer = TraceWriter::Resume(path, 2);
+  data.epoch.test_acc = kNotRecorded;
+  try {
+    writer->WriteEpoch(data);
+    FAIL() << "a v2 file took a metric not recorded";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.code(), TraceErrorCode::kInconsistent);
+  }
+  data.epoch.test_acc = 0.5;
+  EXPECT_NO_THROW(writer->WriteEpoch(data));
+}
+
+// Infinity is still no value: only NaN means "not recorded".
+TEST_F(SchemaVersionTest, AnInfiniteMetricIsStillRefused) {
+  RunInfo run = synthetic::MlpRun("fashion-mnist", 600, 60, 2);
+  const std::string path = Path("inf.trace");
+  auto writer = TraceWriter::Create(path, run, synthetic::MlpLayers());
+  EpochData data;
+  data.epoch.epoch = 0;
+  data.epoch.batch_size = 60;
+  data.epoch.iterations = 10;
+  data.epoch.test_loss = std::numeric_limits<double>::infinity();
+  try {
+    writer->WriteEpoch(data);
+    FAIL() << "an infinite test loss was written";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.code(), TraceErrorCode::kInvalidValue);
+  }
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 
 #include "tests/support/run_command.h"
 #include "tests/trainer/train_support.h"
+#include "traces/schema.h"
 
 namespace accordion {
 namespace {
@@ -68,7 +69,7 @@ TEST_F(RecordedReplayTest, TheTraceNamesItsWriterAndItsProbeUnlessToldNotToProbe
   const CommandResult info = RunCommand(test_support::kAnalyze + " info " + probed + " --format json");
   ASSERT_EQ(info.exit_code, 0) << info.err;
   const nlohmann::json j = nlohmann::json::parse(info.out);
-  EXPECT_EQ(j["schema_version"], 2);
+  EXPECT_EQ(j["schema_version"], kTraceSchemaVersion);
   EXPECT_EQ(j["writer"], "accordion-train");
   EXPECT_EQ(j["ranks_per_node"], 2);
   EXPECT_GE(j["network_probe_rows"].get<int>(), 20);  // two ops, at least two sizes, five repeats

@@ -1,0 +1,77 @@
+// AccordionRun, the driver accordion-train and the DDP hook share: its plans
+// are the controllers' decisions, per layer or, for the batch scheme, one
+// for the whole model.
+#include "trainer/accordion_run.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <vector>
+
+namespace accordion {
+namespace {
+
+AccordionRunOptions Options(Scheme scheme, double low, double high) {
+  return AccordionRunOptions()
+      .scheme(CommunicationScheme(scheme))
+      .level_low(low)
+      .level_high(high)
+      .accordion(AccordionOptions().eta(0.5).interval(1));
+}
+
+// Norms whose first layer settles after epoch 1 while the second keeps
+// halving: the first leaves its critical regime, the second stays in it.
+std::vector<std::vector<double>> Norms() { return {{10, 8}, {10.5, 4}, {10.6, 2}, {10.6, 1}}; }
+
+TEST(AccordionRun, PerLayerPlansAreTheControllersDecisions) {
+  AccordionRun run(Options(Scheme::kPowerSgd, 2, 1), 2);
+  AccordionController reference(2, AccordionOptions().eta(0.5).interval(1).level_low(2).level_high(1));
+  AccordionController whole(1, AccordionOptions().eta(0.5).interval(1).level_low(2).level_high(1));
+  EXPECT_FALSE(run.batch_scheme());
+  for (const std::vector<double>& norms : Norms()) {
+    const AccordionRun::Plan plan = run.CurrentPlan();
+    EXPECT_EQ(plan.layer_levels, reference.levels());
+    EXPECT_EQ(plan.critical, reference.critical());
+    EXPECT_EQ(plan.model_critical, whole.critical()[0]);
+    EXPECT_EQ(plan.global_batch, 0);
+    EXPECT_EQ(plan.raw_gradient_weight, 1);
+    const AccordionDecision decision = run.EndEpoch(norms, 0.1, 0.1);
+    EXPECT_EQ(decision.levels_next, reference.EndEpoch(norms, 0.1, 0.1).levels_next);
+    whole.EndEpoch({WholeModelNorm(norms)}, 0.1, 0.1);
+  }
+  // The settled layer left its regime; the halving one did not.
+  EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{1, 2}));
+}
+
+TEST(AccordionRun, TheBatchSchemeDecidesOnceForTheWholeModel) {
+  AccordionRun run(Options(Scheme::kBatch, 64, 512), 3);
+  AccordionController whole(
+      1, AccordionOptions().eta(0.5).interval(1).level_low(64).level_high(512).mode(ControllerMode::kWholeModel));
+  EXPECT_TRUE(run.batch_scheme());
+  const std::vector<std::vector<double>> norms = {{4, 3, 0}, {4.1, 3.1, 0}, {4.1, 3.1, 0}};
+  for (const std::vector<double>& n : norms) {
+    const AccordionRun::Plan plan = run.CurrentPlan();
+    const double batch = whole.levels()[0];
+    EXPECT_EQ(plan.layer_levels, std::vector<double>(3, batch));
+    EXPECT_EQ(plan.global_batch, static_cast<int64_t>(batch));
+    EXPECT_DOUBLE_EQ(plan.raw_gradient_weight, batch / 64);
+    run.EndEpoch(n, 0.1, 0.1);
+    whole.EndEpoch({WholeModelNorm(n)}, 0.1, 0.1);
+  }
+  // The model's norm settled: the batch grew, and the norm weight with it.
+  EXPECT_EQ(run.CurrentPlan().global_batch, 512);
+  EXPECT_DOUBLE_EQ(run.CurrentPlan().raw_gradient_weight, 8);
+}
+
+TEST(AccordionRun, AnLrDecayHoldsEveryLayerCritical) {
+  AccordionRun run(Options(Scheme::kTopK, 0.99, 0.1), 2);
+  run.EndEpoch({10, 10}, 0.1, 0.1);
+  run.EndEpoch({10, 10}, 0.1, 0.1);
+  EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{0.1, 0.1}));
+  run.EndEpoch({10, 10}, 0.1, 0.01);
+  EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{0.99, 0.99}));
+  EXPECT_TRUE(run.CurrentPlan().model_critical);
+}
+
+}  // namespace
+}  // namespace accordion
