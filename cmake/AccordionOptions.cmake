@@ -74,10 +74,17 @@ accordion_resolve_module(ACCORDION_BUILD_GUI "gui (accordion-gui, accordion-repo
 # module is a torch extension: the Python that imports it must have a torch
 # built from the same LibTorch (Debian's python3-torch beside libtorch-dev).
 set(ACCORDION_BUILD_PYTHON AUTO CACHE STRING "Build the accordion Python package (AUTO|ON|OFF)")
-set(ACCORDION_PYTHON_EXECUTABLE /usr/bin/python3 CACHE FILEPATH "The Python the accordion package is built for")
+# Against a torch package's LibTorch (ACCORDION_TORCH_FROM_PYTHON, the
+# presets' default) the package is built for that same Python.
+if(ACCORDION_TORCH_FROM_PYTHON)
+  set(_default_python ${ACCORDION_PYTHON})
+else()
+  set(_default_python /usr/bin/python3)
+endif()
+set(ACCORDION_PYTHON_EXECUTABLE ${_default_python} CACHE FILEPATH "The Python the accordion package is built for")
 set(_python_why "the trainer is not built")
 if(ACCORDION_BUILD_TRAINER AND NOT ACCORDION_BUILD_PYTHON STREQUAL "OFF")
-  set(_python_why "pybind11 or ${ACCORDION_PYTHON_EXECUTABLE}'s torch not found (apt-get install pybind11-dev python3-torch)")
+  set(_python_why "pybind11 or ${ACCORDION_PYTHON_EXECUTABLE}'s torch not found (scripts/install-deps.sh)")
   set(PYTHON_EXECUTABLE ${ACCORDION_PYTHON_EXECUTABLE})
   # PyTorch 2's CMake files find Python with the interpreter alone; pybind11
   # then takes that Python, without the headers its modules are built with.

@@ -13,7 +13,13 @@
 # analysis tools build). Included by AccordionOptions.cmake before it decides
 # on the simulator, so that its summary line tells the truth.
 option(ACCORDION_TORCH_FROM_PYTHON "Build the trainer against python3's torch package (its LibTorch)" OFF)
-set(ACCORDION_PYTHON "python3" CACHE STRING "The Python whose torch package provides LibTorch")
+# Under pip install (scikit-build-core), the Python that runs pip.
+if(SKBUILD AND Python_EXECUTABLE)
+  set(_accordion_default_python ${Python_EXECUTABLE})
+else()
+  set(_accordion_default_python python3)
+endif()
+set(ACCORDION_PYTHON ${_accordion_default_python} CACHE STRING "The Python whose torch package provides LibTorch")
 
 if(ACCORDION_TORCH_FROM_PYTHON)
   execute_process(
@@ -22,7 +28,9 @@ if(ACCORDION_TORCH_FROM_PYTHON)
     RESULT_VARIABLE _torch_rc OUTPUT_VARIABLE _torch_out ERROR_VARIABLE _torch_err
     OUTPUT_STRIP_TRAILING_WHITESPACE)
   if(NOT _torch_rc EQUAL 0)
-    message(FATAL_ERROR "ACCORDION_TORCH_FROM_PYTHON: '${ACCORDION_PYTHON} -c \"import torch\"' failed: ${_torch_err}")
+    message(FATAL_ERROR "ACCORDION_TORCH_FROM_PYTHON: '${ACCORDION_PYTHON} -c \"import torch\"' failed "
+      "(scripts/install-deps.sh makes the project's .venv with PyTorch; or configure with --preset debian-torch "
+      "for Debian's LibTorch): ${_torch_err}")
   endif()
   string(REPLACE "\n" ";" _torch_lines "${_torch_out}")
   list(GET _torch_lines 0 _torch_prefix)
@@ -39,7 +47,20 @@ if(ACCORDION_TORCH_FROM_PYTHON)
       "use PyTorch's own wheel, e.g. pip install torch)")
   endif()
   set(Torch_DIR "${_torch_prefix}/Torch" CACHE PATH "LibTorch's CMake directory" FORCE)
-  message(STATUS "Accordion: LibTorch from python3's torch ${_torch_version} (CUDA '${_torch_cuda}') at ${Torch_DIR}")
+  # TorchConfig finds its libraries with find_library(... PATHS <torch>/lib),
+  # which searches the system's directories first: where Debian's libtorch-dev
+  # is installed too, it would link that LibTorch under these headers.
+  # Its find_package(Caffe2 PATHS ...) likewise prefers Debian's Caffe2.
+  get_filename_component(_torch_lib_dir "${_torch_prefix}/../../lib" ABSOLUTE)
+  list(PREPEND CMAKE_LIBRARY_PATH "${_torch_lib_dir}")
+  set(Caffe2_DIR "${_torch_prefix}/Caffe2" CACHE PATH "LibTorch's Caffe2 CMake directory" FORCE)
+  # PyPI's libtorch.so exports std::filesystem functions of its own GCC; an
+  # executable that finds them there before libstdc++ crashes in them
+  # (std::filesystem::remove_all jumping to 0). libstdc++ first on the link
+  # line puts it first among the libraries the dynamic linker searches.
+  set(ACCORDION_TORCH_LINK_FIRST stdc++)
+  message(STATUS "Accordion: LibTorch from ${ACCORDION_PYTHON}'s torch ${_torch_version} (CUDA '${_torch_cuda}') at ${Torch_DIR}")
+  set(_accordion_summary "${_accordion_summary}  LibTorch: torch ${_torch_version} from ${ACCORDION_PYTHON} (CUDA '${_torch_cuda}')\n")
   if(_torch_cxx11_abi EQUAL 0)
     message(WARNING "Accordion: torch ${_torch_version} uses the pre-C++11 string ABI; building everything "
       "with _GLIBCXX_USE_CXX11_ABI=0 and leaving out tests, benchmarks and the simulator, whose "

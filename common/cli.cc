@@ -93,8 +93,8 @@ int ParseAndRun(CLI::App& app, const std::string& tool_name, int argc, char** ar
 
 }  // namespace
 
-void AddVersionFlags(CLI::App& app, const std::string& tool_name) {
-  AddVersionFlagRecursive(&app, tool_name + " " + kVersion);
+void AddVersionFlags(CLI::App& app, const std::string& tool_name, const std::string& details) {
+  AddVersionFlagRecursive(&app, tool_name + " " + kVersion + (details.empty() ? "" : " (" + details + ")"));
 }
 
 int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {

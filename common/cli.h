@@ -21,8 +21,9 @@
 namespace accordion {
 
 // Adds --version to `app` and to each of its subcommands (call after the
-// subcommands are declared).
-void AddVersionFlags(CLI::App& app, const std::string& tool_name);
+// subcommands are declared). `details`, when given, follows the version in
+// parentheses (what the tool was built against).
+void AddVersionFlags(CLI::App& app, const std::string& tool_name, const std::string& details = "");
 
 // Parses argv into `app`, then runs `body`. Maps parse errors, InputError,
 // other exceptions and a failed standard output onto the contract above and

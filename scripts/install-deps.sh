@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
-# Installs the Debian 12 packages the Accordion Toolkit needs, and only those
-# that are missing; running it again does nothing. Uses sudo when not root.
-#   scripts/install-deps.sh          build, tests and the main job
-#   scripts/install-deps.sh --bench  also NumPy, for bench/ comparisons
+# Installs what the Accordion Toolkit needs and only what is missing; running
+# it again does nothing. Uses sudo when not root.
+#   1. Debian 12 packages (compilers, SQLite, SimGrid, Qt 6, Eigen, ...).
+#   2. With --venv, the project's Python environment, .venv: a pinned PyTorch
+#      2.x from PyPI (scripts/python-requirements.txt) for the `pytorch`
+#      CMake preset. Its LibTorch, with c10d's Gloo and NCCL, is what
+#      accordion-train, the accordion package and the tests then build
+#      against; the CUDA toolkit under /usr/local/cuda compiles the NCCL
+#      communicator. Remade only when the pins change.
+#   scripts/install-deps.sh          the Debian packages (Debian's LibTorch 1.13)
+#   scripts/install-deps.sh --venv   also .venv (about 2.6 GB downloaded)
 set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
 
 packages=(
   build-essential cmake ninja-build pkg-config git
@@ -13,13 +21,15 @@ packages=(
   libtorch-dev libgloo-dev libopenblas0-openmp
   libsimgrid-dev
   qt6-base-dev libqcustomplot-dev
-  pybind11-dev python3-dev python3-torch python3-torchvision python3-pytest
+  pybind11-dev python3-dev python3-venv python3-torch python3-torchvision python3-pytest
   dataset-fashion-mnist
 )
+venv=0
 for arg in "$@"; do
   case "$arg" in
+    --venv) venv=1 ;;
     --bench) packages+=(python3-numpy) ;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: error: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
@@ -31,12 +41,35 @@ for p in "${packages[@]}"; do
   fi
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages present"
-  exit 0
+  echo "install-deps: all ${#packages[@]} Debian packages present"
+else
+  sudo=""
+  if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
+  echo "install-deps: installing ${missing[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-sudo=""
-if [ "$(id -u)" -ne 0 ]; then sudo="sudo"; fi
-echo "install-deps: installing ${missing[*]}"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+[ "$venv" -eq 1 ] || exit 0
+requirements="$root/scripts/python-requirements.txt"
+stamp="$root/.venv/.accordion-requirements"
+if [ -x "$root/.venv/bin/python" ] && cmp -s "$requirements" "$stamp"; then
+  echo "install-deps: .venv up to date"
+else
+  # Debian's Python 3.11, whatever python3 comes first on PATH (pyenv, conda):
+  # the CMake presets and the tests use .venv/bin/python.
+  start=$(date +%s)
+  rm -f "$stamp"
+  /usr/bin/python3 -m venv "$root/.venv"
+  echo "install-deps: installing $(grep -c '^[a-z]' "$requirements") pinned Python packages into .venv" \
+       "(PyTorch with CUDA: about 4.7 GB installed)"
+  "$root/.venv/bin/python" -m pip install --quiet --disable-pip-version-check -r "$requirements"
+  cp "$requirements" "$stamp"
+  echo "install-deps: .venv made in $(( $(date +%s) - start )) s"
+fi
+# What the build will compile against (CI prints it with every run).
+"$root/.venv/bin/python" - <<'EOF'
+import torch
+nccl = ".".join(map(str, torch.cuda.nccl.version())) if torch.version.cuda else "none"
+print(f"install-deps: torch {torch.__version__}, CUDA {torch.version.cuda or 'none'}, NCCL {nccl}")
+EOF

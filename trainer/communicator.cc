@@ -16,6 +16,7 @@ std::unique_ptr<Communicator> ConnectNccl(const NcclOptions&) {
       "this accordion-train was built without the NCCL communicator (it needs a CUDA LibTorch; "
       "see docs/gpu.md)");
 }
+std::string NcclBuildVersion() { return ""; }
 #endif
 
 std::vector<std::string> AllGatherBytes(Communicator& comm, const std::string& mine) {

@@ -4,6 +4,7 @@
 #include "trainer/nccl_communicator.h"
 
 #include <cstdlib>
+#include <string>
 #include <type_traits>
 #include <utility>
 
@@ -13,6 +14,8 @@
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAGuard.h>
 #include <c10/cuda/CUDAStream.h>
+#include <cuda_runtime_api.h>
+#include <nccl.h>
 
 #include "trainer/rendezvous.h"
 
@@ -170,6 +173,11 @@ class NcclCommunicator : public Communicator {
 };
 
 }  // namespace
+
+std::string NcclBuildVersion() {
+  return "NCCL " + std::to_string(NCCL_MAJOR) + "." + std::to_string(NCCL_MINOR) + "." + std::to_string(NCCL_PATCH) +
+         ", CUDA " + std::to_string(CUDART_VERSION / 1000) + "." + std::to_string(CUDART_VERSION % 1000 / 10);
+}
 
 std::unique_ptr<Communicator> ConnectNccl(const NcclOptions& options) {
   return std::make_unique<NcclCommunicator>(options);

@@ -43,6 +43,10 @@ class NcclOptions {
 // build has no NCCL communicator.
 std::unique_ptr<Communicator> ConnectNccl(const NcclOptions& options);
 
+// What the NCCL communicator was compiled against ("NCCL 2.28.9, CUDA 13.0"),
+// or "" in a build without it.
+std::string NcclBuildVersion();
+
 }  // namespace accordion
 
 #endif  // ACCORDION_TRAINER_NCCL_COMMUNICATOR_H_

@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "common/version.h"
+#include "trainer/nccl_communicator.h"
 
 namespace accordion {
 
@@ -15,7 +16,15 @@ std::string RecordedVersionsJson() {
   j["libtorch"] = TORCH_VERSION;
   j["sqlite"] = SqliteVersion();
   j["compiler"] = __VERSION__;
+  const std::string nccl = NcclBuildVersion();
+  if (!nccl.empty()) j["nccl_communicator"] = nccl;
   return j.dump();
+}
+
+std::string TrainerBuildDescription() {
+  const std::string nccl = NcclBuildVersion();
+  return std::string("LibTorch ") + TORCH_VERSION + "; NCCL communicator " +
+         (nccl.empty() ? "not linked (a CPU-only LibTorch: Gloo only)" : "linked, " + nccl);
 }
 
 namespace {

@@ -61,6 +61,10 @@ class TraceRecorder {
 // accordion-train and the Python hook.
 std::string RecordedVersionsJson();
 
+// What accordion-train --version says of its build: the LibTorch and whether
+// (and against which NCCL and CUDA) the NCCL communicator is linked.
+std::string TrainerBuildDescription();
+
 // The epoch's per-layer rows (norm, ratio, regime, level, floats sent over
 // data.epoch.iterations steps), added to `data` with their floats summed
 // into data.epoch.floats_sent. `levels` and `critical` are the epoch's, per

@@ -17,7 +17,7 @@
 
 int main() {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
-  const torch::Tensor q = std::get<0>(torch::linalg::qr(torch::randn({5, 5}, gen, torch::kFloat64)));
+  const torch::Tensor q = std::get<0>(torch::linalg_qr(torch::randn({5, 5}, gen, torch::kFloat64)));
   const torch::Tensor a = q.mm(torch::diag(torch::tensor({6.0, 3.0, 1.0, -0.5, 0.1}, torch::kFloat64))).mm(q.t());
   // w in two parameter tensors, as a model's layers would hold it.
   std::vector<torch::Tensor> w = {torch::ones({3}, torch::kFloat64).requires_grad_(true),
@@ -34,7 +34,7 @@ int main() {
     std::printf("%10.0e %12.6f %11d %10.1e\n", tolerance, e.eigenvalue, e.iterations, std::fabs(e.eigenvalue - 6));
   }
   const accordion::HessianEigenEstimator precise(accordion::HessianOptions().tolerance(1e-12).max_iterations(500));
-  const torch::Tensor top_of_first_block = torch::linalg::eigvalsh(a.narrow(0, 0, 3).narrow(1, 0, 3), "L").max();
+  const torch::Tensor top_of_first_block = torch::linalg_eigvalsh(a.narrow(0, 0, 3).narrow(1, 0, 3), "L").max();
   std::printf("block of the first 3 entries: %.6f (top eigenvalue of A's 3x3 corner: %.6f)\n",
               precise.Estimate(loss, {w[0]}, "first").eigenvalue, top_of_first_block.item<double>());
 }

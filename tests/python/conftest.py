@@ -14,7 +14,8 @@ WORKERS = os.path.join(HERE, "workers")
 BIN_DIR = os.environ.get("ACCORDION_BIN_DIR", os.path.join(HERE, "..", "..", "build", "release", "bin"))
 PACKAGE_DIR = os.environ.get("ACCORDION_PYTHON_DIR", os.path.join(HERE, "..", "..", "build", "release", "python"))
 
-if PACKAGE_DIR not in sys.path:
+# "installed": the package pip installed into this Python (pip_install_check.sh).
+if PACKAGE_DIR != "installed" and PACKAGE_DIR not in sys.path:
     sys.path.insert(0, PACKAGE_DIR)
 
 
@@ -37,8 +38,10 @@ def torchrun(script, *args, nproc=2, timeout=180):
     Debian 12's torch 1.13 on Python 3.11 parses torchrun's default --redirects 0
     into None and crashes; --redirects 1 --tee 1 avoids it (stdout lines get a
     "[defaultN]:" prefix)."""
-    env = dict(os.environ, PYTHONPATH=PACKAGE_DIR + os.pathsep + os.environ.get("PYTHONPATH", ""),
-               OMP_NUM_THREADS="1")
+    path = os.environ.get("PYTHONPATH", "")
+    if PACKAGE_DIR != "installed":
+        path = PACKAGE_DIR + os.pathsep + path
+    env = dict(os.environ, PYTHONPATH=path, OMP_NUM_THREADS="1")
     cmd = [sys.executable, "-m", "torch.distributed.run", "--redirects", "1", "--tee", "1",
            "--nproc_per_node", str(nproc), "--master_addr", "127.0.0.1", "--master_port", str(free_port()),
            os.path.join(WORKERS, script), *map(str, args)]

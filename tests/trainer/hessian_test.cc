@@ -18,7 +18,7 @@ namespace {
 // A symmetric 5x5 matrix with eigenvalues 6, 2.5, 1, -0.5, 0.1 in a random basis.
 torch::Tensor KnownMatrix() {
   at::Generator gen = at::make_generator<at::CPUGeneratorImpl>(3);
-  const torch::Tensor q = std::get<0>(torch::linalg::qr(torch::randn({5, 5}, gen, torch::kFloat64)));
+  const torch::Tensor q = std::get<0>(torch::linalg_qr(torch::randn({5, 5}, gen, torch::kFloat64)));
   const torch::Tensor eigenvalues = torch::tensor({6.0, 2.5, 1.0, -0.5, 0.1}, torch::kFloat64);
   return q.mm(torch::diag(eigenvalues)).mm(q.t());
 }
@@ -37,7 +37,7 @@ struct Quadratic {
 
 // The eigenvalue of largest magnitude (what power iteration finds).
 double TopEigenvalue(const torch::Tensor& symmetric) {
-  const torch::Tensor e = torch::linalg::eigvalsh(symmetric.to(torch::kFloat64), "L");
+  const torch::Tensor e = torch::linalg_eigvalsh(symmetric.to(torch::kFloat64), "L");
   return e[e.abs().argmax()].item<double>();
 }
 

@@ -1,7 +1,8 @@
 // TorchScript files for the tests of accordion-train --model FILE, exported
-// the way a user does it - torch.jit.script(model).save(path) - by Debian's
-// /usr/bin/python3, whose python3-torch is the release libtorch-dev is built
-// from. Without torch in that Python the tests skip. Python takes seconds to
+// the way a user does it - torch.jit.script(model).save(path) - by the Python
+// whose torch the trainer's LibTorch comes from (ACCORDION_TEST_PYTHON: the
+// project's .venv, or Debian's /usr/bin/python3 beside libtorch-dev). Without
+// torch in that Python the tests skip. Python takes seconds to
 // import torch and ctest runs every test in a process of its own, so the
 // files are exported once per build tree (and version of the script below).
 #ifndef ACCORDION_TESTS_TRAINER_TORCHSCRIPT_FILES_H_
@@ -20,9 +21,12 @@
 
 namespace accordion::test_support {
 
-inline const std::string kPython = "/usr/bin/python3";
+#ifndef ACCORDION_TEST_PYTHON
+#define ACCORDION_TEST_PYTHON "/usr/bin/python3"
+#endif
+inline const std::string kPython = ACCORDION_TEST_PYTHON;
 
-// Whether /usr/bin/python3 imports torch (asked once).
+// Whether kPython imports torch (asked once).
 inline bool PythonHasTorch() {
   static const bool has = RunCommand(kPython + " -c 'import torch' 2>/dev/null").exit_code == 0;
   return has;
@@ -160,12 +164,12 @@ torch.jit.script(Pair()).save(out + "/tuple.pt")
 }
 
 // A test of the exported files, in a temporary directory of its own; it
-// skips where /usr/bin/python3 has no torch.
+// skips where kPython has no torch.
 class TorchScriptFilesTest : public TempDirTest {
  protected:
   void SetUp() override {
     TempDirTest::SetUp();
-    if (!PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch (python3-torch)";
+    if (!PythonHasTorch()) GTEST_SKIP() << kPython << " has no torch (scripts/install-deps.sh)";
     std::string error;
     models_ = TorchScriptModelsDir(&error);
     ASSERT_FALSE(models_.empty()) << "exporting the TorchScript files failed: " << error;

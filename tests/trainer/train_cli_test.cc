@@ -69,6 +69,11 @@ TEST_F(TrainCli, HelpAndVersion) {
   const CommandResult v = Train("--version");
   EXPECT_EQ(v.exit_code, 0);
   EXPECT_NE(v.out.find("accordion-train 0."), std::string::npos) << v.out;
+  // It names the LibTorch it was built with and whether --backend nccl can work.
+  EXPECT_NE(v.out.find("(LibTorch " TORCH_VERSION_TEXT "; NCCL communicator "), std::string::npos) << v.out;
+  EXPECT_NE(v.out.find(ACCORDION_EXPECT_NCCL ? "NCCL communicator linked, NCCL " : "NCCL communicator not linked"),
+            std::string::npos)
+      << v.out;
   const CommandResult h = Train("--help");
   EXPECT_EQ(h.exit_code, 0);
   for (const char* flag : {"--scheme", "--policy", "--nproc", "--trace-iterations", "--resume", "--bucket-mb"}) {

@@ -175,7 +175,8 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {
 // built-in one's: its BatchNorm statistics, dropout stream and PowerSGD
 // memories survive the resume.
 TEST_F(TrainRobustness, InterruptThenResumeReproducesAnExportedTorchScriptModel) {
-  if (!test_support::PythonHasTorch()) GTEST_SKIP() << "/usr/bin/python3 has no torch (python3-torch)";
+  if (!test_support::PythonHasTorch())
+    GTEST_SKIP() << test_support::kPython << " has no torch (scripts/install-deps.sh)";
   std::string error;
   const std::string models = test_support::TorchScriptModelsDir(&error);
   ASSERT_FALSE(models.empty()) << error;

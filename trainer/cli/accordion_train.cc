@@ -19,6 +19,7 @@
 #include "trainer/models.h"
 #include "trainer/run_outputs.h"
 #include "trainer/torch_pch.h"
+#include "trainer/trace_recorder.h"
 #include "trainer/trainer.h"
 #include "trainer/worker_exit.h"
 
@@ -97,7 +98,7 @@ int main(int argc, char** argv) {
       "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
   TrainOptions options;
   AddTrainFlags(app, options);
-  AddVersionFlags(app, kTool);
+  AddVersionFlags(app, kTool, TrainerBuildDescription());
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (const std::optional<WorkerEnvironment> env = WorkerEnvironmentFromEnv()) {
       return RunWorker(options, *env);
