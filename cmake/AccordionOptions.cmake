@@ -56,6 +56,9 @@ accordion_resolve_module(ACCORDION_BUILD_SIMULATOR "simulator (accordion-sim)"
 if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
   find_package(Torch QUIET)
 endif()
+if(Torch_FOUND AND NOT ACCORDION_TORCH_FROM_PYTHON)
+  set(_accordion_summary "${_accordion_summary}  LibTorch: ${Torch_VERSION} at ${Torch_DIR} (the pytorch preset: PyPI's)\n")
+endif()
 accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"
   "${Torch_FOUND}" "LibTorch not found (apt-get install libtorch-dev libgloo-dev)")
 

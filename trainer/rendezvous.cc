@@ -232,7 +232,11 @@ c10::intrusive_ptr<c10d::Store> ConnectStore(const RendezvousOptions& options) {
   try {
     connected = c10::make_intrusive<c10d::TCPStore>(options.master_addr(), store);
   } catch (const std::exception& e) {
-    if (store.isServer && FirstLineOf(e).find("Address already in use") != std::string::npos) {
+    // PyTorch 1.13 says "Address already in use"; PyTorch 2's store
+    // "... code: -98, name: EADDRINUSE, message: address already in use".
+    const std::string said = FirstLineOf(e);
+    if (store.isServer &&
+        (said.find("Address already in use") != std::string::npos || said.find("EADDRINUSE") != std::string::npos)) {
       throw InputError("MASTER_PORT " + std::to_string(options.master_port()) + " is already in use on " +
                        options.master_addr() + " (another run, or a second worker started with RANK 0?)");
     }

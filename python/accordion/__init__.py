@@ -18,8 +18,12 @@ Quick start (inside a script started by ``torchrun``)::
     acc.close()
 """
 
+# torch first: it loads the LibTorch libraries _core links against (an
+# installed _core carries no path to them, as torch's own extensions do not).
+import torch  # noqa: F401
+
 from . import _core
-from .ddp import AccordionHook, attach
+from .ddp import AccordionHook, HookOptions, attach
 
 __version__ = _core.__version__
-__all__ = ["AccordionHook", "attach", "__version__"]
+__all__ = ["AccordionHook", "HookOptions", "attach", "__version__"]

@@ -11,7 +11,7 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 base=$("$python" -c 'import sys; print(sys._base_executable)')
 "$base" -m venv "$work/venv"
-pins=$(grep -E '^(torch|pytest|scikit-build-core)==' "$root/scripts/python-requirements.txt")
+pins=$(grep -E '^(torch|pytest|numpy|scikit-build-core)==' "$root/scripts/python-requirements.txt")
 "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check $pins
 (cd "$root" && "$work/venv/bin/python" -m pip install --quiet --disable-pip-version-check --no-build-isolation .)
 cd "$root/tests/python"
