@@ -278,7 +278,9 @@ void DdpHookCore::BeginStep() {
   AgreeOnPhase(RankPhase::kStep, "");
   exchange_->BeginStep(recorder_->Samples(step_));
   gradients_seen_ = false;
-  step_start_ = now;
+  // After the agreement: its small all-gather is the hook's own
+  // communication, not the model's forward, which the trace's forward_s is.
+  step_start_ = Clock::now();
   iteration_ = IterationRecord();
   in_step_ = true;
 }
