@@ -57,10 +57,10 @@ if(NOT ACCORDION_BUILD_TRAINER STREQUAL "OFF")
   find_package(Torch QUIET)
 endif()
 if(Torch_FOUND AND NOT ACCORDION_TORCH_FROM_PYTHON)
-  set(_accordion_summary "${_accordion_summary}  LibTorch: ${Torch_VERSION} at ${Torch_DIR} (the pytorch preset: PyPI's)\n")
+  set(_accordion_summary "${_accordion_summary}  LibTorch: ${Torch_VERSION} at ${Torch_DIR} (not the .venv's PyTorch: ACCORDION_TORCH_FROM_PYTHON is OFF)\n")
 endif()
 accordion_resolve_module(ACCORDION_BUILD_TRAINER "trainer (accordion-train)"
-  "${Torch_FOUND}" "LibTorch not found (apt-get install libtorch-dev libgloo-dev)")
+  "${Torch_FOUND}" "LibTorch not found (scripts/install-deps.sh makes .venv with PyTorch; or apt-get install libtorch-dev libgloo-dev)")
 
 # --- gui: Qt6 Widgets + QCustomPlot; it projects what-ifs with the simulator
 if(NOT ACCORDION_BUILD_GUI STREQUAL "OFF")

@@ -1,10 +1,13 @@
 # Which LibTorch the trainer builds against.
 #
-#   default                          find_package(Torch): Debian's libtorch-dev
-#                                    (1.13, CPU only) or whatever Torch_DIR says.
-#   -DACCORDION_TORCH_FROM_PYTHON=ON the LibTorch inside python3's torch package
-#                                    (torch.utils.cmake_prefix_path), e.g.
-#                                    PyTorch 2.x with CUDA and NCCL on a GPU machine.
+#   -DACCORDION_TORCH_FROM_PYTHON=ON  the LibTorch inside ACCORDION_PYTHON's torch
+#     (the presets' default)          package (torch.utils.cmake_prefix_path): the
+#                                     project's .venv, PyTorch 2.x from PyPI with
+#                                     CUDA and NCCL (scripts/install-deps.sh).
+#   -DACCORDION_TORCH_FROM_PYTHON=OFF find_package(Torch): Debian's libtorch-dev
+#     (the debian-torch preset)       (1.13, CPU only) or whatever Torch_DIR says.
+#
+# Without a preset the default is ON where the .venv exists.
 #
 # A wheel's LibTorch may use the pre-C++11 std::string ABI. Everything linked
 # with it must then use that ABI too, which Debian's GoogleTest, Google
@@ -12,10 +15,19 @@
 # tests, benchmarks and the simulator are left out (the trainer and the
 # analysis tools build). Included by AccordionOptions.cmake before it decides
 # on the simulator, so that its summary line tells the truth.
-option(ACCORDION_TORCH_FROM_PYTHON "Build the trainer against python3's torch package (its LibTorch)" OFF)
+set(_accordion_venv_python "${PROJECT_SOURCE_DIR}/.venv/bin/python")
+if(EXISTS "${_accordion_venv_python}")
+  set(_accordion_default_from_python ON)
+else()
+  set(_accordion_default_from_python OFF)
+endif()
+option(ACCORDION_TORCH_FROM_PYTHON "Build the trainer against ACCORDION_PYTHON's torch package (its LibTorch)"
+       ${_accordion_default_from_python})
 # Under pip install (scikit-build-core), the Python that runs pip.
 if(SKBUILD AND Python_EXECUTABLE)
   set(_accordion_default_python ${Python_EXECUTABLE})
+elseif(EXISTS "${_accordion_venv_python}")
+  set(_accordion_default_python "${_accordion_venv_python}")
 else()
   set(_accordion_default_python python3)
 endif()

@@ -2,14 +2,16 @@
 # Installs what the Accordion Toolkit needs and only what is missing; running
 # it again does nothing. Uses sudo when not root.
 #   1. Debian 12 packages (compilers, SQLite, SimGrid, Qt 6, Eigen, ...).
-#   2. With --venv, the project's Python environment, .venv: a pinned PyTorch
-#      2.x from PyPI (scripts/python-requirements.txt) for the `pytorch`
-#      CMake preset. Its LibTorch, with c10d's Gloo and NCCL, is what
-#      accordion-train, the accordion package and the tests then build
-#      against; the CUDA toolkit under /usr/local/cuda compiles the NCCL
-#      communicator. Remade only when the pins change.
-#   scripts/install-deps.sh          the Debian packages (Debian's LibTorch 1.13)
-#   scripts/install-deps.sh --venv   also .venv (about 2.6 GB downloaded)
+#   2. The project's Python environment, .venv: a pinned PyTorch 2.x from
+#      PyPI (scripts/python-requirements.txt). Its LibTorch, with c10d's Gloo
+#      and NCCL, is what accordion-train, the accordion package and the tests
+#      build against (the CMake presets); the CUDA toolkit under
+#      /usr/local/cuda, where there is one, compiles the NCCL communicator.
+#      Remade only when the pins change.
+#   scripts/install-deps.sh                 Debian packages and .venv (about 2.6 GB downloaded)
+#   scripts/install-deps.sh --debian-torch  also Debian's LibTorch 1.13 (CPU only), for the
+#                                           debian-torch and sanitize presets
+#   scripts/install-deps.sh --no-venv       the Debian packages only
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -18,18 +20,20 @@ packages=(
   libsqlite3-dev sqlite3 nlohmann-json3-dev libcli11-dev libeigen3-dev zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   clang libfuzzer-14-dev clang-format-14
-  libtorch-dev libgloo-dev libopenblas0-openmp
+  libopenblas0-openmp
   libsimgrid-dev
   qt6-base-dev libqcustomplot-dev
-  pybind11-dev python3-dev python3-venv python3-torch python3-torchvision python3-pytest
+  pybind11-dev python3-dev python3-venv
   dataset-fashion-mnist
 )
-venv=0
+venv=1
 for arg in "$@"; do
   case "$arg" in
-    --venv) venv=1 ;;
-    --bench) packages+=(python3-numpy) ;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0 ;;
+    --venv) venv=1 ;;  # the default; kept so that older notes still work
+    --no-venv) venv=0 ;;
+    --debian-torch) packages+=(libtorch-dev libgloo-dev python3-torch python3-torchvision python3-pytest) ;;
+    --bench) ;;  # NumPy for the benchmarks is in .venv now
+    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: error: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done

@@ -1,6 +1,8 @@
 #include "trainer/rendezvous.h"
 
+#include <fcntl.h>
 #include <netdb.h>
+#include <poll.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -138,6 +140,36 @@ void CheckMasterAddress(const RendezvousOptions& options) {
   }
 }
 
+// Whether something accepts TCP connections at addr:port within `wait`. The
+// watch asks when no reply came in time: a service that accepts and never
+// answers is not a store (bad input); nothing accepting is an unreachable or
+// not yet started rank 0, which PyTorch 1.13's store reported itself at the
+// timeout and PyTorch 2's keeps retrying past it.
+bool SomethingListens(const std::string& addr, int port, std::chrono::milliseconds wait) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* found = nullptr;
+  if (::getaddrinfo(addr.c_str(), std::to_string(port).c_str(), &hints, &found) != 0) return false;
+  bool listens = false;
+  for (const addrinfo* a = found; a != nullptr && !listens; a = a->ai_next) {
+    const int fd = ::socket(a->ai_family, a->ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a->ai_protocol);
+    if (fd < 0) continue;
+    if (::connect(fd, a->ai_addr, a->ai_addrlen) == 0) {
+      listens = true;
+    } else if (errno == EINPROGRESS) {
+      pollfd p{fd, POLLOUT, 0};
+      int error = 0;
+      socklen_t length = sizeof error;
+      listens = ::poll(&p, 1, static_cast<int>(wait.count())) == 1 &&
+                ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+    }
+    ::close(fd);
+  }
+  ::freeaddrinfo(found);
+  return listens;
+}
+
 [[noreturn]] void NotAStoreTerminate() {
   std::string why = "an exception in a c10d thread";
   try {
@@ -178,17 +210,28 @@ RendezvousGuard::RendezvousGuard(const RendezvousOptions& options) : uncaught_(s
   // Rank 0 hosts the store itself: what answers it is c10d's own server.
   const bool watch_replies = options.rank() != 0;
   const auto deadline = std::chrono::steady_clock::now() + options.timeout() + kWatchGrace;
-  const std::string no_reply =
-      NotAStore(guarded_rendezvous, "no whole reply within --timeout " +
-                                        FormatNumber(static_cast<double>(options.timeout().count()) / 1000) + " s");
-  watch_ = std::thread([this, watch_replies, deadline, no_reply] {
+  const std::string within =
+      "within --timeout " + FormatNumber(static_cast<double>(options.timeout().count()) / 1000) + " s";
+  const std::string no_reply = NotAStore(guarded_rendezvous, "no whole reply " + within);
+  const std::string nothing_listens = guarded_rendezvous + " failed: nothing accepted a connection at " +
+                                      options.master_addr() + ":" + std::to_string(options.master_port()) + " " +
+                                      within +
+                                      " (is rank 0 started there, and MASTER_ADDR reachable from this machine?)";
+  const std::string addr = options.master_addr();
+  const int port = options.master_port();
+  watch_ = std::thread([this, watch_replies, deadline, no_reply, nothing_listens, addr, port] {
     std::unique_lock<std::mutex> lock(mutex_);
     while (!ended_) {
       // A stop (SIGTERM, Ctrl-C) only sets a flag, and c10d's blocking reads
       // restart after it; nothing is written yet, so the stop is the exit.
       if (StopRequested()) ::_exit(kExitInterrupted);
       if (watch_replies && !answered_ && std::chrono::steady_clock::now() > deadline) {
-        ExitFromWatch(no_reply, kExitBadInput);
+        lock.unlock();
+        const bool listens = SomethingListens(addr, port, std::chrono::milliseconds(1000));
+        lock.lock();
+        if (ended_) break;
+        if (listens) ExitFromWatch(no_reply, kExitBadInput);
+        ExitFromWatch(nothing_listens, kExitFailure);
       }
       ended_changed_.wait_for(lock, std::chrono::milliseconds(50));
     }

@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Final test accuracy: the Accordion hook's PowerSGD against PyTorch's powerSGD_hook.
 
 Issue 26's accuracy comparison (a documented table, not a test). The same
@@ -21,7 +21,7 @@ noise does not favour one. The table gives each seed's final test accuracy,
 the mean and a 95 % confidence interval (Student's t, n - 1 degrees of
 freedom) per configuration, and whether ours and torch's intervals overlap.
 
-  PYTHONPATH=build/release/python /usr/bin/python3 bench/python/accuracy_vs_powersgd.py \
+  PYTHONPATH=build/release/python .venv/bin/python bench/python/accuracy_vs_powersgd.py \
       --seeds 1,2,3 --epochs 3 --out bench/python/results/accuracy-vs-powersgd-DATE.md
 """
 import argparse

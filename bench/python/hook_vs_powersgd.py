@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """Step time of the Accordion DDP hook against PyTorch's own powerSGD_hook, side by side.
 
 Issue 26's performance check (a benchmark, never a timed test). Two Gloo ranks
@@ -31,7 +31,7 @@ configurations of one repeat ran back to back) then their median.
 Run it plainly (it starts torchrun itself, with Debian 12's --redirects 1 --tee 1
 workaround) with the package on PYTHONPATH:
 
-  PYTHONPATH=build/release/python /usr/bin/python3 bench/python/hook_vs_powersgd.py \
+  PYTHONPATH=build/release/python .venv/bin/python bench/python/hook_vs_powersgd.py \
       --repeats 5 --out bench/python/results/hook-vs-powersgd-DATE.md
 
 or as a worker under your own torchrun (``--worker``, writes JSON to --json).

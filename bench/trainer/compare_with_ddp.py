@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """accordion-train against PyTorch's DistributedDataParallel, side by side,
 over one or several links.
 
@@ -22,8 +22,8 @@ Targets (marked in the table, never a failure): ours dense >= 1.2x DDP
 dense on every link; ours PowerSGD rank 2 >= 1.5x DDP dense at 1 Gbit/s and
 below.
 
-  /usr/bin/python3 bench/trainer/compare_with_ddp.py --build build/release          # loopback
-  sudo /usr/bin/python3 bench/trainer/compare_with_ddp.py --links loopback,100mbit,1gbit,10gbit \\
+  .venv/bin/python bench/trainer/compare_with_ddp.py --build build/release          # loopback
+  sudo .venv/bin/python bench/trainer/compare_with_ddp.py --links loopback,100mbit,1gbit,10gbit \\
       --epochs 1 --limit-samples 20000 --repeat 3 --out bench-out
 
 "loopback": the workers talk over 127.0.0.1. A rate (tc syntax: 100mbit,
@@ -36,8 +36,8 @@ shaped link is probed first with one TCP stream (the "probe" column). --link
 RATE is kept as a one-link --links.
 
 --out DIR writes the table as DIR/compare_with_ddp.md and every run as
-DIR/compare_with_ddp.json. Needs python3-torch (scripts/install-deps.sh
---bench). Not a test: a failed run is a cell marked failed, and targets are
+DIR/compare_with_ddp.json. Needs a torch: the project's .venv
+(scripts/install-deps.sh), or Debian's python3-torch. Not a test: a failed run is a cell marked failed, and targets are
 reported, never enforced.
 """
 import argparse

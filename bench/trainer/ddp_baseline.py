@@ -1,4 +1,4 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """PyTorch's own DistributedDataParallel on the same job accordion-train runs.
 
 The baseline for bench/trainer/compare_with_ddp.py: the same model (the

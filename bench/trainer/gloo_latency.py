@@ -1,11 +1,11 @@
-#!/usr/bin/python3
+#!/usr/bin/env python3
 """How long one Gloo all-reduce between two local processes takes, by size.
 
 Explains docs/bench-trainer.md: on a small VM the cost is mostly latency, so
 a PowerSGD step (two dependent all-reduces) cannot beat a dense one (one)
 over loopback, whatever it saves in bytes.
 
-  /usr/bin/python3 bench/trainer/gloo_latency.py
+  .venv/bin/python bench/trainer/gloo_latency.py
 """
 import socket
 import time

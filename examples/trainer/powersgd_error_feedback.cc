@@ -62,7 +62,9 @@ int main() {
       auto error = [&](const torch::Tensor& sum) {
         return (sum / k - gradient).norm().item<double>() / gradient.norm().item<double>();
       };
-      std::printf("%6d  %22.3f  %20.3f\n", k, error(sum_without), error(sum_with));
+      // Two decimals: after 64 float steps the third depends on the LibTorch
+      // (0.0220 with 1.13, 0.0225 with 2.11).
+      std::printf("%6d  %22.2f  %20.2f\n", k, error(sum_without), error(sum_with));
     }
   }
   std::printf(
