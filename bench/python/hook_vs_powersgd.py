@@ -296,13 +296,18 @@ def summarise(results, args):
     return "\n".join(lines), rows
 
 
+def torch_version():
+    import torch
+    return torch.__version__
+
+
 def report(args, results, command, load_before, load_after, wall, teardown, started, out):
     table, _ = summarise(results, args)
     header = [
         f"# Accordion DDP hook vs PyTorch powerSGD_hook: step time ({started})",
         "",
         f"- Machine: {platform.node()}, {os.cpu_count()} CPUs ({platform.processor() or platform.machine()}), "
-        f"{platform.platform()}; Python {platform.python_version()}",
+        f"{platform.platform()}; Python {platform.python_version()}, torch {torch_version()}",
         f"- Load average (1, 5, 15 min) before: {load_before}; after: {load_after}; wall "
         f"{'%.0f s' % wall if wall else 'not recorded'}",
         f"- {args.nproc} Gloo ranks on CPU under torchrun, {args.threads} torch thread(s) each, PowerSGD rank "
