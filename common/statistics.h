@@ -12,6 +12,10 @@ namespace accordion {
 // 0 for none.
 double Median(std::vector<double> values);
 
+// Whether positive `a` and `b` differ by at most `fraction` of the larger:
+// false where either is not positive.
+bool AgreeWithin(double a, double b, double fraction);
+
 }  // namespace accordion
 
 #endif  // ACCORDION_COMMON_STATISTICS_H_

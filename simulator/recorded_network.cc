@@ -20,6 +20,7 @@ constexpr double kMaxBandwidthBps = 1e13;
 constexpr double kMaxHostSecondsPerByte = 999e-9;
 
 struct ProbePoint {
+  bool allreduce = false;
   double alpha_coefficient = 0;  // messages in a row: alpha's multiplier
   double beta_coefficient = 0;   // bytes through the busiest link: 1/B's multiplier
   double seconds = 0;            // the fastest of the repeats
@@ -34,6 +35,7 @@ std::vector<ProbePoint> PointsOf(const std::vector<NetworkProbeRecord>& probe, i
   for (const auto& [key, seconds] : times) {
     const auto [op, bytes] = key;
     ProbePoint p;
+    p.allreduce = op == CollectiveOp::kAllReduce;
     p.alpha_coefficient = per_message.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
     p.beta_coefficient = per_byte.Time(op, AllReduceAlgorithm::kRing, static_cast<double>(bytes), world);
     // The fastest repeat: what the network took. Above it is the hosts'
@@ -54,12 +56,24 @@ std::string RecordedNetwork::Describe() const {
   out.precision(3);
   out << "probe of " << sizes << " sizes on " << world_size << " ranks: " << platform.latency_s * 2e6
       << " us per message, " << GbpsFromBytesPerSecond(platform.LinkBandwidth()) << " Gb/s";
+  if (burst_bytes > 0) out << " sustained";
   if (platform.host_s_per_byte > 0) {
     out << " (links " << GbpsFromBytesPerSecond(platform.bandwidth_Bps) << " Gb/s, hosts "
         << platform.host_s_per_byte * 1e9 << " ns/B)";
   }
   out << " (rms " << rms_relative_error * 100 << " %)";
+  if (burst_bytes > 0) {
+    out << "; a shaper's burst: messages up to " << burst_bytes / 1024 << " KiB per link crossed ";
+    if (burst_line_Bps > 0) {
+      out << "at " << GbpsFromBytesPerSecond(burst_line_Bps) << " Gb/s";
+    } else {
+      out << "in their latency alone";
+    }
+  }
   if (!transfer_seen) out << "; no size probed showed its transfer: the bandwidth is a guess";
+  if (transfer_seen && !sustained_seen) {
+    out << "; its two largest sizes did not cross at the same rate: the sustained rate may be lower";
+  }
   return out.str();
 }
 
@@ -88,25 +102,73 @@ std::pair<double, double> FitRelative(const std::vector<ProbePoint>& points) {
   return {alpha, beta};
 }
 
-// The bandwidth from the largest messages, whose time the transfer
-// dominates (a shaper lets small ones through in its burst at line rate,
-// which a fit over every size would take for bandwidth), then alpha over
-// every size with that bandwidth: the median of what is left per message.
-std::pair<double, double> FitLargeThenSmall(const std::vector<ProbePoint>& points) {
-  double largest = 0;
-  for (const ProbePoint& p : points) largest = std::max(largest, p.beta_coefficient);
-  std::vector<ProbePoint> large;
-  for (const ProbePoint& p : points) {
-    if (p.beta_coefficient >= largest / 16) large.push_back(p);
+// How far apart, per byte, the sustained sizes may be.
+constexpr double kSustainedAgreement = 0.25;
+// How much faster per byte than the sustained rate a smaller size must have
+// crossed to count as a burst.
+constexpr double kBurstFactor = 2;
+
+double PerByte(const ProbePoint& p) { return p.seconds / p.beta_coefficient; }
+
+// The probe's points split at the top: `sustained` the largest ones, down to
+// the first whose time per byte is not the largest's within
+// kSustainedAgreement; `below` the rest.
+void SplitAtTheTop(std::vector<ProbePoint> points, std::vector<ProbePoint>& sustained, std::vector<ProbePoint>& below) {
+  std::sort(points.begin(), points.end(),
+            [](const ProbePoint& a, const ProbePoint& b) { return a.beta_coefficient > b.beta_coefficient; });
+  size_t i = 0;
+  while (i < points.size() && points[i].beta_coefficient > 0 &&
+         AgreeWithin(PerByte(points[i]), PerByte(points[0]), kSustainedAgreement)) {
+    ++i;
   }
-  double beta = 0;
-  if (large.size() >= 2) beta = FitRelative(large).second;
-  if (beta <= 0) return FitRelative(points);
+  sustained.assign(points.begin(), points.begin() + static_cast<std::ptrdiff_t>(i));
+  below.assign(points.begin() + static_cast<std::ptrdiff_t>(i), points.end());
+}
+
+// What a fit prices each point at.
+struct Fit {
+  double alpha = 0;
+  double beta = 0;        // the sustained rate's seconds per byte
+  double burst_beta = 0;  // within the burst (0: latency alone)
+  double burst_bytes = 0;
+  bool sustained_seen = false;
+  double Time(const ProbePoint& p) const {
+    const bool in_burst = burst_bytes > 0 && p.beta_coefficient <= burst_bytes;
+    return p.alpha_coefficient * alpha + p.beta_coefficient * (in_burst ? burst_beta : beta);
+  }
+};
+
+Fit FitSustainedAndBurst(const std::vector<ProbePoint>& points) {
+  std::vector<ProbePoint> sustained, below;
+  SplitAtTheTop(points, sustained, below);
+  Fit fit;
+  int sustained_allreduces = 0;
+  for (const ProbePoint& p : sustained) sustained_allreduces += p.allreduce ? 1 : 0;
+  fit.sustained_seen = sustained_allreduces >= 2;
+  fit.beta = FitRelative(sustained.size() >= 2 ? sustained : points).second;
+  if (fit.beta <= 0) {
+    const auto [alpha, beta] = FitRelative(points);
+    fit.alpha = alpha;
+    fit.beta = beta;
+    return fit;
+  }
+  // A burst: the largest size below the sustained ones crossed much faster
+  // per byte than the sustained rate allows, latency included.
+  const std::vector<ProbePoint>& rest = below.empty() ? sustained : below;
+  if (!below.empty()) {
+    const ProbePoint& largest = below.front();
+    if (kBurstFactor * largest.seconds < largest.beta_coefficient * fit.beta) {
+      fit.burst_bytes = largest.beta_coefficient;
+      fit.burst_beta = FitRelative(below).second;
+    }
+  }
+  const double beta_below = fit.burst_bytes > 0 ? fit.burst_beta : fit.beta;
   std::vector<double> alphas;
-  for (const ProbePoint& p : points) {
-    alphas.push_back(std::max(0.0, (p.seconds - p.beta_coefficient * beta) / p.alpha_coefficient));
+  for (const ProbePoint& p : rest) {
+    alphas.push_back(std::max(0.0, (p.seconds - p.beta_coefficient * beta_below) / p.alpha_coefficient));
   }
-  return {Median(alphas), beta};
+  fit.alpha = Median(alphas);
+  return fit;
 }
 
 }  // namespace
@@ -117,15 +179,15 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   const std::vector<ProbePoint> points = PointsOf(probe, world_size);
   if (points.empty()) throw InputError("the trace's network probe has no positive time");
   if (points.size() < 2) return std::nullopt;
-  auto [alpha, beta] = FitLargeThenSmall(points);
-  beta = std::max(beta, 1 / kMaxBandwidthBps);
+  const Fit fit = FitSustainedAndBurst(points);
+  const double alpha = fit.alpha, beta = std::max(fit.beta, 1 / kMaxBandwidthBps);
 
   RecordedNetwork n;
   n.world_size = world_size;
   n.sizes = static_cast<int>(points.size());
   double sum_sq = 0;
   for (const ProbePoint& p : points) {
-    const double relative = (p.alpha_coefficient * alpha + p.beta_coefficient * beta - p.seconds) / p.seconds;
+    const double relative = (fit.Time(p) - p.seconds) / p.seconds;
     sum_sq += relative * relative;
   }
   n.rms_relative_error = std::sqrt(sum_sq / static_cast<double>(points.size()));
@@ -135,6 +197,9 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
     longest = std::max(longest, p.seconds);
   }
   n.transfer_seen = longest >= 2 * shortest;
+  n.sustained_seen = fit.sustained_seen;
+  n.burst_bytes = fit.burst_bytes;
+  n.burst_line_Bps = fit.burst_beta > 0 ? 1 / fit.burst_beta : 0;
   n.platform.topology = Topology::kStar;
   n.platform.bandwidth_Bps = 1 / beta;
   n.platform.latency_s = alpha / 2;  // a message crosses two links of the star

@@ -5,12 +5,15 @@
 // bandwidth where the training's own few, small, noisy collectives cannot.
 //
 // The fit is a star of the run's world size whose links give, under the
-// alpha-beta ring formulas (alpha_beta_model.h), each size's fastest repeat:
-// the bandwidth from the largest sizes (least squares of relative error
-// over those within 16x of the largest; a shaper passes small messages in
-// its burst at line rate), then alpha per message, the median over every
-// size of what the transfer leaves (two links of a star: a link's latency
-// is alpha / 2).
+// alpha-beta ring formulas (alpha_beta_model.h), each size's fastest repeat.
+// The bandwidth is the sustained rate: a least-squares fit (of relative
+// error) over the largest sizes, those that take the same time per byte
+// as the largest within 25 %. Smaller sizes that crossed faster than that
+// rate allows were inside a token-bucket shaper's burst (tc's tbf, a cloud
+// instance's burst credits): they give the line rate and the burst's size,
+// kept beside the platform. Alpha per message is the median of what the
+// transfer leaves over the sizes below the sustained ones (two links of a
+// star: a link's latency is alpha / 2).
 // The platform uses SimGrid's exact network setting (CM02, no TCP window,
 // no cross-traffic), under which a simulation reproduces those formulas, so
 // simulated and analytic replays see the same recorded network.
@@ -39,7 +42,21 @@ struct RecordedNetwork {
   // Whether the largest size took at least twice the smallest: without, the
   // probe saw latency (or a busy host) only, and its bandwidth is a guess.
   bool transfer_seen = true;
-  // "probe of 14 sizes: 46.2 us per message, 9.41 Gb/s (rms 3.1 %)".
+  // Whether at least two sizes agreed per byte at the top of the probe:
+  // without, its largest size may still have ridden a burst, and the
+  // sustained rate may be lower than the platform's.
+  bool sustained_seen = true;
+  // A shaper's burst, where smaller sizes crossed at least twice as fast
+  // per byte as the sustained rate: their rate (bytes per second through a
+  // link; 0 when they were all latency, too fast to tell) and the largest
+  // of them in bytes through a link. burst_bytes 0: no burst seen.
+  double burst_line_Bps = 0;
+  double burst_bytes = 0;
+  // The fit's rms relative error above which a replay warns that it is
+  // not the network the run saw.
+  static constexpr double kHighRms = 0.25;
+  // "probe of 14 sizes on 2 ranks: 46.2 us per message, 9.41 Gb/s (rms 3.1 %)",
+  // with the burst where one was seen.
   std::string Describe() const;
 };
 

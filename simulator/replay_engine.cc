@@ -312,6 +312,11 @@ std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const
   return n;
 }
 
+PlatformSpec WhatIfBasePlatform(const ReplayInput& input, const ReplayOptions& options) {
+  const std::optional<RecordedNetwork> recorded = RecordedNetworkOf(input, options);
+  return recorded ? recorded->platform : PlatformSpec();
+}
+
 namespace {
 
 // Each recorded collective against `modelled` (its time on the recorded
@@ -388,6 +393,7 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   // the command line then uses only to place that platform's links.
   const std::optional<RecordedNetwork> recorded_network =
       options.recorded_bandwidth_gbps() ? std::nullopt : RecordedNetworkOf(input, options);
+  std::string uncertain;  // a warning after the note, where the recorded network is in doubt
   if (options.recorded_bandwidth_gbps()) {
     PlatformSpec recorded = platform;
     recorded.bandwidth_Bps = BytesPerSecondFromGbps(*options.recorded_bandwidth_gbps());
@@ -403,6 +409,20 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     costs.anchored = true;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): " << DescribeResiduals(costs)
          << ", what the trace's " << input.collective_s.size() << " collectives took against it";
+    if (recorded_network->rms_relative_error > RecordedNetwork::kHighRms || !recorded_network->sustained_seen) {
+      std::ostringstream warning;
+      warning.precision(3);
+      warning << "warning: the recorded network is uncertain (";
+      if (recorded_network->rms_relative_error > RecordedNetwork::kHighRms) {
+        warning << "its fit misses the probe by " << recorded_network->rms_relative_error * 100
+                << " % rms: a busy host, or a network the alpha-beta line does not describe";
+      } else {
+        warning << "the probe's largest sizes did not cross at one rate: a burst not used up";
+      }
+      warning << "); what-ifs at other rates may be off: give the rate the run saw with --recorded-bandwidth-gbps "
+                 "(the explorer's Recorded at)";
+      uncertain = warning.str();
+    }
   } else {
     // The op the trace ran most of, and whether its sizes tell fixed cost from transfer.
     std::map<CollectiveOp, std::set<int64_t>> sizes;
@@ -423,6 +443,7 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
   }
   if (platform.collective_overhead_s > 0) note << ", in place of the platform's overhead";
   notes.push_back(note.str() + " (--collective-overhead platform: the platform's instead)");
+  if (!uncertain.empty()) notes.push_back(uncertain);
   platform.collective_overhead_s = 0;
   return costs;
 }

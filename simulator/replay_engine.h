@@ -195,6 +195,12 @@ struct ReplayResult {
 // default (accordion-sim), and what its host costs are residuals over.
 std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const ReplayOptions& options);
 
+// The platform a what-if's settings change for `input`: the recorded network
+// where RecordedNetworkOf gives one, else PlatformSpec's defaults. Every tool
+// starts from it (accordion-sim's flags, the GUI's what-if, accordion-report),
+// so the same trace and settings give the same answer everywhere.
+PlatformSpec WhatIfBasePlatform(const ReplayInput& input, const ReplayOptions& options);
+
 class ReplayEngine {
  public:
   explicit ReplayEngine(ReplayOptions options);

@@ -148,6 +148,7 @@ std::string HookConfigJson(const DdpHookOptions& o) {
   config["seed"] = o.seed();
   config["trace_iterations"] = o.sample_iterations();
   config["no_network_probe"] = !o.network_probe();
+  config["network_probe_budget_s"] = NetworkProbeOptions().budget_s();
   config["topk_dense_vectors"] = o.scheme().topk_dense_vectors();
   config["topk_error_feedback"] = o.scheme().topk_error_feedback();
   config["epochs"] = o.epochs();

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/statistics.h"
 #include "trainer/collective_bench.h"
 #include "trainer/collective_timing.h"
 
@@ -37,12 +38,15 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
   double last_size_s = 0;                     // ... at the previous size
   int64_t growth = options.factor();          // from the previous size to this one
   int sizes = 0;
+  // The previous size's all-reduce time per byte (its fastest run), or 0
+  // while no transfer shows.
+  double last_per_byte = 0;
   for (int64_t size = options.min_bytes(); size <= options.max_bytes(); size *= growth) {
     if (sizes >= options.min_sizes() &&
         spent_s + last_size_s * static_cast<double>(growth) * runs > options.budget_s()) {
       break;
     }
-    double size_s = 0;
+    double size_s = 0, allreduce_fastest = 0;
     for (const CollectiveOp op : kProbedOps) {
       const BenchShape shape = ShapeOf(op, size, world);
       const std::vector<std::vector<double>> times =
@@ -58,9 +62,19 @@ std::vector<NetworkProbeRecord> ProbeNetwork(Communicator& comm, torch::Device d
       }
       spent_s += slowest_run;  // the untimed run, taken at the worst
       size_s += fastest;
+      if (op == CollectiveOp::kAllReduce) allreduce_fastest = fastest;
     }
     if (sizes++ == 0) first_size_s = size_s;
     last_size_s = size_s;
+    // A burst used up: two successive sizes whose transfer shows cross at
+    // the same rate, which is then the sustained one. The untimed run of a
+    // size takes what is left of a burst and back-to-back runs leave it no
+    // time to refill, so past it even the fastest run is at that rate.
+    const bool transfer_shows = sizes > 1 && size_s >= 2 * first_size_s;
+    const double per_byte = transfer_shows ? allreduce_fastest / static_cast<double>(size) : 0;
+    if (sizes >= options.min_sizes() && AgreeWithin(per_byte, last_per_byte, options.agreement())) break;
+    last_per_byte = per_byte;
+    if (spent_s > options.budget_s() && sizes >= options.min_sizes()) break;
     // While the times do not grow with size yet (latency, or a loaded host)
     // the next size tells little: skip one, so that the budget reaches sizes
     // whose transfer shows.

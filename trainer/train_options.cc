@@ -498,8 +498,13 @@ const std::vector<TrainFlag>& TrainFlags() {
                    })
           .MayChangeOnResume(),
       Flag("--no-network-probe", "no_network_probe", &TrainOptions::no_network_probe,
-           "Skip the network probe at start (a second or two of all-reduces and all-gathers that let a "
+           "Skip the network probe at start (a few seconds of all-reduces and all-gathers that let a "
            "replay anchor on the recorded network)")
+          .MayChangeOnResume(),
+      Number("--network-probe-budget", "network_probe_budget_s", &TrainOptions::network_probe_budget_s,
+             "Seconds the network probe may take at most (it ends sooner where two sizes cross at the same "
+             "rate)",
+             {0, /*min_included=*/false, 60, /*max_included=*/true}, "must be in (0, 60] seconds")
           .MayChangeOnResume(),
       Number("--bucket-mb", "bucket_mb", &TrainOptions::bucket_mb, "Gradient bucket size in MiB", Above(0),
              "must be > 0"),

@@ -92,6 +92,7 @@ struct TrainOptions {
   bool resume = false;
   int trace_iterations = kDefaultSampleIterations;        // sampled iterations per epoch and rank
   bool no_network_probe = false;                          // skip the collective probe at start (network_probe.h)
+  double network_probe_budget_s = 5;                      // the probe's time budget (NetworkProbeOptions)
   double bucket_mb = kDefaultBucketBytes / kBytesPerMiB;  // gradient bucket size, in MiB
   int64_t limit_samples = 0;                              // first N samples (LM: tokens) only (0 = all)
   std::string bind_addr = GlooOptions().bind_addr();      // address Gloo binds to

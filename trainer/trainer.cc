@@ -310,7 +310,9 @@ void Trainer::State::OpenTrace() {
   }
   recorder = std::make_unique<TraceRecorder>(*comm, std::move(writer), !o.trace.empty(), o.trace_iterations);
   // A resumed trace keeps the probe of its first start.
-  if (!o.resume && !o.no_network_probe) recorder->ProbeNetwork(device, NetworkProbeOptions());
+  if (!o.resume && !o.no_network_probe) {
+    recorder->ProbeNetwork(device, NetworkProbeOptions().budget_s(o.network_probe_budget_s));
+  }
 }
 
 RankState Trainer::State::Checkpointed() {

@@ -15,13 +15,16 @@
 #        [--latency-ms 0.5] [--schemes dense,powersgd,topk,accordion] [--repeats 3]
 #        [--epochs 1] [--limit-samples 3072] [--batch-size 128] [--trace-iterations 20]
 #        [--bucket-mb 0.004] [--bench-iters 10] [--calibration-iters 30] [--run-timeout 600]
-#        [--out DIR] [--quick]
+#        [--burst BYTES] [--out DIR] [--quick]
 #
 # --quick: 2 workers, 100mbit and 1gbit, 1 repeat, dense and powersgd (a smoke
 # run of a few minutes); flags given beside it still win. Schemes: dense;
 # powersgd (static rank 2); topk (static fraction 0.1); accordion (PowerSGD
 # under Accordion, ranks 2 / 1). --latency-ms 0 adds no netem; where the
 # kernel has no netem the run goes on without the delay and the report says so.
+# --burst: tbf's bucket in bytes at every rate (262144: 256 KiB, a token
+# bucket with burst credits as cloud instances shape their links); without,
+# 0.25 ms at the rate, at least 32 KiB - as near to no burst as tbf allows.
 #
 # Needs root (network namespaces, tc) and built accordion-train,
 # accordion-bench-collectives and accordion-sim; where any is missing it says
@@ -48,13 +51,14 @@ BENCH_ITERS=10
 # The calibration's medians: more iterations, since one fit serves every point.
 CAL_ITERS=30
 RUN_TIMEOUT=600
+BURST=''
 QUICK=0
 while [[ $# -gt 0 ]]; do
   case "$1" in
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     --quick) QUICK=1; shift; continue ;;
     --build|--sim|--bench|--workers|--bandwidths|--calibrate-on|--latency-ms|--schemes|--scheme|--repeats|\
-    --out|--epochs|--limit-samples|--batch-size|--trace-iterations|--bucket-mb|--bench-iters|--calibration-iters|--run-timeout)
+    --out|--epochs|--limit-samples|--batch-size|--trace-iterations|--bucket-mb|--bench-iters|--calibration-iters|--run-timeout|--burst)
       [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value" ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
@@ -77,6 +81,7 @@ while [[ $# -gt 0 ]]; do
     --bench-iters) BENCH_ITERS=$2 ;;
     --calibration-iters) CAL_ITERS=$2 ;;
     --run-timeout) RUN_TIMEOUT=$2 ;;
+    --burst) BURST=$2 ;;
   esac
   shift 2
 done
@@ -111,6 +116,8 @@ for v in epochs:EPOCHS limit-samples:LIMIT_SAMPLES batch-size:BATCH trace-iterat
   [[ $value =~ ^[1-9][0-9]*$ ]] || die "--${v%%:*} must be a positive integer, not '$value'"
 done
 [[ $BUCKET_MB =~ ^[0-9]*\.?[0-9]+$ ]] || die "--bucket-mb must be a positive number, not '$BUCKET_MB'"
+[[ -z $BURST || ($BURST =~ ^[1-9][0-9]*$ && $BURST -ge 16384) ]] ||
+  die "--burst must be a number of bytes of at least 16384 (a GSO packet), not '$BURST'"
 
 HERE=$(cd "$(dirname "$0")" && pwd)
 TRAIN=$BUILD/bin/accordion-train
@@ -216,6 +223,7 @@ shape() {
   local W=$1 rate=$2 bytes burst i
   bytes=$(rate_bytes "$rate")
   burst=$((bytes / 4000 > 32768 ? bytes / 4000 : 32768)) # 0.25 ms at the rate, 2 GSO packets at least
+  burst=${BURST:-$burst}
   for ((i = 0; i < W; i++)); do
     ip netns exec "accsim-w$i" tc qdisc del dev eth0 root 2>/dev/null || true
     if [[ $NETEM -eq 1 ]]; then
@@ -334,6 +342,6 @@ echo "predicting and replaying ..."
 python3 "$HERE/netns_report.py" --out "$OUT" --sim "$SIM" --calibrate-on "$CALIBRATE_ON" \
   --latency-ms "$LATENCY_MS" --latency-note "$LATENCY_NOTE" --workers "$WORKERS" --rates "$BANDWIDTHS" \
   --schemes "$SCHEMES" --repeats "$REPEATS" \
-  --setup "MLP on Fashion-MNIST, $EPOCHS epoch(s) of $LIMIT_SAMPLES samples, global batch $BATCH, $ITERATIONS sampled steps per rank, buckets of $BUCKET_MB MiB, 1 thread per worker; benchmarks: 3 warm-up and $BENCH_ITERS timed iterations ($CAL_ITERS for the calibration)" \
+  --setup "tbf burst ${BURST:-0.25 ms at the rate (32 KiB at least)}${BURST:+ bytes}; MLP on Fashion-MNIST, $EPOCHS epoch(s) of $LIMIT_SAMPLES samples, global batch $BATCH, $ITERATIONS sampled steps per rank, buckets of $BUCKET_MB MiB, 1 thread per worker; benchmarks: 3 warm-up and $BENCH_ITERS timed iterations ($CAL_ITERS for the calibration)" \
   --host "$(nproc) cores; load average $LOAD_START at the start, $LOAD_END at the end of the runs; runs took $((SECONDS - START)) s"
 echo "results in $OUT (validation.md); $((SECONDS - START)) s in all"

@@ -163,13 +163,16 @@ void WhatIfView::setUpClusterControls() {
   platform_file_->setObjectName("platformFileLabel");
   platform_file_->setWordWrap(true);
   network_model_->setObjectName("networkModelCombo");
-  network_model_->addItem("LV08");
-  network_model_->addItem("CM02");
-  // SimGrid's default (NetworkOptions') first, then the other of the two.
-  const int default_model = network_model_->findText(QString::fromStdString(sim::NetworkOptions().model()));
+  // Automatic (the item's data empty): what accordion-sim takes without
+  // --network-model - the recorded network's exact CM02 for a trace whose
+  // probe anchors the replay, SimGrid's default otherwise.
+  network_model_->addItem(tr("automatic"), QString());
+  network_model_->addItem("LV08", QString("LV08"));
+  network_model_->addItem("CM02", QString("CM02"));
   network_model_->setToolTip(
-      tr("SimGrid's network model: %1 (its default) or %2")
-          .arg(network_model_->itemText(default_model), network_model_->itemText(1 - default_model)));
+      tr("SimGrid's network model. Automatic: as accordion-sim without --network-model - the recorded "
+         "network's (CM02, exact) for a trace with a network probe, else %1")
+          .arg(QString::fromStdString(sim::NetworkOptions().model())));
   allreduce_->setObjectName("allreduceCombo");
   for (const std::string& name : sim::AllReduceAlgorithmNames()) {
     allreduce_->addItem(QString::fromStdString(name), static_cast<int>(*sim::ParseAllReduceAlgorithm(name)));
@@ -456,7 +459,7 @@ void WhatIfView::apply() {
   w.platform_file = item == kPlatformFileItem ? platform_path_ : std::string();
   if (w.platform_file.empty()) w.topology = static_cast<sim::Topology>(item);
   for (const TopologyControl& c : topology_controls_) w.topology_parameters[c.parameter->key] = c.spin->value();
-  w.network_model = network_model_->currentText().toStdString();
+  w.network_model = network_model_->currentData().toString().toStdString();
   w.allreduce = static_cast<sim::AllReduceAlgorithm>(allreduce_->currentData().toInt());
   w.recorded_bandwidth_gbps =
       recorded_known_->isChecked() ? std::optional<double>(recorded_bandwidth_->value()) : std::nullopt;
@@ -476,7 +479,7 @@ void WhatIfView::showSettings() {
   topology_->setCurrentIndex(t >= 0 ? t : 0);
   topology_index_ = topology_->currentIndex();
   for (const TopologyControl& c : topology_controls_) c.spin->setValue(TopologyParameterOf(w, *c.parameter));
-  const int m = network_model_->findText(QString::fromStdString(w.network_model));
+  const int m = network_model_->findData(QString::fromStdString(w.network_model));
   network_model_->setCurrentIndex(m >= 0 ? m : 0);
   allreduce_->setCurrentIndex(allreduce_->findData(static_cast<int>(w.allreduce)));
   if (w.recorded_bandwidth_gbps) recorded_last_gbps_ = *w.recorded_bandwidth_gbps;
@@ -533,11 +536,19 @@ void WhatIfView::showProjection() {
   }
   drawn_run_ = run_path;
   const bool simulated = projection->timing == sim::TimingSource::kSimulate;
-  source_->setText(simulated ? tr("<b>SimGrid replay</b> &nbsp;%1")
+  QString source = simulated ? tr("<b>SimGrid replay</b> &nbsp;%1")
                                    .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped())
                              : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "
-                                  "packet-level answer.</span>")
-                                   .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped()));
+                                  "flow-level answer (contention between messages).</span>")
+                                   .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped());
+  // The replay's warnings (a recorded network in doubt), as accordion-sim
+  // and accordion-report give them.
+  for (const std::string& note : projection->result.notes) {
+    if (note.rfind("warning: ", 0) != 0) continue;
+    source += tr("<br><span style='color:#b35c00'><b>Warning:</b> %1</span>")
+                  .arg(QString::fromStdString(note.substr(9)).toHtmlEscaped());
+  }
+  source_->setText(source);
   const sim::ReplayResult& r = projection->result;
   const double dense_s = projection->dense.total.time_s;
   const sim::ScheduleProjection* rows[4] = {&r.accordion, &r.static_low, &r.static_high, &projection->dense};

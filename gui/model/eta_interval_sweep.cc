@@ -109,7 +109,8 @@ EtaIntervalSweep SweepEtaInterval(const RunData& run, const ScheduleSettings& se
       cell.floats = a.accordion_floats();
       cell.critical_epochs = EpochsIn(a.model_bands);
       if (sweep.has_time) {
-        const sim::ReplayOptions o = ReplayOptionsOf(s, what_if, sim::TimingSource::kAnalytic).cancel(cancel);
+        const sim::ReplayOptions o =
+            ReplayOptionsOf(s, what_if, sim::TimingSource::kAnalytic, BasePlatformOf(run, what_if)).cancel(cancel);
         cell.time_s = sim::ReplayEngine(o).Run(run.input).accordion.total.time_s;
       }
       sweep.cells.push_back(cell);

@@ -46,8 +46,8 @@ double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter
   return it != w.topology_parameters.end() ? it->second : p.get(sim::PlatformSpec());
 }
 
-sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
-  sim::PlatformSpec spec;
+sim::PlatformSpec PlatformOf(const WhatIfSettings& w, const sim::PlatformSpec& base) {
+  sim::PlatformSpec spec = base;
   if (!w.platform_file.empty()) {
     // A platform file (JSON or SimGrid XML) brings its own links and model.
     spec = sim::LoadPlatformFile(w.platform_file);
@@ -58,14 +58,15 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w) {
     for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) p.set(spec, TopologyParameterOf(w, p));
     }
-    spec.network.model(w.network_model);
+    if (!w.network_model.empty()) spec.network.model(w.network_model);
   }
   spec.Validate();
   return spec;
 }
 
-sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model) {
-  const sim::PlatformSpec platform = PlatformOf(w);
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model,
+                                   const sim::PlatformSpec& base) {
+  const sim::PlatformSpec platform = PlatformOf(w, base);
   sim::ReplayOptions o;
   o.platform(platform)
       .workers(w.workers)
@@ -94,7 +95,7 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
     for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) f << " " << p.Flag() << " " << FormatNumber(TopologyParameterOf(w, p), 12);
     }
-    f << " --network-model " << w.network_model;
+    if (!w.network_model.empty()) f << " --network-model " << w.network_model;
   }
   f << " --allreduce " << sim::ToString(w.allreduce);
   if (w.recorded_bandwidth_gbps) f << " --recorded-bandwidth-gbps " << FormatNumber(*w.recorded_bandwidth_gbps, 12);

@@ -56,7 +56,10 @@ struct WhatIfSettings {
   // The topology's parameters that have a control (TopologyParameter::label),
   // by key, in the parameter's unit; a missing one takes PlatformSpec's default.
   std::map<std::string, double> topology_parameters;
-  std::string network_model = sim::NetworkOptions().model();  // LV08 or CM02; a platform file keeps its own
+  // LV08 or CM02; empty: the base platform's, as accordion-sim without
+  // --network-model (CM02, exact, for a trace whose probe anchors the
+  // replay; LV08 otherwise). A platform file keeps its own.
+  std::string network_model;
   sim::AllReduceAlgorithm allreduce = sim::AllReduceAlgorithm::kRing;
   // The link rate the trace was recorded at, Gb/s, on this platform
   // (ReplayOptions::recorded_bandwidth_gbps): with it each recorded
@@ -71,13 +74,17 @@ struct WhatIfSettings {
 // The value of a topology parameter `w` sets, or PlatformSpec's default.
 double TopologyParameterOf(const WhatIfSettings& w, const sim::TopologyParameter& p);
 
-// The platform the what-if describes (reads platform_file when there is one;
-// throws InputError for a bad one).
-sim::PlatformSpec PlatformOf(const WhatIfSettings& w);
+// The platform the what-if describes: `base` (sim::WhatIfBasePlatform of
+// the run: its recorded network where it has a probe) with the settings'
+// links, topology and model, as accordion-sim's flags change it; or the
+// platform file's (read here; InputError for a bad one).
+sim::PlatformSpec PlatformOf(const WhatIfSettings& w, const sim::PlatformSpec& base = sim::PlatformSpec());
 
 // Options for ReplayEngine, as `accordion-sim replay` would build them from
-// the equivalent flags (see CliFlagsOf).
-sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model);
+// the equivalent flags (see CliFlagsOf) for a trace whose base platform is
+// `base`.
+sim::ReplayOptions ReplayOptionsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::TimingSource model,
+                                   const sim::PlatformSpec& base = sim::PlatformSpec());
 
 // The `accordion-sim replay` flags that give the same projection, for
 // people who want to script what they found.

@@ -39,10 +39,15 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
 
 }  // namespace
 
+sim::PlatformSpec BasePlatformOf(const RunData& run, const WhatIfSettings& w) {
+  if (!w.platform_file.empty() || !run.replayable) return sim::PlatformSpec();
+  return sim::WhatIfBasePlatform(run.input, sim::ReplayOptions().recorded_bandwidth_gbps(w.recorded_bandwidth_gbps));
+}
+
 WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
                                sim::TimingSource model, const std::atomic<bool>* cancel,
                                const std::function<void(int, int)>& progress) {
-  return Project(run, ReplayOptionsOf(s, w, model).cancel(cancel), progress);
+  return Project(run, ReplayOptionsOf(s, w, model, BasePlatformOf(run, w)).cancel(cancel), progress);
 }
 
 std::vector<double> LogSpaced(double lo, double hi, int points) {
@@ -56,7 +61,8 @@ std::vector<double> LogSpaced(double lo, double hi, int points) {
 
 std::vector<SweepPointResult> SweepBandwidth(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
                                              const std::vector<double>& bandwidths, const std::atomic<bool>* cancel) {
-  const sim::ReplayOptions base = ReplayOptionsOf(s, w, sim::TimingSource::kAnalytic).cancel(cancel);
+  const sim::ReplayOptions base =
+      ReplayOptionsOf(s, w, sim::TimingSource::kAnalytic, BasePlatformOf(run, w)).cancel(cancel);
   std::vector<SweepPointResult> out;
   for (double bw : bandwidths) {
     if (cancel != nullptr && cancel->load()) throw sim::Cancelled();

@@ -26,6 +26,10 @@ struct WhatIfProjection {
   double speedup_vs_dense() const { return dense.total.time_s / result.accordion.total.time_s; }
 };
 
+// What `w` changes for `run` (sim::WhatIfBasePlatform): the run's recorded
+// network where its probe anchors the replay, as accordion-sim starts from.
+sim::PlatformSpec BasePlatformOf(const RunData& run, const WhatIfSettings& w);
+
 // Throws InputError for settings the simulator refuses, and Cancelled
 // (simulator/child_process.h) when `cancel` becomes true.
 WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,

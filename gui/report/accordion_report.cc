@@ -248,6 +248,10 @@ int Run(const Args& a, const std::string& command_line) {
   if (current.replayable) {
     in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kAnalytic);
     if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kSimulate);
+    // The replay's warnings (a recorded network in doubt) are the report's too.
+    for (const std::string& note : in.estimate->result.notes) {
+      if (note.rfind("warning: ", 0) == 0) in.notes.push_back("Warning: " + note.substr(9));
+    }
     std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
     if (in.what_if.platform_file.empty()) {
       const double bw = in.what_if.bandwidth_gbps;
@@ -382,7 +386,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()));
   const std::vector<std::string> network_models = {"LV08", "CM02"};
   app.add_option("--network-model", a.network_model,
-                 "SimGrid network model: " + HelpChoices(network_models, what_if.network_model))
+                 "SimGrid network model: " + HelpChoices(network_models, "") +
+                     " (default: as accordion-sim, the recorded network's CM02 for a trace with a network "
+                     "probe, else " +
+                     sim::NetworkOptions().model() + ")")
       ->check(CLI::IsMember(network_models));
   app.add_option("--recorded-bandwidth-gbps", a.recorded_bandwidth_gbps,
                  "The link rate the first trace was recorded at (on this platform): each recorded collective's "

@@ -292,7 +292,11 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
     }
     t += Row({"bandwidth", QString::number(w.bandwidth_gbps) + " Gb/s"});
     t += Row({"latency", QString::number(w.latency_us) + " µs"});
-    t += Row({"network model", Html(w.network_model)});
+    t += Row({"network model", w.network_model.empty()
+                                   ? QString("automatic, as accordion-sim: the recorded network's where the trace "
+                                             "has a probe, else %1")
+                                         .arg(QString::fromStdString(sim::NetworkOptions().model()))
+                                   : Html(w.network_model)});
   }
   t += Row({"all-reduce", Html(std::string(sim::ToString(w.allreduce)))});
   // What the projection's host costs stand on: the replay's note says.
@@ -309,6 +313,8 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
     }
   }
   t += Row({"trace recorded at", recorded});
+  // The replay's own words for its network, as accordion-sim prints them.
+  if (projection) t += Row({"replayed on", Html(projection->result.platform)});
   t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
                                                           " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";

@@ -344,8 +344,7 @@ struct CollectiveFlags {
 // platform flags is a replay at the recorded setting), else PlatformSpec's
 // defaults. The recorded network's fit is in the replay's notes.
 PlatformSpec BasePlatform(const ReplayInput& input, const ReplayFlags& replay) {
-  const std::optional<RecordedNetwork> recorded = RecordedNetworkOf(input, replay.Options(PlatformSpec()));
-  return recorded ? recorded->platform : PlatformSpec();
+  return WhatIfBasePlatform(input, replay.Options(PlatformSpec()));
 }
 
 struct ReplayArgs {

@@ -2,7 +2,11 @@
 
 #include <sqlite3.h>
 
+#include <filesystem>
 #include <stdexcept>
+
+#include "traces/trace_reader.h"
+#include "traces/trace_writer.h"
 
 namespace accordion::test_support {
 
@@ -34,6 +38,21 @@ int64_t QueryInt(const std::string& path, const std::string& sql) {
   sqlite3_close(db);
   if (!row) throw std::runtime_error("no row from " + sql + " on " + path + ": " + message);
   return value;
+}
+
+void CopyWithNetworkProbe(const std::string& from, const std::string& to,
+                          const std::vector<NetworkProbeRecord>& probe) {
+  std::filesystem::copy_file(from, to, std::filesystem::copy_options::overwrite_existing);
+  ExecuteSql(to,
+             "ALTER TABLE run ADD COLUMN writer TEXT NOT NULL DEFAULT 'accordion-train'; "
+             "ALTER TABLE run ADD COLUMN ranks_per_node INTEGER NOT NULL DEFAULT 2; "
+             "CREATE TABLE network_probe (op TEXT NOT NULL, bytes INTEGER NOT NULL, repeat INTEGER NOT NULL, "
+             "seconds REAL NOT NULL, PRIMARY KEY (op, bytes, repeat)) WITHOUT ROWID; "
+             "UPDATE meta SET value = '2' WHERE key = 'schema_version'");
+  const int epochs = TraceReader::Open(to)->run().epochs_planned;
+  auto writer = TraceWriter::Resume(to, epochs);
+  writer->WriteNetworkProbe(probe);
+  writer->Finish(RunStatus::kComplete);
 }
 
 }  // namespace accordion::test_support

@@ -3,6 +3,7 @@
 // decide together when to stop), and that its budget bounds it.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <set>
@@ -62,13 +63,11 @@ TEST(NetworkProbe, TheBudgetStopsItAfterItsFewestSizes) {
 }
 
 // Two ranks on a made-up network, in one process: every collective
-// "completes" at once with the time a 1 Gb/s link and 100 us per message
-// would give it, and the first timed run of every size also waits
-// `stall_s` for a core, as on a host with more workers than cores. Only the
-// probe's decisions are under test; the timings are the fake's.
-class LoadedHostNetwork : public Communicator {
+// "completes" at once with the time Seconds() gives its bytes through a
+// link. Only the probe's decisions are under test; the timings are the
+// fake's.
+class FakeNetwork : public Communicator {
  public:
-  explicit LoadedHostNetwork(double stall_s) : stall_s_(stall_s) {}
   int rank() const override { return 0; }
   int world_size() const override { return 2; }
   std::string backend() const override { return "fake"; }
@@ -81,6 +80,12 @@ class LoadedHostNetwork : public Communicator {
   }
   std::unique_ptr<CollectiveWork> Broadcast(torch::Tensor, int) override { throw std::logic_error("called"); }
   void Barrier() override { ++barriers_; }
+  // What the probe's collectives took, by the fake's clock.
+  double total_s() const { return total_s_; }
+
+ protected:
+  virtual double Seconds(double bytes) = 0;
+  int64_t barriers() const { return barriers_; }
 
  private:
   struct Work : CollectiveWork {
@@ -89,17 +94,52 @@ class LoadedHostNetwork : public Communicator {
     Clock::time_point completed_at() const override { return at; }
   };
   std::unique_ptr<CollectiveWork> Done(double bytes) {
-    // TimeShape puts a barrier before every run: runs are counted by them,
-    // six per op and size (one untimed, five timed); the first timed stalls.
-    double seconds = 100e-6 + bytes * 8 / 1e9;
-    if (barriers_ % 6 == 2 && bytes > 8) seconds += stall_s_;
+    const double seconds = Seconds(bytes);
+    if (bytes > 8) total_s_ += seconds;  // not the probe's own gathers of times
     auto w = std::make_unique<Work>();
     w->at = CollectiveWork::Clock::now() +
             std::chrono::duration_cast<CollectiveWork::Clock::duration>(std::chrono::duration<double>(seconds));
     return w;
   }
-  double stall_s_;
   int64_t barriers_ = 0;
+  double total_s_ = 0;
+};
+
+// A 1 Gb/s link and 100 us per message; the first timed run of every size
+// also waits `stall_s` for a core, as on a host with more workers than cores.
+class LoadedHostNetwork : public FakeNetwork {
+ public:
+  explicit LoadedHostNetwork(double stall_s) : stall_s_(stall_s) {}
+
+ private:
+  double Seconds(double bytes) override {
+    // TimeShape puts a barrier before every run: runs are counted by them,
+    // six per op and size (one untimed, five timed); the first timed stalls.
+    double seconds = 100e-6 + bytes * 8 / 1e9;
+    if (barriers() % 6 == 2 && bytes > 8) seconds += stall_s_;
+    return seconds;
+  }
+  double stall_s_;
+};
+
+// A link shaped as tc's tbf shapes it: a bucket of `burst` bytes, refilled at
+// `sustained_Bps`, lets what it holds cross at `line_Bps`; the rest crosses
+// at the sustained rate. It starts full and runs come back to back.
+class TokenBucketNetwork : public FakeNetwork {
+ public:
+  TokenBucketNetwork(double line_Bps, double sustained_Bps, double burst)
+      : line_Bps_(line_Bps), sustained_Bps_(sustained_Bps), burst_(burst), tokens_(burst) {}
+
+ private:
+  double Seconds(double bytes) override {
+    const double fast = std::min(bytes, tokens_);
+    const double seconds = 100e-6 + fast / line_Bps_ + (bytes - fast) / sustained_Bps_;
+    // Tokens arrive at the sustained rate while the message crosses, and
+    // every byte takes one.
+    tokens_ = std::clamp(tokens_ - bytes + seconds * sustained_Bps_, 0.0, burst_);
+    return seconds;
+  }
+  double line_Bps_, sustained_Bps_, burst_, tokens_;
 };
 
 int64_t LargestAllReduce(const std::vector<NetworkProbeRecord>& probe) {
@@ -111,19 +151,45 @@ int64_t LargestAllReduce(const std::vector<NetworkProbeRecord>& probe) {
 }
 
 TEST(NetworkProbe, ALoadedHostsSlowRunsDoNotStopItBeforeTheTransferShows) {
-  // Without stalls the 2 s budget reaches 16 MiB (134 ms an all-reduce).
+  // Without stalls the ladder ends where two sizes agree per byte: 64 KiB
+  // (624 us, a sixth of it latency) and 256 KiB (2.2 ms) within 15 %.
   LoadedHostNetwork idle(0);
-  EXPECT_EQ(LargestAllReduce(ProbeNetwork(idle, torch::kCPU)), 16 << 20);
+  EXPECT_EQ(LargestAllReduce(ProbeNetwork(idle, torch::kCPU)), 256 << 10);
   // A 30 ms stall per size: a budget scaled up from the slow runs stopped
   // at 64 KiB, where the 100 us latency still hid the 1 Gb/s link; judged
   // by each size's fastest run the probe still reaches the large sizes.
   LoadedHostNetwork loaded(0.03);
   const std::vector<NetworkProbeRecord> probe = ProbeNetwork(loaded, torch::kCPU);
-  EXPECT_GE(LargestAllReduce(probe), 1 << 20);
+  EXPECT_GE(LargestAllReduce(probe), 256 << 10);
   // and each size's stall is in its records, for the replay to see.
   double slowest = 0;
   for (const NetworkProbeRecord& r : probe) slowest = std::max(slowest, r.seconds);
   EXPECT_GE(slowest, 0.03);
+}
+
+// Behind a 100 Mb/s shaper with a 1 MiB burst on a 10 Gb/s line, the small
+// sizes cross in the burst (under tc's tbf with a 256 KiB burst, the old
+// ladder saw 64 KiB at 3 Gb/s, stopped at 1 MiB with its budget spent, and
+// its fit read 0.46 Gb/s, issue 37). The ladder now goes on until two sizes
+// cross at the same rate per byte - the sustained one - within its budget.
+TEST(NetworkProbe, ItGoesPastAShapersBurstToTheSustainedRate) {
+  TokenBucketNetwork shaped(10e9 / 8, 100e6 / 8, 1 << 20);
+  const std::vector<NetworkProbeRecord> probe = ProbeNetwork(shaped, torch::kCPU);
+  std::map<int64_t, double> fastest;  // all-reduce bytes -> seconds
+  for (const NetworkProbeRecord& r : probe) {
+    if (r.op != CollectiveOp::kAllReduce) continue;
+    auto [it, added] = fastest.emplace(r.bytes, r.seconds);
+    if (!added) it->second = std::min(it->second, r.seconds);
+  }
+  ASSERT_GE(fastest.size(), 2u);
+  const auto largest = fastest.rbegin(), before = std::next(largest);
+  // The two largest both at the sustained rate (83.9 ms a MiB), within 15 %.
+  const double per_byte = largest->second / static_cast<double>(largest->first);
+  EXPECT_NEAR(per_byte * 100e6 / 8, 1, 0.05) << largest->first;
+  EXPECT_NEAR(before->second / static_cast<double>(before->first) / per_byte, 1, 0.15) << before->first;
+  EXPECT_GE(largest->first, 4 << 20);
+  // and the budget (5 s) held, by the fake's clock.
+  EXPECT_LE(shaped.total_s(), NetworkProbeOptions().budget_s());
 }
 
 TEST(NetworkProbe, OneRankHasNoNetworkToProbe) {

@@ -572,7 +572,7 @@ const char* const kEveryFlagSet =
     "--dropout 0.2 --tie-weights --hessian-every 2 --hessian-batch 256 --hessian-tolerance 0.01 "
     "--hessian-iterations 50 --hessian-blocks --backend nccl --device cuda --nproc 2 --threads 3 --seed 42 "
     "--trace run.trace --overwrite --checkpoint-dir ckpt --resume --trace-iterations 6 --bucket-mb 12.5 "
-    "--limit-samples 1000 --bind-addr 10.0.0.1 --timeout 90";
+    "--limit-samples 1000 --bind-addr 10.0.0.1 --timeout 90 --network-probe-budget 2.5";
 
 TrainOptions Parsed(const std::string& command_line) {
   TrainOptions o;
@@ -603,7 +603,8 @@ const char* const kDefaultConfigJson =
     "r\":0.1,\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hes"
     "sian_blocks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.0"
     "01,\"interval\":10,\"level_high\":0.0,\"level_low\":0.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_si"
-    "ze\":650,\"micro_batch\":128,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"no_network_probe\":false,"
+    "ze\":650,\"micro_batch\":128,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"network_probe_budget_s\":5.0,"
+    "\"no_network_probe\":false,"
     "\"nproc\":1,"
     "\"overwrite\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"dense\",\"seed\":1,\"thr"
     "eads\":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feed"
@@ -617,7 +618,8 @@ const char* const kEveryFlagSetConfigJson =
     "\":\"cuda\",\"dropout\":0.2,\"epochs\":7,\"eta\":0.3,\"hessian_batch\":256,\"hessian_blocks\":tr"
     "ue,\"hessian_every\":2,\"hessian_max_iterations\":50,\"hessian_tolerance\":0.01,\"interval\":2,"
     "\"level_high\":0.05,\"level_low\":0.5,\"limit_samples\":1000,\"lr\":0.05,\"lstm_size\":100,\"mic"
-    "ro_batch\":64,\"model\":\"cnn\",\"momentum\":0.5,\"nesterov\":true,\"no_network_probe\":false,\"nproc\":2,"
+    "ro_batch\":64,\"model\":\"cnn\",\"momentum\":0.5,\"nesterov\":true,\"network_probe_budget_s\":2.5,\"no_network_"
+    "probe\":false,\"nproc\":2,"
     "\"overwrite\":tru"
     "e,\"policy\":\"accordion\",\"resume\":true,\"scheme\":\"topk\",\"seed\":42,\"threads\":3,\"tie_w"
     "eights\":true,\"timeout_s\":90.0,\"topk_dense_vectors\":true,\"topk_error_feedback\":\"off\",\"t"
@@ -631,7 +633,8 @@ const char* const kStaticBatchConfigJson =
     "\"device\":\"cpu\",\"dropout\":0.4,\"epochs\":10,\"eta\":0.5,\"hessian_batch\":512,\"hessian_blo"
     "cks\":false,\"hessian_every\":0,\"hessian_max_iterations\":100,\"hessian_tolerance\":0.001,\"int"
     "erval\":10,\"level_high\":256.0,\"level_low\":256.0,\"limit_samples\":0,\"lr\":0.1,\"lstm_size\""
-    ":650,\"micro_batch\":64,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"no_network_probe\":false,"
+    ":650,\"micro_batch\":64,\"model\":\"mlp\",\"momentum\":0.9,\"nesterov\":false,\"network_probe_budget_s\":5.0,\"no_"
+    "network_probe\":false,"
     "\"nproc\":1,\"over"
     "write\":false,\"policy\":\"static\",\"resume\":false,\"scheme\":\"batch\",\"seed\":1,\"threads\""
     ":0,\"tie_weights\":false,\"timeout_s\":45.0,\"topk_dense_vectors\":false,\"topk_error_feedback\""
@@ -707,9 +710,10 @@ TEST(TrainOptions, EveryKeyAResumeOrARankCanReportNamesARegisteredFlag) {
   EXPECT_EQ(FlagOfConfigKey("level_low", "static"), "--level");
   EXPECT_EQ(FlagOfConfigKey("level_high", "accordion"), "--high");
   EXPECT_EQ(FlagOfConfigKey("no_such_key", "static"), "");
-  EXPECT_EQ(resume_may_change, (std::set<std::string>{"bind_addr", "checkpoint_dir", "data_dir", "data_file",
-                                                      "no_network_probe", "overwrite", "resume", "threads", "timeout_s",
-                                                      "trace", "trace_iterations", "trace_sample", "valid_file"}));
+  EXPECT_EQ(resume_may_change,
+            (std::set<std::string>{"bind_addr", "checkpoint_dir", "data_dir", "data_file", "network_probe_budget_s",
+                                   "no_network_probe", "overwrite", "resume", "threads", "timeout_s", "trace",
+                                   "trace_iterations", "trace_sample", "valid_file"}));
   EXPECT_EQ(rank_may_differ,
             (std::set<std::string>{"bind_addr", "data_dir", "data_file", "threads", "timeout_s", "valid_file"}));
 }

@@ -560,7 +560,10 @@ class ExplorerDocumentTest : public QObject {
     const std::string control_flags = CliFlagsOf(s, controls, sim::TimingSource::kAnalytic);
     QVERIFY(control_flags.find("--platform") == std::string::npos);
     QVERIFY(control_flags.find(" --topology fat-tree ") != std::string::npos);
-    QVERIFY(control_flags.find(" --network-model LV08") != std::string::npos);
+    // The model automatic (as accordion-sim without the flag) unless chosen.
+    QVERIFY(control_flags.find("--network-model") == std::string::npos);
+    controls.network_model = "LV08";
+    QVERIFY(CliFlagsOf(s, controls, sim::TimingSource::kAnalytic).find(" --network-model LV08") != std::string::npos);
     QCOMPARE(PlatformOf(controls).source, sim::PlatformSource::kBuiltIn);
     QCOMPARE(PlatformOf(controls).topology, sim::Topology::kFatTree);
   }

@@ -13,8 +13,10 @@
 #include <nlohmann/json.hpp>
 
 #include "gui/model/explorer_document.h"
+#include "gui/model/headlines.h"
 #include "tests/gui/gui_test_support.h"
 #include "tests/support/run_command.h"
+#include "tests/support/trace_sql.h"
 #include "traces/trace_reader.h"
 
 using namespace accordion;
@@ -231,6 +233,78 @@ class RunSettingsTest : public QObject {
     QVERIFY(doc.estimate() != nullptr);
     QCOMPARE(doc.estimate()->result.eta, eta);
     QCOMPARE(doc.estimate()->result.interval, interval);
+  }
+
+  // One answer in every tool (issue 37): a trace with a network probe,
+  // projected to 64 workers at 25 Gb/s by the explorer's document, by
+  // accordion-sim with the flags the explorer prints and by accordion-report
+  // with the same settings. All three anchor on the recorded network and
+  // start from it (its exact CM02, not LV08): the same times, and the same
+  // words for the network.
+  void everyToolProjectsAProbedTraceAlike() {
+    // The sample, with the probe a 1 Gb/s, 25 us link gives 2 ranks.
+    std::vector<NetworkProbeRecord> probe;
+    for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
+      const double alpha = 50e-6, per_byte = 8 / 1e9;
+      for (int r = 0; r < 5; ++r) {
+        probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
+        probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
+      }
+    }
+    const QString trace = ScratchDir("one-answer") + "/probed.trace";
+    accordion::test_support::CopyWithNetworkProbe(
+        std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-accordion.trace", trace.toStdString(),
+        probe);
+
+    ExplorerDocument doc;
+    doc.open({trace});
+    doc.waitForLoads();
+    WhatIfSettings w;  // the explorer's defaults: 64 workers, a 25 Gb/s star, the model automatic
+    QVERIFY(w.network_model.empty());
+    doc.setWhatIfSettings(w);
+    doc.waitForIdle();
+    QVERIFY(doc.estimate() != nullptr);
+    const sim::ReplayResult& mine = doc.estimate()->result;
+    QVERIFY2(mine.platform.find("CM02") != std::string::npos, mine.platform.c_str());
+
+    const std::string flags = CliFlagsOf(doc.scheduleSettings(), w, sim::TimingSource::kAnalytic);
+    QVERIFY2(flags.find("--network-model") == std::string::npos, flags.c_str());
+    const nlohmann::json cli = RunJson(kBin + "/accordion-sim replay " + Quote(trace) + " " + flags + " --format json");
+    QVERIFY(!cli.is_null());
+    QCOMPARE(QString::fromStdString(cli["platform"].get<std::string>()), QString::fromStdString(mine.platform));
+    const auto time_of = [&](const char* name) { return cli["schedules"][name]["total"]["time_s"].get<double>(); };
+    QCOMPARE(time_of("accordion"), mine.accordion.total.time_s);
+    QCOMPARE(time_of("static-low"), mine.static_low.total.time_s);
+    QCOMPARE(time_of("static-high"), mine.static_high.total.time_s);
+    const auto anchored = [](const std::vector<std::string>& notes) {
+      return std::any_of(notes.begin(), notes.end(),
+                         [](const std::string& n) { return n.rfind("anchored on the recorded network (", 0) == 0; });
+    };
+    QVERIFY(anchored(mine.notes));
+    QVERIFY(anchored(cli["notes"].get<std::vector<std::string>>()));
+    const nlohmann::json dense =
+        RunJson(kBin + "/accordion-sim replay " + Quote(trace) + " " + flags + " --format json --scheme dense");
+    QVERIFY(!dense.is_null());
+    QCOMPARE(dense["schedules"]["static-low"]["total"]["time_s"].get<double>(), doc.estimate()->dense.total.time_s);
+
+    // The report, given the same settings: its headline from the same
+    // times, and the replay's own words for the network.
+    const QString out = ScratchDir("one-answer-report") + "/report";
+    Run(kBin + "/accordion-report " + Quote(trace) + " --out " + Quote(out) +
+        " --workers 64 --bandwidth-gbps 25 --latency-us 5 --topology star");
+    QFile index(out + "/index.html");
+    QVERIFY2(index.open(QIODevice::ReadOnly), qPrintable(out));
+    const QString html = QString::fromUtf8(index.readAll());
+    const QString headline =
+        QString::fromStdString(ProjectionHeadline(time_of("accordion"),
+                                                  dense["schedules"]["static-low"]["total"]["time_s"].get<double>(),
+                                                  time_of("static-low"), time_of("static-high")))
+            .toHtmlEscaped();
+    QVERIFY2(html.contains(headline), qPrintable(headline));
+    QVERIFY2(html.contains(QString::fromStdString(cli["platform"].get<std::string>()).toHtmlEscaped()),
+             qPrintable(QString::fromStdString(cli["platform"].get<std::string>())));
+    QVERIFY2(html.contains("the trace&#x27;s network probe: probe of") || html.contains("the trace's network probe"),
+             "report: anchored");
   }
 
   // The Python hook given no test metrics: stored as NULL, read back as
