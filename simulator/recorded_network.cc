@@ -131,6 +131,7 @@ struct Fit {
   double beta = 0;        // the sustained rate's seconds per byte
   double burst_beta = 0;  // within the burst (0: latency alone)
   double burst_bytes = 0;
+  double sustained_from = 0;  // the smallest bytes coefficient among the sustained sizes
   bool sustained_seen = false;
   double Time(const ProbePoint& p) const {
     const bool in_burst = burst_bytes > 0 && p.beta_coefficient <= burst_bytes;
@@ -145,6 +146,7 @@ Fit FitSustainedAndBurst(const std::vector<ProbePoint>& points) {
   int sustained_allreduces = 0;
   for (const ProbePoint& p : sustained) sustained_allreduces += p.allreduce ? 1 : 0;
   fit.sustained_seen = sustained_allreduces >= 2;
+  fit.sustained_from = sustained.empty() ? 0 : sustained.back().beta_coefficient;
   fit.beta = FitRelative(sustained.size() >= 2 ? sustained : points).second;
   if (fit.beta <= 0) {
     const auto [alpha, beta] = FitRelative(points);
@@ -185,12 +187,19 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   RecordedNetwork n;
   n.world_size = world_size;
   n.sizes = static_cast<int>(points.size());
-  double sum_sq = 0;
+  double sum_sq = 0, transfer_sq = 0;
+  int transfer_points = 0;
   for (const ProbePoint& p : points) {
     const double relative = (fit.Time(p) - p.seconds) / p.seconds;
     sum_sq += relative * relative;
+    // The sizes the bandwidth was fitted from.
+    if (p.beta_coefficient >= fit.sustained_from) {
+      transfer_sq += relative * relative;
+      ++transfer_points;
+    }
   }
   n.rms_relative_error = std::sqrt(sum_sq / static_cast<double>(points.size()));
+  n.rms_transfer_error = transfer_points > 0 ? std::sqrt(transfer_sq / transfer_points) : n.rms_relative_error;
   double shortest = points.front().seconds, longest = 0;
   for (const ProbePoint& p : points) {
     shortest = std::min(shortest, p.seconds);

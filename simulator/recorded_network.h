@@ -39,6 +39,11 @@ struct RecordedNetwork {
   int world_size = 0;             // ranks the probe ran on
   int sizes = 0;                  // distinct (op, bytes) probed
   double rms_relative_error = 0;  // of the fit over those fastest times
+  // The same over the sizes the bandwidth was fitted from (the sustained
+  // ones): what a what-if at another rate rests on. The smaller sizes'
+  // misses are a busy host's waits or a half-used burst, which the
+  // training's collectives carry as host costs.
+  double rms_transfer_error = 0;
   // Whether the largest size took at least twice the smallest: without, the
   // probe saw latency (or a busy host) only, and its bandwidth is a guess.
   bool transfer_seen = true;
@@ -52,8 +57,8 @@ struct RecordedNetwork {
   // of them in bytes through a link. burst_bytes 0: no burst seen.
   double burst_line_Bps = 0;
   double burst_bytes = 0;
-  // The fit's rms relative error above which a replay warns that it is
-  // not the network the run saw.
+  // The fit's rms relative error over the sustained sizes above which
+  // a replay warns that it may not be the network the run saw.
   static constexpr double kHighRms = 0.25;
   // "probe of 14 sizes on 2 ranks: 46.2 us per message, 9.41 Gb/s (rms 3.1 %)",
   // with the burst where one was seen.

@@ -369,6 +369,50 @@ std::string DescribeResiduals(const HostCosts& costs) {
   return out.str();
 }
 
+// How many times its price on the recorded network the trace's largest
+// collectives may take before the network is in doubt: a fit that read a
+// burst's rate leaves most of a large transfer as "host cost", which a
+// faster network would then not shorten.
+constexpr double kLargestOverpaid = 3;
+constexpr double kLargestPricedAtLeast_s = 1e-3;
+
+// A warning where the recorded network is in doubt, empty where it is not:
+// its fit misses the probe, the probe stopped inside a burst, or the trace's
+// own largest collectives took far longer than it prices them (`modelled`,
+// in the order of input.collective_s).
+std::string DoubtAbout(const RecordedNetwork& n, const ReplayInput& input, const std::vector<double>& modelled) {
+  std::ostringstream why;
+  why.precision(3);
+  if (n.rms_transfer_error > RecordedNetwork::kHighRms) {
+    why << "its fit misses the probe's largest sizes by " << n.rms_transfer_error * 100
+        << " % rms: a busy host, or a network the alpha-beta line does not describe";
+  } else if (!n.sustained_seen) {
+    why << "the probe's largest sizes did not cross at one rate: a burst not used up";
+  } else {
+    int64_t largest = 0;
+    for (const auto& [key, seconds] : input.collective_s) largest = std::max(largest, key.bytes);
+    double measured = 0, priced = 0;
+    size_t i = 0;
+    for (const auto& [key, seconds] : input.collective_s) {
+      if (key.bytes == largest) {
+        measured += seconds;
+        priced += modelled[i];
+      }
+      ++i;
+    }
+    // Only where the network's share is large enough to be told from the
+    // hosts' (a millisecond of transfer on the recorded network).
+    if (priced >= kLargestPricedAtLeast_s && measured > kLargestOverpaid * priced) {
+      why << "the trace's largest collectives, " << static_cast<double>(largest) / 1024 << " KiB, took "
+          << measured / priced << "x what it prices them at: its rate may be a burst's, not the sustained one";
+    }
+  }
+  if (why.tellp() == 0) return {};
+  return "warning: the recorded network is uncertain (" + why.str() +
+         "); what-ifs at other rates may be off: give the rate the run saw with --recorded-bandwidth-gbps (the "
+         "explorer's Recorded at)";
+}
+
 // With the recorded network known, each collective's host cost is what it
 // took less what the replay's own model (SimGrid or alpha-beta) gives it
 // there, each alone - negative where the model overprices it: the replay
@@ -405,24 +449,12 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
          << " collectives took against their time on this platform at " << *options.recorded_bandwidth_gbps()
          << " Gb/s";
   } else if (recorded_network) {
-    costs = ResidualCosts(input, RecordedCollectivesOnNetwork(input, options, recorded_network->platform));
+    const std::vector<double> modelled = RecordedCollectivesOnNetwork(input, options, recorded_network->platform);
+    costs = ResidualCosts(input, modelled);
     costs.anchored = true;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): " << DescribeResiduals(costs)
          << ", what the trace's " << input.collective_s.size() << " collectives took against it";
-    if (recorded_network->rms_relative_error > RecordedNetwork::kHighRms || !recorded_network->sustained_seen) {
-      std::ostringstream warning;
-      warning.precision(3);
-      warning << "warning: the recorded network is uncertain (";
-      if (recorded_network->rms_relative_error > RecordedNetwork::kHighRms) {
-        warning << "its fit misses the probe by " << recorded_network->rms_relative_error * 100
-                << " % rms: a busy host, or a network the alpha-beta line does not describe";
-      } else {
-        warning << "the probe's largest sizes did not cross at one rate: a burst not used up";
-      }
-      warning << "); what-ifs at other rates may be off: give the rate the run saw with --recorded-bandwidth-gbps "
-                 "(the explorer's Recorded at)";
-      uncertain = warning.str();
-    }
+    uncertain = DoubtAbout(*recorded_network, input, modelled);
   } else {
     // The op the trace ran most of, and whether its sizes tell fixed cost from transfer.
     std::map<CollectiveOp, std::set<int64_t>> sizes;
