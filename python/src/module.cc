@@ -184,8 +184,17 @@ PYBIND11_MODULE(_core, m) {
            "rank), then rank 0 creates the trace.")
       .def(
           "begin_step", [](Core& c) { c.core().BeginStep(); }, py::call_guard<py::gil_scoped_release>())
-      .def("end_forward", [](Core& c) { c.core().EndForward(); })
-      .def("gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); })
+      // Every call that may issue or wait for a collective runs without the
+      // GIL, as torch.distributed's own calls do: a Gloo thread that frees a
+      // finished work of the script's (Lightning's broadcast, say) needs the
+      // GIL for its tensors while it holds the group's queue lock, and our
+      // next collective waits for that lock - with the GIL held, a deadlock
+      // (the Lightning example hung in CI on 2026-11-28).
+      .def(
+          "end_forward", [](Core& c) { c.core().EndForward(); }, py::call_guard<py::gil_scoped_release>())
+      .def(
+          "gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); },
+          py::call_guard<py::gil_scoped_release>())
       .def(
           "finish_step", [](Core& c) { c.core().FinishStep(); }, py::call_guard<py::gil_scoped_release>())
       .def(
@@ -201,7 +210,8 @@ PYBIND11_MODULE(_core, m) {
             }
           },
           py::arg("layers"), py::arg("buffer"),
-          "Writes the step's averaged gradients of `layers` into DDP's flat `buffer`, in order.")
+          "Writes the step's averaged gradients of `layers` into DDP's flat `buffer`, in order.",
+          py::call_guard<py::gil_scoped_release>())
       .def(
           "end_epoch",
           [](Core& c, double lr, double next_lr, double train_loss, double train_acc, double test_loss,
