@@ -83,6 +83,8 @@ EtaIntervalSweep SweepEtaInterval(const RunData& run, const ScheduleSettings& se
     sweep.time_problem = "time not projected";
   }
 
+  // The run's recorded network, fitted once for every cell.
+  const sim::PlatformSpec base = sweep.has_time ? BasePlatformOf(run, what_if) : sim::PlatformSpec();
   for (int interval : sweep.intervals) {
     for (double eta : sweep.etas) {
       ThrowIfCancelled(cancel);
@@ -109,8 +111,7 @@ EtaIntervalSweep SweepEtaInterval(const RunData& run, const ScheduleSettings& se
       cell.floats = a.accordion_floats();
       cell.critical_epochs = EpochsIn(a.model_bands);
       if (sweep.has_time) {
-        const sim::ReplayOptions o =
-            ReplayOptionsOf(s, what_if, sim::TimingSource::kAnalytic, BasePlatformOf(run, what_if)).cancel(cancel);
+        const sim::ReplayOptions o = ReplayOptionsOf(s, what_if, sim::TimingSource::kAnalytic, base).cancel(cancel);
         cell.time_s = sim::ReplayEngine(o).Run(run.input).accordion.total.time_s;
       }
       sweep.cells.push_back(cell);
