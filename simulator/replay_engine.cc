@@ -57,6 +57,7 @@ struct HostCosts {
   std::map<std::string, HostCost> by_call;             // "tag/bucket": mean over their sizes
   HostCost other;                                      // any other collective
   bool anchored = false;                               // from the trace's network probe
+  TokenBucket shaper;  // the recorded network's token-bucket shaper, where its probe saw one
   void ApplyTo(CollectiveCall& c) const {
     auto it = recorded.find({c.op, c.tag, c.bucket, c.bytes});
     auto call = by_call.find(CallName(c.tag, c.bucket));
@@ -90,6 +91,8 @@ struct Setting {
   bool recorded_buckets = false;  // the buckets are the trainer's
   const HostCosts* host_costs = nullptr;
   double decompress_scale = 1;  // decompression at these workers over the trace's
+  TokenBucket shaper;           // the what-if's links' token-bucket shaper
+  TokenBucket recorded_shaper;  // the recorded network's, its collectives' host costs are over
 };
 
 int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
@@ -195,9 +198,23 @@ struct StepParts {
 // the network model adds over the recorded network) changes against
 // composing it with its own times: the measured graph, altered only by the
 // what-if; zeros give back every rank's step exactly.
+// The shapers a step's collectives cross: the what-if's links' and the
+// recorded network's, and what each call puts through one link.
+struct Shapers {
+  TokenBucket what_if;
+  TokenBucket recorded;
+  std::vector<double> link_bytes;  // one per call of the pattern
+  bool any() const { return what_if.Shapes() || recorded.Shapes(); }
+};
+
+// Rounds of walking a step and shortening its collectives by what the
+// what-if's bucket saves them: each walk sees the last one's durations.
+constexpr int kShaperRounds = 4;
+
 StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
                        const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
-                       const std::optional<std::vector<double>>& rank_shift, double decompress_scale) {
+                       const std::optional<std::vector<double>>& rank_shift, double decompress_scale,
+                       const Shapers& shapers) {
   std::vector<double> modelled;
   for (size_t i = 0; i < timing.spans.size(); ++i) {
     const CollectiveSpan& span = timing.spans[i];
@@ -205,9 +222,9 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   }
   const bool recorded_network = rank_shift.has_value();
   StepParts mean;
-  // The step of `sample` with `durations`: its readiness and gaps scaled by
-  // `by`; returns when communication ends after backward.
-  auto compose = [&](const StepSample& sample, std::vector<double> durations, double by, double& gaps) {
+  // The step of `sample`: its readiness and gaps scaled by `by`; `gaps`
+  // gets the host's gaps after backward.
+  auto step_of = [&](const StepSample& sample, double by, double& gaps) {
     IterationPattern step = pattern;
     step.backward_s = sample.backward_s * by;
     gaps = 0;
@@ -220,14 +237,45 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
       c.gap_s = own_gaps && gap != sample.gap_s.end() ? gap->second : 0.0;
       gaps += c.after_backward ? c.gap_s : 0.0;
     }
+    return step;
+  };
+  // When communication ends after backward, with `durations`.
+  auto compose = [&](const IterationPattern& step, std::vector<double> durations) {
     SettleNegativeDurations(durations);
     return std::max(0.0, ComposeIteration(step, durations).comm_end_s - step.backward_s);
+  };
+  // The time from one step's start to the next's, from backward's start.
+  auto period = [&](const StepSample& sample, const IterationPattern& step, const std::vector<double>& durations,
+                    double by) {
+    return sample.forward_s * by + step.backward_s + compose(step, durations) + sample.tail_s;
+  };
+  auto savings = [&](const StepSample& sample, const IterationPattern& step, std::vector<double> durations,
+                     const TokenBucket& bucket, double by) {
+    const double p = period(sample, step, durations, by);
+    SettleNegativeDurations(durations);
+    return ShaperSavings(step, durations, shapers.link_bytes, bucket, p);
+  };
+  // `durations` carry the recorded network's shaper as it was (`recorded`:
+  // what it saved each call on a timeline of the trace's kind): they are
+  // moved to the what-if's, walked to a steady state over the step. The
+  // same bucket on the same timeline gives back `durations` exactly.
+  auto reshape = [&](const StepSample& sample, const IterationPattern& step, const std::vector<double>& durations,
+                     const std::vector<double>& recorded, double by) {
+    std::vector<double> shaped = durations;
+    for (int round = 0; round < kShaperRounds; ++round) {
+      const std::vector<double> saved = savings(sample, step, shaped, shapers.what_if, by);
+      for (size_t i = 0; i < shaped.size(); ++i) {
+        shaped[i] = durations[i] - pattern.calls[i].network_scale * (saved[i] - recorded[i]);
+      }
+    }
+    return shaped;
   };
   // One view of a step: its readiness, host gaps and (for the trace's own
   // network) its collectives' times, composed; `weight` of the mean.
   auto add = [&](const StepSample& sample, bool own_network, double weight) {
     double gaps = 0;
     double after_backward = 0;
+    const IterationPattern step = step_of(sample, scale, gaps);
     if (own_network) {
       // A rank's step as it measured it, moved by what the what-if changes:
       // the composition with the shifted times less the one with its own.
@@ -239,10 +287,17 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
         shifted[i] = network->second + (*rank_shift)[i];
       }
       double own_gaps_s = 0;
-      const double as_measured = compose(sample, own, 1.0, own_gaps_s);
-      after_backward = std::max(0.0, sample.after_backward_s + compose(sample, shifted, scale, gaps) - as_measured);
+      const IterationPattern as_run = step_of(sample, 1.0, own_gaps_s);
+      if (shapers.any()) {
+        shifted = reshape(sample, step, shifted, savings(sample, as_run, own, shapers.recorded, 1.0), scale);
+      }
+      const double as_measured = compose(as_run, own);
+      after_backward = std::max(0.0, sample.after_backward_s + compose(step, shifted) - as_measured);
+    } else if (shapers.any()) {
+      after_backward = compose(
+          step, reshape(sample, step, modelled, savings(sample, step, modelled, shapers.recorded, scale), scale));
     } else {
-      after_backward = compose(sample, modelled, scale, gaps);
+      after_backward = compose(step, modelled);
     }
     const double backward = sample.backward_s * scale;
     mean.forward += weight * sample.forward_s * scale;
@@ -298,6 +353,16 @@ std::vector<double> RecordedCollectivesOnNetwork(const ReplayInput& input, const
   return out;
 }
 
+// What one rank puts through its link for a collective.
+double LinkBytes(CollectiveOp op, int64_t bytes, int world, const ReplayOptions& options) {
+  return WireBytesPerRank(CollectiveRounds(op, options.allreduce(), bytes, world, options.collective()), world);
+}
+
+// The shaper `n`'s probe saw, at its sustained rate; none where it saw no burst.
+TokenBucket RecordedShaper(const RecordedNetwork& n) {
+  return {n.burst_bytes, n.platform.bandwidth_Bps, n.burst_line_Bps};
+}
+
 }  // namespace
 
 std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const ReplayOptions& options) {
@@ -317,6 +382,34 @@ PlatformSpec WhatIfBasePlatform(const ReplayInput& input, const ReplayOptions& o
   return recorded ? recorded->platform : PlatformSpec();
 }
 
+// A burst larger than this per link (1 TiB) is no shaper anyone runs.
+constexpr double kMaxBurstBytes = 1099511627776.0;
+
+TokenBucket WhatIfShaper(const ReplayInput& input, const ReplayOptions& options, const PlatformSpec& platform) {
+  const std::optional<double> burst = options.burst_bytes();
+  if (burst && !(std::isfinite(*burst) && *burst >= 0 && *burst <= kMaxBurstBytes)) {
+    throw InputError("--burst-kib must be between 0 and " + FormatNumber(kMaxBurstBytes / 1024) + ", not " +
+                     FormatNumber(*burst / 1024));
+  }
+  const std::optional<double> line = options.line_gbps();
+  if (line && !(std::isfinite(*line) && *line > 0 && *line <= 1e6)) {
+    throw InputError("--line-gbps must be above 0 and at most 1e6, not " + FormatNumber(*line));
+  }
+  TokenBucket bucket;
+  bucket.sustained_Bps = platform.bandwidth_Bps;
+  // Only the probe's own network has its shaper: a rate given for the
+  // recorded network replaces the probe's.
+  const std::optional<RecordedNetwork> recorded =
+      options.recorded_bandwidth_gbps() || (burst && line) ? std::nullopt : RecordedNetworkOf(input, options);
+  if (recorded) {
+    bucket.burst_bytes = recorded->burst_bytes;
+    bucket.line_Bps = recorded->burst_line_Bps;
+  }
+  if (burst) bucket.burst_bytes = *burst;
+  if (line) bucket.line_Bps = BytesPerSecondFromGbps(*line);
+  return bucket;
+}
+
 namespace {
 
 // Each recorded collective against `modelled` (its time on the recorded
@@ -332,13 +425,15 @@ namespace {
 // way each collective takes what it measured on the recorded network, and
 // the two readings agree where the sums are equal. Per call and overall,
 // means.
-HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& modelled) {
+HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& modelled,
+                        const std::vector<double>& shaper_saving = {}) {
   HostCosts costs;
   double measured_sum = 0, modelled_sum = 0;
   size_t i = 0;
   for (const auto& [key, seconds] : input.collective_s) {
     measured_sum += seconds;
-    modelled_sum += modelled[i++];
+    modelled_sum += modelled[i] - (shaper_saving.empty() ? 0.0 : shaper_saving[i]);
+    ++i;
   }
   const double scale = modelled_sum > measured_sum && measured_sum > 0 ? measured_sum / modelled_sum : 1.0;
   std::map<std::string, std::pair<double, int>> sums;
@@ -450,8 +545,18 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
          << " Gb/s";
   } else if (recorded_network) {
     const std::vector<double> modelled = RecordedCollectivesOnNetwork(input, options, recorded_network->platform);
-    costs = ResidualCosts(input, modelled);
+    const TokenBucket shaper = RecordedShaper(*recorded_network);
+    // Whether the model overprices the trace's collectives as a whole is
+    // judged with the shaper's savings (each collective alone, a full
+    // bucket): a burst's fast small collectives are the shaper's, not a
+    // rate the probe found too low.
+    std::vector<double> saving;
+    for (const auto& [key, seconds] : input.collective_s) {
+      saving.push_back(shaper.Saving(LinkBytes(key.op, key.bytes, trace_world, options), shaper.burst_bytes));
+    }
+    costs = ResidualCosts(input, modelled, saving);
     costs.anchored = true;
+    costs.shaper = shaper;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): " << DescribeResiduals(costs)
          << ", what the trace's " << input.collective_s.size() << " collectives took against it";
     uncertain = DoubtAbout(*recorded_network, input, modelled);
@@ -561,6 +666,21 @@ std::unique_ptr<CommunicationModel> MakeCommunicationModel(const ReplayInput& in
                                                   options.collective());
 }
 
+// The shapers' account, in the result and its notes.
+void DescribeShapers(const Setting& s, ReplayResult& r) {
+  if (s.shaper.Shapes()) {
+    r.shaper = s.shaper.Describe();
+    r.notes.push_back(
+        "token-bucket shaper on every link: " + r.shaper +
+        ", the bucket refilled at the sustained rate between collectives and steps" +
+        (s.recorded_shaper.Shapes() ? " (the trace's network probe saw it; --burst-kib 0 leaves it out)" : ""));
+  } else if (s.recorded_shaper.Shapes()) {
+    r.notes.push_back("the recorded network's token-bucket shaper (" + s.recorded_shaper.Describe() +
+                      ") is not on the replayed links: " +
+                      (s.shaper.burst_bytes > 0 ? "their rate is not below its line rate" : "--burst-kib 0"));
+  }
+}
+
 // How the replay's steps differ from the trace's: workers, buckets, scheme,
 // stragglers, and the host costs the trace measured.
 Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, const HostCosts& host_costs,
@@ -650,7 +770,7 @@ class EpochProjector {
     if (it != composed_.end()) return it->second;
     return composed_[key] = ExpectedStep(r_.patterns[s.pattern], r_.timings[s.pattern], *s.profile, setting_.buckets,
                                          s.batch_scale * setting_.straggler, !setting_.foreign, RankShift(s),
-                                         setting_.decompress_scale);
+                                         setting_.decompress_scale, ShapersOf(s.pattern));
   }
 
   ScheduleProjection ProjectSchedule(const std::string& name, const std::string& label,
@@ -691,6 +811,15 @@ class EpochProjector {
                           : c.Modelled(span.end_s - span.start_s) - measured->second);
     }
     return shift;
+  }
+
+  Shapers ShapersOf(int p) const {
+    Shapers shapers{setting_.shaper, setting_.recorded_shaper, {}};
+    if (!shapers.any()) return shapers;
+    for (const CollectiveCall& c : r_.patterns[p].calls) {
+      shapers.link_bytes.push_back(LinkBytes(c.op, c.bytes, r_.workers, options_));
+    }
+    return shapers;
   }
 
   // Payload and wire bytes of one step of pattern `p`.
@@ -768,6 +897,11 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   r.collective = options_.collective();
   r.bucket_bytes = options_.bucket_bytes().value_or(input.bucket_bytes.value_or(kDefaultBucketBytes));
   Setting setting = MakeSetting(input, options_, host_costs, r);
+  if (options_.timing() != TimingSource::kRecorded) {
+    setting.shaper = WhatIfShaper(input, options_, platform);
+    setting.recorded_shaper = host_costs.shaper;
+    DescribeShapers(setting, r);
+  }
 
   PatternBook book(options_.memoise());
   const std::vector<EpochStep> plan_accordion = PlanSchedule(setting, accordion, book);

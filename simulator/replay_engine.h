@@ -44,6 +44,7 @@
 #include "simulator/communication_model.h"
 #include "simulator/recorded_network.h"
 #include "simulator/replay_input.h"
+#include "simulator/token_bucket.h"
 
 namespace accordion::sim {
 
@@ -112,6 +113,13 @@ class ReplayOptions {
   ACCORDION_ARG(std::optional<double>, recorded_bandwidth_gbps);
   /// Default: empty (the replay platform's latency).
   ACCORDION_ARG(std::optional<double>, recorded_latency_us);
+  /// The replayed links' token-bucket shaper (token_bucket.h): its burst
+  /// per link in bytes (0: no shaper) and its line rate in Gb/s, the
+  /// platform's bandwidth being the sustained rate. Empty: the shaper the
+  /// trace's probe found (recorded_network.h), with that burst and line
+  /// rate, where it found one; none where it did not. Default: empty.
+  ACCORDION_ARG(std::optional<double>, burst_bytes);
+  ACCORDION_ARG(std::optional<double>, line_gbps);
   /// When set and it becomes true, a running simulation stops and Run()
   /// throws Cancelled (child_process.h). The flag must outlive Run().
   /// Default: nullptr.
@@ -172,6 +180,7 @@ struct ReplayResult {
   std::string platform;              // description
   double collective_overhead_s = 0;  // mean software cost per collective, as replayed
   std::string communication;         // description of the communication model
+  std::string shaper;                // the token-bucket shaper modelled; empty: none
   AllReduceAlgorithm allreduce = AllReduceAlgorithm::kRing;
   CollectiveOptions collective;                   // the all-reduce's settings, as replayed
   TimingSource timing = TimingSource::kSimulate;  // what timed the collectives (--timing)
@@ -200,6 +209,12 @@ std::optional<RecordedNetwork> RecordedNetworkOf(const ReplayInput& input, const
 // starts from it (accordion-sim's flags, the GUI's what-if, accordion-report),
 // so the same trace and settings give the same answer everywhere.
 PlatformSpec WhatIfBasePlatform(const ReplayInput& input, const ReplayOptions& options);
+
+// The token-bucket shaper a replay by `options` puts on `platform`'s links
+// (its bandwidth the sustained rate): the options' burst and line rate,
+// else the one the trace's recorded network found; Shapes() false where
+// there is none. Throws InputError for a burst or line rate out of range.
+TokenBucket WhatIfShaper(const ReplayInput& input, const ReplayOptions& options, const PlatformSpec& platform);
 
 class ReplayEngine {
  public:

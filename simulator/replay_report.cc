@@ -47,6 +47,7 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
   out << "Replay of " << r.trained_model << " from " << r.trace << (r.synthetic ? " (SYNTHETIC)" : "") << ", "
       << r.accordion.epochs.size() << " epochs, " << L << " layers\n";
   out << "cluster:  " << r.workers << " workers (trace: " << r.trace_workers << ") on " << r.platform << "\n";
+  if (!r.shaper.empty()) out << "shaper:   token bucket on every link, " << r.shaper << "\n";
   out << "model:    " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
       << r.distinct_patterns << " distinct)\n";
   out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval << " epochs\n";
@@ -115,6 +116,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["workers"] = r.workers;
   j["platform"] = r.platform;
   j["communication"] = r.communication;
+  j["shaper"] = r.shaper.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.shaper);
   j["collective_overhead_s"] = r.collective_overhead_s;
   j["communication_model"] = ToString(r.timing);
   j["allreduce"] = AllReduceJson(r.allreduce, r.collective);

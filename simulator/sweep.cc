@@ -342,7 +342,9 @@ SweepIdentity IdentifySweep(const std::string& trace_path, const ReplayOptions& 
                          {"overhead", base.overhead() == OverheadSource::kTrace ? "trace" : "platform"},
                          {"anchor", base.anchor()},
                          {"recorded_bandwidth_gbps", optional(base.recorded_bandwidth_gbps())},
-                         {"recorded_latency_us", optional(base.recorded_latency_us())}});
+                         {"recorded_latency_us", optional(base.recorded_latency_us())},
+                         {"burst_bytes", optional(base.burst_bytes())},
+                         {"line_gbps", optional(base.line_gbps())}});
   return id;
 }
 

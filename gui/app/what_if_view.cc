@@ -541,6 +541,11 @@ void WhatIfView::showProjection() {
                              : tr("<b>α–β estimate</b> &nbsp;%1<br><span style='color:#666'>Simulate for SimGrid's "
                                   "flow-level answer (contention between messages).</span>")
                                    .arg(QString::fromStdString(projection->result.platform).toHtmlEscaped());
+  // The links' shaper where the replay models one, as accordion-sim's "shaper:" line.
+  if (!projection->result.shaper.empty()) {
+    source += tr("<br>Token-bucket shaper on every link: %1")
+                  .arg(QString::fromStdString(projection->result.shaper).toHtmlEscaped());
+  }
   // The replay's warnings (a recorded network in doubt), as accordion-sim
   // and accordion-report give them.
   for (const std::string& note : projection->result.notes) {

@@ -315,6 +315,9 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   t += Row({"trace recorded at", recorded});
   // The replay's own words for its network, as accordion-sim prints them.
   if (projection) t += Row({"replayed on", Html(projection->result.platform)});
+  if (projection && !projection->result.shaper.empty()) {
+    t += Row({"token-bucket shaper", Html(projection->result.shaper)});
+  }
   t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
                                                           " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";

@@ -179,6 +179,8 @@ struct ReplayFlags {
   std::string overhead = OverheadName(ReplayOptions().overhead());
   std::optional<double> recorded_bandwidth_gbps;
   std::optional<double> recorded_latency_us;
+  std::optional<double> burst_kib;
+  std::optional<double> line_gbps;
   std::string anchor = ReplayOptions().anchor() ? "on" : "off";
 
   void Add(CLI::App* cmd, bool settings) {
@@ -244,6 +246,14 @@ struct ReplayFlags {
     cmd->add_option("--recorded-latency-us", recorded_latency_us,
                     "The link latency the trace was recorded at (default: the platform's)")
         ->check(CLI::Range(0.0, 1e7));
+    cmd->add_option("--burst-kib", burst_kib,
+                    "A token-bucket shaper on the replayed links (tc's tbf, a cloud's burst credits): its burst per "
+                    "link, KiB, crossing at --line-gbps before the platform's bandwidth, the sustained rate (0: no "
+                    "shaper; default: the one the trace's network probe saw, if any)")
+        ->check(CLI::Range(0.0, 1073741824.0));
+    cmd->add_option("--line-gbps", line_gbps,
+                    "The shaper's line rate, Gb/s: how fast its burst crosses (default: the probe's; else unlimited)")
+        ->check(CLI::Range(1e-6, 1e6));
     cmd->add_option("--sim-timeout", timeout_s,
                     "Seconds one SimGrid simulation (one distinct step pattern) may take before the replay "
                     "stops it and fails (0: no limit)")
@@ -284,6 +294,8 @@ struct ReplayFlags {
         .overhead(overhead == OverheadName(OverheadSource::kTrace) ? OverheadSource::kTrace : OverheadSource::kPlatform)
         .recorded_bandwidth_gbps(recorded_bandwidth_gbps)
         .recorded_latency_us(recorded_latency_us)
+        .burst_bytes(burst_kib ? std::optional<double>(*burst_kib * 1024) : std::nullopt)
+        .line_gbps(line_gbps)
         .anchor(anchor == "on");
     if (!scheme.empty()) o.scheme(*ParseScheme(scheme));
     return o;

@@ -6,8 +6,10 @@
 #include <cmath>
 #include <filesystem>
 #include <functional>
+#include <limits>
 #include <string>
 
+#include "common/errors.h"
 #include "simulator/alpha_beta_model.h"
 #include "simulator/recorded_network.h"
 #include "simulator/replay_engine.h"
@@ -92,7 +94,9 @@ TEST(RecordedNetwork, TheBandwidthComesFromTheLargestMessages) {
 // host cost and missed by +400 %. The sustained rate is the largest
 // sizes', the burst is named, and a ladder that stopped at one sustained
 // all-reduce size says its rate may be lower.
-TEST(RecordedNetwork, AShapersBurstIsNamedAndTheSustainedRateIsTheBandwidth) {
+// A probe through a token-bucket shaper: sizes up to 64 KiB inside its
+// burst at 3 Gb/s, larger ones at the sustained 0.1 Gb/s; 50 us per link.
+std::vector<NetworkProbeRecord> ShapedProbe() {
   const AlphaBetaModel line(100e-6, BytesPerSecondFromGbps(3)), sustained(100e-6, BytesPerSecondFromGbps(0.1));
   std::vector<NetworkProbeRecord> probe;
   for (int64_t size : {4096, 16384, 65536, 1 << 20, 4 << 20}) {
@@ -103,6 +107,11 @@ TEST(RecordedNetwork, AShapersBurstIsNamedAndTheSustainedRateIsTheBandwidth) {
       for (int r = 0; r < 5; ++r) probe.push_back({op, bytes, r, t});
     }
   }
+  return probe;
+}
+
+TEST(RecordedNetwork, AShapersBurstIsNamedAndTheSustainedRateIsTheBandwidth) {
+  const std::vector<NetworkProbeRecord> probe = ShapedProbe();
   const std::optional<RecordedNetwork> n = FitRecordedNetwork(probe, kWorld);
   ASSERT_TRUE(n.has_value());
   EXPECT_NEAR(GbpsFromBytesPerSecond(n->platform.bandwidth_Bps), 0.1, 1e-4);
@@ -378,6 +387,71 @@ TEST_F(AnchoredReplayTest, AnOverpricedTraceKeepsItsFractionOfTheNetworksTime) {
   bool noted = false;
   for (const std::string& note : r.notes) noted = noted || note.find("network times scaled by") != std::string::npos;
   EXPECT_TRUE(noted);
+}
+
+// Where the probe saw a shaper, the replay puts it on the links (burst at
+// the line rate, then the platform's bandwidth, the sustained rate) and
+// says so; the recorded steps come back as measured, since the recorded
+// network's shaper is taken out as it is put back. Taking it away costs
+// the step what the burst saved; a faster sustained rate keeps the burst.
+TEST_F(AnchoredReplayTest, AShaperTheProbeSawIsReplayedWithItsBurst) {
+  const std::string path = Path("shaped.trace");
+  ::accordion::test_support::CopyWithNetworkProbe(
+      std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-accordion.trace", path, ShapedProbe());
+  const ReplayInput shaped = LoadReplayInput(path);
+  for (TimingSource kind : {TimingSource::kAnalytic, TimingSource::kSimulate}) {
+    const ReplayResult r =
+        ReplayEngine(ReplayOptions().timing(kind).platform(WhatIfBasePlatform(shaped, {}))).Run(shaped);
+    EXPECT_NE(r.shaper.find("64 KiB per link at 3 Gb/s, then 0.1 Gb/s sustained"), std::string::npos) << r.shaper;
+    bool noted = false;
+    for (const std::string& note : r.notes) {
+      noted = noted || (note.rfind("token-bucket shaper on every link", 0) == 0 &&
+                        note.find("the trace's network probe saw it") != std::string::npos);
+    }
+    EXPECT_TRUE(noted) << ToString(kind);
+    ASSERT_TRUE(r.check.has_value());
+    EXPECT_NEAR(r.check->relative_error, 0, 1e-9) << ToString(kind);
+    EXPECT_NEAR(r.check->median_relative_error, 0, 1e-9) << ToString(kind);
+  }
+  const auto replay = [&](double gbps, std::optional<double> burst) {
+    PlatformSpec p = WhatIfBasePlatform(shaped, {});
+    p.bandwidth_Bps = BytesPerSecondFromGbps(gbps);
+    return ReplayEngine(ReplayOptions().timing(TimingSource::kAnalytic).platform(p).burst_bytes(burst)).Run(shaped);
+  };
+  const ReplayResult with = replay(0.1, std::nullopt), without = replay(0.1, 0.0);
+  EXPECT_TRUE(without.shaper.empty());
+  EXPECT_GT(without.accordion.total.time_s, with.accordion.total.time_s * 1.001);
+  const ReplayResult faster = replay(1, std::nullopt);
+  EXPECT_NE(faster.shaper.find("then 1 Gb/s sustained"), std::string::npos) << faster.shaper;
+  EXPECT_LE(faster.accordion.total.time_s, with.accordion.total.time_s);
+  // A line no faster than the sustained rate: the shaper cannot shape, and
+  // the replay says why it left the recorded one out.
+  const ReplayResult past_line = replay(5, std::nullopt);
+  EXPECT_TRUE(past_line.shaper.empty());
+  bool said = false;
+  for (const std::string& note : past_line.notes)
+    said = said || note.find("is not on the replayed links") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
+// A shaper the probe did not see can be given: a burst makes a slow link's
+// small collectives cheaper. Out-of-range shapers are refused.
+TEST_F(AnchoredReplayTest, AShaperCanBeGivenAndABadOneIsRefused) {
+  PlatformSpec slow = Recorded();
+  slow.bandwidth_Bps = BytesPerSecondFromGbps(0.1);
+  const auto replay = [&](ReplayOptions o) {
+    return ReplayEngine(o.timing(TimingSource::kAnalytic).platform(slow)).Run(input());
+  };
+  const ReplayResult plain = replay(ReplayOptions());
+  EXPECT_TRUE(plain.shaper.empty());
+  const ReplayResult burst = replay(ReplayOptions().burst_bytes(256 * 1024).line_gbps(10));
+  EXPECT_NE(burst.shaper.find("256 KiB per link at 10 Gb/s"), std::string::npos) << burst.shaper;
+  EXPECT_LT(burst.accordion.total.time_s, plain.accordion.total.time_s);
+  for (const ReplayOptions& bad :
+       {ReplayOptions().burst_bytes(-1), ReplayOptions().burst_bytes(std::nan("")), ReplayOptions().burst_bytes(1e300),
+        ReplayOptions().line_gbps(0), ReplayOptions().line_gbps(std::numeric_limits<double>::infinity())}) {
+    EXPECT_THROW(WhatIfShaper(input(), bad, slow), InputError);
+  }
 }
 
 // Two collectives the trainer ran at once were measured as if one after the

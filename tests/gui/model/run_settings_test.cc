@@ -242,10 +242,11 @@ class RunSettingsTest : public QObject {
   // start from it (its exact CM02, not LV08): the same times, and the same
   // words for the network.
   void everyToolProjectsAProbedTraceAlike() {
-    // The sample, with the probe a 1 Gb/s, 25 us link gives 2 ranks.
+    // The sample, with the probe a 1 Gb/s, 25 us link gives 2 ranks behind
+    // a token-bucket shaper whose burst takes up to 64 KiB at no cost.
     std::vector<NetworkProbeRecord> probe;
     for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
-      const double alpha = 50e-6, per_byte = 8 / 1e9;
+      const double alpha = 50e-6, per_byte = size <= 65536 ? 0.0 : 8 / 1e9;
       for (int r = 0; r < 5; ++r) {
         probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
         probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
@@ -281,6 +282,9 @@ class RunSettingsTest : public QObject {
                          [](const std::string& n) { return n.rfind("anchored on the recorded network (", 0) == 0; });
     };
     QVERIFY(anchored(mine.notes));
+    // The shaper the probe saw, on the replayed links alike.
+    QVERIFY2(mine.shaper.find("64 KiB per link") != std::string::npos, mine.shaper.c_str());
+    QCOMPARE(QString::fromStdString(cli["shaper"].get<std::string>()), QString::fromStdString(mine.shaper));
     QVERIFY(anchored(cli["notes"].get<std::vector<std::string>>()));
     const nlohmann::json dense =
         RunJson(kBin + "/accordion-sim replay " + Quote(trace) + " " + flags + " --format json --scheme dense");
@@ -305,6 +309,7 @@ class RunSettingsTest : public QObject {
              qPrintable(QString::fromStdString(cli["platform"].get<std::string>())));
     QVERIFY2(html.contains("the trace&#x27;s network probe: probe of") || html.contains("the trace's network probe"),
              "report: anchored");
+    QVERIFY2(html.contains(QString::fromStdString(mine.shaper).toHtmlEscaped()), mine.shaper.c_str());
   }
 
   // The Python hook given no test metrics: stored as NULL, read back as
