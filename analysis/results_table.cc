@@ -92,7 +92,7 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     row.level_high = r.level_high;
     row.setting = SettingName(r.scheme, r.policy, r.level_low, r.level_high);
     row.traces.push_back(path);
-    if (r.status != RunStatus::kComplete) ++row.incomplete;
+    if (r.status != RunStatus::kComplete && r.status != RunStatus::kStoppedEarly) ++row.incomplete;
     double f = 0, s = 0;
     for (const EpochRecord& e : v.epochs) {
       f += e.floats_sent;

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cmath>
+#include <cstdlib>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -99,6 +101,19 @@ void AddVersionFlags(CLI::App& app, const std::string& tool_name, const std::str
 
 int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body) {
   return CheckStandardOutput(tool_name, ParseAndRun(app, tool_name, argc, argv, body));
+}
+
+const CLI::Validator& AboveZero() {
+  static const CLI::Validator validator(
+      [](std::string& text) -> std::string {
+        char* end = nullptr;
+        const double v = std::strtod(text.c_str(), &end);
+        if (end == text.c_str() || *end != '\0') return "must be a number, not '" + text + "'";
+        if (!(v > 0) || !std::isfinite(v)) return "must be above 0, not " + text;
+        return std::string();
+      },
+      "POSITIVE");
+  return validator;
 }
 
 }  // namespace accordion

@@ -30,6 +30,10 @@ void AddVersionFlags(CLI::App& app, const std::string& tool_name, const std::str
 // returns the exit code.
 int RunCli(CLI::App& app, const std::string& tool_name, int argc, char** argv, const std::function<int()>& body);
 
+// A number above zero, said in those words ("must be above 0, not -1"):
+// CLI11's PositiveNumber prints its range up to the largest double.
+const CLI::Validator& AboveZero();
+
 }  // namespace accordion
 
 #endif  // ACCORDION_COMMON_CLI_H_

@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -13,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <mutex>
 
 #include "common/errors.h"
 
@@ -132,10 +134,6 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   } else if (errno != ENOENT) {
     throw InputError(what + ": " + std::strerror(errno));
   }
-  const std::string partial = path + ".partial";
-  if (::lstat(partial.c_str(), &st) == 0) {
-    throw InputError(what + ": " + partial + " exists; another run may be writing it (remove it if not)");
-  }
   const std::string dir = ParentDirectory(path);
   struct stat dir_st;
   if (::stat(dir.c_str(), &dir_st) != 0 || !S_ISDIR(dir_st.st_mode)) {
@@ -147,64 +145,198 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   if (::access(dir.c_str(), W_OK | X_OK) != 0) {
     throw InputError(what + ": cannot write in directory " + dir + " (" + std::strerror(errno) + ")");
   }
+  if (o.claim()) ClaimOutput(path, what);
 }
 
 namespace {
 
-// The "<path>.partial" a WriteOutput of this process is writing, for a
-// signal that ends the process mid-write (Ctrl-C, SIGTERM, a closed
-// terminal's SIGHUP during a long sweep): left behind, it would look like
-// another writer's and block the rerun. One at a time; the pid keeps a
-// forked child (a sweep's simulations) from removing its parent's file.
-char g_partial[4096];
-std::atomic<pid_t> g_partial_owner{0};
-static_assert(std::atomic<pid_t>::is_always_lock_free, "read in a signal handler");
+// The outputs this process has claimed: "<path>.partial", open and under an
+// exclusive flock() from the tool's check to the final rename. A signal that
+// ends the process (Ctrl-C, SIGTERM, a closed terminal's SIGHUP) and the
+// process's exit remove those still there, so they block no rerun; a SIGKILL
+// leaves the file, but not its lock, and the next claim takes it over. The
+// table is fixed so that a signal handler may read it; `owner` keeps a forked
+// child (a sweep's simulations) from removing its parent's files.
+struct Claim {
+  char partial[4096];
+  char staging[4096];  // a directory to remove with it; empty: none
+  int fd = -1;
+  dev_t dev = 0;
+  ino_t ino = 0;
+  pid_t owner = 0;
+};
+constexpr int kMaxClaims = 64;
+Claim g_claims[kMaxClaims];
+std::mutex g_claims_mutex;
+std::atomic<bool> g_handlers_installed{false};
 constexpr int kEndingSignals[] = {SIGINT, SIGTERM, SIGHUP};
 
-void RemovePartialAndEnd(int signal) {
-  if (g_partial_owner.load() == ::getpid()) ::unlink(g_partial);
+// Whether the name still holds the file this claim opened: after the rename,
+// or once another process has taken the name over, it does not.
+bool StillOurs(const Claim& c) {
+  struct stat st;
+  return ::lstat(c.partial, &st) == 0 && st.st_dev == c.dev && st.st_ino == c.ino;
+}
+
+// The tree at `name` in `parent_fd`, removed with async-signal-safe calls
+// only (openat, getdents64, unlinkat, close): it runs in a signal handler.
+// A staging directory is a few levels deep; deeper ones are left.
+constexpr int kMaxTreeDepth = 8;
+void RemoveTree(int parent_fd, const char* name, int depth) {
+  const int fd = ::openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd >= 0) {
+    alignas(8) char buffer[4096];
+    for (;;) {
+      const long n = ::syscall(SYS_getdents64, fd, buffer, sizeof buffer);
+      if (n <= 0) break;
+      for (long offset = 0; offset < n;) {
+        // linux_dirent64: inode, offset, record length, type, name.
+        unsigned short length;
+        std::memcpy(&length, buffer + offset + 16, sizeof length);
+        const char* entry = buffer + offset + 19;
+        offset += length;
+        if (std::strcmp(entry, ".") == 0 || std::strcmp(entry, "..") == 0) continue;
+        if (::unlinkat(fd, entry, 0) != 0 && errno == EISDIR && depth < kMaxTreeDepth) RemoveTree(fd, entry, depth + 1);
+      }
+    }
+    ::close(fd);
+  }
+  ::unlinkat(parent_fd, name, AT_REMOVEDIR);
+}
+
+// Async-signal-safe: lstat, unlink, getpid, RemoveTree.
+void RemoveOurPartials() {
+  const pid_t self = ::getpid();
+  for (Claim& c : g_claims) {
+    if (c.fd < 0 || c.owner != self) continue;
+    if (c.staging[0] != '\0') RemoveTree(AT_FDCWD, c.staging, 0);
+    if (StillOurs(c)) ::unlink(c.partial);
+  }
+}
+
+void RemovePartialsAndEnd(int signal) {
+  RemoveOurPartials();
   ::signal(signal, SIG_DFL);
   ::raise(signal);
 }
 
-// For its lifetime, the ending signals that would kill the process as it is
-// (their default action) first remove the partial file. A handler someone
-// installed is left alone: it may mean to let the write finish.
-class PartialFileGuard {
- public:
-  explicit PartialFileGuard(const std::string& partial) {
-    pid_t none = 0;
-    if (partial.size() >= sizeof g_partial || !g_partial_owner.compare_exchange_strong(none, -1)) return;
-    std::memcpy(g_partial, partial.c_str(), partial.size() + 1);
-    g_partial_owner = ::getpid();
-    owner_ = true;
-    for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
-      struct sigaction now {};
-      if (::sigaction(kEndingSignals[i], nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) != 0 ||
-          now.sa_handler != SIG_DFL) {
-        continue;
-      }
-      struct sigaction remove {};
-      remove.sa_handler = RemovePartialAndEnd;
-      sigemptyset(&remove.sa_mask);
-      installed_[i] = ::sigaction(kEndingSignals[i], &remove, &saved_[i]) == 0;
+// The ending signals that would kill the process as it is (their default
+// action) first remove the claimed files. A handler someone installed is
+// left alone: it means to end the process its own way.
+void InstallHandlersOnce() {
+  if (g_handlers_installed.exchange(true)) return;
+  for (int signal : kEndingSignals) {
+    struct sigaction now {};
+    if (::sigaction(signal, nullptr, &now) != 0 || (now.sa_flags & SA_SIGINFO) != 0 || now.sa_handler != SIG_DFL) {
+      continue;
     }
+    struct sigaction remove {};
+    remove.sa_handler = RemovePartialsAndEnd;
+    sigemptyset(&remove.sa_mask);
+    ::sigaction(signal, &remove, nullptr);
   }
-  ~PartialFileGuard() {
-    if (!owner_) return;
-    for (size_t i = 0; i < std::size(kEndingSignals); ++i) {
-      if (installed_[i]) ::sigaction(kEndingSignals[i], &saved_[i], nullptr);
-    }
-    g_partial_owner = 0;
-  }
-  PartialFileGuard(const PartialFileGuard&) = delete;
-  PartialFileGuard& operator=(const PartialFileGuard&) = delete;
+}
 
- private:
-  bool owner_ = false;
-  bool installed_[std::size(kEndingSignals)] = {};
-  struct sigaction saved_[std::size(kEndingSignals)] = {};
-};
+// At exit, what this process claimed and did not rename into place goes.
+struct ClaimsAtExit {
+  ~ClaimsAtExit() { RemoveOurPartials(); }
+} g_claims_at_exit;
+
+Claim* FindClaim(const std::string& partial) {
+  for (Claim& c : g_claims) {
+    if (c.fd >= 0 && c.owner == ::getpid() && partial == c.partial) return &c;
+  }
+  return nullptr;
+}
+
+void Release(Claim& c, bool remove) {
+  if (c.staging[0] != '\0') RemoveTree(AT_FDCWD, c.staging, 0);
+  c.staging[0] = '\0';
+  if (remove && StillOurs(c)) ::unlink(c.partial);
+  ::close(c.fd);
+  c.fd = -1;
+  c.owner = 0;
+}
+
+// How many times a claim retries a name another process renamed or removed
+// between its open and its lock.
+constexpr int kClaimAttempts = 16;
+
+}  // namespace
+
+void ClaimOutput(const std::string& path, const std::string& what) {
+  if (IsStdout(path)) return;
+  const std::string partial = path + ".partial";
+  const std::lock_guard<std::mutex> lock(g_claims_mutex);
+  if (FindClaim(partial) != nullptr) return;
+  if (partial.size() >= sizeof(Claim::partial)) throw InputError(what + ": the path is too long");
+  CheckPartialFile(partial);
+  Claim* slot = nullptr;
+  for (Claim& c : g_claims) slot = slot == nullptr && c.fd < 0 ? &c : slot;
+  if (slot == nullptr) throw InputError(what + ": more than " + std::to_string(kMaxClaims) + " outputs at once");
+  InstallHandlersOnce();
+  for (int attempt = 0; attempt < kClaimAttempts; ++attempt) {
+    // O_NOFOLLOW: a link planted at the partial name must not redirect the
+    // write onto someone else's file. O_NONBLOCK: nor may a FIFO made there
+    // since the check hold the open for ever.
+    const int fd = ::open(partial.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    if (fd < 0) throw InputError(what + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
+    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+      const int error = errno;
+      ::close(fd);
+      if (error == EWOULDBLOCK) {
+        throw InputError(what + " is being written by another process (it holds " + partial +
+                         "); wait for it to finish or choose another path");
+      }
+      throw InputError(what + ": cannot lock " + partial + " (" + std::strerror(error) + ")");
+    }
+    struct stat held;
+    if (::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
+      ::close(fd);
+      throw InputError(what + ": " + partial + " is not a regular file");
+    }
+    std::memcpy(slot->partial, partial.c_str(), partial.size() + 1);
+    slot->staging[0] = '\0';
+    slot->dev = held.st_dev;
+    slot->ino = held.st_ino;
+    if (!StillOurs(*slot)) {  // renamed into place, or removed, since the open: try the name again
+      ::close(fd);
+      continue;
+    }
+    // A partial whose lock nobody held is a stopped run's (a SIGKILL, a
+    // power cut): its bytes are not an output; this run replaces them.
+    if (held.st_size > 0 && ::ftruncate(fd, 0) != 0) {
+      ::close(fd);
+      throw InputError(what + ": cannot truncate the stale " + partial + " (" + std::strerror(errno) + ")");
+    }
+    slot->fd = fd;
+    slot->owner = ::getpid();
+    return;
+  }
+  throw InputError(what + ": " + partial + " keeps changing under this process; another writer is at work");
+}
+
+void StageOutputDirectory(const std::string& path, const std::string& staging) {
+  const std::lock_guard<std::mutex> lock(g_claims_mutex);
+  Claim* c = FindClaim(path + ".partial");
+  if (c == nullptr) throw std::logic_error("StageOutputDirectory: " + path + " is not claimed");
+  const std::string absolute = std::filesystem::absolute(staging).string();
+  if (absolute.size() >= sizeof(Claim::staging)) throw InputError(staging + ": the path is too long");
+  std::memcpy(c->staging, absolute.c_str(), absolute.size() + 1);
+}
+
+void ReleaseOutput(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(g_claims_mutex);
+  if (Claim* c = FindClaim(path + ".partial")) Release(*c, true);
+}
+
+namespace {
+
+// Releases `path`'s claim without removing anything: its partial was renamed.
+void ReleaseRenamed(const std::string& path) {
+  const std::lock_guard<std::mutex> lock(g_claims_mutex);
+  if (Claim* c = FindClaim(path + ".partial")) Release(*c, false);
+}
 
 }  // namespace
 
@@ -225,38 +357,35 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
     return;
   }
   const std::string partial = path + ".partial";
-  CheckPartialFile(partial);
-  const PartialFileGuard guard(partial);
+  ClaimOutput(path, path);  // held since CheckOutput() where it was called
   {
-    // O_NOFOLLOW: a link planted at the partial name must not redirect the
-    // write onto someone else's file. O_NONBLOCK: nor may a FIFO made there
-    // since the check hold the open for ever.
-    const int fd = ::open(partial.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
-    if (fd < 0) throw InputError(path + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
-    ::close(fd);
-    std::ofstream file(partial);
-    if (!file) throw IoError(path + ": cannot write");
+    std::ofstream file(partial, std::ios::trunc);
+    if (!file) {
+      ReleaseOutput(path);
+      throw IoError(path + ": cannot write " + partial);
+    }
     try {
       write(file);
     } catch (...) {
       file.close();
-      std::remove(partial.c_str());
+      ReleaseOutput(path);
       throw;
     }
     if (!file.flush()) {
-      std::remove(partial.c_str());
+      ReleaseOutput(path);
       throw IoError(path + ": write failed");
     }
   }
   // A run may have started writing `path` since CheckOutput(): leave it be.
   if (FileBeingWritten(path)) {
-    std::remove(partial.c_str());
+    ReleaseOutput(path);
     throw InputError(BeingWrittenMessage(path));
   }
   if (std::rename(partial.c_str(), path.c_str()) != 0) {
-    std::remove(partial.c_str());
+    ReleaseOutput(path);
     throw InputError(path + ": cannot rename " + partial + " over it");
   }
+  ReleaseRenamed(path);
 }
 
 }  // namespace accordion

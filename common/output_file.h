@@ -37,6 +37,10 @@ class OutputOptions {
   /// --out /dev/null. True for text outputs; false for databases, which need
   /// a regular file. Default: true.
   ACCORDION_ARG(bool, streams) = true;
+  /// Claim the output for this process (ClaimOutput) once it passes: no
+  /// other process can then claim it until this one has written it, released
+  /// it or ended. Default: true.
+  ACCORDION_ARG(bool, claim) = true;
 };
 
 // Throws InputError, one line naming the flag, unless `path` can be written
@@ -44,10 +48,32 @@ class OutputOptions {
 // writable directory; an existing regular file with overwrite(); an existing
 // FIFO or character device with streams() (a FIFO only while a process reads
 // it: writing into one nobody reads would block for ever). An input, a
-// directory, anything else, a leftover "<path>.partial", a file another process is writing
+// directory, anything else, a file another process is writing
 // (FileBeingWritten) and any path in a directory a live run holds
-// (DirectoryInUse) are refused.
+// (DirectoryInUse) are refused. Then, with claim(), the output is claimed
+// (ClaimOutput): a second writer of the same path is refused here, before
+// it has computed or written anything.
 void CheckOutput(const std::string& path, const OutputOptions& options);
+
+// Claims `path` for this process: "<path>.partial" is created (or a stale
+// one taken over: one whose claim no live process holds, left by a SIGKILL
+// or a power cut) and held under an exclusive flock() until WriteOutput()
+// renames it into place, ReleaseOutput() gives it up, or the process ends
+// (a signal that ends it, or its exit, removes it). Claiming what this
+// process holds already does nothing. Throws InputError, one line starting
+// with `what`, when another live process holds it.
+void ClaimOutput(const std::string& path, const std::string& what);
+
+// Gives up this process's claim on `path` and removes its partial file, if
+// it holds one, and its staging directory. For writers that put the output
+// in place themselves.
+void ReleaseOutput(const std::string& path);
+
+// Names the directory this process builds `path`'s output in before it
+// renames it into place (a report's): while `path` is claimed, a signal
+// that ends the process, its exit and ReleaseOutput() remove it with the
+// partial file. `path` must be claimed (ClaimOutput) first.
+void StageOutputDirectory(const std::string& path, const std::string& staging);
 
 // Whether another process holds an exclusive flock() on the file at `path`:
 // a trace a live TraceWriter is writing (traces/trace_writer.h). Neither
@@ -81,10 +107,11 @@ bool SameFile(const std::string& a, const std::string& b);
 void CheckPartialFile(const std::string& partial);
 
 // Writes `write`'s output to `path`. A FIFO or character device there is
-// written into directly; otherwise "<path>.partial" is written and renamed
-// over `path` once complete; SIGINT, SIGTERM or SIGHUP mid-write (when the
-// process has no handler of its own for it) removes the partial file before
-// the signal ends the process, so that it blocks no rerun. Throws InputError when the file cannot be
+// written into directly; otherwise "<path>.partial" is claimed (where
+// CheckOutput() has not), written and renamed over `path` once complete;
+// SIGINT, SIGTERM or SIGHUP (when the process has no handler of its own for
+// it) removes the partial file before the signal ends the process, so that
+// it blocks no rerun. Throws InputError when the file cannot be
 // written (a FIFO whose reader has gone included), and when another process started writing `path` meanwhile
 // (FileBeingWritten: then `path` is left as it is). It does not check the
 // path otherwise: call CheckOutput() first.

@@ -11,6 +11,7 @@
 
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "simulator/spec_checks.h"
 #include "simulator/topology_description.h"
 
 namespace accordion::sim {
@@ -70,14 +71,11 @@ std::vector<sg4::Host*> LoadXmlPlatform(const std::string& path) {
     throw InputError(path + ": " + e.what());
   }
   // SimGrid accepts links it cannot simulate sensibly; refuse them here.
+  // (bandwidth="1e308Gbps" overflows to infinity and aborts its solver).
   for (const sg4::Link* link : engine->get_all_links()) {
-    if (!(link->get_bandwidth() > 0)) {
-      throw InputError(path + ": link '" + link->get_name() + "' has bandwidth " +
-                       FormatNumber(link->get_bandwidth(), 12) + "; it must be positive");
-    }
-    if (link->get_latency() < 0) {
-      throw InputError(path + ": link '" + link->get_name() + "' has a negative latency");
-    }
+    const std::string what = path + ": link '" + link->get_name() + "'";
+    RequireRate(link->get_bandwidth(), what + " bandwidth");
+    RequireLatency(link->get_latency(), what + " latency");
   }
   std::vector<sg4::Host*> hosts = engine->get_all_hosts();
   std::sort(hosts.begin(), hosts.end(),

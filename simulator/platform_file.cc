@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <limits>
@@ -164,6 +165,10 @@ PlatformSpec LoadPlatformFile(const std::string& path) {
   }
   PlatformSpec spec = PlatformFromJson(j, path);
   if (spec.source == PlatformSource::kXmlFile) {
+    // A relative 'xml' is the JSON file's neighbour, wherever the tool runs
+    // from (as an #include is its includer's).
+    const std::filesystem::path named(spec.xml_path);
+    if (named.is_relative()) spec.xml_path = (std::filesystem::path(path).parent_path() / named).string();
     // The file its 'xml' key names is checked as an XML platform given
     // directly would be: a FIFO there would block SimGrid for ever.
     try {

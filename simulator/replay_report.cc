@@ -1,5 +1,11 @@
 #include "simulator/replay_report.h"
 
+#include <algorithm>
+
+#include <cstring>
+
+#include <cstdio>
+
 #include <iomanip>
 #include <nlohmann/json.hpp>
 
@@ -39,6 +45,17 @@ void CsvRow(std::ostream& out, const std::string& schedule, const EpochProjectio
       << e.payload_bytes << ',' << e.wire_bytes << ',' << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << '\n';
 }
 
+// `v` right-aligned in `width` characters with `precision` decimals, or in
+// scientific notation where that would not leave a space before it: a table
+// keeps its columns whatever the magnitude (a collective of 9e6 s).
+std::string Column(double v, int width, int precision) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", precision, v);
+  if (static_cast<int>(std::strlen(text)) >= width) std::snprintf(text, sizeof text, "%.*e", 3, v);
+  std::string cell(text);
+  return std::string(std::max(1, width - static_cast<int>(cell.size())), ' ') + cell;
+}
+
 }  // namespace
 
 void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
@@ -62,11 +79,10 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
       << "\n";
   for (int i = 0; i < 3; ++i) {
     const ScheduleProjection& s = *Schedules(r, i);
-    out << std::left << std::setw(30) << s.label << std::right << std::fixed << std::setprecision(1) << std::setw(12)
-        << s.total.time_s << std::setw(12) << s.total.compute_s << std::setw(12) << s.total.compress_s << std::setw(12)
-        << s.total.exposed_comm_s << std::scientific << std::setprecision(3) << std::setw(14) << s.total.payload_bytes
-        << std::fixed << std::setprecision(3) << std::setw(19)
-        << (i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s) << "x\n";
+    out << std::left << std::setw(30) << s.label << std::right << Column(s.total.time_s, 12, 1)
+        << Column(s.total.compute_s, 12, 1) << Column(s.total.compress_s, 12, 1)
+        << Column(s.total.exposed_comm_s, 12, 1) << std::scientific << std::setprecision(3) << std::setw(14)
+        << s.total.payload_bytes << Column(i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s, 19, 3) << "x\n";
   }
 
   out << "\n"
@@ -76,18 +92,18 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
       << "\n";
   for (size_t e = 0; e < r.accordion.epochs.size(); ++e) {
     const EpochProjection& a = r.accordion.epochs[e];
-    out << std::setw(5) << a.epoch << std::setw(6) << a.low_layers << std::setw(8) << a.steps << std::fixed
-        << std::setprecision(3) << std::setw(11) << a.iteration_s * 1e3 << std::setw(12) << a.time_s << std::setw(12)
-        << a.exposed_comm_s << std::setw(14) << r.static_low.epochs[e].time_s << std::setw(15)
-        << r.static_high.epochs[e].time_s << "\n";
+    out << std::setw(5) << a.epoch << std::setw(6) << a.low_layers << std::setw(8) << a.steps
+        << Column(a.iteration_s * 1e3, 11, 3) << Column(a.time_s, 12, 3) << Column(a.exposed_comm_s, 12, 3)
+        << Column(r.static_low.epochs[e].time_s, 14, 3) << Column(r.static_high.epochs[e].time_s, 15, 3) << "\n";
   }
   if (r.check) {
-    out << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured " << std::setprecision(3)
-        << r.check->measured_iteration_s * 1e3 << " ms per step, replayed " << r.check->simulated_iteration_s * 1e3
-        << " ms (" << std::showpos << std::setprecision(1) << r.check->relative_error * 100 << std::noshowpos
-        << " %) over " << r.check->epochs << " sampled epochs; median step "
-        << r.check->median_measured_iteration_s * 1e3 << " ms, replayed " << r.check->median_simulated_iteration_s * 1e3
-        << " ms (" << std::showpos << r.check->median_relative_error * 100 << std::noshowpos << " %)\n";
+    out << std::fixed << "\ncheck:    trace's own schedule at " << r.trace_workers << " workers: measured "
+        << std::setprecision(3) << r.check->measured_iteration_s * 1e3 << " ms per step, replayed "
+        << r.check->simulated_iteration_s * 1e3 << " ms (" << std::showpos << std::setprecision(1)
+        << r.check->relative_error * 100 << std::noshowpos << " %) over " << r.check->epochs
+        << " sampled epochs; median step " << r.check->median_measured_iteration_s * 1e3 << " ms, replayed "
+        << r.check->median_simulated_iteration_s * 1e3 << " ms (" << std::showpos
+        << r.check->median_relative_error * 100 << std::noshowpos << " %)\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   out.flags(flags);

@@ -30,10 +30,29 @@ inline void RequireNonNegative(double v, const std::string& what, const char* un
     throw InputError(what + " must be zero or positive, not " + FormatNumber(v * scale, 12) + unit);
   }
 }
+// The plausibility limits of every rate and latency a tool reads - a flag,
+// a platform file (JSON or SimGrid XML), a calibration, a trace's probe: 1
+// kb/s to 1 Pb/s, and at most 10 s. Beyond them a number is a typo, and
+// SimGrid's solver or a table's columns break on it.
+inline constexpr double kMinRateGbps = 1e-6;
+inline constexpr double kMaxRateGbps = 1e6;
+inline constexpr double kMaxLatencyS = 10;
+
 inline void RequireRate(double bytes_per_s, const std::string& what) {
   RequirePositive(bytes_per_s, what, " Gb/s", 8 / 1e9);
+  const double gbps = GbpsFromBytesPerSecond(bytes_per_s);
+  if (gbps < kMinRateGbps || gbps > kMaxRateGbps) {
+    throw InputError(what + " must be between " + FormatNumber(kMinRateGbps) + " and " + FormatNumber(kMaxRateGbps) +
+                     " Gb/s, not " + FormatNumber(gbps, 12) + " Gb/s");
+  }
 }
-inline void RequireLatency(double s, const std::string& what) { RequireNonNegative(s, what, " us", 1e6); }
+inline void RequireLatency(double s, const std::string& what) {
+  RequireNonNegative(s, what, " us", 1e6);
+  if (s > kMaxLatencyS) {
+    throw InputError(what + " must be at most " + FormatNumber(kMaxLatencyS * 1e6) + " us, not " +
+                     FormatNumber(s * 1e6, 12) + " us");
+  }
+}
 inline void RequireAtMost(int64_t v, int64_t limit, const std::string& what) {
   if (v > limit) throw InputError(what + " " + std::to_string(v) + " is above the limit of " + std::to_string(limit));
 }

@@ -17,6 +17,7 @@
 #include "common/number_format.h"
 #include "common/version.h"
 #include "simulator/child_process.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::sim {
 
@@ -149,6 +150,25 @@ std::vector<ReplayOptions> PlanSweep(const ReplayInput& input, const ReplayOptio
 }
 
 void CheckSweep(const ReplayInput& input, const ReplayOptions& base, const SweepGrid& grid) {
+  // Each level pair as --levels gave it, before any point runs: a replay
+  // would refuse it with --low's words, after the sweep's header.
+  const Scheme scheme = base.scheme().value_or(input.view.run.scheme);
+  const SchemeDescription& description = DescriptionOf(scheme);
+  for (const auto& [low, high] : grid.levels) {
+    const std::string pair = "--levels " + FormatNumber(low) + ":" + FormatNumber(high);
+    if (!description.has_levels()) {
+      throw InputError(pair + ": " + ToString(scheme) + " communication has no levels to sweep");
+    }
+    for (const auto& [level, which] : {std::pair{low, "low"}, std::pair{high, "high"}}) {
+      const std::string problem = LevelProblem(scheme, level);
+      if (!problem.empty()) throw InputError(pair + ": the " + which + " level " + problem);
+    }
+    if (description.level_kind == LevelKind::kGlobalBatch && high < low) {
+      throw InputError(pair +
+                       ": the batch scheme grows the batch outside critical regimes, so HIGH must be the "
+                       "larger batch");
+    }
+  }
   const int64_t n = GridSize(grid);
   for (int64_t i = 0; i < n; ++i) PlanPoint(input, base, GridPoint(grid, i));
 }
@@ -210,7 +230,8 @@ std::optional<SweepShard> ParseShard(const std::string& text) {
   const std::optional<int64_t> k = ParseCount(text.substr(0, slash));
   const std::optional<int64_t> n = slash == std::string::npos ? std::nullopt : ParseCount(text.substr(slash + 1));
   if (!k || !n) throw InputError(origin + ": give K/N, slice K of N (1 <= K <= N), or off");
-  if (*n < 1 || *k < 1 || *k > *n) {
+  if (*n < 1) throw InputError(origin + ": N, the number of slices, must be at least 1");
+  if (*k < 1 || *k > *n) {
     throw InputError(origin + ": slices are numbered 1 to N, so K must be between 1 and " + std::to_string(*n));
   }
   return SweepShard{*k, *n, origin};

@@ -30,11 +30,12 @@ constexpr std::array<std::pair<Policy, const char*>, 2> kPolicies{{
     {Policy::kStatic, "static"},
     {Policy::kAccordion, "accordion"},
 }};
-constexpr std::array<std::pair<RunStatus, const char*>, 4> kStatuses{{
+constexpr std::array<std::pair<RunStatus, const char*>, 5> kStatuses{{
     {RunStatus::kRunning, "running"},
     {RunStatus::kComplete, "complete"},
     {RunStatus::kInterrupted, "interrupted"},
     {RunStatus::kFailed, "failed"},
+    {RunStatus::kStoppedEarly, "stopped_early"},
 }};
 constexpr std::array<std::pair<CollectiveOp, const char*>, 3> kOps{{
     {CollectiveOp::kAllReduce, "allreduce"},

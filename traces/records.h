@@ -31,7 +31,9 @@ enum class Policy { kStatic, kAccordion };
 
 // Lifecycle of the run that wrote the trace. Only kComplete means every
 // planned epoch is in the file.
-enum class RunStatus { kRunning, kComplete, kInterrupted, kFailed };
+// kStoppedEarly: the training loop ended it on purpose before its planned
+// epochs (early stopping) and closed it; its finished epochs are whole.
+enum class RunStatus { kRunning, kComplete, kInterrupted, kFailed, kStoppedEarly };
 
 const char* ToString(Scheme scheme);
 const char* ToString(Policy policy);

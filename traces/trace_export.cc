@@ -64,19 +64,26 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
   // Every table to "<name>.csv.partial" first, then all renamed: a failure
   // (a full disk) removes the partial files and leaves the directory as it
   // was, so no mix of new and old CSVs looks like one export.
-  std::vector<std::string> written, partial;
-  auto discard = [&partial] {
-    for (const std::string& tmp : partial) std::remove(tmp.c_str());
+  // Each table's output is claimed (output_file.h) before any is written,
+  // where the tool's checks have not claimed it already: a second export
+  // into this directory is refused, not mixed with this one.
+  std::vector<std::string> written, partial, paths;
+  auto discard = [&paths] {
+    for (const std::string& path : paths) ReleaseOutput(path);
   };
   for (const TableSpec& table : TraceTables(reader.schema_version())) {
     const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
-    const std::string tmp = path + ".partial";
     try {
-      CheckPartialFile(tmp);  // a FIFO made there since the tool's checks would block the open
+      ClaimOutput(path, path);
     } catch (const InputError&) {
       discard();
       throw;
     }
+    paths.push_back(path);
+  }
+  for (const TableSpec& table : TraceTables(reader.schema_version())) {
+    const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
+    const std::string tmp = path + ".partial";
     partial.push_back(tmp);
     std::ofstream out(tmp);
     if (!out) {
@@ -110,6 +117,7 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
       throw TraceError(TraceErrorCode::kIo, written[i] + ": cannot rename: " + ec.message());
     }
   }
+  discard();  // renamed: only the claims are given up
   return written;
 }
 

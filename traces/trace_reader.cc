@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <array>
 #include <cstring>
+#include <fstream>
 
 #include "common/input_file.h"
 #include "traces/record_checks.h"
@@ -91,6 +92,18 @@ void TraceReader::CheckFileHeader() {
   }
 }
 
+namespace {
+
+// Whether the SQLite file at `path` says it is in WAL mode (its header's
+// read and write versions, bytes 18 and 19, are 2).
+bool InWalMode(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  char header[20] = {};
+  return in.read(header, sizeof header) && header[18] == 2 && header[19] == 2;
+}
+
+}  // namespace
+
 void TraceReader::CheckStructure() {
   {
     SqliteStatement app(*db_, "PRAGMA application_id");
@@ -101,6 +114,17 @@ void TraceReader::CheckStructure() {
     }
   }
   if (!db_->TableExists("meta")) {
+    // A live trace's tables may be only in its write-ahead log: a copy
+    // without "<trace>-wal" beside it has an empty main file (header bytes
+    // 18 and 19 are 2 in WAL mode).
+    struct stat wal {};
+    const bool wal_present = ::stat((path_ + "-wal").c_str(), &wal) == 0 && wal.st_size > 0;
+    if (!wal_present && InWalMode(path_)) {
+      throw TraceError(TraceErrorCode::kNotATrace,
+                       path_ + ": an SQLite file in WAL mode whose tables are not in it: its " + path_ +
+                           "-wal file is missing (a trace copied while its run was live? copy the -wal file beside "
+                           "it, or copy the trace once the run has ended)");
+    }
     throw TraceError(TraceErrorCode::kNotATrace, path_ + ": an SQLite file but not an Accordion trace (no meta table)");
   }
   if (!db_->ColumnExists("meta", "key") || !db_->ColumnExists("meta", "value")) {

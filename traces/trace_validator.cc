@@ -1,6 +1,7 @@
 #include "traces/trace_validator.h"
 
 #include <cmath>
+#include <algorithm>
 #include <map>
 
 #include "traces/scheme_description.h"
@@ -27,6 +28,13 @@ void CheckProbeRepeats(const std::string& path, const std::vector<NetworkProbeRe
     }
     ++expected;
     ++summary.network_probe_rows;
+  }
+  // What every replay refuses (recorded_network.h): a probe that timed
+  // nothing cannot be a network.
+  if (!probe.empty() &&
+      std::none_of(probe.begin(), probe.end(), [](const NetworkProbeRecord& r) { return r.seconds > 0; })) {
+    Inconsistent(path, "network_probe: no time is positive (" + std::to_string(probe.size()) +
+                           " rows): a probe that timed nothing cannot be a network");
   }
 }
 
@@ -77,6 +85,10 @@ TraceSummary ValidateTrace(const std::string& path) {
   summary.epochs = num_epochs;
   if (run.status == RunStatus::kComplete && num_epochs != run.epochs_planned) {
     Inconsistent(p, "run is marked complete with " + std::to_string(num_epochs) + " of " +
+                        std::to_string(run.epochs_planned) + " epochs");
+  }
+  if (run.status == RunStatus::kStoppedEarly && num_epochs >= run.epochs_planned) {
+    Inconsistent(p, "run is marked stopped early with " + std::to_string(num_epochs) + " of " +
                         std::to_string(run.epochs_planned) + " epochs");
   }
   auto recorded = [&](int epoch, const char* table) {
@@ -136,7 +148,11 @@ TraceSummary ValidateTrace(const std::string& path) {
     ++summary.hessian_rows;
   }
 
-  if (run.status != RunStatus::kComplete) {
+  if (run.status == RunStatus::kStoppedEarly) {
+    summary.warnings.push_back("run stopped early: " + std::to_string(num_epochs) + " of " +
+                               std::to_string(run.epochs_planned) +
+                               " epochs, as its training loop chose (early stopping); every tool reads them");
+  } else if (run.status != RunStatus::kComplete) {
     summary.warnings.push_back(std::string("run status is '") + ToString(run.status) +
                                "': " + std::to_string(num_epochs) + " of " + std::to_string(run.epochs_planned) +
                                " epochs recorded");

@@ -408,6 +408,9 @@ void DdpHookCore::Finish(RunStatus status) {
       CloseStep(Clock::now());
     }
     AgreeOnPhase(RankPhase::kClose, problem);
+    // Closed, all ranks together, before the planned epochs: the loop
+    // stopped early on purpose, and the trace says so.
+    if (epoch_ < epochs_planned_) status = RunStatus::kStoppedEarly;
   }
   finished_ = true;
   recorder_->Finish(status);

@@ -139,6 +139,7 @@ class DdpHookCore {
   // Marks the trace finished: complete, or interrupted (kept epochs only).
   // kComplete is collective (the ranks agree that all close after the same
   // epoch); the others are not, so a rank whose peer failed can still end.
+  // kComplete before the planned epochs is recorded as kStoppedEarly.
   void Finish(RunStatus status);
 
   const std::vector<LayerInfo>& layers() const { return layers_; }

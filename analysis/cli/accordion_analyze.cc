@@ -303,7 +303,7 @@ int main(int argc, char** argv) {
   sched_cmd
       ->add_option("--eta", sched.eta,
                    "Critical-regime threshold on the norm's relative change (default: the trace's run.eta)")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   sched_cmd
       ->add_option("--interval", sched.interval, "Epochs between regime checks (default: the trace's run.interval)")
       ->check(CLI::Range(1, 1000000));
@@ -351,13 +351,13 @@ int main(int argc, char** argv) {
   regimes_cmd->add_option("trace", regimes.trace, "Trace file")->required();
   regimes_cmd
       ->add_option("--eta", regimes.eta, "Threshold on the model norm's relative change (default: the trace's run.eta)")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   regimes_cmd
       ->add_option("--interval", regimes.interval, "Epochs between norm checks (default: the trace's run.interval)")
       ->check(CLI::Range(1, 1000000));
   regimes_cmd
       ->add_option("--hessian-threshold", regimes.hessian_threshold, "Threshold on the eigenvalue's relative change")
-      ->check(CLI::PositiveNumber)
+      ->check(AboveZero())
       ->capture_default_str();
 
   AddVersionFlags(app, kTool);

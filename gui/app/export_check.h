@@ -11,11 +11,30 @@
 #define ACCORDION_GUI_APP_EXPORT_CHECK_H_
 
 #include <QString>
+#include <string>
 
 namespace accordion::gui {
 
 // True when `path` may be written; false with `error` set to one line.
 bool CheckExportPath(const QString& path, QString* error);
+
+// An export's claim (ClaimOutput in common/output_file.h), held from its
+// check until it is written: a second writer of the same path - another
+// window, a tool - is refused meanwhile. Released when it goes out of scope.
+class ExportClaim {
+ public:
+  // Checks `path` as CheckExportPath does and claims it; ok() is false, with
+  // `error` set, when it may not be written or another process holds it.
+  ExportClaim(const QString& path, QString* error);
+  ~ExportClaim();
+  ExportClaim(const ExportClaim&) = delete;
+  ExportClaim& operator=(const ExportClaim&) = delete;
+  bool ok() const { return ok_; }
+
+ private:
+  std::string path_;
+  bool ok_ = false;
+};
 
 }  // namespace accordion::gui
 

@@ -399,7 +399,8 @@ bool MainWindow::saveTabScreenshots(const QString& dir, QString* error) {
     // Let layouts settle and queued replots paint before grabbing.
     for (int round = 0; round < 5; ++round) QApplication::processEvents();
     const QString path = dir + "/" + keys[i] + ".png";
-    if (!CheckExportPath(path, error)) return false;
+    const ExportClaim claim(path, error);
+    if (!claim.ok()) return false;
     if (!grab().save(path)) {
       *error = tr("cannot write %1").arg(path);
       return false;

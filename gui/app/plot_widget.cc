@@ -349,7 +349,8 @@ void PlotWidget::resetRanges() {
 }
 
 bool PlotWidget::exportTo(const QString& path, QString* error) {
-  if (!CheckExportPath(path, error)) return false;
+  const ExportClaim claim(path, error);
+  if (!claim.ok()) return false;
   const QString suffix = QFileInfo(path).suffix().toLower();
   if (suffix == QLatin1String("csv")) {
     QSaveFile file(path);

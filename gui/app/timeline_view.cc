@@ -106,7 +106,8 @@ void TimelineView::redraw() {
 }
 
 bool TimelineView::exportPerfetto(const QString& path, QString* error) const {
-  if (!CheckExportPath(path, error)) return false;
+  const ExportClaim claim(path, error);
+  if (!claim.ok()) return false;
   const auto run = document_->currentRun();
   const auto projection = document_->projection();
   if (!run || !projection) {

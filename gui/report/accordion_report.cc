@@ -205,6 +205,19 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
   return w;
 }
 
+// The hidden sibling a report of `name` is staged in: ".name.partial-".
+QString StagingPrefix(const QString& name) { return "." + name + ".partial-"; }
+
+// Staging directories of `name` in `parent` that an earlier report left
+// when it was killed (SIGKILL, a power cut: nothing could remove them). The
+// caller holds the claim on the output, so none of them is being written.
+// An earlier report moved aside (".name.old-") is left: it may be the only
+// copy of the user's last report.
+void RemoveStaleStaging(const QString& parent, const QString& name) {
+  const QStringList stale = QDir(parent).entryList({StagingPrefix(name) + "*"}, QDir::Dirs | QDir::Hidden);
+  for (const QString& dir : stale) QDir(parent + "/" + dir).removeRecursively();
+}
+
 std::string CommandLine(int argc, char** argv) {
   std::string line;
   for (int i = 0; i < argc; ++i) {
@@ -221,6 +234,14 @@ int Run(const Args& a, const std::string& command_line) {
   const QFileInfo link(Abs(a.out));
   const QString out = link.isSymLink() && link.isDir() ? link.canonicalFilePath() : Abs(a.out);
   const bool replace = CheckOut(a, out);
+  // Claimed before anything is read or computed: a second report into the
+  // same --out is refused at once, not mixed with this one.
+  const QFileInfo out_info(out);
+  const QString parent = out_info.absolutePath();
+  if (!QDir().mkpath(parent)) throw InputError("cannot create " + parent.toStdString());
+  const std::string out_path = QFile::encodeName(out).toStdString();
+  ClaimOutput(out_path, "--out " + a.out);
+  RemoveStaleStaging(parent, out_info.fileName());
 
   // Every trace read before anything is written.
   std::vector<std::shared_ptr<const RunData>> runs;
@@ -267,18 +288,17 @@ int Run(const Args& a, const std::string& command_line) {
     in.notes.push_back(in.projection_problem);
   }
 
-  // Written beside --out, renamed into place when complete.
-  const QFileInfo out_info(out);
-  const QString parent = out_info.absolutePath();
-  if (!QDir().mkpath(parent)) throw InputError("cannot create " + parent.toStdString());
-  QTemporaryDir staging(parent + "/." + out_info.fileName() + ".partial-XXXXXX");
+  // Written beside --out, renamed into place when complete; a signal or a
+  // failure on the way removes it (StageOutputDirectory).
+  QTemporaryDir staging(parent + "/" + StagingPrefix(out_info.fileName()) + "XXXXXX");
   if (!staging.isValid()) throw InputError("cannot create a directory in " + parent.toStdString());
+  StageOutputDirectory(out_path, QFile::encodeName(staging.path()).toStdString());
   WriteReport(in, staging.path());
   {
     const QByteArray text = MarkerText(staging.path());
     QFile marker(staging.path() + "/" + kMarkerFile);
-    if (!marker.open(QIODevice::WriteOnly) || marker.write(text) < 0) {
-      throw InputError("cannot write the report's marker file");
+    if (!marker.open(QIODevice::WriteOnly) || marker.write(text) != text.size() || !marker.flush()) {
+      throw IoError("cannot write the report's marker file (disk full?)");
     }
   }
 
@@ -311,6 +331,7 @@ int Run(const Args& a, const std::string& command_line) {
     throw InputError("cannot move the report into " + a.out);
   }
   staging.setAutoRemove(false);
+  ReleaseOutput(out_path);
   if (!old.isEmpty()) QDir(old).removeRecursively();
   std::cout << QDir(out).filePath("index.html").toStdString() << std::endl;
   return kExitOk;
@@ -346,7 +367,7 @@ int main(int argc, char** argv) {
   app.add_flag("--overwrite", a.overwrite, "Replace an earlier report in --out");
   app.add_option("--eta", a.eta,
                  "Accordion threshold on the norm's relative change (default: the first trace's run.eta)")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   app.add_option("--interval", a.interval, "Epochs between regime checks (default: the first trace's run.interval)")
       ->check(CLI::Range(1, 1000000));
   app.add_option("--scheme", a.scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
@@ -362,7 +383,7 @@ int main(int argc, char** argv) {
       ->check(CLI::Range(1, 1000000));
   app.add_option("--bandwidth-gbps", a.bandwidth_gbps,
                  "Link bandwidth, Gb/s (default " + HelpNumber(what_if.bandwidth_gbps) + ")")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   app.add_option("--latency-us", a.latency_us,
                  "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
       ->check(CLI::NonNegativeNumber);

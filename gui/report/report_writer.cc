@@ -32,7 +32,7 @@ QString Html(const std::string& text) { return QString::fromStdString(text).toHt
 void WriteFile(const QString& path, const QByteArray& bytes) {
   QSaveFile file(path);
   if (!file.open(QIODevice::WriteOnly) || file.write(bytes) != bytes.size() || !file.commit()) {
-    throw InputError(path.toStdString() + ": cannot write");
+    throw IoError(path.toStdString() + ": cannot write (disk full?)");
   }
 }
 
@@ -67,12 +67,12 @@ class FigureWriter {
     QString error;
     for (const char* suffix : {".png", ".pdf"}) {
       if (!SaveFigure(&plot_, dir_ + "/" + stem + suffix, &error, style::kExportWidth, style::kExportHeight)) {
-        throw InputError(error.toStdString());
+        throw IoError(error.toStdString());
       }
     }
     WriteFile(dir_ + "/" + stem + ".csv", FigureCsv(&plot_).toUtf8());
     QFile png(dir_ + "/" + stem + ".png");
-    if (!png.open(QIODevice::ReadOnly)) throw InputError(png.fileName().toStdString() + ": cannot read back");
+    if (!png.open(QIODevice::ReadOnly)) throw IoError(png.fileName().toStdString() + ": cannot read back");
     figures_.push_back({stem, title, question, caption, png.readAll()});
   }
   const std::vector<FigureEntry>& figures() const { return figures_; }

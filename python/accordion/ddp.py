@@ -319,7 +319,9 @@ class AccordionHook:
         """Marks the trace finished (``complete=False``: interrupted) and releases the
         C++ state. Call it on every rank before ``dist.destroy_process_group()``;
         ``complete=True`` is collective (the ranks check that all closed after the
-        same epoch)."""
+        same epoch). Closed with ``complete=True`` before the ``epochs`` given to
+        ``attach`` (early stopping), the trace is marked ``stopped_early`` with its
+        finished epochs, which every tool reads."""
         if self._closed:
             return
         self._closed = True

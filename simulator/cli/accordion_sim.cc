@@ -192,7 +192,7 @@ struct ReplayFlags {
                           "); per-worker batch kept")
           ->check(AWorkerCount());
       cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change (default: the trace's run.eta)")
-          ->check(CLI::PositiveNumber);
+          ->check(AboveZero());
       cmd->add_option("--interval", interval, "Epochs between regime checks (default: the trace's run.interval)")
           ->check(CLI::Range(1, 1000000));
       cmd->add_option("--low", low,
@@ -315,7 +315,7 @@ struct CollectiveFlags {
                     "nccl-ring, nccl-tree: largest chunk a hop forwards, KiB (default " +
                         std::to_string(CollectiveOptions::kDefaultChunkBytes / 1024) +
                         ": NCCL's 4 MiB buffer in 8 slots)")
-        ->check(CLI::PositiveNumber);
+        ->check(AboveZero());
     cmd->add_option("--nccl-channels", channels,
                     "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
                         std::to_string(CollectiveOptions::kDefaultChannels) + ")");
@@ -737,7 +737,7 @@ int main(int argc, char** argv) {
   sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',')->check(AWorkerCount());
   sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds, e.g. 0.3,0.5 (default: the trace's run.eta)")
       ->delimiter(',')
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   sweep_cmd
       ->add_option("--interval", sweep.grid.interval,
                    "Check intervals, epochs, e.g. 2,5,10 (default: the trace's run.interval)")

@@ -97,6 +97,21 @@ def test_an_interrupted_run_keeps_its_finished_epochs(tmp_path):
     assert validate.returncode == 0, validate.stdout + validate.stderr
 
 
+def test_an_early_stopped_run_is_recorded_as_such_and_every_tool_reads_it(tmp_path):
+    trace = tmp_path / "run.trace"
+    check_clean_exit(torchrun("train_small.py", "--stop-after", "2", "--epochs", "3", "--policy", "accordion",
+                              "--trace", trace, "--out", tmp_path / "out.json"))
+    assert rows(trace, "SELECT status, epochs_planned FROM run") == [("stopped_early", 3)]
+    assert rows(trace, "SELECT epoch FROM epochs") == [(0,), (1,)]
+    for cmd in (["accordion-analyze", "validate", str(trace)],
+                ["accordion-analyze", "schedule", str(trace)],
+                ["accordion-sim", "replay", str(trace)]):
+        done = subprocess.run([tool(cmd[0])] + cmd[1:], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        if cmd[1] == "validate":
+            assert "run stopped early: 2 of 3 epochs" in done.stdout + done.stderr
+
+
 def test_a_diverged_run_says_so_and_keeps_its_finished_epochs(tmp_path):
     trace = tmp_path / "run.trace"
     run = torchrun("train_small.py", "--nan-in-epoch", "1", "--epochs", "3", "--trace", trace,

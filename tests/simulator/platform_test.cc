@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -252,6 +253,12 @@ TEST_F(PlatformFiles, XmlPlatformsPlaceRanksInNaturalHostOrder) {
   EXPECT_NEAR(built["latency_s"].get<double>(), 10e-6, 1e-15);
   EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(xml), 4); }).find("4 ranks do not fit on the 3 hosts"),
             std::string::npos);
+  // A platform JSON naming it by a relative path: the JSON's own folder, not
+  // the tool's working directory (which is elsewhere here).
+  const std::string json = Write("c.json", "{\"xml\": \"c.xml\"}");
+  ASSERT_NE(std::filesystem::current_path(), std::filesystem::path(dir_));
+  EXPECT_EQ(LoadPlatformFile(json).xml_path, dir_ + "/c.xml");
+  EXPECT_EQ(Build(LoadPlatformFile(json), 3)["hosts"], nlohmann::json({"h1", "h2", "h10"}));
 }
 
 TEST_F(PlatformFiles, BadXmlIsAnInputError) {
@@ -263,8 +270,22 @@ TEST_F(PlatformFiles, BadXmlIsAnInputError) {
                                 "<zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/>"
                                 "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" bandwidth=\"-1Gbps\" latency=\"1us\"/>"
                                 "<route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
-  EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(negative), 2); }).find("link 'l' has bandwidth"),
+  EXPECT_NE(InputErrorOf([&] { Build(LoadPlatformFile(negative), 2); }).find("link 'l' bandwidth must be"),
             std::string::npos);
+  // Beyond the plausibility limits every rate flag has: 1e308 Gb/s overflows
+  // to infinity in SimGrid, whose solver then aborts; 20 s of latency.
+  for (const auto& [attributes, words] :
+       {std::pair{"bandwidth=\"1e308Gbps\" latency=\"1us\"",
+                  "link 'l' bandwidth must be a positive number, not inf Gb/s"},
+        std::pair{"bandwidth=\"1Gbps\" latency=\"20s\"", "link 'l' latency must be at most 1e+07 us"}}) {
+    const std::string huge = Write(
+        "huge.xml", std::string(kXmlHead) +
+                        "<zone id=\"z\" routing=\"Full\"><host id=\"a\" speed=\"1Gf\"/>"
+                        "<host id=\"b\" speed=\"1Gf\"/><link id=\"l\" " +
+                        attributes + "/><route src=\"a\" dst=\"b\"><link_ctn id=\"l\"/></route></zone></platform>\n");
+    const std::string said = InputErrorOf([&] { Build(LoadPlatformFile(huge), 2); });
+    EXPECT_NE(said.find(words), std::string::npos) << said;
+  }
 }
 
 TEST(XmlClusterHosts, CountsEveryRadicalAsSimGridReadsItsNumbers) {

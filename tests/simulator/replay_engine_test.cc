@@ -4,11 +4,13 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <sstream>
 
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
 #include "simulator/child_process.h"
 #include "simulator/communication_model.h"
+#include "simulator/replay_report.h"
 #include "tests/simulator/sim_test_support.h"
 #include "tests/support/temp_dir_test.h"
 
@@ -328,6 +330,49 @@ TEST(ProbePlatform, AProbePastItsTimeLimitIsStopped) {
   } catch (const std::runtime_error& e) {
     EXPECT_NE(std::string(e.what()).find("ran longer than its limit"), std::string::npos) << e.what();
   }
+}
+
+}  // namespace
+}  // namespace accordion::sim
+
+namespace accordion::sim {
+namespace {
+
+// Lines of `text` from the one starting with `header` to the next blank one.
+std::vector<std::string> TableAt(const std::string& text, const std::string& header) {
+  std::vector<std::string> lines;
+  std::istringstream in(text.substr(text.find(header)));
+  for (std::string line; std::getline(in, line) && !line.empty();) lines.push_back(line);
+  return lines;
+}
+
+// Whatever the magnitudes (a trace's collectives of 9e6 s, the largest its
+// limits allow), the text table keeps its columns: every row as wide as its
+// header, a space before every number.
+TEST(ReplayTable, KeepsItsColumnsWhateverTheMagnitude) {
+  ReplayResult r;
+  r.trace = "huge.trace";
+  for (ScheduleProjection* s : {&r.accordion, &r.static_low, &r.static_high}) {
+    s->label = "static rank 2";
+    EpochProjection e;
+    e.steps = 1000;
+    e.iteration_s = 9e6;
+    e.time_s = 9e9;
+    e.exposed_comm_s = 8.9e9;
+    s->epochs = {e, e};
+    s->total = e;
+    s->total.time_s = 1.8e10;
+    s->total.compute_s = 1e8;
+  }
+  std::ostringstream out;
+  WriteReplayTable(r, out);
+  const std::string text = out.str();
+  for (const auto& [header, rows] : {std::pair{"schedule ", 4u}, std::pair{"epoch ", 3u}}) {
+    const std::vector<std::string> table = TableAt(text, header);
+    ASSERT_EQ(table.size(), rows) << text;
+    for (const std::string& row : table) EXPECT_EQ(row.size(), table.front().size()) << "\n" << text;
+  }
+  EXPECT_NE(text.find(" 9.000e+09"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -185,6 +185,15 @@ TEST_F(SimCli, BadTracesAndFlagsExitTwoWithOneLine) {
   ExpectBadInput("replay " + t + " --fidelity exact", "--fidelity");
   ExpectBadInput("replay " + t + " --timeline " + Path("t.json") + " --timeline-epoch 99", "--timeline-epoch 99");
   ExpectBadInput("sweep " + t + " --levels 2-1", "LOW:HIGH");
+  // Named by the flag that gave them, before the CSV header (nothing on stdout).
+  ExpectBadInput("sweep " + t + " --levels 0:1", "--levels 0:1: the low level must be a PowerSGD rank");
+  ExpectBadInput("sweep " + t + " --scheme batch --levels 1024:128",
+                 "--levels 1024:128: the batch scheme grows the batch outside critical regimes");
+  ExpectBadInput("sweep " + t + " --eta 0.3,0", "--eta: must be above 0, not 0");
+  ExpectBadInput("sweep " + t + " --shard 1/0", "--shard 1/0: N, the number of slices, must be at least 1");
+  // Beyond the plausibility limits every rate and latency has.
+  ExpectBadInput("replay " + t + " --bandwidth-gbps 1e-12", "bandwidth must be between 1e-06 and 1e+06 Gb/s");
+  ExpectBadInput("replay " + t + " --latency-us 1e300", "latency must be at most 1e+07 us");
   ExpectBadInput("sweep " + t + " --platform " + Path("two.xml") + " --bandwidth-gbps 1,2", "XML platform");
   ExpectBadInput("frobnicate", "unknown command 'frobnicate'");
   // No partial output that looks complete.

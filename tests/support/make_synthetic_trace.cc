@@ -50,7 +50,7 @@ int main(int argc, char** argv) {
   app.add_option("--low", low);
   app.add_option("--high", high);
   app.add_option("--eta", o.eta, "Accordion threshold the run records (run.eta) and its levels follow")
-      ->check(CLI::PositiveNumber);
+      ->check(AboveZero());
   app.add_option("--interval", o.interval)->check(CLI::Range(1, 100000));
   app.add_option("--decay", o.decay_epochs, "Epochs at which the LR drops 10x");
   app.add_option("--seed", o.seed);
@@ -61,7 +61,9 @@ int main(int argc, char** argv) {
   AddVersionFlags(app, "accordion-make-synthetic-trace");
   return RunCli(app, "accordion-make-synthetic-trace", argc, argv, [&] {
     // A database needs a regular file: never a FIFO or a device.
-    CheckOutput(out, OutputOptions().flag("OUT").overwrite(overwrite).streams(false));
+    // Not claimed: the partial is the trace itself, whose TraceWriter's own
+    // lock is the claim (a second writer is refused by it).
+    CheckOutput(out, OutputOptions().flag("OUT").overwrite(overwrite).streams(false).claim(false));
     if (out == "-") throw InputError("OUT must be a file: a trace cannot go to stdout");
     if (EstimatedRows(o) > kMaxRows) {
       throw InputError("--epochs x --workers x --samples make about " +

@@ -154,6 +154,16 @@ std::vector<Case> Cases() {
              "DELETE FROM collectives WHERE epoch=3; DELETE FROM hessian WHERE epoch=3");
        },
        "marked complete with 3 of 4"},
+      {"stopped_early_but_whole", TraceErrorCode::kInconsistent,
+       [](const std::string& p) { Sql(p, "UPDATE run SET status='stopped_early'"); },
+       "marked stopped early with 4 of 4"},
+      {"probe_timed_nothing", TraceErrorCode::kInconsistent,
+       [](const std::string& p) {
+         Sql(p,
+             "DELETE FROM network_probe; INSERT INTO network_probe VALUES ('allreduce', 4096, 0, 0), "
+             "('allreduce', 16384, 0, 0)");
+       },
+       "no time is positive"},
       {"floats_do_not_add_up", TraceErrorCode::kInconsistent,
        [](const std::string& p) { Sql(p, "UPDATE epochs SET floats_sent=floats_sent*2 WHERE epoch=1"); },
        "not the sum"},

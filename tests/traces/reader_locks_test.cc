@@ -8,10 +8,12 @@
 #include <sqlite3.h>
 #include <sys/wait.h>
 #include <cstdlib>
+#include <filesystem>
 
 #include "tests/support/synthetic_trace.h"
 #include "tests/support/temp_dir_test.h"
 #include "tests/support/trace_sql.h"
+#include "traces/trace_error.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
 
@@ -55,6 +57,28 @@ TEST_F(TraceReaderLocks, OpeningATraceKeepsAnotherConnectionsReadLock) {
   sqlite3_finalize(read);
   sqlite3_close(db);
   EXPECT_FALSE(ExclusiveLockIsRefusedElsewhere(path)) << "with the read over, the lock is free";
+}
+
+// A live trace whose tables are still only in its write-ahead log, copied
+// without "<trace>-wal": the reader says what is missing, not "not an
+// Accordion trace".
+TEST_F(TraceReaderLocks, ALiveTraceCopiedWithoutItsWalSaysWhatIsMissing) {
+  const std::string live = Path("live.trace"), copy = Path("copy.trace");
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(live.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "PRAGMA journal_mode=WAL; PRAGMA wal_autocheckpoint=0;"
+                         "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('schema_version', '3');",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  std::filesystem::copy_file(live, copy);  // the main file alone, as a careless copy takes it
+  try {
+    TraceReader::Open(copy);
+    ADD_FAILURE() << "a copy without its WAL opened";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("its " + copy + "-wal file is missing"), std::string::npos) << e.what();
+  }
+  sqlite3_close(db);
 }
 
 }  // namespace

@@ -1,6 +1,8 @@
 // accordion-train end to end: real worker processes, real Gloo, real traces.
 #include <arpa/inet.h>
 #include <gtest/gtest.h>
+#include <fcntl.h>
+#include <sys/wait.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <signal.h>
@@ -466,7 +468,8 @@ TEST_F(TrainCli, AMasterPortThatSendsPartOfAReplyAndHoldsOnEndsAtTheTimeoutAndOn
   const int fd = ListenOnLoopback(&port);
   ASSERT_GE(fd, 0);
   std::atomic<bool> done{false};
-  std::thread one_byte([fd, &done] {
+  std::atomic<int> accepted{0};
+  std::thread one_byte([fd, &done, &accepted] {
     std::vector<int> held;
     while (!done) {
       pollfd p{fd, POLLIN, 0};
@@ -475,6 +478,7 @@ TEST_F(TrainCli, AMasterPortThatSendsPartOfAReplyAndHoldsOnEndsAtTheTimeoutAndOn
       if (client < 0) continue;
       ::send(client, "\x01", 1, MSG_NOSIGNAL);
       held.push_back(client);
+      ++accepted;
     }
     for (const int client : held) ::close(client);
   });
@@ -492,12 +496,26 @@ TEST_F(TrainCli, AMasterPortThatSendsPartOfAReplyAndHoldsOnEndsAtTheTimeoutAndOn
       std::string::npos)
       << timed.err;
   EXPECT_LT(took, std::chrono::seconds(12));
-  // SIGTERM two seconds in, long before its 60 s timeout: a stop, exit 130,
-  // no line. The outer timeout's 124 is what a deaf worker gives.
-  const CommandResult stopped = test_support::RunCommand("timeout -k 5 30 sh -c 'env " + worker +
-                                                         " --timeout 60 & sleep 2; kill -TERM $!; wait $!'");
-  EXPECT_EQ(stopped.exit_code, 130) << stopped.err;
-  EXPECT_EQ(stopped.err, "");
+  // SIGTERM once the worker is at the rendezvous (it has connected: on a
+  // loaded machine that can take seconds), long before its 60 s timeout: a
+  // stop, exit 130, no line. The outer timeout's 124 is what a deaf worker gives.
+  const int before = accepted;
+  const std::string err = Path("stopped.err");
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    const int out = ::open(err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 2);
+    ::execl("/bin/sh", "sh", "-c", ("exec env " + worker + " --timeout 60").c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  for (int i = 0; i < 3000 && accepted == before; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_GT(accepted, before) << "the worker never reached the rendezvous";
+  ::kill(pid, SIGTERM);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 130) << status << " " << test_support::ReadFile(err);
+  EXPECT_EQ(test_support::ReadFile(err), "");
   done = true;
   one_byte.join();
   ::close(fd);

@@ -85,7 +85,9 @@ struct BenchFlags {
   }
 
   // Refused before any worker starts, so a long run cannot end unwritable.
-  void CheckOut() const {
+  // `claim`: the process that writes it (rank 0) claims it from here on
+  // (output_file.h); the launcher only checks.
+  void CheckOut(bool claim) const {
     if (out.empty()) return;
     const std::filesystem::path p(out);
     if (std::filesystem::exists(p) && !overwrite) {
@@ -95,7 +97,7 @@ struct BenchFlags {
     if (!std::filesystem::is_directory(dir)) throw InputError("--out: directory " + dir.string() + " does not exist");
     // The rules every tool's outputs follow: never a live trace, a live run's
     // directory, a directory or a leftover .partial.
-    CheckOutput(out, OutputOptions().overwrite(overwrite));
+    CheckOutput(out, OutputOptions().overwrite(overwrite).claim(claim));
     if (out != "-") CheckOutputRoom("--out " + out, out);  // a read-only or full disk, before any worker
   }
 };
@@ -155,12 +157,10 @@ void WriteResults(const BenchFlags& f, const CollectiveBenchOptions& o, int worl
 
 int Bench(const BenchFlags& f, const WorkerEnvironment& env) {
   const CollectiveBenchOptions o = f.Options();
-  if (!env.launched) {
-    if (f.nproc != 1) {
-      throw InputError("--nproc starts local workers; under torchrun or Slurm (WORLD_SIZE is set) leave it out");
-    }
-    if (env.rank == 0) f.CheckOut();
+  if (!env.launched && f.nproc != 1) {
+    throw InputError("--nproc starts local workers; under torchrun or Slurm (WORLD_SIZE is set) leave it out");
   }
+  if (env.rank == 0) f.CheckOut(/*claim=*/true);
   torch::Device device = torch::kCPU;
   if (f.backend == "nccl") {
     if (!torch::cuda::is_available()) throw InputError("--backend nccl: this LibTorch sees no CUDA device");
@@ -229,7 +229,7 @@ int main(int argc, char** argv) {
     flags.Options();  // every flag checked before a worker starts
     CheckLocalWorkers(flags.nproc, "--nproc");
     CheckBindAddress(flags.bind_addr, "--bind-addr");  // here: workers check their flags with their peers running
-    flags.CheckOut();
+    flags.CheckOut(/*claim=*/false);
     const char* addr = std::getenv("MASTER_ADDR");
     const char* port = std::getenv("MASTER_PORT");
     Launcher launcher(LauncherOptions()

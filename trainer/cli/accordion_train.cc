@@ -30,6 +30,17 @@ constexpr const char* kTool = "accordion-train";
 
 void OnStopSignal(int) { RequestStop(); }
 
+// A worker's SIGINT and SIGTERM are a stop request (trainer.h) from its
+// first instruction: a stop that came while it parsed its flags or loaded
+// its data would otherwise kill it without a word (exit 143).
+void InstallStopHandlers() {
+  struct sigaction sa {};
+  sa.sa_handler = OnStopSignal;
+  sigemptyset(&sa.sa_mask);
+  ::sigaction(SIGINT, &sa, nullptr);
+  ::sigaction(SIGTERM, &sa, nullptr);
+}
+
 // A run whose workers died leaves its trace "running" (or "interrupted", by
 // a survivor the launcher stopped); say "failed" instead. Only this run's
 // trace (`run_id`) is touched: one another run holds or wrote - this run may
@@ -73,11 +84,6 @@ int RunWorker(const TrainOptions& options, const WorkerEnvironment& env) {
     if (env.rank == 0) CheckRunOutputsWritable(options);
     if (env.rank == 0) LockCheckpointDirectory(options);
   }
-  struct sigaction sa {};
-  sa.sa_handler = OnStopSignal;
-  sigemptyset(&sa.sa_mask);
-  ::sigaction(SIGINT, &sa, nullptr);
-  ::sigaction(SIGTERM, &sa, nullptr);
   return RunWorkerBody(kTool, env.rank, [&] {
     auto trainer = std::make_unique<Trainer>(options, env);
     const int code = trainer->Run();
@@ -96,6 +102,10 @@ int main(int argc, char** argv) {
       "static or under Accordion, recording a trace.\n"
       "Local: accordion-train --nproc N ...; multi-node: set RANK, WORLD_SIZE, LOCAL_RANK, "
       "MASTER_ADDR, MASTER_PORT per worker (torchrun / Slurm style)."};
+  // Workers (WORLD_SIZE set, as WorkerEnvironmentFromEnv reads it) stop on
+  // request from the start; the launcher installs its own handlers.
+  const char* world_size = std::getenv("WORLD_SIZE");
+  if (world_size != nullptr && *world_size != '\0') InstallStopHandlers();
   TrainOptions options;
   AddTrainFlags(app, options);
   AddVersionFlags(app, kTool, TrainerBuildDescription());

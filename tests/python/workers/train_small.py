@@ -45,6 +45,7 @@ def main():
     ap.add_argument("--bucket-mb", type=float, default=0.01)
     ap.add_argument("--raise-in-epoch", type=int, default=-1)
     ap.add_argument("--nan-in-epoch", type=int, default=-1)
+    ap.add_argument("--stop-after", type=int, default=-1, help="early stopping: leave the loop after this many epochs")
     ap.add_argument("--against-plain-ddp", action="store_true")
     ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per step, all but the last under no_sync")
     ap.add_argument("--out", required=True)
@@ -68,6 +69,8 @@ def main():
     with acc:
         out["layers"] = acc.layers
         for epoch in range(a.epochs):
+            if epoch == a.stop_after:
+                break
             levels = acc.levels
             for x, y in batches(epoch, a.steps, rank):
                 if epoch == a.raise_in_epoch:
