@@ -4,7 +4,9 @@
 
 #include <QDir>
 #include <QFile>
+#include <QBuffer>
 #include <QFileInfo>
+#include <QImage>
 #include <QTextStream>
 #include <map>
 #include <optional>
@@ -64,6 +66,25 @@ void RefreshFigure(QCustomPlot* plot, bool immediate) {
   plot->replot(immediate ? QCustomPlot::rpImmediateRefresh : QCustomPlot::rpQueuedReplot);
 }
 
+namespace {
+
+// The plot as a 96 dpi PNG at `path`. Encoded in memory and then written:
+// libpng's own error line never reaches stderr when the disk fails a write
+// (a tool's one-line contract), and a short write is seen.
+bool WritePng(QCustomPlot* plot, const QString& path, int width, int height) {
+  QImage image = plot->toPixmap(width, height, 1.0).toImage();
+  constexpr double kDotsPerMeter = 96 / 0.0254;
+  image.setDotsPerMeterX(static_cast<int>(kDotsPerMeter));
+  image.setDotsPerMeterY(static_cast<int>(kDotsPerMeter));
+  QByteArray bytes;
+  QBuffer buffer(&bytes);
+  if (!buffer.open(QIODevice::WriteOnly) || !image.save(&buffer, "PNG")) return false;
+  QFile file(path);
+  return file.open(QIODevice::WriteOnly) && file.write(bytes) == bytes.size() && file.flush();
+}
+
+}  // namespace
+
 bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int width, int height) {
   auto fail = [error](const QString& why) {
     if (error) *error = why;
@@ -94,7 +115,7 @@ bool SaveFigure(QCustomPlot* plot, const QString& path, QString* error, int widt
   // the report looks the same from any desktop.
   const style::FigureTheme screen = style::ThemeOf(plot);
   if (screen.dark) style::RecolorPlot(plot, screen, style::LightTheme());
-  const bool ok = suffix == "png" ? plot->savePng(part, width, height, 1.0, -1, 96)
+  const bool ok = suffix == "png" ? WritePng(plot, part, width, height)
                                   : plot->savePdf(part, width, height, QCP::epNoCosmetic, "Accordion Toolkit");
   if (screen.dark) {
     style::RecolorPlot(plot, style::LightTheme(), screen);

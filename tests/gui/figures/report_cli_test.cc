@@ -289,6 +289,24 @@ class ReportCliTest : public QObject {
     QVERIFY(OnlyEntries(parent, {}));
   }
 
+  // A file-size limit (as a full disk fails a write) mid-report: exit 4, the
+  // machine's failure, one line, and nothing left beside --out - neither a
+  // report that looks complete nor its hidden staging directory, nor the claim.
+  void aFullDiskIsExitFourAndLeavesNothing() {
+    const QString parent = test_support::ScratchDir("report-full");
+    const QString out = parent + "/report";
+    QProcess p;
+    p.start("/bin/sh", {"-c", "trap '' XFSZ; ulimit -f 64; exec \"$0\" \"$@\"",
+                        QString(ACCORDION_BIN_DIR) + "/accordion-report", Accordion(), "--out", out});
+    QVERIFY(p.waitForFinished(120000));
+    const QString err = QString::fromUtf8(p.readAllStandardError());
+    QCOMPARE(p.exitCode(), 4);
+    QVERIFY2(err.split('\n', Qt::SkipEmptyParts).size() == 1 && err.startsWith("accordion-report: error: "),
+             qPrintable(err));
+    QVERIFY(!QFileInfo::exists(out));
+    QVERIFY2(OnlyEntries(parent, {}), qPrintable(QDir(parent).entryList(QDir::AllEntries | QDir::Hidden).join(' ')));
+  }
+
   void helpAndVersion() {
     const Result help = RunReport({"--help"});
     QCOMPARE(help.code, 0);
