@@ -185,7 +185,9 @@ TEST_F(ConcurrentWriters, TwoWritersOfOneOutputLeaveOneRunsWholeOutput) {
       EXPECT_TRUE(Leftovers(out).empty()) << Leftovers(out).front();
     }
     // Started together, runs this long overlap: the claim was contested.
-    if (w.slow) EXPECT_GT(refused, 0);
+    if (w.slow) {
+      EXPECT_GT(refused, 0);
+    }
   }
 }
 
