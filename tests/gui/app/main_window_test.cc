@@ -50,6 +50,7 @@
 #include "gui/model/headlines.h"
 #include "gui/model/explorer_document.h"
 #include "simulator/topology_description.h"
+#include "tests/support/trace_sql.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace accordion;
@@ -442,7 +443,7 @@ class MainWindowTest : public QObject {
 
   void corruptTraceOpensADialogAndTheWindowStaysUsable() {
     const QString dir = ScratchDir("corrupt");
-    const QString bad = test_support::WriteTruncatedTrace(dir, "cut.trace");
+    const QString bad = gui::test_support::WriteTruncatedTrace(dir, "cut.trace");
     QVERIFY(!bad.isEmpty());
     MainWindow window;
     window.show();
@@ -481,7 +482,7 @@ class MainWindowTest : public QObject {
     options.epochs = 6;
     options.decay_epochs = {};
     options.final_status = RunStatus::kRunning;
-    const QString path = test_support::WriteSynthetic(dir, "live.trace", options);
+    const QString path = gui::test_support::WriteSynthetic(dir, "live.trace", options);
     MainWindow window;
     window.show();
     OpenAndSettle(window, {path});
@@ -494,7 +495,7 @@ class MainWindowTest : public QObject {
     // The trainer writes five more epochs: a new file renamed over the old
     // one, as an atomic writer would.
     options.epochs = 11;
-    const QString grown = test_support::WriteSynthetic(dir, "grown.tmp", options);
+    const QString grown = gui::test_support::WriteSynthetic(dir, "grown.tmp", options);
     QVERIFY(std::rename(grown.toLocal8Bit().constData(), path.toLocal8Bit().constData()) == 0);
     window.document()->pollLiveRuns();
     QTRY_COMPARE(window.document()->run(0)->summary.epochs, 11);
@@ -701,6 +702,40 @@ class MainWindowTest : public QObject {
   // its plots show, for a setting where Accordion pays (64 workers over
   // 25 Gb/s) and one where it is slower (2 workers over 100 Gb/s). With
   // ACCORDION_SCREENSHOT_DIR set, each is saved there as a PNG to look at.
+  // A trace whose probe saw a token-bucket shaper: the what-if names the
+  // shaper it replays under its source line, as accordion-sim's "shaper:".
+  void whatIfSaysTheShaperItReplays() {
+    std::vector<NetworkProbeRecord> probe;
+    for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
+      // Up to 64 KiB inside the burst (latency alone), then 1 Gb/s.
+      const double alpha = 50e-6, per_byte = size <= 65536 ? 0.0 : 8 / 1e9;
+      for (int r = 0; r < 5; ++r) {
+        probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
+        probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
+      }
+    }
+    const QString trace = ScratchDir("shaped") + "/shaped.trace";
+    accordion::test_support::CopyWithNetworkProbe(SampleTrace(kPowerSgd).toStdString(), trace.toStdString(), probe);
+    MainWindow window;
+    window.resize(1500, 950);
+    OpenAndSettle(window, {trace});
+    WhatIfView* what_if = window.whatIfView();
+    what_if->findChild<QSpinBox*>("workersSpin")->setValue(2);
+    what_if->findChild<QDoubleSpinBox*>("bandwidthSpin")->setValue(0.5);
+    window.document()->waitForIdle();
+    QApplication::processEvents();
+    const QString source = what_if->sourceLabel()->text();
+    QVERIFY2(source.contains("Token-bucket shaper on every link: bursts of up to 64 KiB per link at the line rate, "
+                             "then 0.5 Gb/s sustained"),
+             qPrintable(source));
+    if (const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR"); !shots.isEmpty()) {
+      QDir().mkpath(shots);
+      window.tabs()->setCurrentWidget(what_if);
+      QApplication::processEvents();
+      QVERIFY(window.grab().save(shots + "/what-if-shaper.png"));
+    }
+  }
+
   void whatIfHeadlinesAreTrueOfTheirPlots() {
     MainWindow window;
     window.resize(1600, 1000);
