@@ -55,4 +55,16 @@ void CopyWithNetworkProbe(const std::string& from, const std::string& to,
   writer->Finish(RunStatus::kComplete);
 }
 
+std::vector<NetworkProbeRecord> ShapedTwoRankProbe(double gbps, int64_t burst_bytes) {
+  std::vector<NetworkProbeRecord> probe;
+  for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
+    const double alpha = 50e-6, per_byte = size <= burst_bytes ? 0.0 : 8 / (gbps * 1e9);
+    for (int r = 0; r < 5; ++r) {
+      probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
+      probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
+    }
+  }
+  return probe;
+}
+
 }  // namespace accordion::test_support

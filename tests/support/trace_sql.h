@@ -24,6 +24,12 @@ int64_t QueryInt(const std::string& path, const std::string& sql);
 // anchors on.
 void CopyWithNetworkProbe(const std::string& from, const std::string& to, const std::vector<NetworkProbeRecord>& probe);
 
+// The probe 2 ranks make of a 25 us link at `gbps` behind a token-bucket
+// shaper whose burst takes sizes up to `burst_bytes` at no cost (latency
+// alone): all-reduces and all-gathers from 4 KiB to 16 MiB, 5 repeats each.
+// burst_bytes 0: no shaper.
+std::vector<NetworkProbeRecord> ShapedTwoRankProbe(double gbps, int64_t burst_bytes);
+
 }  // namespace accordion::test_support
 
 #endif  // ACCORDION_TESTS_SUPPORT_TRACE_SQL_H_

@@ -705,15 +705,7 @@ class MainWindowTest : public QObject {
   // A trace whose probe saw a token-bucket shaper: the what-if names the
   // shaper it replays under its source line, as accordion-sim's "shaper:".
   void whatIfSaysTheShaperItReplays() {
-    std::vector<NetworkProbeRecord> probe;
-    for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
-      // Up to 64 KiB inside the burst (latency alone), then 1 Gb/s.
-      const double alpha = 50e-6, per_byte = size <= 65536 ? 0.0 : 8 / 1e9;
-      for (int r = 0; r < 5; ++r) {
-        probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
-        probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
-      }
-    }
+    const std::vector<NetworkProbeRecord> probe = accordion::test_support::ShapedTwoRankProbe(1, 65536);
     const QString trace = ScratchDir("shaped") + "/shaped.trace";
     accordion::test_support::CopyWithNetworkProbe(SampleTrace(kPowerSgd).toStdString(), trace.toStdString(), probe);
     MainWindow window;

@@ -244,14 +244,7 @@ class RunSettingsTest : public QObject {
   void everyToolProjectsAProbedTraceAlike() {
     // The sample, with the probe a 1 Gb/s, 25 us link gives 2 ranks behind
     // a token-bucket shaper whose burst takes up to 64 KiB at no cost.
-    std::vector<NetworkProbeRecord> probe;
-    for (int64_t size = 4096; size <= (16 << 20); size *= 4) {
-      const double alpha = 50e-6, per_byte = size <= 65536 ? 0.0 : 8 / 1e9;
-      for (int r = 0; r < 5; ++r) {
-        probe.push_back({CollectiveOp::kAllReduce, size, r, 2 * alpha + per_byte * static_cast<double>(size)});
-        probe.push_back({CollectiveOp::kAllGather, size / 2, r, alpha + per_byte * static_cast<double>(size / 2)});
-      }
-    }
+    const std::vector<NetworkProbeRecord> probe = accordion::test_support::ShapedTwoRankProbe(1, 65536);
     const QString trace = ScratchDir("one-answer") + "/probed.trace";
     accordion::test_support::CopyWithNetworkProbe(
         std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmnist-mlp-powersgd-accordion.trace", trace.toStdString(),
