@@ -189,15 +189,6 @@ struct StepParts {
   std::vector<double> views_s;  // each composed view's step (a rank's, or a sample's)
 };
 
-// Every sampled step of `profile` composed with the collectives' times the
-// network model found for `pattern` (`timing`), then averaged: a step's time
-// is a maximum of readiness and communication, so it is composed per step.
-// `scale` multiplies compute (batch and stragglers). With `rank_shift` (the
-// trace's own workers, levels and buckets), each rank's step is the one it
-// measured, moved by what composing it with every collective shifted (what
-// the network model adds over the recorded network) changes against
-// composing it with its own times: the measured graph, altered only by the
-// what-if; zeros give back every rank's step exactly.
 // The shapers a step's collectives cross: the what-if's links' and the
 // recorded network's, and what each call puts through one link.
 struct Shapers {
@@ -211,6 +202,15 @@ struct Shapers {
 // what-if's bucket saves them: each walk sees the last one's durations.
 constexpr int kShaperRounds = 4;
 
+// Every sampled step of `profile` composed with the collectives' times the
+// network model found for `pattern` (`timing`), then averaged: a step's time
+// is a maximum of readiness and communication, so it is composed per step.
+// `scale` multiplies compute (batch and stragglers). With `rank_shift` (the
+// trace's own workers, levels and buckets), each rank's step is the one it
+// measured, moved by what composing it with every collective shifted (what
+// the network model adds over the recorded network) changes against
+// composing it with its own times: the measured graph, altered only by the
+// what-if; zeros give back every rank's step exactly.
 StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& timing, const StepProfile& profile,
                        const std::vector<GradientBucket>& buckets, double scale, bool own_gaps,
                        const std::optional<std::vector<double>>& rank_shift, double decompress_scale,

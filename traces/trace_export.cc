@@ -81,8 +81,10 @@ std::vector<std::string> ExportCsv(TraceReader& reader, const std::string& dir) 
     }
     paths.push_back(path);
   }
-  for (const TableSpec& table : TraceTables(reader.schema_version())) {
-    const std::string path = (std::filesystem::path(dir) / (std::string(table.name) + ".csv")).string();
+  const std::vector<TableSpec>& tables = TraceTables(reader.schema_version());
+  for (size_t t = 0; t < tables.size(); ++t) {
+    const TableSpec& table = tables[t];
+    const std::string& path = paths[t];
     const std::string tmp = path + ".partial";
     partial.push_back(tmp);
     std::ofstream out(tmp);
