@@ -51,7 +51,16 @@ std::string OrEmpty(const MeanCi& m, double value) {
 }  // namespace
 
 std::string SettingName(Scheme scheme, Policy policy, double level_low, double level_high) {
-  if (policy == Policy::kStatic) return LevelName(scheme, level_low);
+  switch (policy) {
+    case Policy::kStatic:
+      return LevelName(scheme, level_low);
+    case Policy::kAdaqs:
+      return "AdaQS (" + LevelName(scheme, level_high) + " -> " + LevelName(scheme, level_low) + ")";
+    case Policy::kSmith:
+      return "Smith et al. (" + LevelName(scheme, level_low) + " -> " + LevelName(scheme, level_high) + ")";
+    case Policy::kAccordion:
+      break;
+  }
   return "Accordion (" + LevelName(scheme, level_low) + " / " + LevelName(scheme, level_high) + ")";
 }
 
@@ -112,12 +121,12 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     rows.push_back(row);
   }
   // Within a (model, dataset, scheme) block: static rows by decreasing floats,
-  // Accordion last; the first static row is the 1x baseline.
+  // then Accordion, AdaQS and Smith et al.; the first static row is the 1x baseline.
   std::sort(rows.begin(), rows.end(), [](const ResultsRow& a, const ResultsRow& b) {
     const auto block_a = std::tie(a.model, a.dataset, a.scheme);
     const auto block_b = std::tie(b.model, b.dataset, b.scheme);
     if (block_a != block_b) return block_a < block_b;
-    if (a.policy != b.policy) return a.policy == Policy::kStatic;
+    if (a.policy != b.policy) return static_cast<int>(a.policy) < static_cast<int>(b.policy);
     return a.floats.mean > b.floats.mean;
   });
   for (size_t i = 0; i < rows.size(); ++i) {

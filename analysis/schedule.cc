@@ -1,6 +1,7 @@
 #include "analysis/schedule.h"
 
 #include "analysis/communication_accounting.h"
+#include "analysis/level_policy.h"
 #include "common/errors.h"
 #include "traces/scheme_description.h"
 
@@ -20,7 +21,7 @@ Schedule EmptySchedule(const TraceView& view, Scheme scheme, double low, double 
   s.ratios.assign(E, std::vector<std::optional<double>>(L));
   s.checked.assign(E, false);
   s.lr_decay.assign(E, false);
-  for (int e = 0; e + 1 < E; ++e) s.lr_decay[e] = IsLrDecay(view.epochs[e].lr, view.epochs[e + 1].lr);
+  for (int e = 0; e + 1 < E; ++e) s.lr_decay[e] = IsLrDecay(ScheduleLr(view, e), ScheduleLr(view, e + 1));
   return s;
 }
 
@@ -49,31 +50,88 @@ std::pair<double, double> ResolveLevels(const RunInfo& run, Scheme scheme, std::
 }
 
 Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
+  return DerivePolicySchedule(view, scheme, PolicySettings().policy(Policy::kAccordion).accordion(options));
+}
+
+double ScheduleLr(const TraceView& view, int epoch) {
+  const auto e = static_cast<size_t>(epoch);
+  return e < view.schedule_lr.size() ? view.schedule_lr[e] : view.epochs[e].lr;
+}
+
+std::string MissingSignal(const TraceView& view, Policy policy) {
+  if (policy != Policy::kAdaqs) return "";
+  for (int e = 0; e < view.num_epochs(); ++e) {
+    for (int l = 0; l < view.num_layers(); ++l) {
+      const bool missing = e >= static_cast<int>(view.grad_mean_norms.size()) ||
+                           !Recorded(view.grad_mean_norms[e][l]) || !Recorded(view.grad_stds[e][l]);
+      if (missing) {
+        return "policy adaqs reads each layer's gradient mean norm and standard deviation "
+               "(epoch_layers.grad_mean_norm, grad_std), and this trace does not record them (epoch " +
+               std::to_string(e) + ", layer " + std::to_string(l) +
+               "): record the run with this toolkit's accordion-train or Python hook (trace schema v4)";
+      }
+    }
+  }
+  return "";
+}
+
+Schedule DerivePolicySchedule(const TraceView& view, Scheme scheme, const PolicySettings& settings) {
   const SchemeDescription& description = DescriptionOf(scheme);
   if (!description.has_levels()) {
     throw InputError(std::string(description.name) + " communication has no levels to schedule");
   }
-  CheckLevels(scheme, options.level_low(), options.level_high());
+  const AccordionOptions& accordion = settings.accordion();
+  CheckLevels(scheme, accordion.level_low(), accordion.level_high());
   const bool whole_model = description.level_kind == LevelKind::kGlobalBatch;
-  AccordionOptions opts = options;
-  opts.mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer);
-  Schedule s = EmptySchedule(view, scheme, opts.level_low(), opts.level_high());
-  const int E = view.num_epochs();
+  const Policy policy = settings.policy();
+  std::unique_ptr<LevelPolicy> controller;
   const int L = view.num_layers();
-  AccordionController controller(whole_model ? 1 : L, opts);
+  switch (policy) {
+    case Policy::kAccordion:
+      controller = MakeAccordionPolicy(
+          whole_model ? 1 : L,
+          AccordionOptions(accordion).mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer));
+      break;
+    case Policy::kAdaqs:
+      controller = MakeAdaqsPolicy(1, AdaqsOptions()
+                                          .factor(settings.msdr_factor())
+                                          .interval(accordion.interval())
+                                          .level_low(accordion.level_low())
+                                          .level_high(accordion.level_high())
+                                          .scheme(scheme));
+      break;
+    case Policy::kSmith:
+      if (!whole_model) throw InputError("policy smith grows the batch: it schedules the batch scheme only");
+      controller = MakeSmithPolicy(SmithOptions().level_low(accordion.level_low()).level_high(accordion.level_high()));
+      break;
+    case Policy::kStatic:
+      throw InputError("a static policy has nothing to derive: StaticSchedule");
+  }
+  const std::string missing = MissingSignal(view, policy);
+  if (!missing.empty()) throw InputError(missing);
+  // AdaQS decides once for the model (its MSDR is the whole gradient's).
+  const bool one_group = controller->num_groups() == 1;
+  Schedule s = EmptySchedule(view, scheme, accordion.level_low(), accordion.level_high());
+  const int E = view.num_epochs();
   for (int e = 0; e < E; ++e) {
     for (int l = 0; l < L; ++l) {
-      const int g = whole_model ? 0 : l;
-      s.levels[e][l] = controller.levels()[g];
-      s.critical[e][l] = controller.critical()[g];
+      const int g = one_group ? 0 : l;
+      s.levels[e][l] = controller->levels()[g];
+      s.critical[e][l] = controller->critical()[g];
     }
-    const std::vector<double> norms =
-        whole_model ? std::vector<double>{WholeModelNorm(view.grad_norms[e])} : view.grad_norms[e];
+    EpochSignals signals;
+    signals.norms = one_group ? std::vector<double>{WholeModelNorm(view.grad_norms[e])} : view.grad_norms[e];
+    if (policy == Policy::kAdaqs) {
+      signals.mean_norms = {WholeModelMeanNorm(view.grad_mean_norms[e])};
+      signals.stds = {WholeModelStd(view.grad_stds[e])};
+    }
+    signals.lr = ScheduleLr(view, e);
     // The last recorded epoch has no successor: assume the LR holds.
-    const double lr_next = e + 1 < E ? view.epochs[e + 1].lr : view.epochs[e].lr;
-    const AccordionDecision d = controller.EndEpoch(norms, view.epochs[e].lr, lr_next);
+    signals.lr_next = e + 1 < E ? ScheduleLr(view, e + 1) : signals.lr;
+    const AccordionDecision d = controller->EndEpoch(signals);
     s.checked[e] = d.checked;
-    for (int l = 0; l < L; ++l) s.ratios[e][l] = d.ratios[whole_model ? 0 : l];
+    s.lr_decay[e] = d.lr_decay;
+    for (int l = 0; l < L; ++l) s.ratios[e][l] = d.ratios[one_group ? 0 : l];
   }
   return s;
 }

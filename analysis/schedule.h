@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "analysis/accordion_controller.h"
@@ -37,10 +38,31 @@ struct Schedule {
   int num_epochs() const { return static_cast<int>(levels.size()); }
 };
 
-// Accordion's schedule for `view`'s epochs. The scheme and levels come from
-// `options` and `scheme`; in the batch scheme the controller runs in
-// whole-model mode on the model's norm.
+// Which policy re-derives a schedule, and its settings.
+class PolicySettings {
+  /// accordion, adaqs or smith. Default: Policy::kAccordion.
+  ACCORDION_ARG(Policy, policy) = Policy::kAccordion;
+  /// eta and interval (Accordion; AdaQS checks at the interval too) and the
+  /// level pair. Default: AccordionOptions().
+  ACCORDION_ARG(AccordionOptions, accordion);
+  /// AdaQS's MSDR factor (AdaqsOptions::factor). Default: 2.
+  ACCORDION_ARG(double, msdr_factor) = 2;
+};
+
+// The schedule `settings.policy()` chooses for `view`'s epochs, fed the
+// trace's recorded signals (level_policy.h). Accordion decides per layer
+// (whole model in the batch scheme), AdaQS and Smith for the whole model.
+// Throws InputError when the trace lacks a signal the policy reads (AdaQS
+// on a trace without gradient moments) or the policy does not fit the
+// scheme (Smith on anything but batch).
+Schedule DerivePolicySchedule(const TraceView& view, Scheme scheme, const PolicySettings& settings);
+// DerivePolicySchedule with Accordion.
 Schedule DeriveAccordionSchedule(const TraceView& view, Scheme scheme, const AccordionOptions& options);
+// Why `view` cannot feed `policy` ("" when it can).
+std::string MissingSignal(const TraceView& view, Policy policy);
+// The schedule's LR of `epoch` (TraceView::schedule_lr; a view built by
+// hand without it: the recorded lr).
+double ScheduleLr(const TraceView& view, int epoch);
 
 // Every layer at `level` in every epoch.
 Schedule StaticSchedule(const TraceView& view, Scheme scheme, double level);

@@ -60,11 +60,32 @@ std::string LevelName(Scheme scheme, double level) {
   return out.str();
 }
 
+std::string PolicyName(Policy policy) {
+  switch (policy) {
+    case Policy::kAccordion:
+      return "Accordion";
+    case Policy::kAdaqs:
+      return "AdaQS";
+    case Policy::kSmith:
+      return "Smith et al.";
+    case Policy::kStatic:
+      return "static";
+  }
+  return "";
+}
+
 ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
+  return CompareSchedules(view, scheme, PolicySettings().accordion(options));
+}
+
+ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const PolicySettings& settings) {
   ScheduleComparison c;
   c.scheme = scheme;
-  c.options = options;
-  c.accordion = DeriveAccordionSchedule(view, scheme, options);
+  c.options = settings.accordion();
+  const AccordionOptions& options = c.options;
+  c.policy = settings.policy();
+  c.msdr_factor = settings.msdr_factor();
+  c.accordion = DerivePolicySchedule(view, scheme, settings);
   c.accordion_cost = CostOf(view, c.accordion);
   c.low_cost = CostOf(view, StaticSchedule(view, scheme, options.level_low()));
   c.high_cost = CostOf(view, StaticSchedule(view, scheme, options.level_high()));
@@ -75,16 +96,32 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   const Schedule& s = c.accordion;
   const int L = view.num_layers();
   const bool batch = DescriptionOf(c.scheme).level_kind == LevelKind::kGlobalBatch;
-  out << "Accordion schedule for " << view.run.model << " on " << view.run.dataset << " (" << L << " layers, "
-      << view.run.world_size << " workers, " << view.num_epochs() << " epochs"
+  const bool model_level = batch || c.policy != Policy::kAccordion;  // one level for the whole model
+  out << PolicyName(c.policy) << " schedule for " << view.run.model << " on " << view.run.dataset << " (" << L
+      << " layers, " << view.run.world_size << " workers, " << view.num_epochs() << " epochs"
       << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";
-  out << "scheme " << ToString(c.scheme) << ": low " << LevelName(c.scheme, s.level_low)
-      << " in critical regimes, high " << LevelName(c.scheme, s.level_high) << " elsewhere; eta " << c.options.eta()
-      << ", check every " << c.options.interval() << " epochs\n\n";
+  switch (c.policy) {
+    case Policy::kAdaqs:
+      out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_high) << " towards "
+          << LevelName(c.scheme, s.level_low) << ", the compression halving each time the gradients' MSDR falls "
+          << "by " << c.msdr_factor << "x; checked every " << c.options.interval() << " epochs\n\n";
+      break;
+    case Policy::kSmith:
+      out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_low)
+          << ", the batch growing by the LR's decay factor where the LR would decay, up to "
+          << LevelName(c.scheme, s.level_high) << "\n\n";
+      break;
+    default:
+      out << "scheme " << ToString(c.scheme) << ": low " << LevelName(c.scheme, s.level_low)
+          << " in critical regimes, high " << LevelName(c.scheme, s.level_high) << " elsewhere; eta " << c.options.eta()
+          << ", check every " << c.options.interval() << " epochs\n\n";
+  }
   out << std::setw(5) << "epoch" << std::setw(12) << "lr" << std::setw(7) << "check" << std::setw(10) << "critical"
       << std::setw(14) << "floats/worker"
       << "  "
-      << (batch ? "global batch" : "levels (layer 0.." + std::to_string(L - 1) + ": L low, H high, . no difference)")
+      << (batch         ? "global batch"
+          : model_level ? "level (every layer)"
+                        : "levels (layer 0.." + std::to_string(L - 1) + ": L low, H high, . no difference)")
       << '\n';
   for (int e = 0; e < s.num_epochs(); ++e) {
     out << std::setw(5) << e << std::setw(12) << std::setprecision(6) << view.epochs[e].lr << std::setw(7)
@@ -93,6 +130,8 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
         << Sci(c.accordion_cost.epoch_floats[e]) << "  ";
     if (batch) {
       out << static_cast<int64_t>(s.levels[e][0]);
+    } else if (model_level) {
+      out << LevelName(c.scheme, s.levels[e][0]);
     } else {
       for (int l = 0; l < L; ++l) out << Glyph(view, s, e, l);
     }
@@ -108,9 +147,10 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   };
   line("static low (" + LevelName(c.scheme, s.level_low) + ")", low);
   line("static high (" + LevelName(c.scheme, s.level_high) + ")", high);
-  line("Accordion", acc);
-  out << "Accordion / static low: " << Ratio(acc, low) << " (saves " << Ratio(low, acc)
-      << "); Accordion / static high: " << Ratio(acc, high) << "\n";
+  const std::string name = PolicyName(c.policy);
+  line(name, acc);
+  out << name << " / static low: " << Ratio(acc, low) << " (saves " << Ratio(low, acc) << "); " << name
+      << " / static high: " << Ratio(acc, high) << "\n";
 }
 
 void WriteScheduleCsv(const TraceView& view, const ScheduleComparison& c, std::ostream& out) {
@@ -134,6 +174,8 @@ void WriteScheduleJson(const TraceView& view, const ScheduleComparison& c, std::
   doc["dataset"] = view.run.dataset;
   doc["synthetic"] = view.run.synthetic;
   doc["scheme"] = ToString(c.scheme);
+  doc["policy"] = ToString(c.policy);
+  doc["msdr_factor"] = c.msdr_factor;
   doc["eta"] = c.options.eta();
   doc["interval"] = c.options.interval();
   doc["level_low"] = s.level_low;

@@ -16,6 +16,10 @@ namespace accordion {
 struct ScheduleComparison {
   Scheme scheme = Scheme::kDense;
   AccordionOptions options;
+  // The policy that chose `accordion` (named so because Accordion is the
+  // usual one) and AdaQS's factor.
+  Policy policy = Policy::kAccordion;
+  double msdr_factor = 2;
   Schedule accordion;
   ScheduleCost accordion_cost;
   ScheduleCost low_cost;   // static level_low everywhere
@@ -23,6 +27,11 @@ struct ScheduleComparison {
 };
 
 ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const AccordionOptions& options);
+// The same with any policy's schedule (DerivePolicySchedule).
+ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const PolicySettings& settings);
+
+// "Accordion", "AdaQS", "Smith et al.", "static".
+std::string PolicyName(Policy policy);
 
 // "rank 2", "TopK 25%", "batch 4096", "dense".
 std::string LevelName(Scheme scheme, double level);

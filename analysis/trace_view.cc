@@ -26,6 +26,8 @@ TraceView LoadTraceView(TraceReader& reader) {
   v.levels.assign(num_epochs, std::vector<double>(num_layers, 0.0));
   v.critical.assign(num_epochs, std::vector<bool>(num_layers, false));
   v.ratios.assign(num_epochs, std::vector<std::optional<double>>(num_layers));
+  v.grad_mean_norms.assign(num_epochs, std::vector<double>(num_layers, kNotRecorded));
+  v.grad_stds.assign(num_epochs, std::vector<double>(num_layers, kNotRecorded));
   for (const EpochLayerRecord& r : reader.EpochLayers()) {
     if (r.epoch >= num_epochs) {
       throw TraceError(TraceErrorCode::kOutOfRange, reader.path() + ": epoch_layers row for epoch " +
@@ -35,6 +37,8 @@ TraceView LoadTraceView(TraceReader& reader) {
     v.levels[r.epoch][r.layer_id] = r.level;
     v.critical[r.epoch][r.layer_id] = r.critical;
     v.ratios[r.epoch][r.layer_id] = r.ratio;
+    v.grad_mean_norms[r.epoch][r.layer_id] = r.grad_mean_norm;
+    v.grad_stds[r.epoch][r.layer_id] = r.grad_std;
   }
   for (int e = 0; e < num_epochs; ++e) {
     for (int l = 0; l < num_layers; ++l) {
@@ -43,6 +47,16 @@ TraceView LoadTraceView(TraceReader& reader) {
                          reader.path() + ": epoch " + std::to_string(e) + " has no row for layer " + std::to_string(l));
       }
     }
+  }
+  const bool batch = v.run.scheme == Scheme::kBatch;
+  for (const EpochRecord& e : v.epochs) {
+    double lr = e.schedule_lr;
+    if (!Recorded(lr)) lr = batch && e.batch_size > 0 ? e.lr * v.run.level_low / double(e.batch_size) : e.lr;
+    v.schedule_lr.push_back(lr);
+  }
+  for (const ErrorProfileRecord& r : reader.ErrorProfile()) {
+    if (r.epoch >= num_epochs) continue;  // a check of an epoch the file did not finish
+    v.error_profile.push_back(r);
   }
   return v;
 }

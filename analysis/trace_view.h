@@ -28,6 +28,17 @@ struct TraceView {
   // epoch, and the ratio its check computed at the end of the epoch.
   std::vector<std::vector<bool>> critical;
   std::vector<std::vector<std::optional<double>>> ratios;
+  // [epoch][layer]: what AdaQS reads (EpochLayerRecord); kNotRecorded where
+  // the trace holds none (schema v3, synthetic traces).
+  std::vector<std::vector<double>> grad_mean_norms;
+  std::vector<std::vector<double>> grad_stds;
+  // [epoch]: the schedule's LR before any batch factor (EpochRecord). Files
+  // older than schema v4 lack it: the batch scheme's is lr x level_low /
+  // batch (the linear scaling accordion-train applies), the others' lr.
+  std::vector<double> schedule_lr;
+  // The per-layer error profile at the regime checks (schema v4), ordered
+  // by (epoch, layer, level); empty when the trace holds none.
+  std::vector<ErrorProfileRecord> error_profile;
 
   int num_epochs() const { return static_cast<int>(epochs.size()); }
   int num_layers() const { return static_cast<int>(layers.size()); }

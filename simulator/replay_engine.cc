@@ -9,6 +9,7 @@
 #include <tuple>
 
 #include "analysis/communication_accounting.h"
+#include "analysis/policy_comparison.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "common/number_format.h"
@@ -904,6 +905,17 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   }
 
   PatternBook book(options_.memoise());
+  std::vector<std::pair<Policy, std::vector<EpochStep>>> plan_policies;
+  for (Policy policy : options_.policies()) {
+    if (policy == Policy::kStatic || policy == Policy::kAccordion) continue;  // projected anyway
+    const PolicySettings settings =
+        PolicySettings()
+            .policy(policy)
+            .accordion(
+                AccordionOptions().eta(r.eta).interval(r.interval).level_low(r.level_low).level_high(r.level_high))
+            .msdr_factor(options_.msdr_factor().value_or(view.run.msdr_factor));
+    plan_policies.emplace_back(policy, PlanSchedule(setting, DerivePolicySchedule(view, r.scheme, settings), book));
+  }
   const std::vector<EpochStep> plan_accordion = PlanSchedule(setting, accordion, book);
   const std::vector<EpochStep> plan_low = PlanSchedule(setting, static_low, book);
   const std::vector<EpochStep> plan_high = PlanSchedule(setting, static_high, book);
@@ -929,6 +941,10 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
       plan_accordion);
   r.static_low = projector.ProjectSchedule("static-low", "static " + LevelName(r.scheme, r.level_low), plan_low);
   r.static_high = projector.ProjectSchedule("static-high", "static " + LevelName(r.scheme, r.level_high), plan_high);
+  for (const auto& [policy, plan] : plan_policies) {
+    r.policies.push_back(
+        projector.ProjectSchedule(ToString(policy), PolicyLabel(policy, r.scheme, r.level_low, r.level_high), plan));
+  }
   if (!plan_recorded.empty()) r.check = CheckAgainstMeasured(input, plan_recorded, projector);
 
   if (r.synthetic) r.notes.push_back("SYNTHETIC trace: no training produced these timings");

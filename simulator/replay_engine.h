@@ -72,6 +72,12 @@ class ReplayOptions {
   /// ran", which only the trace knows. Default: empty.
   ACCORDION_ARG(std::optional<double>, level_low);
   ACCORDION_ARG(std::optional<double>, level_high);
+  /// Other policies to project beside Accordion and the static pair
+  /// (analysis/level_policy.h): adaqs, smith. Each is derived from the
+  /// trace's signals (a trace that lacks one is an InputError). Default: none.
+  ACCORDION_ARG(std::vector<Policy>, policies);
+  /// AdaQS's MSDR factor; empty: the trace's run.msdr_factor. Default: empty.
+  ACCORDION_ARG(std::optional<double>, msdr_factor);
   /// What times the collectives: SimGrid, the alpha-beta formulas or the
   /// trace. Default: TimingSource::kSimulate.
   ACCORDION_ARG(TimingSource, timing) = TimingSource::kSimulate;
@@ -186,6 +192,8 @@ struct ReplayResult {
   TimingSource timing = TimingSource::kSimulate;  // what timed the collectives (--timing)
   IterationProfile profile;
   ScheduleProjection accordion, static_low, static_high;
+  // One per ReplayOptions::policies, in order (name "adaqs", "smith").
+  std::vector<ScheduleProjection> policies;
   std::vector<IterationPattern> patterns;  // timed patterns
   std::vector<IterationTiming> timings;    // one per pattern
   int timed_patterns = 0;                  // patterns the model timed

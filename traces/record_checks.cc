@@ -171,6 +171,13 @@ void CheckRun(const RunInfo& run) {
   RunTable().CheckValues(run, "run");
   CheckLevel(run.level_low, run.scheme, "run", "level_low");
   CheckLevel(run.level_high, run.scheme, "run", "level_high");
+  if (!(run.msdr_factor > 1)) Invalid("run", "msdr_factor must be above 1");
+  const bool compressed = run.scheme == Scheme::kPowerSgd || run.scheme == Scheme::kTopK;
+  if ((run.policy == Policy::kAdaqs && !compressed) || (run.policy == Policy::kSmith && run.scheme != Scheme::kBatch)) {
+    throw TraceError(TraceErrorCode::kInconsistent, std::string("run: policy ") + ToString(run.policy) +
+                                                        " does not apply to the " + ToString(run.scheme) +
+                                                        " scheme (adaqs: powersgd or topk; smith: batch)");
+  }
 }
 
 void CheckLayer(const LayerInfo& layer, int expected_id) {
@@ -226,6 +233,15 @@ void CheckCollective(const CollectiveRecord& row, const RunInfo& run) {
 void CheckNetworkProbe(const NetworkProbeRecord& row) {
   NetworkProbeTable().CheckValues(
       row, std::string("network_probe row for ") + ToString(row.op) + " of " + std::to_string(row.bytes) + " bytes");
+}
+
+void CheckErrorProfile(const ErrorProfileRecord& row, const RunInfo& run, int num_layers) {
+  const std::string where = "error_profile row for epoch " + std::to_string(row.epoch) + " layer " +
+                            std::to_string(row.layer_id) + " level " + std::to_string(row.level);
+  InRange(row.epoch, run.epochs_planned, where, "epoch", "run.epochs_planned");
+  InRange(row.layer_id, num_layers, where, "layer_id", "number of layers");
+  ErrorProfileTable().CheckValues(row, where);
+  CheckLevel(row.level, run.scheme, where, "level");
 }
 
 void CheckHessian(const HessianRecord& row, const RunInfo& run) {

@@ -64,6 +64,7 @@ void CheckEpochLayer(const EpochLayerRecord& row, const RunInfo& run, int num_la
 void CheckIteration(const IterationRecord& row, const RunInfo& run);
 void CheckGradReady(const GradReadyRecord& row, const RunInfo& run, int num_layers);
 void CheckCollective(const CollectiveRecord& row, const RunInfo& run);
+void CheckErrorProfile(const ErrorProfileRecord& row, const RunInfo& run, int num_layers);
 void CheckHessian(const HessianRecord& row, const RunInfo& run);
 void CheckNetworkProbe(const NetworkProbeRecord& row);
 

@@ -26,9 +26,11 @@ std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& t
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<Policy, const char*>, 2> kPolicies{{
+constexpr std::array<std::pair<Policy, const char*>, 4> kPolicies{{
     {Policy::kStatic, "static"},
     {Policy::kAccordion, "accordion"},
+    {Policy::kAdaqs, "adaqs"},
+    {Policy::kSmith, "smith"},
 }};
 constexpr std::array<std::pair<RunStatus, const char*>, 5> kStatuses{{
     {RunStatus::kRunning, "running"},

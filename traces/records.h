@@ -26,8 +26,15 @@ namespace accordion {
 // checks below are built from it.
 enum class Scheme { kDense, kPowerSgd, kTopK, kBatch };
 
-// Whether levels follow the Accordion controller or stay fixed.
-enum class Policy { kStatic, kAccordion };
+// What chooses the levels (analysis/level_policy.h):
+//   kStatic:    one level throughout;
+//   kAccordion: critical regimes from gradient-norm changes (Algorithm 1);
+//   kAdaqs:     AdaQS (Guo et al. 2020): the compression halves each time
+//               the gradients' mean-to-standard-deviation ratio falls by
+//               run.msdr_factor (PowerSGD, TopK; schema v4);
+//   kSmith:     Smith et al. 2017: the batch grows by the LR's decay factor
+//               where the LR would decay (batch scheme; schema v4).
+enum class Policy { kStatic, kAccordion, kAdaqs, kSmith };
 
 // Lifecycle of the run that wrote the trace. Only kComplete means every
 // planned epoch is in the file.
@@ -86,6 +93,9 @@ struct RunInfo {
   // Ranks that shared one host (the hosts' layout: world_size /
   // ranks_per_node hosts). Schema v2; 0 in v1 files (unknown).
   int ranks_per_node = 0;
+  // AdaQS: the MSDR must fall to 1 / msdr_factor of the value it had at the
+  // last switch for the compression to halve. Schema v4; 2 in older files.
+  double msdr_factor = 2;
 };
 
 inline constexpr const char* kWriterTrainer = "accordion-train";
@@ -128,6 +138,10 @@ struct EpochRecord {
   double comm_s = 0;       // time blocked in communication (not hidden by backward)
   double total_s = 0;      // wall time of the epoch
   double floats_sent = 0;  // floats sent by one worker during the epoch
+  // The LR the run's schedule gives this epoch before any batch factor
+  // (what the policies read: Smith grows the batch where it decays). Schema
+  // v4; kNotRecorded in older files (TraceView derives it from lr).
+  double schedule_lr = kNotRecorded;
 };
 
 struct EpochLayerRecord {
@@ -138,6 +152,25 @@ struct EpochLayerRecord {
   bool critical = false;        // the layer's regime during this epoch
   double level = 0;             // level used during this epoch
   double floats_sent = 0;       // floats this layer sent during the epoch, one worker
+  // The moments AdaQS reads (schema v4; kNotRecorded where not recorded): of
+  // one worker's per-step raw gradient g over the epoch's steps and all
+  // ranks, the norm of its mean |E[g]| and its standard deviation
+  // sqrt(E[|g - E[g]|^2]). Their ratio is the layer's MSDR.
+  double grad_mean_norm = kNotRecorded;
+  double grad_std = kNotRecorded;
+};
+
+// A layer's relative compression error at one candidate level, measured at a
+// regime check on the epoch's accumulated raw gradient D (all ranks):
+// |D - C(D)| / |D| (schema v4). C is the scheme's compressor at `level`:
+// TopK keeps that fraction of entries, PowerSGD its best rank-`level`
+// approximation (the point its warm-started power iteration approaches);
+// 0 where the level sends the layer dense.
+struct ErrorProfileRecord {
+  int epoch = 0;
+  int layer_id = 0;
+  double level = 0;
+  double rel_error = 0;
 };
 
 struct IterationRecord {
@@ -205,6 +238,7 @@ struct EpochData {
   std::vector<GradReadyRecord> grad_ready;
   std::vector<CollectiveRecord> collectives;
   std::vector<HessianRecord> hessian;
+  std::vector<ErrorProfileRecord> error_profile;  // at regime checks only
 };
 
 }  // namespace accordion

@@ -11,6 +11,9 @@
 //   v2  run.writer and run.ranks_per_node; the network_probe table.
 //   v3  epochs.train_loss, train_acc, test_loss and test_acc may be NULL: a
 //       metric the run did not record (kNotRecorded, records.h).
+//   v4  policies adaqs and smith; run.msdr_factor; epochs.schedule_lr;
+//       epoch_layers.grad_mean_norm and grad_std (NULL: not recorded); the
+//       error_profile table.
 //
 // Thread-safe: the tables and DDL are built once, on first use (function-local
 // statics), and never change; any thread may call these at any time.
@@ -23,7 +26,7 @@
 
 namespace accordion {
 
-inline constexpr int kTraceSchemaVersion = 3;
+inline constexpr int kTraceSchemaVersion = 4;
 // PRAGMA application_id of every trace: "ACRD" in ASCII.
 inline constexpr int32_t kTraceApplicationId = 0x41435244;
 

@@ -262,6 +262,15 @@ std::vector<NetworkProbeRecord> TraceReader::NetworkProbe() {
   return out;
 }
 
+std::vector<ErrorProfileRecord> TraceReader::ErrorProfile() {
+  std::vector<ErrorProfileRecord> out;
+  ReadRows(*db_, path_, schema_version_, ErrorProfileTable(), [&](const ErrorProfileRecord& r) {
+    CheckErrorProfile(r, run_, num_layers());
+    out.push_back(r);
+  });
+  return out;
+}
+
 std::vector<HessianRecord> TraceReader::Hessian() {
   std::vector<HessianRecord> out;
   ReadRows(*db_, path_, schema_version_, HessianTable(), [&](const HessianRecord& r) {

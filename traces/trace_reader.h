@@ -52,6 +52,8 @@ class TraceReader {
   // Per-layer rows ordered by (epoch, layer_id).
   std::vector<EpochLayerRecord> EpochLayers();
   std::vector<HessianRecord> Hessian();
+  // Ordered by (epoch, layer_id, level); empty before schema v4.
+  std::vector<ErrorProfileRecord> ErrorProfile();
   // The network probe the run made at start, ordered by (op, bytes,
   // repeat); empty when it made none or the file predates schema v2.
   std::vector<NetworkProbeRecord> NetworkProbe();

@@ -45,7 +45,9 @@ const Table<RunInfo>& RunTable() {
        Column("versions_json", &R::versions_json, kJsonObject), Column("started_utc", &R::started_utc),
        NullWhenEmptyColumn("finished_utc", &R::finished_utc),
        // v2; "" (unknown) in v1 files, required from v2 (record_checks.cc).
-       Since(2, Column("writer", &R::writer)), Since(2, Column("ranks_per_node", &R::ranks_per_node, kNonNegative))},
+       Since(2, Column("writer", &R::writer)), Since(2, Column("ranks_per_node", &R::ranks_per_node, kNonNegative)),
+       // v4; above 1 (record_checks.cc), 2 in older files.
+       Since(4, Column("msdr_factor", &R::msdr_factor, kFinite))},
       /*key_check=*/"id = 1");
   return table;
 }
@@ -75,7 +77,9 @@ const Table<EpochRecord>& EpochsTable() {
        NullWhenNaNColumn(3, "test_loss", &R::test_loss, kNonNegative),
        NullWhenNaNColumn(3, "test_acc", &R::test_acc, kFraction), Column("compute_s", &R::compute_s, kSeconds),
        Column("compress_s", &R::compress_s, kSeconds), Column("comm_s", &R::comm_s, kSeconds),
-       Column("total_s", &R::total_s, kSeconds), Column("floats_sent", &R::floats_sent, kNonNegative)});
+       Column("total_s", &R::total_s, kSeconds), Column("floats_sent", &R::floats_sent, kNonNegative),
+       // v4; older files: kNotRecorded (TraceView derives it).
+       Since(4, NullWhenNaNColumn(4, "schedule_lr", &R::schedule_lr, kNonNegative))});
   return table;
 }
 
@@ -86,7 +90,10 @@ const Table<EpochLayerRecord>& EpochLayersTable() {
       {Column("epoch", &R::epoch), Column("layer_id", &R::layer_id), Column("grad_norm", &R::grad_norm, kNonNegative),
        Column("ratio", &R::ratio, kNonNegative),                            // NULL where no check ran
        Column("critical", &R::critical), Column("level", &R::level, kAny),  // a level of the scheme
-       Column("floats_sent", &R::floats_sent, kNonNegative)});
+       Column("floats_sent", &R::floats_sent, kNonNegative),
+       // v4, NULL where not recorded (a synthetic trace).
+       Since(4, NullWhenNaNColumn(4, "grad_mean_norm", &R::grad_mean_norm, kNonNegative)),
+       Since(4, NullWhenNaNColumn(4, "grad_std", &R::grad_std, kNonNegative))});
   return table;
 }
 
@@ -141,12 +148,22 @@ const Table<NetworkProbeRecord>& NetworkProbeTable() {
   return table;
 }
 
+const Table<ErrorProfileRecord>& ErrorProfileTable() {
+  using R = ErrorProfileRecord;
+  static const Table<ErrorProfileRecord> table("error_profile", {"epoch", "layer_id", "level"},
+                                               {Column("epoch", &R::epoch), Column("layer_id", &R::layer_id),
+                                                Column("level", &R::level, kAny),  // a level of the scheme
+                                                Column("rel_error", &R::rel_error, kFraction)},
+                                               /*key_check=*/"", /*since=*/4);
+  return table;
+}
+
 const std::vector<const TableLayout*>& TraceTableLayouts() {
-  static const std::vector<const TableLayout*> layouts = {&MetaTable().layout(),        &RunTable().layout(),
-                                                          &LayersTable().layout(),      &EpochsTable().layout(),
-                                                          &EpochLayersTable().layout(), &IterationsTable().layout(),
-                                                          &GradReadyTable().layout(),   &CollectivesTable().layout(),
-                                                          &HessianTable().layout(),     &NetworkProbeTable().layout()};
+  static const std::vector<const TableLayout*> layouts = {
+      &MetaTable().layout(),         &RunTable().layout(),         &LayersTable().layout(),
+      &EpochsTable().layout(),       &EpochLayersTable().layout(), &IterationsTable().layout(),
+      &GradReadyTable().layout(),    &CollectivesTable().layout(), &HessianTable().layout(),
+      &NetworkProbeTable().layout(), &ErrorProfileTable().layout()};
   return layouts;
 }
 

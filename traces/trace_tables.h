@@ -33,6 +33,7 @@ const Table<GradReadyRecord>& GradReadyTable();
 const Table<CollectiveRecord>& CollectivesTable();
 const Table<HessianRecord>& HessianTable();
 const Table<NetworkProbeRecord>& NetworkProbeTable();  // schema v2
+const Table<ErrorProfileRecord>& ErrorProfileTable();  // schema v4
 
 // Every table above, in creation order.
 const std::vector<const TableLayout*>& TraceTableLayouts();

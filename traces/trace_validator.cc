@@ -106,10 +106,16 @@ TraceSummary ValidateTrace(const std::string& path) {
     recorded(r.epoch, "epoch_layers");
     ++per_epoch[r.epoch];
     floats[r.epoch] += r.floats_sent;
-    const bool level_ok = r.level == run.level_low || r.level == run.level_high;
+    // AdaQS and Smith et al. step through the levels between the two ends.
+    const bool stepping = run.policy == Policy::kAdaqs || run.policy == Policy::kSmith;
+    const bool level_ok = r.level == run.level_low || r.level == run.level_high ||
+                          (stepping && r.level >= std::min(run.level_low, run.level_high) &&
+                           r.level <= std::max(run.level_low, run.level_high));
     if (!level_ok) {
       Inconsistent(p, "epoch_layers: epoch " + std::to_string(r.epoch) + " layer " + std::to_string(r.layer_id) +
-                          " uses level " + std::to_string(r.level) + ", which is neither level_low nor level_high");
+                          " uses level " + std::to_string(r.level) +
+                          (stepping ? ", which is outside level_low..level_high"
+                                    : ", which is neither level_low nor level_high"));
     }
     if (DescriptionOf(run.scheme).level_kind == LevelKind::kGlobalBatch &&
         r.level != static_cast<double>(epochs[r.epoch].batch_size)) {
@@ -146,6 +152,10 @@ TraceSummary ValidateTrace(const std::string& path) {
   for (const HessianRecord& h : reader->Hessian()) {
     recorded(h.epoch, "hessian");
     ++summary.hessian_rows;
+  }
+  for (const ErrorProfileRecord& r : reader->ErrorProfile()) {
+    recorded(r.epoch, "error_profile");
+    ++summary.error_profile_rows;
   }
 
   if (run.status == RunStatus::kStoppedEarly) {

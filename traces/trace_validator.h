@@ -24,6 +24,7 @@ struct TraceSummary {
   int64_t grad_ready_rows = 0;
   int64_t collective_rows = 0;
   int64_t hessian_rows = 0;
+  int64_t error_profile_rows = 0;  // schema v4
   int64_t network_probe_rows = 0;
   int schema_version = 0;
   std::vector<std::string> warnings;

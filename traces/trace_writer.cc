@@ -297,6 +297,14 @@ void TraceWriter::WriteEpoch(const EpochData& data) {
     same_epoch(r.epoch, "hessian");
     CheckHessian(r, run_);
   }
+  if (!data.error_profile.empty() && version_ < 4) {
+    throw TraceError(TraceErrorCode::kInconsistent, "a trace of schema v" + std::to_string(version_) +
+                                                        " has no error profile (resumed from an older toolkit)");
+  }
+  for (const auto& r : data.error_profile) {
+    same_epoch(r.epoch, "error_profile");
+    CheckErrorProfile(r, run_, num_layers_);
+  }
 
   SqliteTransaction tx(*db_);
   InsertRows(*db_, EpochsTable(), {data.epoch}, version_);
@@ -305,6 +313,7 @@ void TraceWriter::WriteEpoch(const EpochData& data) {
   InsertRows(*db_, GradReadyTable(), data.grad_ready, version_);
   InsertRows(*db_, CollectivesTable(), data.collectives, version_);
   InsertRows(*db_, HessianTable(), data.hessian, version_);
+  if (version_ >= 4) InsertRows(*db_, ErrorProfileTable(), data.error_profile, version_);
   tx.Commit();
   ++next_epoch_;
 }

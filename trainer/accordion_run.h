@@ -8,7 +8,9 @@
 // batch, and the batch only grows); the others decide per layer. A second,
 // whole-model controller always runs beside them: epochs.critical records
 // its verdict. A static run keeps its one level while the controllers still
-// say what Accordion would do.
+// say what Accordion would do. Under AdaQS or Smith et al. (level_policy.h)
+// that policy decides for the whole model instead, the Accordion
+// controllers still running beside it for the record.
 //
 // Thread safety: not thread-safe; the training thread drives it.
 #ifndef ACCORDION_TRAINER_ACCORDION_RUN_H_
@@ -20,6 +22,7 @@
 
 #include "analysis/accordion_controller.h"
 #include "analysis/communication_accounting.h"
+#include "analysis/level_policy.h"
 #include "common/options.h"
 #include "traces/records.h"
 
@@ -36,6 +39,12 @@ class AccordionRunOptions {
   /// eta and interval (levels and mode are set from the options above).
   /// Default: AccordionOptions().
   ACCORDION_ARG(AccordionOptions, accordion);
+  /// Who decides: static and accordion keep the controllers above in
+  /// charge; adaqs (PowerSGD, TopK) and smith (batch) hand the decision to
+  /// that policy. Default: Policy::kAccordion.
+  ACCORDION_ARG(Policy, policy) = Policy::kAccordion;
+  /// AdaQS's MSDR factor (AdaqsOptions::factor). Default: 2.
+  ACCORDION_ARG(double, msdr_factor) = 2;
 };
 
 class AccordionRun {
@@ -63,15 +72,20 @@ class AccordionRun {
   // The running epoch's plan, from the controllers' last decision.
   Plan CurrentPlan() const;
 
-  // Feeds the epoch's per-layer norms (of the accumulated raw gradient) and
-  // its LR and the next epoch's (unscaled by any batch factor) to the
-  // controllers; CurrentPlan() is then the next epoch's. Returns the
-  // deciding controller's verdict (one group for the batch scheme).
+  // Feeds the epoch's per-layer signals (the accumulated raw gradient's
+  // norms and, for AdaQS, moments) and its LR and the next epoch's
+  // (unscaled by any batch factor) to the controllers; CurrentPlan() is then
+  // the next epoch's. Returns the deciding one's verdict (one group for the
+  // batch scheme and the whole-model policies).
+  AccordionDecision EndEpoch(const EpochSignals& layer_signals);
+  // The same without gradient moments (enough unless AdaQS decides).
   AccordionDecision EndEpoch(const std::vector<double>& norms, double lr, double next_lr);
 
-  // The controllers, for checkpoints to save and restore.
+  // The controllers, for checkpoints to save and restore; policy() is null
+  // unless AdaQS or Smith et al. decide.
   AccordionController& controller() { return *controller_; }
   AccordionController& model_controller() { return *model_controller_; }
+  LevelPolicy* policy() { return policy_.get(); }
 
  private:
   bool batch_scheme_;
@@ -79,6 +93,7 @@ class AccordionRun {
   double level_low_;
   std::unique_ptr<AccordionController> controller_;        // per layer, or whole model (batch)
   std::unique_ptr<AccordionController> model_controller_;  // whole model
+  std::unique_ptr<LevelPolicy> policy_;                    // AdaQS or Smith et al., whole model
 };
 
 }  // namespace accordion

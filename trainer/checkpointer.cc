@@ -11,6 +11,7 @@
 #include <torch/torch.h>
 
 #include "analysis/accordion_controller.h"
+#include "analysis/level_policy.h"
 #include "common/errors.h"
 #include "common/output_file.h"
 #include "trainer/gradient_exchange.h"
@@ -88,6 +89,11 @@ void WriteRankState(torch::serialize::OutputArchive& a, const RankState& state) 
   a.write("exchange", exchange_archive);
   WriteAccordionState(a, "controller", state.controller->state());
   WriteAccordionState(a, "model_controller", state.model_controller->state());
+  if (state.policy != nullptr) {
+    for (const auto& [key, values] : state.policy->Save()) {
+      a.write("policy." + key, torch::tensor(values, torch::kFloat64));
+    }
+  }
   a.write("rng", torch::globalContext().defaultGenerator(torch::kCPU).get_state());
   if (state.device.is_cuda()) a.write("cuda_rng", torch::globalContext().defaultGenerator(state.device).get_state());
 }
@@ -102,6 +108,15 @@ void ReadRankState(torch::serialize::InputArchive& a, const RankState& state) {
   state.exchange->Load(exchange_archive);
   state.controller->Restore(ReadAccordionState(a, "controller"));
   state.model_controller->Restore(ReadAccordionState(a, "model_controller"));
+  if (state.policy != nullptr) {
+    PolicyState saved;
+    for (const auto& [key, values] : state.policy->Save()) {
+      torch::Tensor t;
+      if (!a.try_read("policy." + key, t)) throw InputError("the checkpoint holds no " + key + " of the policy");
+      saved[key] = Doubles(t);
+    }
+    state.policy->Restore(saved);
+  }
   torch::Tensor rng;
   a.read("rng", rng);
   at::Generator generator = torch::globalContext().defaultGenerator(torch::kCPU);

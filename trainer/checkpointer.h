@@ -27,10 +27,12 @@ namespace accordion {
 
 class AccordionController;
 class GradientExchange;
+class LevelPolicy;
 
 // The live objects a rank's state file holds, saved from and restored into
 // in place: weights and buffers, SGD momentum, the exchange's error-feedback
-// memories and warm Qs, both controllers' AccordionState, and the rank's own
+// memories and warm Qs, both controllers' AccordionState, the deciding policy's state (AdaQS,
+// Smith et al.), and the rank's own
 // default random generators (the CPU's, and the GPU's when `device` is one:
 // dropout there draws from it).
 struct RankState {
@@ -39,6 +41,7 @@ struct RankState {
   GradientExchange* exchange = nullptr;
   AccordionController* controller = nullptr;        // per layer, or whole model for the batch scheme
   AccordionController* model_controller = nullptr;  // whole model, for epochs.critical
+  LevelPolicy* policy = nullptr;                    // AdaQS or Smith et al. when they decide
   torch::Device device = torch::kCPU;
 };
 

@@ -13,6 +13,7 @@
 #include "traces/trace_writer.h"
 #include "trainer/accordion_run.h"
 #include "trainer/communicator.h"
+#include "trainer/error_profile.h"
 #include "trainer/gradient_exchange.h"
 #include "trainer/network_probe.h"
 #include "trainer/trace_recorder.h"
@@ -47,6 +48,18 @@ void CheckOptions(const DdpHookOptions& o) {
   if (o.policy() == Policy::kAccordion && !d.has_levels()) {
     throw InputError(std::string("policy 'accordion' needs a compressing scheme, not '") +
                      ToString(o.scheme().scheme()) + "'");
+  }
+  if (o.policy() == Policy::kAdaqs && o.scheme().scheme() != Scheme::kPowerSgd &&
+      o.scheme().scheme() != Scheme::kTopK) {
+    throw InputError(std::string("policy 'adaqs' halves a compression: it needs scheme 'powersgd' or 'topk', not '") +
+                     ToString(o.scheme().scheme()) + "'");
+  }
+  if (o.policy() == Policy::kSmith && o.scheme().scheme() != Scheme::kBatch) {
+    throw InputError(std::string("policy 'smith' grows the batch: it needs scheme 'batch', not '") +
+                     ToString(o.scheme().scheme()) + "'");
+  }
+  if (!(o.msdr_factor() > 1) || !std::isfinite(o.msdr_factor())) {
+    throw InputError("msdr_factor must be a number above 1, got " + FormatNumber(o.msdr_factor()));
   }
   if (o.policy() == Policy::kStatic && o.level_low() != o.level_high()) {
     throw InputError("a static policy takes one level: low and high must be equal");
@@ -91,6 +104,7 @@ std::string SharedSettingsJson(const DdpHookOptions& o, const std::vector<LayerI
   j["high"] = o.level_high();
   j["eta"] = o.eta();
   j["interval"] = o.interval();
+  j["msdr_factor"] = o.msdr_factor();
   j["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
   j["seed"] = o.seed();
   j["network_probe"] = o.network_probe();
@@ -144,6 +158,7 @@ std::string HookConfigJson(const DdpHookOptions& o) {
   config["level_high"] = o.level_high();
   config["eta"] = o.eta();
   config["interval"] = o.interval();
+  config["msdr_factor"] = o.msdr_factor();
   config["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
   config["seed"] = o.seed();
   config["trace_iterations"] = o.sample_iterations();
@@ -212,7 +227,9 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
           .scheme(options_.scheme())
           .level_low(options_.level_low())
           .level_high(options_.level_high())
-          .accordion(AccordionOptions().eta(options_.eta()).interval(options_.interval())),
+          .accordion(AccordionOptions().eta(options_.eta()).interval(options_.interval()))
+          .policy(options_.policy())
+          .msdr_factor(options_.msdr_factor()),
       static_cast<int>(layers_.size()));
 
   // Rank 0 creates the trace; every rank learns whether it could, so all
@@ -230,6 +247,7 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
     run.level_high = options_.level_high();
     run.eta = options_.eta();
     run.interval = options_.interval();
+    run.msdr_factor = options_.msdr_factor();
     run.world_size = comm_.world_size();
     run.backend = comm_.backend();
     run.device = parameters[0].device().is_cuda() ? "cuda" : "cpu";
@@ -348,7 +366,8 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
   }
   if (problem.empty()) CloseStep(Clock::now());
   AgreeOnPhase(RankPhase::kEndEpoch, problem, lr, next_lr);
-  const std::vector<double> norms = exchange_->TakeGlobalRawGradientNorms();
+  const RawGradientStatistics stats = exchange_->ReduceRawGradients();
+  const std::vector<double>& norms = stats.norms;
   for (size_t l = 0; l < norms.size(); ++l) {
     if (std::isfinite(norms[l])) continue;
     Finish(RunStatus::kFailed);
@@ -358,13 +377,22 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
         (recording_ ? "; the trace keeps " + std::to_string(epoch_) + " finished epoch(s) and is marked failed" : ""));
   }
   const double model_norm = WholeModelNorm(norms);
-  const AccordionDecision decision = run_->EndEpoch(norms, lr, next_lr);
+  EpochSignals signals;
+  signals.norms = norms;
+  signals.mean_norms = stats.mean_norms;
+  signals.stds = stats.stds;
+  signals.lr = lr;
+  signals.lr_next = next_lr;
+  const AccordionDecision decision = run_->EndEpoch(signals);
 
   EpochData data;
   EpochRecord& rec = data.epoch;
   rec = sums_;
   rec.epoch = epoch_;
-  rec.lr = lr;
+  // The user's loop applies lr_scale (the batch scheme's factor) to the
+  // schedule's LR it passes here: the trace records both.
+  rec.lr = lr * (batch_scheme_ ? plan_.raw_gradient_weight : 1.0);
+  rec.schedule_lr = lr;
   rec.batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
   rec.iterations = step_;
   rec.critical = plan_.model_critical;
@@ -374,8 +402,15 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
   rec.test_loss = test_loss;
   rec.test_acc = test_acc;
   rec.total_s = Seconds(Clock::now() - epoch_start_);
-  FillEpochLayerRecords(options_.scheme(), layers_, epoch_, plan_.layer_levels, plan_.critical, decision, norms,
-                        batch_scheme_, data);
+  FillEpochLayerRecords(options_.scheme(), layers_, epoch_, plan_.layer_levels, plan_.critical, decision, stats, data);
+  // At a regime check, on the rank that records: the error profile of the
+  // epoch's global raw sums (error_profile.h).
+  const std::vector<double> profiled =
+      ErrorProfileLevels(options_.scheme().scheme(), {options_.level_low(), options_.level_high()});
+  if (recording_ && comm_.rank() == 0 && !profiled.empty() && epoch_ % options_.interval() == 0) {
+    data.error_profile = ProfileErrors(exchange_->RawGradientSums(), layers_, options_.scheme(), profiled, epoch_);
+  }
+  exchange_->ResetRawGradients();
   recorder_->EndEpoch(data);
 
   DdpEpochSummary summary;

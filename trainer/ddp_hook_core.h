@@ -54,8 +54,9 @@ class DdpHookOptions {
   /// What travels: dense, powersgd, topk or batch, with TopK's choices.
   /// Default: CommunicationScheme() (dense).
   ACCORDION_ARG(CommunicationScheme, scheme);
-  /// static: every layer at level_low; accordion: the controller decides.
-  /// Default: Policy::kStatic.
+  /// static: every layer at level_low; accordion: the controller decides;
+  /// adaqs (powersgd, topk) and smith (batch): that policy decides for the
+  /// whole model (level_policy.h). Default: Policy::kStatic.
   ACCORDION_ARG(Policy, policy) = Policy::kStatic;
   /// Level inside critical regimes (and of a static run). Default: 0.
   ACCORDION_ARG(double, level_low) = 0;
@@ -63,8 +64,10 @@ class DdpHookOptions {
   ACCORDION_ARG(double, level_high) = 0;
   /// Accordion's threshold. Default: 0.5.
   ACCORDION_ARG(double, eta) = 0.5;
-  /// Epochs between regime checks. Default: 10.
+  /// Epochs between regime checks (AdaQS's MSDR checks too). Default: 10.
   ACCORDION_ARG(int, interval) = 10;
+  /// AdaQS: the MSDR fall that halves the compression. Default: 2.
+  ACCORDION_ARG(double, msdr_factor) = 2;
   /// The exchange's bucket size, bytes. Default: kDefaultBucketBytes.
   ACCORDION_ARG(int64_t, bucket_bytes) = kDefaultBucketBytes;
   /// PowerSGD's shared Q seed. Default: kDefaultRunSeed (accordion-train's --seed).

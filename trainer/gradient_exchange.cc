@@ -1,12 +1,14 @@
 #include "trainer/gradient_exchange.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 
 #include "analysis/communication_accounting.h"
 #include "common/errors.h"
 #include "trainer/powersgd_compressor.h"
 #include "trainer/device_timing.h"
+#include "trainer/gradient_moments.h"
 #include "trainer/topk_compressor.h"
 #include "trainer/torch_pch.h"
 
@@ -55,6 +57,10 @@ struct GradientExchange::Bucket {
   int64_t dense_numel = 0;
   torch::Tensor buffer;   // the gradients (each .grad is a view into it)
   torch::Tensor raw_sum;  // Accordion's accumulator, same layout
+  // The bucket's layers in buffer order, their flat views into the buffer
+  // and their ids as a tensor: each step's squared norms go to raw_moments_.
+  std::vector<torch::Tensor> layer_views;
+  torch::Tensor layer_ids;
   // PowerSGD: P and Q factors of compressed_layers, concatenated.
   torch::Tensor p, q;
   struct Factors {
@@ -96,6 +102,8 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
   }
   timings_.grad_ready_s.assign(layers_.size(), 0.0);
   slots_.resize(layers_.size());
+  raw_moments_ = torch::zeros({static_cast<int64_t>(layers_.size()) + 1},
+                              torch::TensorOptions().dtype(torch::kFloat64).device(device_));
   if (!options_.own_gradients()) return;
   for (size_t l = 0; l < parameters_.size(); ++l) {
     std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
@@ -159,12 +167,16 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
     }
     bucket.buffer = torch::zeros({offset}, device_);
     bucket.raw_sum = torch::zeros({offset}, device_);
+    std::vector<int64_t> ids;
     for (const auto& [l, at] : placed) {
       const LayerInfo& info = layers_[static_cast<size_t>(l)];
+      bucket.layer_views.push_back(bucket.buffer.narrow(0, at, info.numel));
+      ids.push_back(l);
       slots_[static_cast<size_t>(l)] = bucket.buffer.narrow(0, at, info.numel).view(info.shape);
       if (options_.own_gradients()) parameters_[static_cast<size_t>(l)].mutable_grad() = slots_[static_cast<size_t>(l)];
       if (!raw.empty()) bucket.raw_sum.narrow(0, at, info.numel).copy_(raw[static_cast<size_t>(l)].reshape({-1}));
     }
+    bucket.layer_ids = torch::tensor(ids, torch::TensorOptions().dtype(torch::kLong).device(device_));
     if (compressor_ == Compressor::kLowRank) {
       int64_t p_size = 0, q_size = 0;
       for (int l : bucket.compressed_layers) {
@@ -271,6 +283,9 @@ void GradientExchange::Launch(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   Clock::time_point t = Clock::now();
   bucket.raw_sum.add_(bucket.buffer, raw_weight_);
+  // AdaQS's moments: each layer's squared norm this step, weighted alike.
+  AccumulateSquaredNorms(bucket.layer_views, bucket.layer_ids, raw_weight_, raw_moments_);
+  if (b == 0) raw_steps_ += raw_weight_;
   bookkeeping_s_ += Seconds(Clock::now() - t);
   switch (compressor_) {
     case Compressor::kNone:
@@ -395,15 +410,45 @@ std::vector<torch::Tensor> GradientExchange::RawGradientSums() const {
   return sums;
 }
 
-std::vector<double> GradientExchange::TakeGlobalRawGradientNorms() {
+RawGradientStatistics GradientExchange::ReduceRawGradients() {
   const Clock::time_point t = Clock::now();
   std::vector<std::unique_ptr<CollectiveWork>> works;
   for (auto& bucket : state_) works.push_back(comm_.AllReduceSum(bucket->raw_sum));
+  const auto L = static_cast<int64_t>(layers_.size());
+  raw_moments_[L].fill_(raw_steps_);  // the step count travels with the moments
+  works.push_back(comm_.AllReduceSum(raw_moments_));
   for (auto& w : works) w->Wait();
-  std::vector<double> norms;
-  for (const torch::Tensor& sum : RawGradientSums()) norms.push_back(sum.norm().item<double>());
-  for (auto& bucket : state_) bucket->raw_sum.zero_();
+  const torch::Tensor moments = raw_moments_.cpu();
+  // Every rank counted the same steps: the all-reduced count is world x steps.
+  const double samples = moments[L].item<double>();
+  RawGradientStatistics stats;
+  const std::vector<torch::Tensor> sums = RawGradientSums();
+  for (int64_t l = 0; l < L; ++l) {
+    const double norm = sums[static_cast<size_t>(l)].norm().item<double>();
+    stats.norms.push_back(norm);
+    if (samples <= 0) {
+      stats.mean_norms.push_back(0);
+      stats.stds.push_back(0);
+      continue;
+    }
+    const double mean_norm = norm / samples;
+    const double mean_square = moments[l].item<double>() / samples;
+    stats.mean_norms.push_back(mean_norm);
+    stats.stds.push_back(std::sqrt(std::max(0.0, mean_square - mean_norm * mean_norm)));
+  }
   bookkeeping_s_ += Seconds(Clock::now() - t);
+  return stats;
+}
+
+void GradientExchange::ResetRawGradients() {
+  for (auto& bucket : state_) bucket->raw_sum.zero_();
+  raw_moments_.zero_();
+  raw_steps_ = 0;
+}
+
+std::vector<double> GradientExchange::TakeGlobalRawGradientNorms() {
+  const std::vector<double> norms = ReduceRawGradients().norms;
+  ResetRawGradients();
   return norms;
 }
 

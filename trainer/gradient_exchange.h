@@ -81,6 +81,16 @@ struct ExchangeTimings {
   double comm_s = 0;      // blocked waiting for collectives in FinishStep()
 };
 
+// An epoch's raw gradients over all ranks, per layer. With g one rank's
+// raw gradient of one step (weighted as set_raw_gradient_weight says) over
+// the epoch's steps and every rank: the norm of their sum, and AdaQS's
+// moments |E[g]| and sqrt(E[|g - E[g]|^2]) (EpochLayerRecord).
+struct RawGradientStatistics {
+  std::vector<double> norms;
+  std::vector<double> mean_norms;
+  std::vector<double> stds;
+};
+
 class GradientExchange {
  public:
   // `layers` describe `parameters` (DescribeLayers order).
@@ -116,8 +126,12 @@ class GradientExchange {
   // Per layer (shaped like the parameter): raw gradients summed over the
   // steps since the last reset, this rank only.
   std::vector<torch::Tensor> RawGradientSums() const;
-  // Norms of those sums added over all ranks (one all-reduce per bucket,
-  // so every rank gets the same numbers); then starts the sums afresh.
+  // Adds the sums over all ranks (one all-reduce per bucket and one for the
+  // moments, so every rank gets the same numbers): RawGradientSums() then
+  // hold the global sums, until ResetRawGradients() starts them afresh.
+  RawGradientStatistics ReduceRawGradients();
+  void ResetRawGradients();
+  // ReduceRawGradients' norms, then ResetRawGradients.
   std::vector<double> TakeGlobalRawGradientNorms();
   // Seconds spent on that Accordion bookkeeping so far.
   double bookkeeping_s() const { return bookkeeping_s_; }
@@ -173,6 +187,11 @@ class GradientExchange {
   bool exact_ready_times_ = false;
   bool communicating_ = false;  // the running backward pass is the step's last
   double raw_weight_ = 1;
+  // float64, per layer the weighted sum of its squared step norms, then a
+  // slot for the step count (raw_steps_, filled in before the all-reduce):
+  // this rank's until ReduceRawGradients.
+  torch::Tensor raw_moments_;
+  double raw_steps_ = 0;  // weighted steps since the last reset
   Clock::time_point step_start_, backward_start_;
   ExchangeTimings timings_;
   double bookkeeping_s_ = 0;

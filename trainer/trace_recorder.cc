@@ -156,15 +156,18 @@ void TraceRecorder::Finish(RunStatus status) {
 
 void FillEpochLayerRecords(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers, int epoch,
                            const std::vector<double>& levels, const std::vector<bool>& critical,
-                           const AccordionDecision& decision, const std::vector<double>& norms, bool whole_model,
-                           EpochData& data) {
+                           const AccordionDecision& decision, const RawGradientStatistics& stats, EpochData& data) {
   EpochRecord& rec = data.epoch;
+  // One verdict for the model (the batch scheme, AdaQS, Smith) or one per layer.
+  const bool one_group = decision.ratios.size() == 1;
   for (size_t l = 0; l < layers.size(); ++l) {
     EpochLayerRecord r;
     r.epoch = epoch;
     r.layer_id = static_cast<int>(l);
-    r.grad_norm = norms[l];
-    r.ratio = decision.ratios[whole_model ? 0 : l];
+    r.grad_norm = stats.norms[l];
+    r.grad_mean_norm = stats.mean_norms[l];
+    r.grad_std = stats.stds[l];
+    r.ratio = decision.ratios[one_group ? 0 : l];
     r.critical = critical[l];
     r.level = levels[l];
     r.floats_sent = FloatsPerStep(scheme, layers[l].shape, r.level) * static_cast<double>(rec.iterations);

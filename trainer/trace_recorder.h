@@ -65,15 +65,14 @@ std::string RecordedVersionsJson();
 // (and against which NCCL and CUDA) the NCCL communicator is linked.
 std::string TrainerBuildDescription();
 
-// The epoch's per-layer rows (norm, ratio, regime, level, floats sent over
-// data.epoch.iterations steps), added to `data` with their floats summed
-// into data.epoch.floats_sent. `levels` and `critical` are the epoch's, per
-// layer; `decision` the controller's at its end (one group when
-// `whole_model`).
+// The epoch's per-layer rows (norm, moments, ratio, regime, level, floats
+// sent over data.epoch.iterations steps), added to `data` with their floats
+// summed into data.epoch.floats_sent. `levels` and `critical` are the
+// epoch's, per layer; `decision` the deciding controller's at its end (one
+// group, or one per layer).
 void FillEpochLayerRecords(const CommunicationScheme& scheme, const std::vector<LayerInfo>& layers, int epoch,
                            const std::vector<double>& levels, const std::vector<bool>& critical,
-                           const AccordionDecision& decision, const std::vector<double>& norms, bool whole_model,
-                           EpochData& data);
+                           const AccordionDecision& decision, const RawGradientStatistics& stats, EpochData& data);
 
 }  // namespace accordion
 

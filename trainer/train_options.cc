@@ -390,8 +390,14 @@ const std::vector<TrainFlag>& TrainFlags() {
       Flag("--scheme", "scheme", &TrainOptions::scheme,
            JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
           .Choices(SchemeNames()),
-      Flag("--policy", "policy", &TrainOptions::policy, "static (fixed level) or accordion")
-          .Choices({"static", "accordion"}),
+      Flag("--policy", "policy", &TrainOptions::policy,
+           "static (fixed level), accordion, adaqs (powersgd/topk: the compression halves each time the "
+           "gradients' MSDR falls by --msdr-factor) or smith (batch: grows the batch where the LR would decay)")
+          .Choices({"static", "accordion", "adaqs", "smith"}),
+      Number("--msdr-factor", "msdr_factor", &TrainOptions::msdr_factor,
+             "adaqs: the fall of the gradients' mean-to-std ratio, since the last switch, that halves the "
+             "compression",
+             Above(1), "must be above 1"),
       Flag("--level", /*key=*/nullptr, &TrainOptions::level,
            "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the scheme's low"),
       Flag("--low", "level_low", &TrainOptions::low,
@@ -783,18 +789,27 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      ")");
   }
   const auto policy = ParsePolicy(o.policy);
-  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion)");
+  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion, adaqs, smith)");
   CheckNumbers(o);
   CheckCombination(o, *scheme);
   if (*policy == Policy::kAccordion && !DescriptionOf(*scheme).has_levels()) {
     throw InputError("--policy accordion needs a compressing --scheme (" +
                      JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
   }
-  if (*policy == Policy::kStatic && (o.low || o.high)) {
-    throw InputError("--low and --high belong to --policy accordion; a static run takes --level");
+  if (*policy == Policy::kAdaqs && *scheme != Scheme::kPowerSgd && *scheme != Scheme::kTopK) {
+    throw InputError("--policy adaqs halves a compression: it needs --scheme powersgd or topk");
   }
-  if (*policy == Policy::kAccordion && o.level) {
-    throw InputError("--level belongs to --policy static; accordion takes --low and --high");
+  if (*policy == Policy::kSmith && *scheme != Scheme::kBatch) {
+    throw InputError("--policy smith grows the batch: it needs --scheme batch");
+  }
+  if (*policy == Policy::kStatic && (o.low || o.high)) {
+    throw InputError("--low and --high belong to the adaptive policies; a static run takes --level");
+  }
+  if (*policy != Policy::kStatic && o.level) {
+    throw InputError("--level belongs to --policy static; " + o.policy + " takes --low and --high");
+  }
+  if (*policy != Policy::kAdaqs && o.msdr_factor != TrainOptions().msdr_factor) {
+    throw InputError("--msdr-factor belongs to --policy adaqs");
   }
   if (!DescriptionOf(*scheme).has_levels() && o.level && *o.level != 0) {
     throw InputError("--scheme " + o.scheme + " has no level");
@@ -806,6 +821,13 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
   const LevelPlan levels = LevelsOf(o);
   CheckLevel(levels.scheme.scheme(), levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
   CheckLevel(levels.scheme.scheme(), levels.high, "--high");
+  // AdaQS climbs from the high level to the low one, Smith et al. from the
+  // low batch to the high one: each only one way.
+  if (*policy == Policy::kAdaqs && levels.high > levels.low) {
+    throw InputError(
+        "--policy adaqs starts at --high and halves the compression towards --low: --high must be "
+        "the smaller rank or fraction");
+  }
   CheckBatchLevels(o, levels);
   CheckDataset(o);
   if (check_paths) CheckPaths(o);

@@ -60,7 +60,8 @@ struct TrainOptions {
   double decay_factor = 0.1;
   double clip = 0;                          // clip the gradient's global norm to this (0 = off)
   std::string scheme = "dense";             // dense, powersgd, topk, batch
-  std::string policy = "static";            // static, accordion
+  std::string policy = "static";            // static, accordion, adaqs, smith
+  double msdr_factor = 2;                   // adaqs: AdaqsOptions::factor
   std::optional<double> level;              // static: the one level
   std::optional<double> low;                // accordion: level in critical regimes
   std::optional<double> high;               // accordion: level outside them

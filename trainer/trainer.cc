@@ -17,6 +17,7 @@
 #include "common/version.h"
 #include "traces/scheme_description.h"
 #include "trainer/accordion_run.h"
+#include "trainer/error_profile.h"
 #include "trainer/checkpointer.h"
 #include "trainer/datasets.h"
 #include "trainer/device_timing.h"
@@ -95,9 +96,10 @@ struct Trainer::State {
   int64_t steps_done = 0;
   std::string run_id;  // this run's (rank 0's), kept across resumes
   // Totals for the closing summary (this rank).
-  double train_s = 0;        // inside training steps
-  double bookkeeping_s = 0;  // Accordion's decisions (the exchange times its own share)
-  int64_t samples = 0;       // global samples (language model: tokens) trained on
+  double train_s = 0;          // inside training steps
+  double bookkeeping_s = 0;    // Accordion's decisions (the exchange times its own share)
+  double error_profile_s = 0;  // the error profile at the checks (rank 0)
+  int64_t samples = 0;         // global samples (language model: tokens) trained on
 
   bool leader() const { return comm->rank() == 0; }
 
@@ -161,11 +163,14 @@ struct Trainer::State {
   void StartEpoch(int epoch, const EpochPlan& plan);
   // Feeds the epoch's per-layer norms to the controllers (AccordionRun);
   // their verdict is the next epoch's plan.
-  AccordionDecision DecideNextEpoch(int epoch, const std::vector<double>& norms);
+  AccordionDecision DecideNextEpoch(int epoch, const RawGradientStatistics& stats);
+  // At a regime check, rank 0 of a recorded run: the epoch's error profile
+  // (error_profile.h) on the global raw sums, before they are reset.
+  void ProfileErrorsAtCheck(int epoch, EpochData& epoch_data);
   // The epoch and per-layer rows of the trace, beside what training and
   // evaluation already filled in.
   void FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
-                        const std::vector<double>& norms, EpochData& epoch_data) const;
+                        const RawGradientStatistics& stats, EpochData& epoch_data) const;
   void PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const;
   void PrintSummary() const;
   // Ends a run stopped during `epoch`: trace interrupted, kExitInterrupted.
@@ -199,6 +204,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
   run.level_high = levels.high;
   run.eta = o.accordion.eta();
   run.interval = o.accordion.interval();
+  run.msdr_factor = o.msdr_factor;
   run.world_size = comm->world_size();
   run.backend = comm->backend();
   run.device = o.device;
@@ -274,9 +280,14 @@ void Trainer::State::BuildOptimizer() {
 }
 
 void Trainer::State::BuildControllers() {
-  accordion_run = std::make_unique<AccordionRun>(
-      AccordionRunOptions().scheme(levels.scheme).level_low(levels.low).level_high(levels.high).accordion(o.accordion),
-      static_cast<int>(layers.size()));
+  accordion_run = std::make_unique<AccordionRun>(AccordionRunOptions()
+                                                     .scheme(levels.scheme)
+                                                     .level_low(levels.low)
+                                                     .level_high(levels.high)
+                                                     .accordion(o.accordion)
+                                                     .policy(levels.policy)
+                                                     .msdr_factor(o.msdr_factor),
+                                                 static_cast<int>(layers.size()));
   if (o.hessian_every > 0) {
     hessian = std::make_unique<HessianEigenEstimator>(HessianOptions(o.hessian).seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
@@ -316,9 +327,13 @@ void Trainer::State::OpenTrace() {
 }
 
 RankState Trainer::State::Checkpointed() {
-  return {
-      model.get(), optimizer.get(), exchange.get(), &accordion_run->controller(), &accordion_run->model_controller(),
-      device};
+  return {model.get(),
+          optimizer.get(),
+          exchange.get(),
+          &accordion_run->controller(),
+          &accordion_run->model_controller(),
+          accordion_run->policy(),
+          device};
 }
 
 torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct) {
@@ -537,7 +552,8 @@ int Trainer::State::RunEpochs() {
     EpochData epoch_data;
     const EpochEnd end = TrainEpoch(epoch, epoch_data);
     if (end == EpochEnd::kStopped) return EndInterrupted(epoch);
-    const std::vector<double> norms = exchange->TakeGlobalRawGradientNorms();
+    const RawGradientStatistics stats = exchange->ReduceRawGradients();
+    const std::vector<double>& norms = stats.norms;
     // A gradient can overflow in the epoch's last step before any loss shows it.
     if (end == EpochEnd::kFinished &&
         std::any_of(norms.begin(), norms.end(), [](double n) { return !std::isfinite(n); })) {
@@ -545,8 +561,10 @@ int Trainer::State::RunEpochs() {
     }
     if (!diverged_at.empty()) return EndDiverged(epoch);
     const double model_norm = WholeModelNorm(norms);
-    const AccordionDecision decision = DecideNextEpoch(epoch, norms);
+    const AccordionDecision decision = DecideNextEpoch(epoch, stats);
     epoch_data.epoch.model_grad_norm = model_norm;
+    ProfileErrorsAtCheck(epoch, epoch_data);
+    exchange->ResetRawGradients();
 
     // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
     // broadcast achieves) before evaluating and estimating the Hessian.
@@ -556,7 +574,7 @@ int Trainer::State::RunEpochs() {
     // the hessian table, not in the epoch's time.
     epoch_data.epoch.total_s = Since(epoch_start);
     if (hessian && epoch % o.hessian_every == 0) epoch_data.hessian = EstimateHessian(epoch);
-    FillEpochRecords(epoch, plan, decision, norms, epoch_data);
+    FillEpochRecords(epoch, plan, decision, stats, epoch_data);
     recorder->EndEpoch(epoch_data);
     if (checkpointer) checkpointer->Save(epoch, steps_done, Checkpointed());
     if (leader()) PrintEpoch(plan, epoch_data);
@@ -581,28 +599,43 @@ void Trainer::State::StartEpoch(int epoch, const EpochPlan& plan) {
   data->StartEpoch(epoch, plan.global_batch);
 }
 
-AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const std::vector<double>& norms) {
+AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const RawGradientStatistics& stats) {
   const Clock::time_point t_bookkeeping = Clock::now();
   // The controllers see the schedule's LR without the batch factor, so a
   // batch that grows is not read as an LR change; a replay of the recorded
   // (scaled) LRs reaches the same verdicts, as the factor only ever grows
   // together with a non-critical verdict.
-  const double lr_base = LearningRate(o, epoch);
-  const double lr_next = LearningRate(o, epoch + 1);
-  AccordionDecision decision = accordion_run->EndEpoch(norms, lr_base, lr_next);
+  EpochSignals signals;
+  signals.norms = stats.norms;
+  signals.mean_norms = stats.mean_norms;
+  signals.stds = stats.stds;
+  signals.lr = LearningRate(o, epoch);
+  signals.lr_next = LearningRate(o, epoch + 1);
+  AccordionDecision decision = accordion_run->EndEpoch(signals);
   bookkeeping_s += Since(t_bookkeeping);
   return decision;
 }
 
+void Trainer::State::ProfileErrorsAtCheck(int epoch, EpochData& epoch_data) {
+  // Rank 0 alone, at the regime checks: the others wait for it at the next
+  // collective, so its cost is the run's (docs/policies.md measures it).
+  if (!leader() || o.trace.empty() || epoch % o.accordion.interval() != 0) return;
+  const std::vector<double> profiled = ErrorProfileLevels(levels.scheme.scheme(), {levels.low, levels.high});
+  if (profiled.empty()) return;
+  const Clock::time_point t = Clock::now();
+  epoch_data.error_profile = ProfileErrors(exchange->RawGradientSums(), layers, levels.scheme, profiled, epoch);
+  error_profile_s += Since(t);
+}
+
 void Trainer::State::FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
-                                      const std::vector<double>& norms, EpochData& epoch_data) const {
+                                      const RawGradientStatistics& stats, EpochData& epoch_data) const {
   EpochRecord& rec = epoch_data.epoch;
   rec.epoch = epoch;
   rec.lr = plan.lr;
+  rec.schedule_lr = LearningRate(o, epoch);
   rec.batch_size = plan.global_batch;
   rec.critical = plan.model_critical;
-  FillEpochLayerRecords(levels.scheme, layers, epoch, plan.layer_levels, plan.critical, decision, norms, batch_scheme,
-                        epoch_data);
+  FillEpochLayerRecords(levels.scheme, layers, epoch, plan.layer_levels, plan.critical, decision, stats, epoch_data);
 }
 
 void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const {
@@ -632,10 +665,10 @@ void Trainer::State::PrintSummary() const {
   const double bookkeeping = bookkeeping_s + exchange->bookkeeping_s();
   std::printf(
       "done: %d epochs, %.1f %s/s in training steps, Accordion bookkeeping %.3f%% of "
-      "step time%s%s\n",
+      "step time, error profile %.3f%%%s%s\n",
       o.epochs - start_epoch, train_s > 0 ? static_cast<double>(samples) / train_s : 0.0,
       o.dataset == "tokens" ? "tokens" : "samples", train_s > 0 ? 100.0 * bookkeeping / train_s : 0.0,
-      o.trace.empty() ? "" : ", trace ", o.trace.c_str());
+      train_s > 0 ? 100.0 * error_profile_s / train_s : 0.0, o.trace.empty() ? "" : ", trace ", o.trace.c_str());
 }
 
 int Trainer::State::EndInterrupted(int epoch) {

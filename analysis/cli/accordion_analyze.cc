@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/policy_comparison.h"
 #include "analysis/regime_detectors.h"
 #include "analysis/results_table.h"
 #include "analysis/schedule_report.h"
@@ -86,6 +87,7 @@ int ShowInfo(const InfoArgs& args) {
     j["level_high"] = run.level_high;
     j["eta"] = run.eta;
     j["interval"] = run.interval;
+    j["msdr_factor"] = run.msdr_factor;
     j["world_size"] = run.world_size;
     j["backend"] = run.backend;
     j["device"] = run.device;
@@ -113,7 +115,9 @@ int ShowInfo(const InfoArgs& args) {
             << "scheme:      " << ToString(run.scheme) << ", " << ToString(run.policy);
   if (DescriptionOf(run.scheme).has_levels()) {
     std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
-              << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval << ")";
+              << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval;
+    if (run.policy == Policy::kAdaqs) std::cout << ", MSDR factor " << run.msdr_factor;
+    std::cout << ")";
   }
   std::cout << "\n"
             << "workers:     " << run.world_size << " (" << run.backend << " on " << run.device << "), global batch "
@@ -141,7 +145,9 @@ int ShowInfo(const InfoArgs& args) {
             << "floats sent: " << std::scientific << std::setprecision(4) << floats << " per worker\n"
             << "samples:     " << reader->CountRows("iterations") << " iteration rows, "
             << reader->CountRows("collectives") << " collective rows, " << reader->CountRows("hessian")
-            << " Hessian rows\n";
+            << " Hessian rows";
+  if (reader->schema_version() >= 4) std::cout << ", " << reader->CountRows("error_profile") << " error-profile rows";
+  std::cout << "\n";
   return kExitOk;
 }
 
@@ -161,12 +167,15 @@ struct ScheduleArgs {
   std::optional<int> interval;  // empty: the trace's run.interval
   std::optional<double> low;
   std::optional<double> high;
+  std::string policy = "accordion";
+  std::vector<std::string> policies;  // compare-policies; empty: those that fit the scheme
+  std::optional<double> msdr_factor;  // empty: the trace's run.msdr_factor
   std::string format = "table";
 };
 
-int RunSchedule(const ScheduleArgs& args) {
-  ValidateTrace(args.trace);
-  const TraceView view = LoadTraceView(args.trace);
+// The scheme and settings `args` ask of `view`'s trace (flags over the
+// trace's own): shared by schedule and compare-policies.
+std::pair<Scheme, PolicySettings> ResolvePolicySettings(const ScheduleArgs& args, const TraceView& view) {
   Scheme scheme = view.run.scheme;
   if (!args.scheme.empty()) scheme = *ParseScheme(args.scheme);
   if (!DescriptionOf(scheme).has_levels()) {
@@ -184,13 +193,42 @@ int RunSchedule(const ScheduleArgs& args) {
                                        .interval(args.interval.value_or(view.run.interval))
                                        .level_low(low)
                                        .level_high(high);
-  const ScheduleComparison c = CompareSchedules(view, scheme, options);
+  return {scheme, PolicySettings()
+                      .policy(*ParsePolicy(args.policy))
+                      .accordion(options)
+                      .msdr_factor(args.msdr_factor.value_or(view.run.msdr_factor))};
+}
+
+int RunSchedule(const ScheduleArgs& args) {
+  ValidateTrace(args.trace);
+  const TraceView view = LoadTraceView(args.trace);
+  const auto [scheme, settings] = ResolvePolicySettings(args, view);
+  const ScheduleComparison c = CompareSchedules(view, scheme, settings);
   if (args.format == "csv") {
     WriteScheduleCsv(view, c, std::cout);
   } else if (args.format == "json") {
     WriteScheduleJson(view, c, std::cout);
   } else {
     WriteScheduleTable(view, c, std::cout);
+  }
+  return kExitOk;
+}
+
+int RunComparePolicies(const ScheduleArgs& args) {
+  ValidateTrace(args.trace);
+  const TraceView view = LoadTraceView(args.trace);
+  const auto [scheme, settings] = ResolvePolicySettings(args, view);
+  std::vector<Policy> policies;
+  for (const std::string& name : args.policies) policies.push_back(*ParsePolicy(name));
+  const PolicyComparison c = ComparePolicies(view, scheme, settings, policies);
+  if (args.format == "csv") {
+    WritePolicyCsv(c, std::cout);
+  } else if (args.format == "json") {
+    WritePolicyJson(c, std::cout);
+  } else {
+    std::cout << "Policies on " << args.trace << " (" << view.run.model << ", " << view.run.world_size << " workers, "
+              << view.num_epochs() << " epochs), scheme " << ToString(scheme) << "\n\n";
+    WritePolicyTable(c, std::cout);
   }
   return kExitOk;
 }
@@ -313,7 +351,42 @@ int main(int argc, char** argv) {
   sched_cmd->add_option("--high", sched.high,
                         "Level outside critical regimes (default: the trace's level_high when it switched levels, "
                         "else the scheme's default)");
+  sched_cmd->add_option("--policy", sched.policy, "accordion, adaqs (powersgd, topk) or smith (batch)")
+      ->check(CLI::IsMember({"accordion", "adaqs", "smith"}))
+      ->capture_default_str();
+  sched_cmd
+      ->add_option("--msdr-factor", sched.msdr_factor,
+                   "AdaQS: the MSDR fall that halves the compression (default: the trace's run.msdr_factor)")
+      ->check(CLI::Range(1.000001, 1e6));
   sched_cmd->add_option("--format", sched.format, "table, csv or json")
+      ->check(CLI::IsMember({"table", "csv", "json"}))
+      ->capture_default_str();
+
+  ScheduleArgs compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare-policies",
+      "Derive every policy's schedule from one trace (static low and high, Accordion, AdaQS or Smith et al.) "
+      "and tabulate floats per worker and the error proxy; accordion-sim compare-policies adds projected time");
+  compare_cmd->add_option("trace", compare.trace, "Trace file")->required();
+  compare_cmd
+      ->add_option("--policies", compare.policies,
+                   "Policies beside static low and high, e.g. accordion,adaqs (default: those that fit the scheme)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"accordion", "adaqs", "smith"}));
+  compare_cmd
+      ->add_option("--scheme", compare.scheme,
+                   JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + " (default: the trace's)")
+      ->check(CLI::IsMember(SchemeNames(SchemeSet::kWithLevels)));
+  compare_cmd->add_option("--eta", compare.eta, "Accordion's threshold (default: the trace's run.eta)")
+      ->check(AboveZero());
+  compare_cmd->add_option("--interval", compare.interval, "Epochs between checks (default: the trace's run.interval)")
+      ->check(CLI::Range(1, 1000000));
+  compare_cmd->add_option("--low", compare.low, "Low level (default: the trace's pair, else the scheme's default)");
+  compare_cmd->add_option("--high", compare.high, "High level (default: the trace's pair, else the scheme's default)");
+  compare_cmd
+      ->add_option("--msdr-factor", compare.msdr_factor, "AdaQS's MSDR factor (default: the trace's run.msdr_factor)")
+      ->check(CLI::Range(1.000001, 1e6));
+  compare_cmd->add_option("--format", compare.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();
 
@@ -365,6 +438,7 @@ int main(int argc, char** argv) {
     if (*info_cmd) return ShowInfo(info);
     if (*validate_cmd) return RunValidate(validate_trace);
     if (*sched_cmd) return RunSchedule(sched);
+    if (*compare_cmd) return RunComparePolicies(compare);
     if (*table_cmd) return RunTable(table_traces, table_format);
     if (*regimes_cmd) return RunRegimes(regimes);
     return RunExport(exp);

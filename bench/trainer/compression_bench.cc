@@ -1,13 +1,14 @@
 // What one step of gradient compression and Accordion's bookkeeping cost,
 // per tensor, on ResNet-18's and the MLP's shapes: PowerSGD's three phases,
-// TopK's selection, and the raw-gradient accumulation Accordion adds to
-// every step; and what one Hessian-vector product of the eigenvalue
+// TopK's selection, and the raw-gradient accumulation Accordion (and AdaQS's
+// moments) add to every step; and what one Hessian-vector product of the eigenvalue
 // estimate costs per model. Figures only; compare_with_ddp.py measures
 // whole runs.
 #include <benchmark/benchmark.h>
 
 #include <torch/torch.h>
 
+#include "trainer/gradient_moments.h"
 #include "trainer/models.h"
 #include "trainer/powersgd_compressor.h"
 #include "trainer/topk_compressor.h"
@@ -57,6 +58,21 @@ void BM_AccordionAccumulate(benchmark::State& state) {
   state.SetBytesProcessed(state.iterations() * numel * 4);
 }
 BENCHMARK(BM_AccordionAccumulate)->Apply(Shapes)->Unit(benchmark::kMicrosecond);
+
+// AdaQS's per-step cost beside it: the squared norms of a bucket of
+// `layers` tensors of the shape into the epoch's moments.
+void BM_AdaqsMoments(benchmark::State& state) {
+  torch::set_num_threads(1);
+  const int64_t numel = state.range(0) * state.range(1), layers = 6;
+  const torch::Tensor buffer = torch::randn({numel * layers});
+  std::vector<torch::Tensor> views;
+  for (int64_t l = 0; l < layers; ++l) views.push_back(buffer.narrow(0, l * numel, numel));
+  const torch::Tensor ids = torch::arange(layers, torch::kLong);
+  torch::Tensor moments = torch::zeros({layers + 1}, torch::kFloat64);
+  for (auto _ : state) AccumulateSquaredNorms(views, ids, 1.0, moments);
+  state.SetBytesProcessed(state.iterations() * numel * layers * 4);
+}
+BENCHMARK(BM_AdaqsMoments)->Apply(Shapes)->Unit(benchmark::kMicrosecond);
 
 // One power iteration of HessianEigenEstimator: a double backward through
 // the model on the fixed batch (args: model, batch), in eval mode.

@@ -111,7 +111,8 @@ int main(int argc, char** argv) {
   screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption simulate("simulate", "Start the SimGrid replay of the first run at once.");
   simulate.setFlags(QCommandLineOption::HiddenFromHelp);
-  QCommandLineOption tab("tab", "Show this tab first: regimes, level-map, what-if, compare, timeline or sweep.", "TAB");
+  QCommandLineOption tab(
+      "tab", "Show this tab first: regimes, level-map, what-if, compare, timeline, sweep or policies.", "TAB");
   parser.addOption(help);
   parser.addOption(version);
   parser.addOption(screenshot);

@@ -27,6 +27,7 @@
 #include "gui/app/export_check.h"
 #include "gui/app/level_map_view.h"
 #include "gui/app/plot_widget.h"
+#include "gui/app/policies_view.h"
 #include "gui/app/recent_files.h"
 #include "gui/app/regimes_view.h"
 #include "gui/app/run_list_view.h"
@@ -53,7 +54,9 @@ constexpr int kRunsDockShort = 112;
 
 }  // namespace
 
-QStringList MainWindow::tabKeys() { return {"regimes", "level-map", "what-if", "compare", "timeline", "sweep"}; }
+QStringList MainWindow::tabKeys() {
+  return {"regimes", "level-map", "what-if", "compare", "timeline", "sweep", "policies"};
+}
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
@@ -66,7 +69,8 @@ MainWindow::MainWindow(QWidget* parent)
       what_if_(new WhatIfView(document_, tabs_)),
       compare_(new CompareView(document_, tabs_)),
       timeline_(new TimelineView(document_, tabs_)),
-      sweep_(new SweepView(document_, tabs_)) {
+      sweep_(new SweepView(document_, tabs_)),
+      policies_(new PoliciesView(document_, tabs_)) {
   setObjectName("mainWindow");
   setAcceptDrops(true);
   tabs_->setObjectName("tabs");
@@ -77,12 +81,14 @@ MainWindow::MainWindow(QWidget* parent)
   tabs_->addTab(compare_, tr("Compare"));
   tabs_->addTab(timeline_, tr("Timeline"));
   tabs_->addTab(sweep_, tr("Sweep"));
+  tabs_->addTab(policies_, tr("Policies"));
   tabs_->setTabToolTip(0, tr("Gradient-norm change per layer and the critical regimes it finds"));
   tabs_->setTabToolTip(1, tr("The level each layer gets in each epoch"));
   tabs_->setTabToolTip(2, tr("Time to train on another cluster: α–β estimate or SimGrid replay"));
   tabs_->setTabToolTip(3, tr("Accuracy against epochs and floats sent; the paper's results table"));
   tabs_->setTabToolTip(4, tr("One iteration, measured and simulated, as a timeline"));
   tabs_->setTabToolTip(5, tr("What Accordion saves at every η and check interval: which η to use"));
+  tabs_->setTabToolTip(6, tr("Accordion against AdaQS or Smith et al.: floats, error proxy and time to train"));
   setCentralWidget(tabs_);
 
   for (PlotWidget* plot : tabs_->findChildren<PlotWidget*>()) {

@@ -1,5 +1,5 @@
 // MainWindow: accordion-gui's window - the run list, the schedule controls
-// and the six tabs around one ExplorerDocument, with the menus, drag and
+// and the seven tabs around one ExplorerDocument, with the menus, drag and
 // drop, recent files and the status bar a desktop app is expected to have.
 #ifndef ACCORDION_GUI_APP_MAIN_WINDOW_H_
 #define ACCORDION_GUI_APP_MAIN_WINDOW_H_
@@ -20,6 +20,7 @@ class CompareView;
 class ExplorerDocument;
 class LevelMapView;
 class PlotWidget;
+class PoliciesView;
 class RegimesView;
 class RunListView;
 class ScheduleControls;
@@ -44,6 +45,7 @@ class MainWindow : public QMainWindow {
   CompareView* compareView() const { return compare_; }
   TimelineView* timelineView() const { return timeline_; }
   SweepView* sweepView() const { return sweep_; }
+  PoliciesView* policiesView() const { return policies_; }
   QTabWidget* tabs() const { return tabs_; }
   // Folders opened (File > Open folder…, or a directory on the command
   // line), watched for new traces.
@@ -104,6 +106,7 @@ class MainWindow : public QMainWindow {
   CompareView* compare_;
   TimelineView* timeline_;
   SweepView* sweep_;
+  PoliciesView* policies_;
   QDockWidget* runs_dock_ = nullptr;
   bool short_window_ = false;  // below kShortWindow: a smaller run list
   QMenu* recent_menu_ = nullptr;

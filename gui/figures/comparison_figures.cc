@@ -68,7 +68,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   const bool floats = axis == CompareAxis::kFloats;
   const SettingGroups groups = GroupBySetting(runs);
   const QString lines = groups.grouped ? "one colour per setting; Accordion solid, static dashed"
-                                       : "Accordion runs solid, static runs dashed";
+                                       : "Accordion runs solid, static and other policies dashed";
   ResetPlot(plot, floats ? "Test accuracy against data sent" : "Test accuracy against epoch",
             floats ? QString("floats each worker sent so far (log scale); further left is cheaper for the same "
                              "accuracy") +

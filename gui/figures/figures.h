@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "gui/model/eta_interval_sweep.h"
+#include "gui/model/policy_table.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "gui/model/what_if.h"
@@ -56,6 +57,14 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
 // Accordion's projected epochs as stacked bars: compute / compression /
 // exposed communication / other.
 void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection);
+
+// Every policy of `table` (static low, static high, Accordion, AdaQS or
+// Smith et al.) as a bar: its projected time to train stacked by component,
+// labelled with the time and the speedup over static low; floats per
+// worker instead where the table was not projected.
+void DrawPolicyComparison(QCustomPlot* plot, const PolicyTable& table);
+// The two lines a policy's bar is labelled with: "AdaQS" and "rank 1 → rank 4".
+QString PolicyBarLabel(const PolicyRow& row);
 
 enum class CompareAxis { kEpoch, kFloats };
 // Test accuracy of each run against epoch, or against cumulative floats

@@ -278,4 +278,99 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   PlaceLegendTop(plot, 5);
 }
 
+QString PolicyBarLabel(const PolicyRow& row) {
+  struct Short {
+    const char* name;
+    const char* shown;
+    const char* prefix;  // of the label, dropped on the second line
+  };
+  static const Short kShort[] = {{"static-low", "static low", "static "},
+                                 {"static-high", "static high", "static "},
+                                 {"accordion", "Accordion", "Accordion "},
+                                 {"adaqs", "AdaQS", "AdaQS "},
+                                 {"smith", "Smith et al.", "Smith et al. "}};
+  const QString label = QString::fromStdString(PolicyDisplayLabel(row));
+  for (const Short& s : kShort) {
+    if (row.name != s.name) continue;
+    QString levels = label;
+    if (levels.startsWith(s.prefix)) levels.remove(0, static_cast<int>(qstrlen(s.prefix)));
+    return QString(s.shown) + "\n" + levels;
+  }
+  return label;
+}
+
+void DrawPolicyComparison(QCustomPlot* plot, const PolicyTable& table) {
+  using namespace style;
+  const std::vector<PolicyRow>& rows = table.comparison.rows;
+  if (rows.empty()) {
+    ResetPlot(plot, "Policies");
+    AddMessage(plot, QString::fromStdString(table.problem.empty() ? "No policy to compare" : table.problem));
+    return;
+  }
+  const bool projected = table.projected();
+  const double base_s = rows.front().projected_s.value_or(0);
+  const double base_floats = rows.front().cost.total_floats;
+  if (projected) {
+    ResetPlot(plot, "Policies: projected time to train — " + ModelWords(table.timing),
+              ClusterLine(*table.replay) + "; above each bar its time and its speedup over static low");
+    StyleAxis(plot->yAxis, "time to train (s)");
+  } else {
+    ResetPlot(plot, "Policies: floats each worker sends",
+              "not projected: " + QString::fromStdString(table.projection_problem) +
+                  "; above each bar how many times fewer floats than static low");
+    StyleAxis(plot->yAxis, "floats sent per worker");
+  }
+  StyleAxis(plot->xAxis, "policy");
+  plot->xAxis->grid()->setVisible(false);
+
+  QVector<double> keys;
+  std::vector<QVector<double>> values(Components().size());
+  QVector<double> floats;
+  QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
+  double top = 0;
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const double key = static_cast<double>(i + 1);
+    keys.push_back(key);
+    ticker->addTick(key, PolicyBarLabel(rows[i]));
+    if (projected) {
+      const sim::ScheduleProjection* p = table.projectionOf(i);
+      for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(p ? p->total.*(Components()[c].field) : 0);
+      top = std::max(top, rows[i].projected_s.value_or(0));
+    } else {
+      floats.push_back(rows[i].cost.total_floats);
+      top = std::max(top, rows[i].cost.total_floats);
+    }
+  }
+  if (projected) {
+    StackedBars(plot, keys, values, 0.6);
+    PlaceLegendTop(plot, 4);
+  } else {
+    auto* bars = new QCPBars(plot->xAxis, plot->yAxis);
+    bars->setName("floats per worker");
+    bars->setWidth(0.6);
+    bars->setBrush(QBrush(PaletteColor(0)));
+    bars->setPen(QPen(PaletteColor(0).darker(125), 0.8));
+    bars->setData(keys, floats, true);
+    bars->removeFromLegend();
+    plot->legend->setVisible(false);
+  }
+  plot->xAxis->setTicker(ticker);
+  plot->xAxis->setSubTicks(false);
+  plot->xAxis->setTickLength(0, 0);
+  plot->xAxis->setRange(0.4, static_cast<double>(rows.size()) + 0.6);
+  plot->yAxis->setRange(0, top > 0 ? top * 1.18 : 1);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const bool baseline = i == 0;
+    if (projected) {
+      const double t = rows[i].projected_s.value_or(0);
+      const QString speedup = QString::fromStdString(PolicyRatioText(t > 0 ? base_s / t : 0));
+      AddLabel(plot, keys[static_cast<int>(i)], t, Seconds(t) + "\n" + speedup, !baseline && base_s / t > 1.005);
+    } else {
+      const double f = rows[i].cost.total_floats;
+      AddLabel(plot, keys[static_cast<int>(i)], f,
+               Sci(f) + "\n" + QString::fromStdString(PolicyRatioText(f > 0 ? base_floats / f : 0)), false);
+    }
+  }
+}
+
 }  // namespace accordion::gui

@@ -70,6 +70,7 @@ ExplorerDocument::~ExplorerDocument() {
   if (estimate_job_.cancel) estimate_job_.cancel->store(true);
   if (sweep_job_.cancel) sweep_job_.cancel->store(true);
   if (eta_interval_job_.cancel) eta_interval_job_.cancel->store(true);
+  if (policies_job_.cancel) policies_job_.cancel->store(true);
   // Jobs post their answers to this object; wait for them before it goes.
   pool_->waitForDone();
   simulation_pool_->waitForDone();
@@ -514,6 +515,66 @@ void ExplorerDocument::requestEtaIntervalSweep() {
   });
 }
 
+// --- the policy comparison
+
+ExplorerDocument::EtaIntervalInputs ExplorerDocument::policyInputs() const {
+  EtaIntervalInputs in;
+  in.run = currentRun();
+  in.schedule = schedule_settings_;
+  in.what_if = what_if_settings_;
+  return in;
+}
+
+std::shared_ptr<const PolicyTable> ExplorerDocument::policies() const {
+  return policy_inputs_ == policyInputs() ? policies_ : nullptr;
+}
+
+void ExplorerDocument::requestPolicies() {
+  const EtaIntervalInputs in = policyInputs();
+  if (in == policy_inputs_ && (policies_ || policies_job_.running)) return;
+  policy_inputs_ = in;
+  policies_.reset();
+  if (policies_job_.running) {
+    // It ends soon and starts again with these inputs.
+    policies_job_.cancel->store(true);
+    return;
+  }
+  if (!in.run) {
+    emit policiesChanged();
+    return;
+  }
+  policies_job_.running = true;
+  policies_job_.cancel = std::make_shared<std::atomic<bool>>(false);
+  const auto cancel = policies_job_.cancel;
+  pool_->start([this, in, cancel] {
+    std::shared_ptr<const PolicyTable> result;
+    try {
+      result = std::make_shared<const PolicyTable>(
+          ComparePoliciesOf(*in.run, in.schedule, in.what_if, sim::TimingSource::kAnalytic, cancel.get()));
+    } catch (const sim::Cancelled&) {
+      // Its inputs changed: the next one is on its way.
+    } catch (const std::exception& e) {
+      auto failed = std::make_shared<PolicyTable>();
+      failed->problem = e.what();
+      result = std::move(failed);
+    }
+    QMetaObject::invokeMethod(
+        this,
+        [this, in, result] {
+          policies_job_.running = false;
+          if (!result || !(in == policy_inputs_)) {
+            // Cancelled, or asked for other inputs meanwhile: serve the latest.
+            policy_inputs_ = {};
+            requestPolicies();
+            return;
+          }
+          policies_ = result;
+          emit policiesChanged();
+        },
+        Qt::QueuedConnection);
+  });
+}
+
 // --- the SimGrid replay
 
 void ExplorerDocument::setAutoSimulate(bool on) {
@@ -599,7 +660,8 @@ void ExplorerDocument::cancelSimulation() {
 
 bool ExplorerDocument::busy() const {
   return pending_loads_ > 0 || estimate_job_.running || sweep_job_.running || eta_interval_job_.running ||
-         simulations_in_flight_ > 0 || auto_simulation_timer_->isActive() || sweep_timer_->isActive();
+         policies_job_.running || simulations_in_flight_ > 0 || auto_simulation_timer_->isActive() ||
+         sweep_timer_->isActive();
 }
 
 void ExplorerDocument::waitForIdle() {

@@ -30,6 +30,7 @@
 
 #include "gui/model/eta_interval_sweep.h"
 #include "gui/model/explorer_settings.h"
+#include "gui/model/policy_table.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "gui/model/what_if.h"
@@ -116,6 +117,17 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const EtaIntervalSweep> etaIntervalSweep() const;
   bool etaIntervalSweepRunning() const { return eta_interval_job_.running; }
 
+  // --- the policy comparison (the Policies tab): static low and high,
+  // Accordion and AdaQS or Smith et al. on the current run, each projected
+  // by the α–β estimate on the what-if's cluster (PolicyTable). On request
+  // only, like the η × interval sweep: it depends on the run, every schedule
+  // setting and the cluster. Starts it in the background unless the one held
+  // or running is for the same inputs; policiesChanged when it lands.
+  void requestPolicies();
+  // For the current inputs; null until it lands, or when no run is open.
+  std::shared_ptr<const PolicyTable> policies() const;
+  bool policiesRunning() const { return policies_job_.running; }
+
   // --- SimGrid replay
   void startSimulation();
   void cancelSimulation();
@@ -153,6 +165,7 @@ class ExplorerDocument : public QObject {
   void simulationFailed(const QString& message);
   void sweepChanged();
   void etaIntervalSweepChanged();
+  void policiesChanged();
   void liveRunUpdated(int index);
   void waitingForFirstEpoch(const QString& path);
   void comparedChanged();
@@ -181,6 +194,9 @@ class ExplorerDocument : public QObject {
     }
   };
   EtaIntervalInputs etaIntervalInputs() const;
+  // What the policy comparison is computed from: the same, with the
+  // schedule settings as they are (η and the interval included).
+  EtaIntervalInputs policyInputs() const;
   void scheduleAutoSimulation();
   void startLoad(const QString& path, bool reload, uint64_t order);
   void deliverLoad(const QString& path, std::shared_ptr<const RunData> run, const QString& error, bool reload,
@@ -204,6 +220,8 @@ class ExplorerDocument : public QObject {
   std::shared_ptr<const std::vector<SweepPointResult>> sweep_;
   std::shared_ptr<const EtaIntervalSweep> eta_interval_sweep_;
   EtaIntervalInputs eta_interval_inputs_;  // of eta_interval_sweep_, or of the job running
+  std::shared_ptr<const PolicyTable> policies_;
+  EtaIntervalInputs policy_inputs_;  // of policies_, or of the job running
   QString projection_problem_;
 
   // Bumped whenever the current run or any setting changes.
@@ -211,6 +229,7 @@ class ExplorerDocument : public QObject {
   JobSlot estimate_job_;
   JobSlot sweep_job_;
   JobSlot eta_interval_job_;
+  JobSlot policies_job_;
   std::shared_ptr<std::atomic<bool>> simulation_cancel_;
   uint64_t simulation_id_ = 0;  // the replay whose answer is awaited
   int simulations_in_flight_ = 0;

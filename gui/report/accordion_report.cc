@@ -34,6 +34,7 @@
 #include "common/output_file.h"
 #include "common/version.h"
 #include "gui/model/explorer_settings.h"
+#include "gui/model/policy_table.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "gui/model/what_if.h"
@@ -286,6 +287,14 @@ int Run(const Args& a, const std::string& command_line) {
   } else {
     in.projection_problem = current.summary.name + " cannot be replayed: " + current.replay_problem;
     in.notes.push_back(in.projection_problem);
+  }
+
+  // Every policy against Accordion, on the cluster and by the model of the
+  // projection above (ComparePoliciesOf builds the replay options as
+  // ProjectWhatIf does); for a scheme with levels only.
+  if (DescriptionOf(in.analysis.resolved.scheme).has_levels()) {
+    in.policies = ComparePoliciesOf(current, in.schedule, in.what_if,
+                                    a.simulate ? sim::TimingSource::kSimulate : sim::TimingSource::kAnalytic);
   }
 
   // Written beside --out, renamed into place when complete; a signal or a

@@ -63,7 +63,9 @@ class FigureWriter {
   QCustomPlot* plot() { return &plot_; }
 
   // Saves what the plot shows now as stem.png, stem.pdf and stem.csv.
-  void Save(const QString& stem, const QString& title, const QString& question, const QString& caption) {
+  // `listed`: shown in the Figures section (else by a section of its own).
+  void Save(const QString& stem, const QString& title, const QString& question, const QString& caption,
+            bool listed = true) {
     QString error;
     for (const char* suffix : {".png", ".pdf"}) {
       if (!SaveFigure(&plot_, dir_ + "/" + stem + suffix, &error, style::kExportWidth, style::kExportHeight)) {
@@ -73,14 +75,21 @@ class FigureWriter {
     WriteFile(dir_ + "/" + stem + ".csv", FigureCsv(&plot_).toUtf8());
     QFile png(dir_ + "/" + stem + ".png");
     if (!png.open(QIODevice::ReadOnly)) throw IoError(png.fileName().toStdString() + ": cannot read back");
-    figures_.push_back({stem, title, question, caption, png.readAll()});
+    (listed ? figures_ : unlisted_).push_back({stem, title, question, caption, png.readAll()});
   }
   const std::vector<FigureEntry>& figures() const { return figures_; }
+  const FigureEntry* unlisted(const QString& stem) const {
+    for (const FigureEntry& f : unlisted_) {
+      if (f.stem == stem) return &f;
+    }
+    return nullptr;
+  }
 
  private:
   QString dir_;
   QCustomPlot plot_;
   std::vector<FigureEntry> figures_;
+  std::vector<FigureEntry> unlisted_;
 };
 
 QString Css() {
@@ -96,6 +105,7 @@ th, td { border-bottom: 1px solid #ddd; padding: 4px 10px; text-align: left; ver
 th { background: #f2f2f2; }
 td.num { text-align: right; font-variant-numeric: tabular-nums; }
 table.settings td.num { text-align: left; }
+table.policies td:first-child { white-space: nowrap; }
 tr.current td { background: #fff6e0; }
 figure { margin: 1.6em 0; }
 figure img { width: 100%; max-width: 1200px; border: 1px solid #e4e4e4; }
@@ -246,7 +256,8 @@ std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
       {"accuracy-epoch", "Accuracy by epoch", "Does any schedule cost accuracy?",
        [] {
          return QString(
-             "Test accuracy of every trace in the report per epoch; Accordion runs solid, static runs dashed.");
+             "Test accuracy of every trace in the report per epoch; Accordion runs solid, static and other policies "
+             "dashed.");
        },
        [&in](QCustomPlot* plot) {
          DrawAccuracyComparison(plot, in.runs, CompareAxis::kEpoch);
@@ -382,8 +393,9 @@ QString HeadHtml(const ReportInput& in) {
        " trace" + (in.runs.size() == 1 ? "" : "s") +
        ". The figures describe the first trace; the comparison figures and tables cover all.</p>\n";
   h += "<nav><a href=\"#runs\">Runs</a><a href=\"#settings\">Settings</a><a href=\"#floats\">Data sent</a>"
-       "<a href=\"#projection\">Projection</a><a href=\"#figures\">Figures</a><a href=\"#results\">Results "
-       "table</a></nav>\n";
+       "<a href=\"#projection\">Projection</a>" +
+       QString(in.policies ? "<a href=\"#policies\">Policies</a>" : "") +
+       "<a href=\"#figures\">Figures</a><a href=\"#results\">Results table</a></nav>\n";
   for (const auto& r : in.runs) {
     if (r->summary.synthetic) {
       h += "<p class=\"note\">" + Html(r->summary.name) + " is a SYNTHETIC trace: no training produced it.</p>\n";
@@ -445,14 +457,89 @@ QString ProjectionHtml(const ReportInput& in) {
   return h;
 }
 
-QString FiguresHtml(const std::vector<FigureEntry>& figures) {
-  QString h = "<h2 id=\"figures\">Figures</h2>\n";
-  for (const FigureEntry& f : figures) {
-    h += "<figure id=\"" + f.stem + "\">\n<img alt=\"" + Html(f.title) + "\" src=\"data:image/png;base64," +
+QString FigureHtml(const FigureEntry& f) {
+  return "<figure id=\"" + f.stem + "\">\n<img alt=\"" + Html(f.title) + "\" src=\"data:image/png;base64," +
          QString::fromLatin1(f.png.toBase64()) + "\">\n<figcaption><span class=\"q\">" + Html(f.question) + "</span> " +
          Html(f.caption) + "<br><a href=\"" + f.stem + ".pdf\">PDF</a><a href=\"" + f.stem +
          ".png\">PNG</a><a href=\"" + f.stem + ".csv\">data (CSV)</a></figcaption>\n</figure>\n";
+}
+
+QString FiguresHtml(const std::vector<FigureEntry>& figures) {
+  QString h = "<h2 id=\"figures\">Figures</h2>\n";
+  for (const FigureEntry& f : figures) h += FigureHtml(f);
+  return h;
+}
+
+// The policy comparison: the table `accordion-sim compare-policies` prints
+// for the same trace and cluster, what its columns mean, its notes and the
+// projected times as a figure.
+QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
+  if (!in.policies) return {};
+  const PolicyTable& t = *in.policies;
+  const Scheme scheme = in.analysis.resolved.scheme;
+  QString h = "<h2 id=\"policies\">Policies: Accordion against " +
+              QString(scheme == Scheme::kBatch ? "Smith et al." : "AdaQS") + "</h2>\n";
+  if (!t.comparable) return h + "<p class=\"note\">No comparison: " + Html(t.problem) + "</p>\n";
+  h += "<p>Each policy's schedule for " + Html(in.runs.front()->summary.name) +
+       ", re-derived from the signals the trace recorded under the settings above: static low and static high, "
+       "Accordion, and " +
+       QString(scheme == Scheme::kBatch ? "Smith et al. (the batch grows where the LR would decay)"
+                                        : "AdaQS (the compression halves as the gradients' mean-to-standard-deviation "
+                                          "ratio falls, by the trace's MSDR factor " +
+                                              QString::number(t.comparison.settings.msdr_factor()) + ")") +
+       ". ";
+  if (t.replay) {
+    h += "Times: " + TimingName(t.timing) + " on " + Html(t.replay->platform) + " (" +
+         QString::number(t.replay->workers) + " workers).";
   }
+  const std::vector<std::string> headers = PolicyTableHeaders(t);
+  const std::vector<std::string> help = PolicyColumnHelp(t);
+  const std::vector<std::vector<std::string>> cells = PolicyTableCells(t);
+  const std::vector<bool> empty = EmptyPolicyColumns(cells);
+  auto shown = [&empty](size_t c) { return c >= empty.size() || !empty[c]; };
+  if (!empty.empty() && std::count(empty.begin(), empty.end(), true) > 0) {
+    h += scheme == Scheme::kBatch ? " The error proxy's columns are left out: a batch has no compression error."
+                                  : " Columns no policy has a value in are left out (the notes below say why).";
+  }
+  h += "</p>\n<table class=\"policies\">\n";
+  QStringList header_cells;
+  for (size_t c = 0; c < headers.size(); ++c) {
+    if (shown(c)) header_cells << Html(headers[c]);
+  }
+  h += Header(header_cells);
+  for (size_t i = 0; i < cells.size(); ++i) {
+    const bool accordion = t.comparison.rows[i].name == "accordion";
+    QStringList row;
+    for (size_t c = 0; c < cells[i].size(); ++c) {
+      if (!shown(c)) continue;
+      const QString cell = Html(cells[i][c]);
+      row << (accordion && c == 0 ? "<b>" + cell + "</b>" : cell);
+    }
+    h += Row(row);
+  }
+  h += "</table>\n<ul class=\"sub\">\n";
+  for (size_t c = 1; c < help.size(); ++c) {
+    if (shown(c)) h += "<li><b>" + Html(headers[c]) + "</b>: " + Html(help[c]) + ".</li>\n";
+  }
+  h += "</ul>\n";
+  // What the table leaves out stands out; the replay's own notes (its
+  // warnings are at the top of the page too) follow in plain text.
+  for (const std::string& note : t.comparison.notes) h += "<p class=\"note\">" + Html(note) + "</p>\n";
+  if (!t.projection_problem.empty()) {
+    h += "<p class=\"note\">Not projected: " + Html(t.projection_problem) + "</p>\n";
+  }
+  if (t.replay && !t.replay->notes.empty()) {
+    h += "<p>The replay's notes:</p>\n<ul class=\"sub\">\n";
+    for (const std::string& note : t.replay->notes) {
+      const bool warning = note.rfind("warning: ", 0) == 0;
+      h += "<li>" + (warning ? "<b>Warning:</b> " + Html(note.substr(9)) : Html(note)) + "</li>\n";
+    }
+    h += "</ul>\n";
+  }
+  h += "<p>Data: <a href=\"policies.csv\">policies.csv</a>. The same table with accordion-sim: <code>accordion-sim "
+       "compare-policies " +
+       Html(in.runs.front()->path) + " " + Html(CliFlagsOf(in.schedule, in.what_if, t.timing)) + "</code></p>\n";
+  if (figure) h += FigureHtml(*figure);
   return h;
 }
 
@@ -490,13 +577,25 @@ void WriteReport(const ReportInput& in, const QString& dir) {
   for (const ReportFigure& f : ReportFigures(in)) {
     if (f.draw(figures.plot())) figures.Save(f.name, f.title, f.question, f.caption());
   }
+  if (in.policies && in.policies->comparable) {
+    DrawPolicyComparison(figures.plot(), *in.policies);
+    figures.Save("policy-times", "Policies compared",
+                 in.policies->projected() ? "How long would each policy take to train?"
+                                          : "How many floats does each policy send?",
+                 in.policies->projected()
+                     ? "Projected time to train under each policy, stacked by component, with the speedup over "
+                       "static low."
+                     : "Floats one worker sends under each policy, and how many times fewer than static low.",
+                 false);
+    WriteFile(dir + "/policies.csv", StreamBytes([&](std::ostream& o) { WritePolicyCsv(in.policies->comparison, o); }));
+  }
   const std::vector<ResultsRow> results = BuildResultsTable(TracePaths(in));
   WriteTables(in, results, dir);
   const std::optional<WhatIfProjection>& best = BestProjection(in);
   const QString html = HeadHtml(in) + RunsHtml(in) + "<h2 id=\"settings\">Settings</h2>\n" +
                        SettingsHtml(in, best ? best->timing : sim::TimingSource::kAnalytic) + FloatsHtml(in) +
-                       ProjectionHtml(in) + FiguresHtml(figures.figures()) + ResultsHtml(in, results) +
-                       "</main>\n</body>\n</html>\n";
+                       ProjectionHtml(in) + PoliciesHtml(in, figures.unlisted("policy-times")) +
+                       FiguresHtml(figures.figures()) + ResultsHtml(in, results) + "</main>\n</body>\n</html>\n";
   WriteFile(dir + "/index.html", html.toUtf8());
 }
 

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "gui/model/explorer_settings.h"
+#include "gui/model/policy_table.h"
 #include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "gui/model/what_if.h"
@@ -30,6 +31,9 @@ struct ReportInput {
   std::optional<WhatIfProjection> estimate;    // α–β
   std::optional<WhatIfProjection> simulation;  // SimGrid, with --simulate
   std::vector<SweepPointResult> sweep;
+  // Every policy against Accordion on the same cluster (the Policies
+  // section); empty for a scheme without levels.
+  std::optional<PolicyTable> policies;
   std::string projection_problem;  // why there is no projection, when there is none
   std::vector<std::string> notes;
 };

@@ -33,7 +33,7 @@ from . import _core
 
 HookOptions = _core.HookOptions
 SCHEMES = ("dense", "powersgd", "topk", "batch")
-POLICIES = ("static", "accordion")
+POLICIES = ("static", "accordion", "adaqs", "smith")
 Number = Union[int, float]
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -43,7 +43,8 @@ _attached: "weakref.WeakSet[DistributedDataParallel]" = weakref.WeakSet()
 
 def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", policy: Optional[str] = None,
            low: Optional[Number] = None, high: Optional[Number] = None, level: Optional[Number] = None,
-           eta: Optional[float] = None, interval: Optional[int] = None, trace: Optional[PathLike] = None,
+           eta: Optional[float] = None, interval: Optional[int] = None, msdr_factor: Optional[float] = None,
+           trace: Optional[PathLike] = None,
            overwrite: bool = False, bucket_mb: Optional[float] = None, seed: Optional[int] = None,
            sample_iterations: Optional[int] = None, network_probe: Optional[bool] = None,
            topk_dense_vectors: Optional[bool] = None, topk_error_feedback: Optional[bool] = None,
@@ -59,13 +60,19 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
             initialised (Gloo on CPU, NCCL on GPU).
         scheme: ``"dense"``, ``"powersgd"`` (level = rank), ``"topk"`` (level = fraction
             kept) or ``"batch"`` (level = global batch; use :attr:`AccordionHook.batch_size`).
-        policy: ``"accordion"`` (the controller switches between ``low`` and ``high``) or
-            ``"static"`` (one ``level``). Default: ``"accordion"`` for a compressing
+        policy: ``"accordion"`` (the controller switches between ``low`` and ``high``),
+            ``"static"`` (one ``level``), ``"adaqs"`` (PowerSGD, TopK: from ``high``, the
+            compression halves each time the gradients' mean-to-std ratio falls by
+            ``msdr_factor``, up to ``low``; Guo et al. 2020) or ``"smith"`` (batch: the batch
+            grows by the LR's decay factor where ``next_lr`` decays, from ``low`` up to
+            ``high``; Smith et al. 2017). Default: ``"accordion"`` for a compressing
             scheme unless ``level`` is given, else ``"static"``.
         low, high: the levels inside and outside critical regimes (default: the paper's,
             PowerSGD rank 2 and 1, TopK 0.99 and 0.1).
         level: the one level of a static run (default: ``low``'s default).
-        eta, interval: Accordion's threshold and check interval, in epochs (0.5, 10).
+        eta, interval: Accordion's threshold and check interval, in epochs (0.5, 10);
+            AdaQS checks every ``interval`` epochs too.
+        msdr_factor: AdaQS's factor (2); only with ``policy="adaqs"``.
         trace: the trace to write. Rank 0 writes it; it may be given on rank 0 only
             (``trace=path if rank == 0 else None``). ``None`` everywhere records nothing.
         overwrite: replace an existing trace at ``trace`` (never one being written).
@@ -103,7 +110,7 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
     problem = ""
     try:
         options = _options(ddp_model, scheme=scheme, policy=policy, low=low, high=high, level=level, eta=eta,
-                           interval=interval, trace=trace, overwrite=overwrite, bucket_mb=bucket_mb, seed=seed,
+                           interval=interval, msdr_factor=msdr_factor, trace=trace, overwrite=overwrite, bucket_mb=bucket_mb, seed=seed,
                            sample_iterations=sample_iterations, network_probe=network_probe,
                            topk_dense_vectors=topk_dense_vectors, topk_error_feedback=topk_error_feedback,
                            model_name=model_name, dataset=dataset, train_samples=train_samples,
@@ -138,7 +145,7 @@ def _set(options: HookOptions, name: str, value: Any, what: str) -> None:
         raise ValueError(f"{name} must be {what}, not {value!r}") from None
 
 
-def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, level, eta, interval, trace,
+def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, level, eta, interval, msdr_factor, trace,
              overwrite, bucket_mb, seed, sample_iterations, network_probe, topk_dense_vectors,
              topk_error_feedback, model_name, dataset, train_samples, batch_size, epochs, config) -> HookOptions:
     if scheme not in SCHEMES:
@@ -152,19 +159,22 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
     default_low, default_high = _core.default_levels(scheme, max(batch_size, 0))
     if policy == "static":
         if low is not None or high is not None:
-            raise ValueError("low and high belong to policy 'accordion'; a static run takes level")
+            raise ValueError("low and high belong to the adaptive policies; a static run takes level")
         low = high = default_low if level is None else level
     else:
         if level is not None:
-            raise ValueError("level belongs to policy 'static'; accordion takes low and high")
+            raise ValueError(f"level belongs to policy 'static'; {policy} takes low and high")
         low = default_low if low is None else low
         high = default_high if high is None else high
+    if msdr_factor is not None and policy != "adaqs":
+        raise ValueError("msdr_factor belongs to policy 'adaqs'")
     o = HookOptions()
     o.scheme = scheme
     o.policy = policy
     whole = "a whole number from 0 to 2**31-1"
     for name, value, what in (("low", low, "a finite number"), ("high", high, "a finite number"),
-                              ("eta", eta, "a finite number"), ("bucket_mb", bucket_mb, "a finite number above 0"),
+                              ("eta", eta, "a finite number"),
+                              ("msdr_factor", msdr_factor, "a finite number above 1"), ("bucket_mb", bucket_mb, "a finite number above 0"),
                               ("interval", interval, whole), ("seed", seed, "a whole number from 0 to 2**64-1"),
                               ("sample_iterations", sample_iterations, whole),
                               ("network_probe", network_probe, "a boolean"),
@@ -290,9 +300,12 @@ class AccordionHook:
         from the epoch's gradient norms and rank 0 writes the epoch into the trace.
 
         Args:
-            lr: the epoch's learning rate; next_lr: the next epoch's (default ``lr``). A
-                decay holds every layer critical for an interval, as in the paper. Every
-                rank must pass the same values.
+            lr: the epoch's learning rate as the schedule gives it - before the batch
+                scheme's :attr:`AccordionHook.lr_scale`; next_lr: the next epoch's (default
+                ``lr``). A decay holds every layer critical for an interval, as in the paper;
+                under ``policy="smith"`` it grows the batch instead. Every rank must pass the
+                same values. The trace records ``lr`` (``schedule_lr``) and ``lr`` times the
+                scale (``lr``).
             train_loss, train_accuracy, test_loss, test_accuracy: what the trace records
                 for the epoch (accuracies as fractions, 0 to 1); ``None``: not measured
                 (the tools show "—").

@@ -112,7 +112,7 @@ void BindHookOptions(py::module_& m) {
       "policy", [](const O& o) { return std::string(ToString(o.policy())); },
       [](O& o, const std::string& name) {
         const std::optional<Policy> policy = ParsePolicy(name);
-        if (!policy) throw InputError("unknown policy '" + name + "' (policies: static, accordion)");
+        if (!policy) throw InputError("unknown policy '" + name + "' (policies: static, accordion, adaqs, smith)");
         o.policy(*policy);
       });
   c.def_property(
@@ -128,6 +128,7 @@ void BindHookOptions(py::module_& m) {
   Option<double>(c, "high", &O::level_high, &O::level_high);
   Option<double>(c, "eta", &O::eta, &O::eta);
   Option<int>(c, "interval", &O::interval, &O::interval);
+  Option<double>(c, "msdr_factor", &O::msdr_factor, &O::msdr_factor);
   Option<uint64_t>(c, "seed", &O::seed, &O::seed);
   Option<std::string>(c, "trace", &O::trace, &O::trace);
   Option<bool>(c, "overwrite", &O::overwrite, &O::overwrite);

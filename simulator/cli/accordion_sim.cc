@@ -18,6 +18,7 @@
 #include "simulator/child_process.h"
 #include "simulator/communication_model.h"
 #include "simulator/platform_file.h"
+#include "simulator/policy_projection.h"
 #include "common/output_file.h"
 #include "simulator/recorded_network.h"
 #include "simulator/replay_report.h"
@@ -411,6 +412,84 @@ int RunReplay(const ReplayArgs& a) {
   return kExitOk;
 }
 
+// compare-policies and advise: a replay's flags plus their own.
+struct PolicyArgs {
+  std::string trace;
+  PlatformFlags platform;
+  ReplayFlags replay;
+  CollectiveFlags collective;
+  std::vector<std::string> policies;  // compare-policies; empty: those that fit
+  std::optional<double> msdr_factor;
+  std::vector<double> etas = AdvisorOptions().etas();  // advise
+  double tolerance = AdvisorOptions().tolerance();
+  std::optional<double> reference;
+  std::string format = "table";
+  std::string out;
+  bool overwrite = false;
+
+  void Add(CLI::App* cmd) {
+    cmd->add_option("trace", trace, "Trace file")->required();
+    platform.Add(cmd, true);
+    replay.Add(cmd, true);
+    collective.Add(cmd);
+    cmd->add_option("--msdr-factor", msdr_factor, "AdaQS's MSDR factor (default: the trace's run.msdr_factor)")
+        ->check(CLI::Range(1.000001, 1e6));
+    cmd->add_option("--format", format, "table or json")
+        ->check(CLI::IsMember({"table", "json"}))
+        ->capture_default_str();
+    cmd->add_option("--out", out, "Write the report here instead of stdout (a new file; --overwrite replaces one)");
+    cmd->add_flag("--overwrite", overwrite, kOverwriteHelp);
+  }
+
+  ReplayOptions Options(const ReplayInput& input) const {
+    const PlatformSpec spec = platform.Resolve(BasePlatform(input, replay));
+    ReplayOptions options = replay.Options(spec);
+    options.collective(collective.Apply(replay.allreduce, spec));
+    options.msdr_factor(msdr_factor);
+    return options;
+  }
+};
+
+int RunComparePolicies(const PolicyArgs& a) {
+  CheckOutput(a.out, OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite));
+  const ReplayInput input = LoadReplayInput(a.trace);
+  std::vector<Policy> asked;
+  for (const std::string& name : a.policies) asked.push_back(*ParsePolicy(name));
+  const ProjectedPolicies p = ProjectPolicies(input, a.Options(input), asked);
+  WriteOutput(a.out, [&](std::ostream& out) {
+    if (a.format == "json") {
+      std::ostringstream table;
+      WritePolicyJson(p.comparison, table);
+      nlohmann::json j = nlohmann::json::parse(table.str());
+      j["platform"] = p.replay.platform;
+      j["workers"] = p.replay.workers;
+      j["replay_notes"] = p.replay.notes;
+      out << j.dump(1) << '\n';
+      return;
+    }
+    out << "Policies projected on " << p.replay.platform << " (" << p.replay.workers << " workers"
+        << (p.replay.synthetic ? ", SYNTHETIC trace" : "") << "), scheme " << ToString(p.comparison.scheme) << "\n\n";
+    WritePolicyTable(p.comparison, out);
+    for (const std::string& note : p.replay.notes) out << "note: " << note << '\n';
+  });
+  return kExitOk;
+}
+
+int RunAdvise(const PolicyArgs& a) {
+  CheckOutput(a.out, OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite));
+  const ReplayInput input = LoadReplayInput(a.trace);
+  const Advice advice = AdviseLevels(input, a.Options(input),
+                                     AdvisorOptions().etas(a.etas).tolerance(a.tolerance).reference(a.reference));
+  WriteOutput(a.out, [&](std::ostream& out) {
+    if (a.format == "json") {
+      out << AdviceJson(advice).dump(1) << '\n';
+    } else {
+      WriteAdviceTable(advice, out);
+    }
+  });
+  return kExitOk;
+}
+
 struct CalibrateArgs {
   std::vector<std::string> inputs;
   std::string out;
@@ -691,6 +770,37 @@ int main(int argc, char** argv) {
   replay_cmd->add_option("--timeline-epoch", replay.timeline_epoch, "Epoch drawn in the timeline")
       ->capture_default_str();
 
+  PolicyArgs compare;
+  CLI::App* compare_cmd = app.add_subcommand(
+      "compare-policies",
+      "Project every policy's schedule (static low and high, Accordion, AdaQS or Smith et al.) onto a cluster: "
+      "floats per worker, error proxy and time to train side by side");
+  compare.Add(compare_cmd);
+  compare_cmd
+      ->add_option("--policies", compare.policies,
+                   "Policies beside static low and high, e.g. accordion,adaqs (default: those that fit the scheme)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"accordion", "adaqs", "smith"}));
+
+  PolicyArgs advise;
+  CLI::App* advise_cmd = app.add_subcommand(
+      "advise",
+      "Recommend Accordion's low and high levels and eta for a cluster from one run's error profile: the fastest "
+      "projected setting whose critical epochs keep the reference level's error (a projection, not an accuracy "
+      "guarantee)");
+  advise.Add(advise_cmd);
+  advise_cmd->add_option("--etas", advise.etas, "Thresholds to try")
+      ->delimiter(',')
+      ->check(AboveZero())
+      ->capture_default_str();
+  advise_cmd
+      ->add_option("--tolerance", advise.tolerance,
+                   "How much more error than the reference the critical epochs may have (a fraction)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  advise_cmd->add_option("--reference", advise.reference,
+                         "The accurate level to match in critical regimes (default: the trace's level_low)");
+
   CalibrateArgs calibrate;
   CLI::App* calibrate_cmd =
       app.add_subcommand("calibrate",
@@ -790,6 +900,8 @@ int main(int argc, char** argv) {
   AddVersionFlags(app, kTool);
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (*replay_cmd) return RunReplay(replay);
+    if (*compare_cmd) return RunComparePolicies(compare);
+    if (*advise_cmd) return RunAdvise(advise);
     if (*calibrate_cmd) return RunCalibrate(calibrate);
     if (*sweep_cmd) return RunSweepCommand(sweep);
     if (*merge_cmd) return RunMergeCommand(merge);

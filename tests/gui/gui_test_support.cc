@@ -7,8 +7,11 @@
 #include <vector>
 
 #include "analysis/communication_accounting.h"
+#include "tests/support/trace_sql.h"
 
 namespace accordion::gui::test_support {
+
+using accordion::test_support::ExecuteSql;
 
 QString SampleTrace(const QString& name) { return QString(ACCORDION_SOURCE_DIR) + "/traces/samples/" + name; }
 
@@ -22,6 +25,48 @@ QString ScratchDir(const QString& tag) {
 QString WriteSynthetic(const QString& dir, const QString& file, const synthetic::SyntheticTraceOptions& options) {
   const QString path = dir + "/" + file;
   synthetic::WriteSyntheticTrace(path.toStdString(), options);
+  return path;
+}
+
+QString WritePolicyTrace(const QString& dir, const QString& file, Scheme scheme) {
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 12;
+  o.world_size = 2;
+  o.scheme = scheme;
+  o.policy = Policy::kAccordion;
+  o.interval = 2;
+  o.warmup_epochs = 0;
+  o.decay_epochs = {4, 8};
+  o.train_samples = 6000;
+  if (scheme == Scheme::kBatch) {
+    o.batch_size = 128;
+    o.level_low = 128;
+    o.level_high = 512;
+  } else {
+    o.batch_size = 128;
+    o.level_low = 4;
+    o.level_high = 1;
+  }
+  const QString path = WriteSynthetic(dir, file, o);
+  const std::string p = path.toStdString();
+  ExecuteSql(p,
+             "UPDATE epoch_layers SET grad_mean_norm = 1.0 / (1.0 + epoch), grad_std = 1.0;"
+             "UPDATE run SET msdr_factor = 1.5;");
+  if (scheme != Scheme::kBatch) {
+    std::string sql;
+    for (int epoch = 0; epoch < o.epochs; epoch += o.interval) {
+      for (int layer = 0; layer < 6; ++layer) {
+        for (const int rank : {1, 2, 4}) {
+          // The MLP's odd tensors are biases: sent dense, no error.
+          const double error = layer % 2 == 1 ? 0 : 0.6 / rank;
+          sql += "INSERT INTO error_profile(epoch, layer_id, level, rel_error) VALUES (" + std::to_string(epoch) +
+                 ", " + std::to_string(layer) + ", " + std::to_string(rank) + ", " + std::to_string(error) + ");";
+        }
+      }
+    }
+    ExecuteSql(p, sql);
+  }
   return path;
 }
 

@@ -22,6 +22,14 @@ QString ScratchDir(const QString& tag);
 // Writes a SYNTHETIC trace with `options` to `dir`/`file` and returns its path.
 QString WriteSynthetic(const QString& dir, const QString& file, const synthetic::SyntheticTraceOptions& options);
 
+// A SYNTHETIC 12-epoch MLP trace of `scheme` (kPowerSgd or kBatch) at
+// `dir`/`file` with what schema v4 adds for the policies: every layer's
+// gradient moments (the MSDR falls as 1 / (1 + epoch): AdaQS switches), the
+// error profile of ranks 1, 2 and 4 at each check (PowerSGD) and LR decays
+// at epochs 4 and 8 (Smith's batch grows there). PowerSGD: rank 4 / rank 1;
+// batch: 128 / 512.
+QString WritePolicyTrace(const QString& dir, const QString& file, Scheme scheme);
+
 // What a trainer has written before its first epoch ends: a PowerSGD
 // Accordion MLP run of 2 workers and its layers, status running, at `path`,
 // held open (live) until the writer is dropped.

@@ -185,7 +185,7 @@ TEST_F(AnalyzeCli, ExportWritesCsvAndJson) {
   const std::string out = Path("csv");
   const CommandResult r = Analyze("export " + Trace() + " --out " + out);
   ASSERT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_EQ(CountLines(r.out), 10);  // one CSV per table of schema v2
+  EXPECT_EQ(CountLines(r.out), 11);  // one CSV per table of schema v4
   EXPECT_TRUE(std::filesystem::exists(out + "/epoch_layers.csv"));
   EXPECT_TRUE(std::filesystem::exists(out + "/network_probe.csv"));
   const CommandResult j = Analyze("export " + Trace() + " --format json --out -");

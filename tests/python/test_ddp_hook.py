@@ -1,6 +1,7 @@
 """The Accordion DDP hook against the real thing: real torchrun ranks over Gloo,
 the toolkit's own readers and tools, and PyTorch's own PowerSGD hook."""
 
+import json
 import os
 import sqlite3
 import subprocess
@@ -133,3 +134,44 @@ def test_the_toolkit_reads_a_hook_trace_unchanged(tmp_path):
     replay = subprocess.run([tool("accordion-sim"), "replay", str(trace)], capture_output=True, text=True)
     assert "anchored" not in replay.stdout  # recorded with network_probe=False: nothing to anchor on
     assert "check:" in replay.stdout
+
+
+def schedule_levels(trace, policy):
+    run = subprocess.run([tool("accordion-analyze"), "schedule", str(trace), "--policy", policy, "--format", "json"],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stdout + run.stderr
+    return [epoch["levels"] for epoch in json.loads(run.stdout)["epochs"]]
+
+
+def test_adaqs_under_the_hook_is_re_derived_offline_and_profiles_its_errors(tmp_path):
+    trace = tmp_path / "adaqs.trace"
+    # A tiny factor checked every epoch: the run switches where its MSDR falls at all.
+    run = torchrun("train_small.py", "--scheme", "powersgd", "--policy", "adaqs", "--low", "4", "--high", "1",
+                   "--msdr-factor", "1.0001", "--epochs", "4", "--trace", trace, "--out", tmp_path / "out.json")
+    check_clean_exit(run)
+    validate = subprocess.run([tool("accordion-analyze"), "validate", str(trace)], capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    assert rows(trace, "SELECT policy, msdr_factor FROM run") == [("adaqs", 1.0001)]
+    recorded = {}
+    for epoch, layer, level in rows(trace, "SELECT epoch, layer_id, level FROM epoch_layers"):
+        recorded.setdefault(epoch, []).append(level)
+    assert schedule_levels(trace, "adaqs") == [recorded[e] for e in sorted(recorded)]
+    # The moments AdaQS read, in every row, and the errors at every check (interval 1).
+    assert rows(trace, "SELECT COUNT(*) FROM epoch_layers WHERE grad_mean_norm IS NULL OR grad_std IS NULL") == [(0,)]
+    layers = rows(trace, "SELECT COUNT(*) FROM layers")[0][0]
+    assert rows(trace, "SELECT COUNT(*) FROM error_profile") == [(4 * layers * 4,)]
+    assert rows(trace, "SELECT COUNT(*) FROM error_profile WHERE rel_error < 0 OR rel_error > 1") == [(0,)]
+
+
+def test_smith_under_the_hook_grows_the_batch_where_the_lr_would_decay(tmp_path):
+    trace = tmp_path / "smith.trace"
+    run = torchrun("train_small.py", "--scheme", "batch", "--policy", "smith", "--low", "32", "--high", "128",
+                   "--decay-at", "2", "--epochs", "4", "--trace", trace, "--out", tmp_path / "out.json")
+    check_clean_exit(run)
+    validate = subprocess.run([tool("accordion-analyze"), "validate", str(trace)], capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+    # The schedule halves the LR from epoch 2: the batch doubles there instead,
+    # and the LR the epochs ran (schedule x lr_scale) stays.
+    assert rows(trace, "SELECT batch_size, schedule_lr, lr FROM epochs ORDER BY epoch") == [
+        (32, 0.05, 0.05), (32, 0.05, 0.05), (64, 0.025, 0.05), (64, 0.025, 0.05)]
+    assert [levels[0] for levels in schedule_levels(trace, "smith")] == [32, 32, 64, 64]

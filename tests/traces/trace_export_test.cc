@@ -48,7 +48,7 @@ TEST_F(TraceExport, CsvWritesOneFilePerTableWithEveryRow) {
   }
   const auto epoch_layers = Lines(dir_ + "/csv/epoch_layers.csv");
   EXPECT_EQ(epoch_layers.size(), 1u + 3 * 6);
-  EXPECT_EQ(epoch_layers[0], "epoch,layer_id,grad_norm,ratio,critical,level,floats_sent");
+  EXPECT_EQ(epoch_layers[0], "epoch,layer_id,grad_norm,ratio,critical,level,floats_sent,grad_mean_norm,grad_std");
   // The run's config JSON has commas and quotes: it must come out quoted.
   const auto run = Lines(dir_ + "/csv/run.csv");
   ASSERT_EQ(run.size(), 2u);

@@ -57,7 +57,7 @@ TEST_F(TraceTablesTest, EachVersionsSchemaIsExactlyTheOneItsTracesHave) {
   synthetic::WriteSyntheticTrace(fresh, o);
   const std::string sql = "SELECT type, name, tbl_name, sql FROM sqlite_master ORDER BY name";
   ASSERT_EQ(Query(kSamples + "/fmnist-mlp-dense.trace", sql).size(), 10u);  // nine tables and meta's key index
-  ASSERT_EQ(Query(fresh, sql).size(), 11u);                                 // and v2's network_probe
+  ASSERT_EQ(Query(fresh, sql).size(), 12u);  // and v2's network_probe, v4's error_profile
   // The DDL text itself, not just what SQLite keeps of it.
   const std::string ddl =
       "SELECT group_concat(sql, ';\n') || ';\n' FROM "
@@ -82,6 +82,7 @@ void Rewrite(const std::string& path, const std::string& copy) {
   reader->ForEachGradReady([&](const GradReadyRecord& r) { epochs[r.epoch].grad_ready.push_back(r); });
   reader->ForEachCollective([&](const CollectiveRecord& r) { epochs[r.epoch].collectives.push_back(r); });
   for (const HessianRecord& r : reader->Hessian()) epochs[r.epoch].hessian.push_back(r);
+  for (const ErrorProfileRecord& r : reader->ErrorProfile()) epochs[r.epoch].error_profile.push_back(r);
   auto writer = TraceWriter::Create(copy, reader->run(), reader->layers());
   const std::vector<NetworkProbeRecord> probe = reader->NetworkProbe();
   if (!probe.empty()) writer->WriteNetworkProbe(probe);

@@ -8,6 +8,8 @@
 #include <cmath>
 #include <vector>
 
+#include "common/errors.h"
+
 namespace accordion {
 namespace {
 
@@ -71,6 +73,37 @@ TEST(AccordionRun, AnLrDecayHoldsEveryLayerCritical) {
   run.EndEpoch({10, 10}, 0.1, 0.01);
   EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{0.99, 0.99}));
   EXPECT_TRUE(run.CurrentPlan().model_critical);
+}
+
+TEST(AccordionRun, AdaqsDecidesForTheWholeModelFromItsMoments) {
+  AccordionRun run(Options(Scheme::kPowerSgd, 4, 1).policy(Policy::kAdaqs).msdr_factor(2), 3);
+  ASSERT_NE(run.policy(), nullptr);
+  EpochSignals s;
+  s.norms = {1, 2, 3};
+  s.lr = s.lr_next = 0.1;
+  // Whole-model MSDR: |(3, 4, 0)| / |(1, 1, 1)| = 5 / sqrt(3), then a third of it.
+  s.mean_norms = {3, 4, 0};
+  s.stds = {1, 1, 1};
+  run.EndEpoch(s);
+  EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{1, 1, 1}));
+  s.stds = {3, 3, 3};
+  const AccordionDecision d = run.EndEpoch(s);  // interval 1 (Options): a check
+  ASSERT_TRUE(d.ratios[0].has_value());
+  EXPECT_NEAR(*d.ratios[0], 1.0 / 3, 1e-12);
+  EXPECT_EQ(run.CurrentPlan().layer_levels, (std::vector<double>{2, 2, 2}));
+  EXPECT_EQ(run.CurrentPlan().critical, (std::vector<bool>{true, true, true}));
+  // The Accordion controllers still ran beside it, for the record.
+  EXPECT_EQ(run.model_controller().next_epoch(), 2);
+}
+
+TEST(AccordionRun, SmithGrowsTheBatchInsteadOfTheLrDecay) {
+  AccordionRun run(Options(Scheme::kBatch, 128, 1024).policy(Policy::kSmith), 2);
+  run.EndEpoch({1, 1}, 0.1, 0.1);
+  EXPECT_EQ(run.CurrentPlan().global_batch, 128);
+  run.EndEpoch({1, 1}, 0.1, 0.025);
+  EXPECT_EQ(run.CurrentPlan().global_batch, 512);
+  EXPECT_DOUBLE_EQ(run.CurrentPlan().raw_gradient_weight, 4);
+  EXPECT_THROW(AccordionRun(Options(Scheme::kPowerSgd, 2, 1).policy(Policy::kSmith), 2), InputError);
 }
 
 }  // namespace

@@ -160,6 +160,24 @@ TEST_F(TrainRobustness, InterruptThenResumeKeepsTheGrownBatch) {
   EXPECT_EQ(levels, (std::set<double>{64, 256}));
 }
 
+// AdaQS: its MSDR reference and level live in the checkpoint (policy.*).
+TEST_F(TrainRobustness, InterruptThenResumeKeepsAdaqsWhereItWas) {
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this,
+      " --dataset synthetic --limit-samples 1024 --model mlp --batch-size 64 --lr 0.05 --seed 3"
+      " --scheme powersgd --policy adaqs --low 8 --high 1 --interval 1 --msdr-factor 1.01");
+  EXPECT_GT(levels.size(), 1u) << "AdaQS should have halved the compression at least once";
+}
+
+// Smith et al.: the batch a decay grew continues after a resume.
+TEST_F(TrainRobustness, InterruptThenResumeKeepsSmithsBatch) {
+  const std::set<double> levels = ExpectInterruptThenResumeReproduces(
+      *this,
+      " --dataset synthetic --limit-samples 1024 --model mlp --lr 0.05 --seed 3"
+      " --scheme batch --policy smith --low 64 --high 256 --decay-epochs 3 9 --decay-factor 0.5");
+  EXPECT_EQ(levels, (std::set<double>{64, 128, 256}));
+}
+
 // Dropout draws from each rank's own generator (WorkerSeed): a resume must
 // give every rank back its own stream, or the continued epochs differ.
 TEST_F(TrainRobustness, InterruptThenResumeKeepsEachRanksDropoutStream) {

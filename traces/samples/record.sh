@@ -2,7 +2,8 @@
 # Records one seed of the sample traces: real 2-worker Fashion-MNIST runs of
 # the MLP, 30 epochs (LR warm-up over 5, / 10 at epoch 20), one per scheme and
 # schedule - dense; PowerSGD rank 2 / rank 1, TopK 99 % / 10 %, batch 128 /
-# 1024 (global), each static low, static high and Accordion.
+# 1024 (global), each static low, static high and Accordion; and the paper's
+# baselines AdaQS (PowerSGD) and Smith et al. (batch).
 #
 #   traces/samples/record.sh [BUILD_DIR [SEED [OUT_DIR [EXTRA FLAGS...]]]]
 #
@@ -37,6 +38,8 @@ run fmnist-mlp-dense                --lr 0.05 --scheme dense
 run fmnist-mlp-powersgd-static-2    --lr 0.05 --scheme powersgd --level 2
 run fmnist-mlp-powersgd-static-1    --lr 0.05 --scheme powersgd --level 1
 run fmnist-mlp-powersgd-accordion   --lr 0.05 --scheme powersgd --policy accordion --low 2 --high 1
+# The paper's Figure 7 baseline: AdaQS from rank 1 to rank 2 when the MSDR halves.
+run fmnist-mlp-powersgd-adaqs       --lr 0.05 --scheme powersgd --policy adaqs --low 2 --high 1
 run fmnist-mlp-topk-static-0.99     --lr 0.05 --scheme topk --level 0.99
 run fmnist-mlp-topk-static-0.1      --lr 0.05 --scheme topk --level 0.1
 run fmnist-mlp-topk-accordion       --lr 0.05 --scheme topk --policy accordion --low 0.99 --high 0.1
@@ -46,3 +49,6 @@ run fmnist-mlp-topk-accordion       --lr 0.05 --scheme topk --policy accordion -
 run fmnist-mlp-batch-static-128     --lr 0.05 --scheme batch --level 128
 run fmnist-mlp-batch-static-1024    --lr 0.4  --scheme batch --level 1024 --micro-batch 128
 run fmnist-mlp-batch-accordion      --lr 0.05 --scheme batch --policy accordion --low 128 --high 1024
+# The paper's Figure 5 baseline: Smith et al. grow the batch where the LR
+# would decay (at epoch 20, x10, capped at 1024: the LR keeps 8 of the 10).
+run fmnist-mlp-batch-smith          --lr 0.05 --scheme batch --policy smith --low 128 --high 1024

@@ -39,6 +39,7 @@
 #include "gui/app/level_map_view.h"
 #include "gui/app/main_window.h"
 #include "gui/app/plot_widget.h"
+#include "gui/app/policies_view.h"
 #include "gui/app/recent_files.h"
 #include "gui/app/regimes_view.h"
 #include "gui/app/run_list_view.h"
@@ -49,6 +50,7 @@
 #include "gui/figures/figure_style.h"
 #include "gui/model/headlines.h"
 #include "gui/model/explorer_document.h"
+#include "gui/model/policy_table.h"
 #include "simulator/topology_description.h"
 #include "tests/support/trace_sql.h"
 #include "tests/gui/gui_test_support.h"
@@ -57,6 +59,7 @@ using namespace accordion;
 using namespace accordion::gui;
 using accordion::gui::test_support::SampleTrace;
 using accordion::gui::test_support::ScratchDir;
+using accordion::gui::test_support::WritePolicyTrace;
 
 namespace {
 
@@ -80,6 +83,15 @@ int FullHeightBands(QCustomPlot* plot) {
 QString CellText(QTableWidget* table, int row, int column) {
   const QTableWidgetItem* item = table->item(row, column);
   return item ? item->text() : QString();
+}
+
+// The column whose header reads `header` (line breaks as spaces), or -1.
+int ColumnNamed(QTableWidget* table, const QString& header) {
+  for (int c = 0; c < table->columnCount(); ++c) {
+    const QTableWidgetItem* item = table->horizontalHeaderItem(c);
+    if (item && item->text().replace('\n', ' ') == header) return c;
+  }
+  return -1;
 }
 
 QMessageBox* VisibleErrorDialog() {
@@ -1098,6 +1110,177 @@ class MainWindowTest : public QObject {
       for (int x = 0; x < shot.width(); ++x) blue += QColor(shot.pixel(x, y)) == style::LevelHighColor();
     }
     QVERIFY2(blue > 1000, qPrintable(QString("%1 blue pixels").arg(blue)));
+  }
+
+  // The Policies tab: every policy that fits the scheme, derived from a v4
+  // trace's gradient moments and error profile, each row the comparison the
+  // document computed (accordion-sim compare-policies' numbers) on the
+  // What-if tab's cluster; computed only once the tab is seen, again for
+  // another cluster; a batch run compared with Smith et al.; an old trace
+  // without moments gets a note instead of AdaQS, a dense run a reason.
+  void policiesTabComparesEveryPolicy() {
+    const QString dir = ScratchDir("policies");
+    const QString powersgd = WritePolicyTrace(dir, "powersgd-v4.trace", Scheme::kPowerSgd);
+    const QString batch = WritePolicyTrace(dir, "batch-v4.trace", Scheme::kBatch);
+    MainWindow window;
+    window.resize(1400, 900);
+    window.show();
+    OpenAndSettle(window, {powersgd, batch, SampleTrace(kPowerSgd), SampleTrace(kDense)});
+    ExplorerDocument* doc = window.document();
+    QCOMPARE(doc->currentRun()->path, QFileInfo(powersgd).absoluteFilePath().toStdString());
+    // Unseen, nothing is computed.
+    QVERIFY(!doc->policiesRunning());
+    QVERIFY(!doc->policies());
+    const int tab = MainWindow::tabKeys().indexOf("policies");
+    QVERIFY(tab >= 0);
+    window.tabs()->setCurrentIndex(tab);
+    QCOMPARE(window.tabs()->tabText(tab), QString("Policies"));
+    QCOMPARE(window.tabs()->currentWidget(), window.policiesView());
+    QVERIFY(doc->policiesRunning());
+    doc->waitForIdle();
+    QApplication::processEvents();
+    const auto policies = doc->policies();
+    QVERIFY(policies && policies->comparable && policies->projected());
+
+    QTableWidget* table = window.policiesView()->table();
+    QCOMPARE(table->rowCount(), 4);
+    const QStringList names = {"static rank 4", "static rank 1", "Accordion rank 4 / rank 1", "AdaQS rank 1 → rank 4"};
+    for (int row = 0; row < 4; ++row) QCOMPARE(CellText(table, row, 0), names[row]);
+    const int floats = ColumnNamed(table, "floats / worker at 64 workers");
+    const int vs_low = ColumnNamed(table, "vs static low");
+    const int error = ColumnNamed(table, "error (all epochs)");
+    const int critical = ColumnNamed(table, "error (critical)");
+    const int changes = ColumnNamed(table, "level changes");
+    const int time = ColumnNamed(table, "projected time");
+    const int speedup = ColumnNamed(table, "speedup vs static low");
+    for (const int c : {floats, vs_low, error, critical, changes, time, speedup}) {
+      QVERIFY(c > 0);
+      QVERIFY(!table->isColumnHidden(c));
+    }
+    // Static low and static high and Accordion are what the what-if projects
+    // on the same cluster, to the last bit; AdaQS is another schedule.
+    const auto estimate = doc->estimate();
+    QVERIFY(estimate != nullptr);
+    const std::vector<PolicyRow>& rows = policies->comparison.rows;
+    QCOMPARE(rows[0].projected_s.value(), estimate->result.static_low.total.time_s);
+    QCOMPARE(rows[1].projected_s.value(), estimate->result.static_high.total.time_s);
+    QCOMPARE(rows[2].projected_s.value(), estimate->result.accordion.total.time_s);
+    QCOMPARE(rows[3].name, std::string("adaqs"));
+    for (int row = 0; row < 4; ++row) {
+      const double t = rows[static_cast<size_t>(row)].projected_s.value();
+      QVERIFY2(t > 0, qPrintable(names[row]));
+      QCOMPARE(CellText(table, row, time), QString::fromStdString(PolicySecondsText(t)));
+      QCOMPARE(CellText(table, row, speedup), QString::fromStdString(PolicyRatioText(*rows[0].projected_s / t)));
+      QCOMPARE(CellText(table, row, floats),
+               QString::fromStdString(PolicyFloatsText(rows[static_cast<size_t>(row)].cost.total_floats)));
+      // The trace profiled PowerSGD's errors: every row has the proxy.
+      QVERIFY2(CellText(table, row, error) != "—", qPrintable(names[row]));
+    }
+    QCOMPARE(CellText(table, 0, speedup), QString("1.00×"));
+    QCOMPARE(CellText(table, 0, vs_low), QString("1.00×"));
+    // Rank 1 sends the fewest floats and makes the largest error; rank 4 the opposite.
+    QVERIFY(rows[1].cost.total_floats < rows[3].cost.total_floats);
+    QVERIFY(rows[3].cost.total_floats < rows[0].cost.total_floats);
+    QVERIFY(rows[1].error->mean > rows[0].error->mean);
+    // The MSDR halves at the first two checks: rank 1 → 2 → 4.
+    QCOMPARE(CellText(table, 3, changes), QString("2"));
+    QCOMPARE(CellText(table, 0, changes), QString("0"));
+    // Every cell whole, not "Accordion rank 4 / ra…".
+    const int margin = 2 * (table->style()->pixelMetric(QStyle::PM_FocusFrameHMargin, nullptr, table) + 1);
+    for (int row = 0; row < table->rowCount(); ++row) {
+      for (int column = 0; column < table->columnCount(); ++column) {
+        QFont font = table->item(row, column)->font();
+        const int needed = QFontMetrics(font).horizontalAdvance(CellText(table, row, column)) + margin;
+        QVERIFY2(needed <= table->columnWidth(column), qPrintable(CellText(table, row, column)));
+      }
+    }
+    // The figure: one bar per policy and component, the CLI line.
+    PlotWidget* plot = window.policiesView()->plot();
+    QVERIFY(plot->plottableCount() >= 4);
+    auto* bars = qobject_cast<QCPBars*>(plot->plottable(0));
+    QVERIFY(bars != nullptr);
+    QCOMPARE(bars->data()->size(), 4);
+    QVERIFY(window.policiesView()->cliLabel()->text().startsWith("accordion-sim compare-policies powersgd-v4.trace"));
+    QVERIFY(window.policiesView()->notesLabel()->text().contains("note(s) of the replay"));
+    if (const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR"); !shots.isEmpty()) {
+      QDir().mkpath(shots);
+      QVERIFY(window.grab().save(shots + "/policies-powersgd.png"));
+    }
+
+    // Another cluster: computed again while the tab is shown.
+    WhatIfSettings w = doc->whatIfSettings();
+    w.workers = 8;
+    doc->setWhatIfSettings(w);
+    QVERIFY(doc->policiesRunning());
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QVERIFY(doc->policies() && doc->policies() != policies);
+    QVERIFY(ColumnNamed(table, "floats / worker at 8 workers") > 0);
+    QVERIFY(doc->policies()->comparison.rows[0].projected_s != policies->comparison.rows[0].projected_s);
+
+    // The batch run: Smith et al. instead of AdaQS; no error proxy to show.
+    window.runList()->table()->selectRow(doc->indexOfPath(QFileInfo(batch).absoluteFilePath()));
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QVERIFY(doc->policies() != nullptr);
+    QCOMPARE(table->rowCount(), 4);
+    QCOMPARE(CellText(table, 3, 0), QString("Smith et al. batch 128 → batch 512"));
+    QCOMPARE(CellText(table, 0, ColumnNamed(table, "speedup vs static low")), QString("1.00×"));
+    QVERIFY(table->isColumnHidden(ColumnNamed(table, "error (all epochs)")));
+    // The first LR decay (÷10) grows the batch to the cap, 512; the second
+    // finds it there and decays the LR instead: one change, and floats
+    // between static low's and static high's.
+    QCOMPARE(CellText(table, 3, ColumnNamed(table, "level changes")), QString("1"));
+    const std::vector<PolicyRow>& smith = doc->policies()->comparison.rows;
+    QCOMPARE(smith[3].name, std::string("smith"));
+    QVERIFY(smith[3].cost.total_floats < smith[0].cost.total_floats);
+    QVERIFY(smith[3].cost.total_floats > smith[1].cost.total_floats);
+    if (const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR"); !shots.isEmpty()) {
+      QVERIFY(window.grab().save(shots + "/policies-batch.png"));
+    }
+
+    // A schema v3 trace has no gradient moments: AdaQS is a note, not a failure.
+    window.runList()->table()->selectRow(doc->indexOfPath(QFileInfo(SampleTrace(kPowerSgd)).absoluteFilePath()));
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QCOMPARE(table->rowCount(), 3);
+    for (int row = 0; row < 3; ++row) QVERIFY(!CellText(table, row, 0).startsWith("AdaQS"));
+    const QString notes = window.policiesView()->notesLabel()->text();
+    QVERIFY2(notes.contains("policy adaqs reads each layer's gradient mean norm"), qPrintable(notes));
+    QCOMPARE(window.errorCount(), 0);
+
+    // A dense run has no levels to choose: a reason, no table.
+    window.runList()->table()->selectRow(doc->indexOfPath(QFileInfo(SampleTrace(kDense)).absoluteFilePath()));
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QCOMPARE(table->rowCount(), 0);
+    const QString status = window.findChild<QLabel*>("policiesStatus")->text();
+    QVERIFY2(status.contains("no levels"), qPrintable(status));
+  }
+
+  // accordion-gui --tab policies --screenshot: the Policies tab's table,
+  // not "Deriving…", in its PNG.
+  void policiesTabFromTheCommandLine() {
+    const QString binary = QString(ACCORDION_BIN_DIR) + "/accordion-gui";
+    if (!QFileInfo::exists(binary)) QSKIP("accordion-gui is not built");
+    const QString dir = ScratchDir("policies-cli");
+    const QString trace = WritePolicyTrace(dir, "powersgd-v4.trace", Scheme::kPowerSgd);
+    QProcess p;
+    p.start(binary, {"--tab", "policies", "--screenshot", dir + "/shots", trace});
+    QVERIFY(p.waitForFinished(120000));
+    QVERIFY2(p.exitCode() == 0, p.readAllStandardError().constData());
+    const QImage shot(dir + "/shots/policies.png");
+    QVERIFY(!shot.isNull());
+    // The bars' exposed communication, in the figure's colour.
+    int orange = 0;
+    for (int y = 0; y < shot.height(); ++y) {
+      for (int x = 0; x < shot.width(); ++x) orange += QColor(shot.pixel(x, y)) == QColor(0xD5, 0x5E, 0x00);
+    }
+    QVERIFY2(orange > 1000, qPrintable(QString("%1 orange pixels").arg(orange)));
+    p.start(binary, {"--tab", "policy"});
+    QVERIFY(p.waitForFinished(20000));
+    QCOMPARE(p.exitCode(), 2);
+    QVERIFY(QString(p.readAllStandardError()).contains("policies"));
   }
 
   void droppedFilesOpen() {

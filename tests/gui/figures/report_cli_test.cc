@@ -3,12 +3,17 @@
 #include <QCryptographicHash>
 #include <QDir>
 #include <QFile>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+#include <QRegularExpression>
 #include <QProcess>
 #include <QtTest>
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
 
+#include "gui/model/policy_table.h"
 #include "tests/gui/gui_test_support.h"
 
 using namespace accordion::gui;
@@ -46,6 +51,12 @@ QByteArray Hash(const QString& path) {
 bool OneErrorLine(const Result& r) {
   const QStringList lines = r.err.split('\n', Qt::SkipEmptyParts);
   return lines.size() == 1 && lines[0].startsWith("accordion-report: error: ");
+}
+
+QString ReadIndex(const QString& out) {
+  QFile index(out + "/index.html");
+  if (!index.open(QIODevice::ReadOnly)) return {};
+  return QString::fromUtf8(index.readAll());
 }
 
 QString Accordion() { return test_support::SampleTrace("fmnist-mlp-powersgd-accordion.trace"); }
@@ -90,7 +101,8 @@ class ReportCliTest : public QObject {
     QFile index(out + "/index.html");
     QVERIFY(index.open(QIODevice::ReadOnly));
     const QString html = QString::fromUtf8(index.readAll());
-    QCOMPARE(html.count("<img "), 9);
+    // The nine figures and the policies' times.
+    QCOMPARE(html.count("<img "), 10);
     QVERIFY(html.contains("src=\"data:image/png;base64,"));
     QVERIFY(!html.contains("http://") && !html.contains("https://"));
     QVERIFY(html.contains("fmnist-mlp-powersgd-static-1.trace"));
@@ -98,7 +110,96 @@ class ReportCliTest : public QObject {
     QVERIFY(html.contains("Accordion (rank 2 / rank 1)"));  // a results table row
     // Accordion's own "against it" cell is empty: aligned as the numbers are.
     QVERIFY(html.contains("<td class=\"num\">—</td></tr>"));
+    // A schema v3 trace has no gradient moments: the Policies section says
+    // AdaQS cannot be derived, and compares the others.
+    QVERIFY(html.contains("<h2 id=\"policies\">Policies: Accordion against AdaQS</h2>"));
+    QVERIFY(html.contains("policy adaqs reads each layer's gradient mean norm"));
+    QVERIFY(html.contains("<td><b>Accordion rank 2 / rank 1</b></td>"));
+    QVERIFY(!html.contains("<td>AdaQS"));
     QVERIFY(OnlyEntries(parent, {"report"}));
+  }
+
+  // The Policies section of a schema v4 trace: every policy's row, with
+  // the numbers `accordion-sim compare-policies` gives for the flags the
+  // section names, to the last digit; the batch scheme's Smith et al.; no
+  // section for a scheme without levels.
+  void writesThePoliciesSection() {
+    const QString parent = test_support::ScratchDir("report-policies");
+    const QString trace = test_support::WritePolicyTrace(parent, "powersgd-v4.trace", accordion::Scheme::kPowerSgd);
+    const QString out = parent + "/report";
+    const Result r = RunReport(QStringList{trace, "--out", out} + kQuick);
+    QVERIFY2(r.code == 0, qPrintable(r.err));
+    const QString html = ReadIndex(out);
+    QVERIFY(html.contains("<a href=\"#policies\">Policies</a>"));
+    QVERIFY(html.contains("<h2 id=\"policies\">Policies: Accordion against AdaQS</h2>"));
+    const int section = static_cast<int>(html.indexOf("<h2 id=\"policies\">"));
+    const QString policies = html.mid(section, html.indexOf("<h2 id=\"figures\">") - section);
+    QVERIFY(policies.contains("<th>floats / worker at 4 workers</th>"));
+    QVERIFY(policies.contains("<th>speedup vs static low</th>"));
+    for (const char* name : {"<td>static rank 4</td>", "<td>static rank 1</td>",
+                             "<td><b>Accordion rank 4 / rank 1</b></td>", "<td>AdaQS rank 1 → rank 4</td>"}) {
+      QVERIFY2(policies.contains(QString::fromUtf8(name)), name);
+    }
+    QVERIFY(policies.contains("<img "));  // the projected times as bars
+    for (const char* file : {"policies.csv", "policy-times.png", "policy-times.pdf", "policy-times.csv"}) {
+      QVERIFY2(QFileInfo(out + "/" + file).size() > 100, file);
+    }
+
+    // The command the section names gives the same table.
+    const QRegularExpressionMatch command =
+        QRegularExpression("<code>accordion-sim compare-policies ([^<]+)</code>").match(policies);
+    QVERIFY(command.hasMatch());
+    QStringList args = QProcess::splitCommand(command.captured(1));
+    QCOMPARE(args.first(), trace);
+    QVERIFY(args.contains("--workers") && args.contains("--timing"));
+    QProcess sim;
+    sim.start(QString(ACCORDION_BIN_DIR) + "/accordion-sim",
+              QStringList{"compare-policies"} + args + QStringList{"--format", "json"});
+    QVERIFY(sim.waitForFinished(120000));
+    QVERIFY2(sim.exitCode() == 0, sim.readAllStandardError().constData());
+    const QJsonArray rows = QJsonDocument::fromJson(sim.readAllStandardOutput()).object()["policies"].toArray();
+    QCOMPARE(rows.size(), 4);
+    QFile csv(out + "/policies.csv");
+    QVERIFY(csv.open(QIODevice::ReadOnly));
+    QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
+    QCOMPARE(lines.size(), 5);  // the header, four policies
+    const double static_low_s = rows[0].toObject()["projected_s"].toDouble();
+    for (int i = 0; i < 4; ++i) {
+      const QJsonObject row = rows[i].toObject();
+      const QString line = lines[i + 1];
+      QVERIFY2(line.startsWith(row["policy"].toString() + ","), qPrintable(line));
+      // policy,label,floats,saving,error,critical error,changes,projected_s
+      const QStringList f = line.split(',');
+      const double projected = row["projected_s"].toDouble();
+      QVERIFY(projected > 0);
+      QVERIFY2(qAbs(f.last().toDouble() / projected - 1) < 1e-12, qPrintable(line));
+      QVERIFY2(qAbs(f[f.size() - 6].toDouble() / row["floats_per_worker"].toDouble() - 1) < 1e-12, qPrintable(line));
+      QCOMPARE(f[f.size() - 2].toInt(), row["level_changes"].toInt());
+      // The table's cells are those numbers, as the tab writes them.
+      const QString cell = QString::fromStdString(accordion::gui::PolicySecondsText(projected));
+      const QString speedup = QString::fromStdString(accordion::gui::PolicyRatioText(static_low_s / projected));
+      QVERIFY2(policies.contains("<td class=\"num\">" + cell + "</td><td class=\"num\">" + speedup + "</td></tr>"),
+               qPrintable(cell + " " + speedup));
+    }
+    QCOMPARE(rows[3].toObject()["policy"].toString(), QString("adaqs"));
+    QVERIFY(policies.contains("<td class=\"num\">" + QString::fromStdString(accordion::gui::PolicyRatioText(1)) +
+                              "</td></tr>"));  // static low against itself: 1.00×
+
+    // The batch scheme: Smith et al.; its error columns left out.
+    const QString batch = test_support::WritePolicyTrace(parent, "batch-v4.trace", accordion::Scheme::kBatch);
+    QVERIFY2(RunReport(QStringList{batch, "--out", parent + "/batch"} + kQuick).code == 0, "batch");
+    const QString batch_html = ReadIndex(parent + "/batch");
+    QVERIFY(batch_html.contains("<h2 id=\"policies\">Policies: Accordion against Smith et al.</h2>"));
+    QVERIFY(batch_html.contains("<td>Smith et al. batch 128 → batch 512</td>"));
+    QVERIFY(!batch_html.contains("<th>error (critical)</th>"));
+
+    // Dense: no level to choose, no section.
+    const QString dense = test_support::SampleTrace("fmnist-mlp-dense.trace");
+    QVERIFY2(RunReport(QStringList{dense, "--out", parent + "/dense"} + kQuick).code == 0, "dense");
+    const QString dense_html = ReadIndex(parent + "/dense");
+    QVERIFY(!dense_html.isEmpty());
+    QVERIFY(!dense_html.contains("id=\"policies\""));
+    QVERIFY(!QFileInfo::exists(parent + "/dense/policies.csv"));
   }
 
   // A topology's parameters that the GUI offers are flags here too, and

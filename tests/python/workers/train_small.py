@@ -41,6 +41,8 @@ def main():
     ap.add_argument("--epochs", type=int, default=2)
     ap.add_argument("--steps", type=int, default=4)
     ap.add_argument("--interval", type=int, default=1)
+    ap.add_argument("--msdr-factor", type=float, default=None)
+    ap.add_argument("--decay-at", type=int, default=-1, help="the schedule's LR halves from this epoch on")
     ap.add_argument("--trace", default=None)
     ap.add_argument("--bucket-mb", type=float, default=0.01)
     ap.add_argument("--raise-in-epoch", type=int, default=-1)
@@ -60,8 +62,11 @@ def main():
         reference = DDP(build(a.model))
     opt = torch.optim.SGD(model.parameters(), lr=0.05)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=0.05) if reference else None
-    kw = {k: v for k, v in (("policy", a.policy), ("low", a.low), ("high", a.high), ("level", a.level))
-          if v is not None}
+    kw = {k: v for k, v in (("policy", a.policy), ("low", a.low), ("high", a.high), ("level", a.level),
+                            ("msdr_factor", a.msdr_factor)) if v is not None}
+
+    def schedule_lr(epoch):
+        return 0.05 * (0.5 if 0 <= a.decay_at <= epoch else 1.0)
     out = {"epochs": []}
     acc = accordion.ddp.attach(model, scheme=a.scheme, interval=a.interval, trace=a.trace, bucket_mb=a.bucket_mb,
                                network_probe=False, epochs=a.epochs, batch_size=16 * dist.get_world_size(),
@@ -92,7 +97,7 @@ def main():
                             loss = F.cross_entropy(net(xs), ys)
                             loss.backward()
                     optimizer.step()
-            summary = acc.end_epoch(lr=0.05, train_loss=loss.item())
+            summary = acc.end_epoch(lr=schedule_lr(epoch), next_lr=schedule_lr(epoch + 1), train_loss=loss.item())
             summary["levels"] = levels
             out["epochs"].append(summary)
     if reference is not None:

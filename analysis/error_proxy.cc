@@ -1,0 +1,93 @@
+#include "analysis/error_proxy.h"
+
+#include <algorithm>
+#include <iterator>
+#include <map>
+#include <set>
+
+namespace accordion {
+
+namespace {
+
+// The curve of (check, layer): the profile's rows are ordered by (epoch,
+// layer, level), so it is one contiguous run of them.
+LayerErrorCurve CurveAt(const TraceView& view, int check, int layer) {
+  LayerErrorCurve curve;
+  const auto first = std::lower_bound(view.error_profile.begin(), view.error_profile.end(), std::pair{check, layer},
+                                      [](const ErrorProfileRecord& r, const std::pair<int, int>& key) {
+                                        return std::pair{r.epoch, r.layer_id} < key;
+                                      });
+  for (auto it = first; it != view.error_profile.end() && it->epoch == check && it->layer_id == layer; ++it) {
+    curve.levels.push_back(it->level);
+    curve.errors.push_back(it->rel_error);
+  }
+  return curve;
+}
+
+double Interpolate(const LayerErrorCurve& curve, double level) {
+  const std::vector<double>& x = curve.levels;
+  if (level <= x.front()) return curve.errors.front();
+  if (level >= x.back()) return curve.errors.back();
+  const size_t hi = static_cast<size_t>(std::upper_bound(x.begin(), x.end(), level) - x.begin());
+  const size_t lo = hi - 1;
+  const double t = (level - x[lo]) / (x[hi] - x[lo]);
+  return curve.errors[lo] + t * (curve.errors[hi] - curve.errors[lo]);
+}
+
+// The last check at or before `epoch`, else the first; `checks` not empty.
+int CheckFor(const std::vector<int>& checks, int epoch) {
+  const auto it = std::upper_bound(checks.begin(), checks.end(), epoch);
+  return it == checks.begin() ? checks.front() : *std::prev(it);
+}
+
+}  // namespace
+
+std::vector<int> ProfiledEpochs(const TraceView& view) {
+  std::set<int> epochs;
+  for (const ErrorProfileRecord& r : view.error_profile) epochs.insert(r.epoch);
+  return {epochs.begin(), epochs.end()};
+}
+
+std::optional<double> ProfiledError(const TraceView& view, int epoch, int layer, double level) {
+  const std::vector<int> checks = ProfiledEpochs(view);
+  if (checks.empty()) return std::nullopt;
+  const LayerErrorCurve curve = CurveAt(view, CheckFor(checks, epoch), layer);
+  if (curve.levels.empty()) return std::nullopt;
+  return Interpolate(curve, level);
+}
+
+std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& schedule) {
+  const Scheme scheme = schedule.scheme.scheme();
+  if (scheme != Scheme::kPowerSgd && scheme != Scheme::kTopK) return std::nullopt;
+  if (view.error_profile.empty() || scheme != view.run.scheme) return std::nullopt;
+  const std::vector<int> checks = ProfiledEpochs(view);
+  ErrorProxy proxy;
+  double sum = 0, critical_sum = 0;
+  int64_t count = 0, critical_count = 0;
+  std::map<int, std::vector<LayerErrorCurve>> by_check;
+  for (int e = 0; e < schedule.num_epochs(); ++e) {
+    std::vector<LayerErrorCurve>& curves = by_check[CheckFor(checks, e)];
+    if (curves.empty()) {
+      for (int l = 0; l < view.num_layers(); ++l) curves.push_back(CurveAt(view, CheckFor(checks, e), l));
+    }
+    const bool critical = e < view.num_epochs() && view.epochs[static_cast<size_t>(e)].critical;
+    if (critical) ++proxy.critical_epochs;
+    for (int l = 0; l < view.num_layers(); ++l) {
+      const LayerErrorCurve& curve = curves[static_cast<size_t>(l)];
+      if (curve.levels.empty()) continue;
+      const double error = Interpolate(curve, schedule.levels[e][l]);
+      sum += error;
+      ++count;
+      if (critical) {
+        critical_sum += error;
+        ++critical_count;
+      }
+    }
+  }
+  if (count == 0) return std::nullopt;
+  proxy.mean = sum / static_cast<double>(count);
+  if (critical_count > 0) proxy.critical_mean = critical_sum / static_cast<double>(critical_count);
+  return proxy;
+}
+
+}  // namespace accordion

@@ -1,0 +1,188 @@
+#include "analysis/policy_comparison.h"
+
+#include <cstdio>
+#include <iomanip>
+
+#include <nlohmann/json.hpp>
+
+#include "analysis/schedule_report.h"
+#include "common/errors.h"
+#include "traces/scheme_description.h"
+
+namespace accordion {
+
+namespace {
+
+std::string Format(const char* format, double value) {
+  char buf[48];
+  std::snprintf(buf, sizeof(buf), format, value);
+  return buf;
+}
+
+int LevelChanges(const Schedule& s) {
+  int changes = 0;
+  for (int e = 1; e < s.num_epochs(); ++e) changes += s.levels[e] != s.levels[e - 1] ? 1 : 0;
+  return changes;
+}
+
+PolicyRow MakeRow(const TraceView& view, std::string name, std::string label, Schedule schedule) {
+  PolicyRow row;
+  row.name = std::move(name);
+  row.label = std::move(label);
+  row.schedule = std::move(schedule);
+  row.cost = CostOf(view, row.schedule);
+  row.error = ErrorProxyOf(view, row.schedule);
+  row.level_changes = LevelChanges(row.schedule);
+  return row;
+}
+
+bool Fits(Policy policy, Scheme scheme) {
+  switch (policy) {
+    case Policy::kAccordion:
+      return DescriptionOf(scheme).has_levels();
+    case Policy::kAdaqs:
+      return scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK;
+    case Policy::kSmith:
+      return scheme == Scheme::kBatch;
+    case Policy::kStatic:
+      return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::vector<Policy> DefaultPolicies(Scheme scheme) {
+  if (scheme == Scheme::kBatch) return {Policy::kAccordion, Policy::kSmith};
+  if (scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK) return {Policy::kAccordion, Policy::kAdaqs};
+  return {};
+}
+
+std::string PolicyLabel(Policy policy, Scheme scheme, double level_low, double level_high) {
+  const std::string low = LevelName(scheme, level_low), high = LevelName(scheme, level_high);
+  switch (policy) {
+    case Policy::kAccordion:
+      return "Accordion " + low + " / " + high;
+    case Policy::kAdaqs:
+      return "AdaQS " + high + " -> " + low;
+    case Policy::kSmith:
+      return "Smith et al. " + low + " -> " + high;
+    case Policy::kStatic:
+      return "static " + low;
+  }
+  return "";
+}
+
+PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const PolicySettings& settings,
+                                 const std::vector<Policy>& policies) {
+  if (!DescriptionOf(scheme).has_levels()) {
+    throw InputError(std::string(ToString(scheme)) + " communication has no levels: no policy has anything to choose");
+  }
+  PolicyComparison c;
+  c.scheme = scheme;
+  c.settings = settings;
+  const double low = settings.accordion().level_low(), high = settings.accordion().level_high();
+  c.rows.push_back(MakeRow(view, "static-low", "static " + LevelName(scheme, low), StaticSchedule(view, scheme, low)));
+  c.rows.push_back(
+      MakeRow(view, "static-high", "static " + LevelName(scheme, high), StaticSchedule(view, scheme, high)));
+  const bool asked = !policies.empty();
+  for (Policy policy : asked ? policies : DefaultPolicies(scheme)) {
+    if (policy == Policy::kStatic) continue;  // both static rows are there
+    if (!Fits(policy, scheme)) {
+      const std::string why = std::string("policy ") + ToString(policy) + " does not apply to the " + ToString(scheme) +
+                              " scheme (adaqs: powersgd or topk; smith: batch)";
+      if (asked) throw InputError(why);
+      c.notes.push_back(why);
+      continue;
+    }
+    const std::string missing = MissingSignal(view, policy);
+    if (!missing.empty()) {
+      if (asked) throw InputError(missing);
+      c.notes.push_back(missing);
+      continue;
+    }
+    c.rows.push_back(MakeRow(view, ToString(policy), PolicyLabel(policy, scheme, low, high),
+                             DerivePolicySchedule(view, scheme, PolicySettings(settings).policy(policy))));
+  }
+  if (c.rows.front().error == std::nullopt && (scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK)) {
+    c.notes.push_back(view.run.scheme != scheme
+                          ? std::string("no error proxy: the trace profiled ") + ToString(view.run.scheme) +
+                                "'s errors, not " + ToString(scheme) + "'s"
+                          : "no error proxy: the trace has no error profile (schema v4 records one at each check)");
+  }
+  return c;
+}
+
+void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
+  const PolicyRow& base = c.baseline();
+  const bool projected = base.projected_s.has_value();
+  out << std::left << std::setw(38) << "policy" << std::right << std::setw(14) << "floats/worker" << std::setw(10)
+      << "vs low" << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(9) << "changes";
+  if (projected) out << std::setw(14) << "projected s" << std::setw(10) << "speedup";
+  out << '\n';
+  for (const PolicyRow& row : c.rows) {
+    out << std::left << std::setw(38) << row.label << std::right << std::setw(14)
+        << Format("%.4g", row.cost.total_floats) << std::setw(10)
+        << (row.cost.total_floats > 0 ? Format("%.2fx", base.cost.total_floats / row.cost.total_floats) : "n/a")
+        << std::setw(11) << (row.error ? Format("%.4f", row.error->mean) : "—  ") << std::setw(15)
+        << (row.error && row.error->critical_mean ? Format("%.4f", *row.error->critical_mean) : "—  ") << std::setw(9)
+        << row.level_changes;
+    if (projected) {
+      out << std::setw(14) << (row.projected_s ? Format("%.4g", *row.projected_s) : "—  ") << std::setw(10)
+          << (row.projected_s && *row.projected_s > 0 ? Format("%.2fx", *base.projected_s / *row.projected_s) : "—");
+    }
+    out << '\n';
+  }
+  out << "\n(vs low: static low's floats over the policy's - how many times less it sends; error: mean relative "
+         "compression error of the layers at the chosen levels, from the trace's error profile; crit.: over the "
+         "epochs the run found critical; a proxy, not an accuracy)\n";
+  for (const std::string& note : c.notes) out << "note: " << note << '\n';
+}
+
+void WritePolicyCsv(const PolicyComparison& c, std::ostream& out) {
+  out << "policy,label,floats_per_worker,saving_vs_static_low,error_proxy,critical_error_proxy,level_changes,"
+         "projected_s\n";
+  for (const PolicyRow& row : c.rows) {
+    out << row.name << ",\"" << row.label << "\"," << std::setprecision(17) << row.cost.total_floats << ','
+        << (row.cost.total_floats > 0 ? c.baseline().cost.total_floats / row.cost.total_floats : 0) << ',';
+    if (row.error) out << row.error->mean;
+    out << ',';
+    if (row.error && row.error->critical_mean) out << *row.error->critical_mean;
+    out << ',' << row.level_changes << ',';
+    if (row.projected_s) out << *row.projected_s;
+    out << '\n';
+  }
+}
+
+void WritePolicyJson(const PolicyComparison& c, std::ostream& out) {
+  using nlohmann::json;
+  json doc;
+  doc["scheme"] = ToString(c.scheme);
+  doc["eta"] = c.settings.accordion().eta();
+  doc["interval"] = c.settings.accordion().interval();
+  doc["level_low"] = c.settings.accordion().level_low();
+  doc["level_high"] = c.settings.accordion().level_high();
+  doc["msdr_factor"] = c.settings.msdr_factor();
+  json rows = json::array();
+  for (const PolicyRow& row : c.rows) {
+    json r;
+    r["policy"] = row.name;
+    r["label"] = row.label;
+    r["floats_per_worker"] = row.cost.total_floats;
+    r["saving_vs_static_low"] =
+        row.cost.total_floats > 0 ? json(c.baseline().cost.total_floats / row.cost.total_floats) : json(nullptr);
+    r["error_proxy"] = row.error ? json(row.error->mean) : json(nullptr);
+    r["critical_error_proxy"] = row.error && row.error->critical_mean ? json(*row.error->critical_mean) : json(nullptr);
+    r["level_changes"] = row.level_changes;
+    r["projected_s"] = row.projected_s ? json(*row.projected_s) : json(nullptr);
+    json levels = json::array();
+    for (int e = 0; e < row.schedule.num_epochs(); ++e) levels.push_back(row.schedule.levels[e]);
+    r["levels"] = levels;
+    rows.push_back(r);
+  }
+  doc["policies"] = rows;
+  doc["notes"] = c.notes;
+  out << doc.dump(1) << '\n';
+}
+
+}  // namespace accordion

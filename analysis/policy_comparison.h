@@ -1,0 +1,64 @@
+// PolicyComparison: the schedules every policy chooses for one trace, side
+// by side - floats each worker sends, the error proxy (error_proxy.h) and,
+// where a simulator filled it in, the projected time - and its renderings.
+//
+//   static low, static high, Accordion, and AdaQS (PowerSGD, TopK) or
+//   Smith et al. (batch): the policies that fit the scheme, or those asked.
+//
+// Thread-safe: pure functions; the Write* functions touch only their stream.
+#ifndef ACCORDION_ANALYSIS_POLICY_COMPARISON_H_
+#define ACCORDION_ANALYSIS_POLICY_COMPARISON_H_
+
+#include <optional>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "analysis/error_proxy.h"
+#include "analysis/schedule.h"
+
+namespace accordion {
+
+struct PolicyRow {
+  std::string name;   // static-low, static-high, accordion, adaqs, smith
+  std::string label;  // "Accordion rank 2 / rank 1", "static rank 2"
+  Schedule schedule;
+  ScheduleCost cost;
+  std::optional<ErrorProxy> error;
+  std::optional<double> projected_s;  // time to train, when a simulator projected it
+  int level_changes = 0;              // epochs whose levels differ from the epoch before
+};
+
+struct PolicyComparison {
+  Scheme scheme = Scheme::kDense;
+  PolicySettings settings;  // eta, interval, levels, MSDR factor
+  std::vector<PolicyRow> rows;
+  // Policies asked for that the trace or scheme cannot feed, with why.
+  std::vector<std::string> notes;
+  // The row the ratios are against: static low (the accurate baseline).
+  const PolicyRow& baseline() const { return rows.front(); }
+};
+
+// The policies that fit `scheme` when none are asked: accordion and adaqs
+// (PowerSGD, TopK) or accordion and smith (batch).
+std::vector<Policy> DefaultPolicies(Scheme scheme);
+
+// Static low and static high, then each of `policies` (none: the
+// defaults). A default policy the trace cannot feed becomes a note; one
+// asked for explicitly throws InputError saying what is missing.
+PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const PolicySettings& settings,
+                                 const std::vector<Policy>& policies = {});
+
+// "AdaQS rank 1 -> 2", "Smith et al. batch 128 -> 1024".
+std::string PolicyLabel(Policy policy, Scheme scheme, double level_low, double level_high);
+
+// One row per policy: floats per worker, their ratio to static low, the
+// error proxy (all epochs; critical epochs), level changes and, where set,
+// projected time and speedup over static low.
+void WritePolicyTable(const PolicyComparison& c, std::ostream& out);
+void WritePolicyCsv(const PolicyComparison& c, std::ostream& out);
+void WritePolicyJson(const PolicyComparison& c, std::ostream& out);
+
+}  // namespace accordion
+
+#endif  // ACCORDION_ANALYSIS_POLICY_COMPARISON_H_
