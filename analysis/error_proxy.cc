@@ -66,9 +66,10 @@ std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& sc
   int64_t count = 0, critical_count = 0;
   std::map<int, std::vector<LayerErrorCurve>> by_check;
   for (int e = 0; e < schedule.num_epochs(); ++e) {
-    std::vector<LayerErrorCurve>& curves = by_check[CheckFor(checks, e)];
+    const int check = CheckFor(checks, e);
+    std::vector<LayerErrorCurve>& curves = by_check[check];
     if (curves.empty()) {
-      for (int l = 0; l < view.num_layers(); ++l) curves.push_back(CurveAt(view, CheckFor(checks, e), l));
+      for (int l = 0; l < view.num_layers(); ++l) curves.push_back(CurveAt(view, check, l));
     }
     const bool critical = e < view.num_epochs() && view.epochs[static_cast<size_t>(e)].critical;
     if (critical) ++proxy.critical_epochs;

@@ -1,10 +1,10 @@
 #include "analysis/policy_comparison.h"
 
-#include <cstdio>
 #include <iomanip>
 
 #include <nlohmann/json.hpp>
 
+#include "common/number_format.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
 #include "traces/scheme_description.h"
@@ -12,12 +12,6 @@
 namespace accordion {
 
 namespace {
-
-std::string Format(const char* format, double value) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), format, value);
-  return buf;
-}
 
 int LevelChanges(const Schedule& s) {
   int changes = 0;
@@ -122,14 +116,15 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
   out << '\n';
   for (const PolicyRow& row : c.rows) {
     out << std::left << std::setw(38) << row.label << std::right << std::setw(14)
-        << Format("%.4g", row.cost.total_floats) << std::setw(10)
-        << (row.cost.total_floats > 0 ? Format("%.2fx", base.cost.total_floats / row.cost.total_floats) : "n/a")
-        << std::setw(11) << (row.error ? Format("%.4f", row.error->mean) : "—  ") << std::setw(15)
-        << (row.error && row.error->critical_mean ? Format("%.4f", *row.error->critical_mean) : "—  ") << std::setw(9)
-        << row.level_changes;
+        << FormatPrintf("%.4g", row.cost.total_floats) << std::setw(10)
+        << (row.cost.total_floats > 0 ? FormatPrintf("%.2fx", base.cost.total_floats / row.cost.total_floats) : "n/a")
+        << std::setw(11) << (row.error ? FormatPrintf("%.4f", row.error->mean) : "—  ") << std::setw(15)
+        << (row.error && row.error->critical_mean ? FormatPrintf("%.4f", *row.error->critical_mean) : "—  ")
+        << std::setw(9) << row.level_changes;
     if (projected) {
-      out << std::setw(14) << (row.projected_s ? Format("%.4g", *row.projected_s) : "—  ") << std::setw(10)
-          << (row.projected_s && *row.projected_s > 0 ? Format("%.2fx", *base.projected_s / *row.projected_s) : "—");
+      out << std::setw(14) << (row.projected_s ? FormatPrintf("%.4g", *row.projected_s) : "—  ") << std::setw(10)
+          << (row.projected_s && *row.projected_s > 0 ? FormatPrintf("%.2fx", *base.projected_s / *row.projected_s)
+                                                      : "—");
     }
     out << '\n';
   }

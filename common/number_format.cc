@@ -1,5 +1,6 @@
 #include "common/number_format.h"
 
+#include <cstdio>
 #include <iomanip>
 #include <sstream>
 
@@ -9,6 +10,12 @@ std::string FormatNumber(double value, int significant_digits) {
   std::ostringstream out;
   out << std::setprecision(significant_digits) << value;
   return out.str();
+}
+
+std::string FormatPrintf(const char* format, double value) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, format, value);
+  return buf;
 }
 
 std::string JoinWords(const std::vector<std::string>& words, const std::string& separator,

@@ -16,6 +16,10 @@ namespace accordion {
 // FormatNumber(1e-7) "1e-07".
 std::string FormatNumber(double value, int significant_digits = 6);
 
+// `value` through a printf conversion of one double ("%.2f", "%.4g"), for
+// tables with fixed columns.
+std::string FormatPrintf(const char* format, double value);
+
 // A default value as help text shows it ("10", "0.5", "4194304"), so help
 // reads defaults from the options objects instead of restating them. 15
 // digits: a unit conversion (1.25e9 B/s * 8 / 1e9) lands a rounding error

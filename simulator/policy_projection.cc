@@ -1,10 +1,10 @@
 #include "simulator/policy_projection.h"
 
 #include <algorithm>
-#include <cstdio>
 #include <iomanip>
 #include <set>
 
+#include "common/number_format.h"
 #include "analysis/error_proxy.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
@@ -35,12 +35,6 @@ const ScheduleProjection* ProjectionNamed(const ReplayResult& r, const std::stri
     if (p.name == name) return &p;
   }
   return nullptr;
-}
-
-std::string Format(const char* format, double value) {
-  char buf[48];
-  std::snprintf(buf, sizeof(buf), format, value);
-  return buf;
 }
 
 }  // namespace
@@ -143,26 +137,27 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
 
 void WriteAdviceTable(const Advice& a, std::ostream& out) {
   out << "Level advice for " << ToString(a.scheme) << " on " << a.platform << " (" << a.workers << " workers)\n"
-      << "reference: static " << LevelName(a.scheme, a.reference) << ", " << Format("%.4g", a.reference_s)
-      << " s projected, error " << Format("%.4f", a.reference_critical_error) << " in the run's " << a.critical_epochs
-      << " critical epochs; admissible: at most " << Format("%.4f", a.reference_critical_error * (1 + a.tolerance))
-      << " there (tolerance " << Format("%.0f", a.tolerance * 100) << " %)\n\n";
+      << "reference: static " << LevelName(a.scheme, a.reference) << ", " << FormatPrintf("%.4g", a.reference_s)
+      << " s projected, error " << FormatPrintf("%.4f", a.reference_critical_error) << " in the run's "
+      << a.critical_epochs << " critical epochs; admissible: at most "
+      << FormatPrintf("%.4f", a.reference_critical_error * (1 + a.tolerance)) << " there (tolerance "
+      << FormatPrintf("%.0f", a.tolerance * 100) << " %)\n\n";
   out << std::setw(6) << "eta" << std::setw(12) << "low" << std::setw(12) << "high" << std::setw(14) << "floats/worker"
       << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(13) << "projected s" << std::setw(10)
       << "speedup"
       << "\n";
   for (const AdvisorCandidate& c : a.candidates) {
-    out << std::setw(6) << Format("%.2f", c.eta) << std::setw(12) << LevelName(a.scheme, c.level_low) << std::setw(12)
-        << LevelName(a.scheme, c.level_high) << std::setw(14) << Format("%.4g", c.floats) << std::setw(11)
-        << Format("%.4f", c.error) << std::setw(15) << Format("%.4f", c.critical_error) << std::setw(13)
-        << (c.projected_s ? Format("%.4g", *c.projected_s) : "too lossy") << std::setw(10)
-        << (c.projected_s ? Format("%.2fx", a.reference_s / *c.projected_s) : "") << "\n";
+    out << std::setw(6) << FormatPrintf("%.2f", c.eta) << std::setw(12) << LevelName(a.scheme, c.level_low)
+        << std::setw(12) << LevelName(a.scheme, c.level_high) << std::setw(14) << FormatPrintf("%.4g", c.floats)
+        << std::setw(11) << FormatPrintf("%.4f", c.error) << std::setw(15) << FormatPrintf("%.4f", c.critical_error)
+        << std::setw(13) << (c.projected_s ? FormatPrintf("%.4g", *c.projected_s) : "too lossy") << std::setw(10)
+        << (c.projected_s ? FormatPrintf("%.2fx", a.reference_s / *c.projected_s) : "") << "\n";
   }
   out << "\n";
   if (a.best) {
-    out << "advice: --policy accordion --eta " << Format("%g", a.best->eta) << " --low "
-        << Format("%g", a.best->level_low) << " --high " << Format("%g", a.best->level_high) << " ("
-        << Format("%.2fx", a.reference_s / *a.best->projected_s) << " faster than static "
+    out << "advice: --policy accordion --eta " << FormatPrintf("%g", a.best->eta) << " --low "
+        << FormatPrintf("%g", a.best->level_low) << " --high " << FormatPrintf("%g", a.best->level_high) << " ("
+        << FormatPrintf("%.2fx", a.reference_s / *a.best->projected_s) << " faster than static "
         << LevelName(a.scheme, a.reference) << " projected)\n";
   } else {
     out << "advice: none of the pairs keeps the critical epochs' error within the tolerance; stay at static "

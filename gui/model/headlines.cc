@@ -2,7 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
+
+#include "common/number_format.h"
 
 namespace accordion::gui {
 
@@ -10,16 +11,10 @@ namespace {
 
 bool Positive(double v) { return v > 0 && std::isfinite(v); }
 
-std::string Format(const char* format, double v) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, format, v);
-  return buf;
-}
-
-std::string Ratio(double r) { return Format("%.2f", r) + "×"; }
-std::string Bandwidth(double gbps) { return Format("%.3g", gbps); }
-std::string Percent(double fraction) { return Format("%.0f", fraction * 100); }
-std::string Tolerance() { return "within " + Format("%g", kSameTimeTolerance * 100) + " %"; }
+std::string Ratio(double r) { return FormatPrintf("%.2f", r) + "×"; }
+std::string Bandwidth(double gbps) { return FormatPrintf("%.3g", gbps); }
+std::string Percent(double fraction) { return FormatPrintf("%.0f", fraction * 100); }
+std::string Tolerance() { return "within " + FormatPrintf("%g", kSameTimeTolerance * 100) + " %"; }
 
 // "12–40", or "12" where both ends print the same.
 std::string Span(const std::string& lo, const std::string& hi) { return lo == hi ? lo : lo + "–" + hi; }
@@ -73,7 +68,7 @@ std::string Claim(const Group& g, double worthwhile, bool after_saving, bool sai
     case Verdict::kSame:
       return "is as fast as dense (" + Tolerance() + ")";
     case Verdict::kSlower:
-      return "is slower than dense (" + Span(Format("%.2f", lo), Format("%.2f", hi)) + "× its time)";
+      return "is slower than dense (" + Span(FormatPrintf("%.2f", lo), FormatPrintf("%.2f", hi)) + "× its time)";
   }
   return {};
 }
@@ -175,13 +170,13 @@ namespace {
 std::string SavedPercent(double fraction) {
   const double a = std::fabs(fraction) * 100;
   if (a < 0.05) return "less than 0.1";
-  if (a < 1) return Format("%.1f", a);
-  const std::string whole = Format("%.0f", a);
-  return whole == "100" && a < 100 ? Format("%.1f", std::min(a, 99.9)) : whole;
+  if (a < 1) return FormatPrintf("%.1f", a);
+  const std::string whole = FormatPrintf("%.0f", a);
+  return whole == "100" && a < 100 ? FormatPrintf("%.1f", std::min(a, 99.9)) : whole;
 }
 
 std::string Setting(const SweepCell& c) {
-  return "η " + Format("%g", c.eta) + ", interval " + std::to_string(c.interval);
+  return "η " + FormatPrintf("%g", c.eta) + ", interval " + std::to_string(c.interval);
 }
 
 // What a cell's saving `v` (fraction of static low's) says: "saves 41 % of

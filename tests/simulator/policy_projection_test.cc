@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "tests/support/run_command.h"
 
 namespace accordion::sim {
@@ -22,7 +23,7 @@ const std::string kV3 = std::string(ACCORDION_SOURCE_DIR) + "/traces/samples/fmn
 // The α-β model: fast, and the same for every schedule.
 ReplayOptions At(double gbps) {
   PlatformSpec platform;
-  platform.bandwidth_Bps = gbps * 1e9 / 8;
+  platform.bandwidth_Bps = BytesPerSecondFromGbps(gbps);
   return ReplayOptions().platform(platform).timing(TimingSource::kAnalytic).anchor(false);
 }
 
