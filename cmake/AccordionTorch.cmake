@@ -59,6 +59,13 @@ if(ACCORDION_TORCH_FROM_PYTHON)
       "use PyTorch's own wheel, e.g. pip install torch)")
   endif()
   set(Torch_DIR "${_torch_prefix}/Torch" CACHE PATH "LibTorch's CMake directory" FORCE)
+  # LibTorch's CMake files find Python by the interpreter first on PATH (a
+  # pyenv shim, say), and pybind11 then takes its headers: the module is to
+  # be built for the Python that imports it, whose headers are Debian's
+  # python3-dev for the project's .venv.
+  if(NOT SKBUILD)
+    set(Python_EXECUTABLE "${ACCORDION_PYTHON}" CACHE FILEPATH "The Python LibTorch and pybind11 are found for")
+  endif()
   # TorchConfig finds its libraries with find_library(... PATHS <torch>/lib),
   # which searches the system's directories first: where Debian's libtorch-dev
   # is installed too, it would link that LibTorch under these headers.

@@ -12,6 +12,8 @@
 #   scripts/install-deps.sh --debian-torch  also Debian's LibTorch 1.13 (CPU only), for the
 #                                           debian-torch and sanitize presets
 #   scripts/install-deps.sh --no-venv       the Debian packages only
+#   scripts/install-deps.sh --list-packages print the Debian packages it installs, one a line
+#                                           (tests/build checks the build needs no others)
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 
@@ -22,21 +24,25 @@ packages=(
   clang libfuzzer-14-dev clang-format-14
   libopenblas0-openmp
   libsimgrid-dev
+  libgloo-dev
   qt6-base-dev libqcustomplot-dev
   pybind11-dev python3-dev python3-venv
   dataset-fashion-mnist
 )
 venv=1
+list=0
 for arg in "$@"; do
   case "$arg" in
+    --list-packages) list=1 ;;
     --venv) venv=1 ;;  # the default; kept so that older notes still work
     --no-venv) venv=0 ;;
-    --debian-torch) packages+=(libtorch-dev libgloo-dev python3-torch python3-torchvision python3-pytest) ;;
+    --debian-torch) packages+=(libtorch-dev python3-torch python3-torchvision python3-pytest) ;;
     --bench) ;;  # NumPy for the benchmarks is in .venv now
-    -h|--help) sed -n '2,15p' "$0"; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
     *) echo "install-deps.sh: error: unknown option '$arg' (see --help)" >&2; exit 2 ;;
   esac
 done
+if [ "$list" -eq 1 ]; then printf '%s\n' "${packages[@]}"; exit 0; fi
 
 missing=()
 for p in "${packages[@]}"; do

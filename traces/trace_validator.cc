@@ -130,6 +130,14 @@ TraceSummary ValidateTrace(const std::string& path) {
     if (!Close(floats[e], epochs[e].floats_sent)) {
       Inconsistent(p, "epochs: floats_sent of epoch " + std::to_string(e) + " is not the sum over its layers");
     }
+    // A recorded epoch trained: a row of no steps and no traffic is a run
+    // whose gradients never went through the recorder (a hook that was
+    // bypassed), not an epoch anything can be projected from.
+    if (epochs[e].iterations == 0 && epochs[e].floats_sent == 0) {
+      Inconsistent(p, "epochs: epoch " + std::to_string(e) +
+                          " records no step (0 iterations, 0 floats sent): its gradients never went through "
+                          "the recorder");
+    }
   }
 
   reader->ForEachIteration([&](const IterationRecord& r) {

@@ -313,6 +313,11 @@ void DdpHookCore::EndForward() {
 
 void DdpHookCore::GradientReady(int layer, const torch::Tensor& grad) {
   if (layer < 0 || layer >= static_cast<int>(layers_.size())) throw std::out_of_range("no such layer");
+  // DDP reduces after any forward run with grad mode on; a forward the
+  // caller did not announce as a step (a wrapper left in eval mode, as
+  // Lightning leaves DDP after validation) still gets its gradients
+  // averaged, never dropped. Every rank's DDP calls the hook alike.
+  if (!in_step_) BeginStep();
   gradients_seen_ = true;
   exchange_->GradientReady(layer, grad);
 }
@@ -321,8 +326,37 @@ void DdpHookCore::FinishStep() {
   if (!in_step_) return;
   iteration_.backward_s = Seconds(Clock::now() - backward_start_);
   exchange_->FinishStep();
+  const StepOutcome& outcome = exchange_->last_step();
+  if (outcome.finite) {
+    result_square_sum_ += outcome.result_square_sum;
+  } else {
+    ++skipped_steps_;
+  }
   in_step_ = false;
   step_open_ = true;
+}
+
+void DdpHookCore::SetGradientScale(double scale) {
+  if (in_step_) throw InputError("the loss scale can change between steps only");
+  exchange_->set_gradient_scale(scale);
+}
+
+std::string DdpHookCore::HealthProblem(int64_t optimizer_steps) const {
+  const std::string epoch = "epoch " + std::to_string(epoch_);
+  if (optimizer_steps > 0 && step_ == 0) {
+    return "the optimizer stepped " + std::to_string(optimizer_steps) + " time(s) in " + epoch +
+           " but no gradient went through the Accordion hook: train through the DistributedDataParallel model "
+           "the hook is attached to (not its .module)";
+  }
+  if (step_ > skipped_steps_ && result_square_sum_ == 0) {
+    double local = 0;
+    for (const torch::Tensor& sum : exchange_->RawGradientSums()) local += sum.norm().item<double>();
+    if (local > 0) {
+      return "the Accordion hook handed back all-zero averaged gradients in " + epoch +
+             " while this rank's own were not zero: the hook is not exchanging this model's gradients";
+    }
+  }
+  return "";
 }
 
 torch::Tensor DdpHookCore::Gradient(int layer) const { return exchange_->Gradient(layer); }
@@ -345,7 +379,7 @@ void DdpHookCore::CloseStep(Clock::time_point now) {
 }
 
 DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_loss, double train_acc, double test_loss,
-                                      double test_acc) {
+                                      double test_acc, int64_t optimizer_steps) {
   if (finished_ && disagreement_.empty())
     throw InputError("end_epoch after the hook's run ended (close(), or a failure)");
   // A training-mode forward that no backward followed (a loss computed for
@@ -365,7 +399,26 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
     problem = "lr and next_lr must be finite and not negative";
   }
   if (problem.empty()) CloseStep(Clock::now());
+  if (problem.empty()) {
+    problem = HealthProblem(optimizer_steps);
+    if (!problem.empty() && !finished_) {
+      // Never a complete trace of a run the hook did not serve.
+      finished_ = true;
+      recorder_->Finish(RunStatus::kFailed);
+    }
+  }
   AgreeOnPhase(RankPhase::kEndEpoch, problem, lr, next_lr);
+  // Every step of the epoch was not finite: the model itself diverged (a
+  // GradScaler's overflows are a few steps, never an epoch). The same count
+  // on every rank: the steps' outcomes are.
+  if (step_ > 0 && skipped_steps_ == step_) {
+    Finish(RunStatus::kFailed);
+    throw TrainingDiverged("training diverged in epoch " + std::to_string(epoch_) + ": the gradients of all " +
+                           std::to_string(step_) + " steps were not finite" +
+                           (recording_ ? "; the trace keeps " + std::to_string(epoch_) +
+                                             " finished epoch(s) and is marked failed"
+                                       : ""));
+  }
   const RawGradientStatistics stats = exchange_->ReduceRawGradients();
   const std::vector<double>& norms = stats.norms;
   for (size_t l = 0; l < norms.size(); ++l) {
@@ -417,12 +470,15 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
   summary.epoch = epoch_;
   summary.grad_norms = norms;
   summary.floats_sent = rec.floats_sent;
+  summary.skipped_steps = skipped_steps_;
   plan_ = run_->CurrentPlan();
   summary.next_levels = plan_.layer_levels;
   summary.next_critical = plan_.critical;
   summary.next_batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
   ++epoch_;
   step_ = 0;
+  skipped_steps_ = 0;
+  result_square_sum_ = 0;
   sums_ = EpochRecord();
   exchange_->SetLevels(plan_.layer_levels, epoch_);
   exchange_->set_raw_gradient_weight(plan_.raw_gradient_weight);

@@ -112,6 +112,9 @@ struct DdpEpochSummary {
   std::vector<bool> next_critical;  // per layer
   double floats_sent = 0;           // by one worker in the epoch
   int64_t next_batch_size = 0;      // the batch scheme's next global batch (else the run's)
+  // Steps whose gradients were not finite (GradScaler skipped them): sent
+  // and timed like any step, left out of the norms and error feedback.
+  int64_t skipped_steps = 0;
 };
 
 class DdpHookCore {
@@ -130,15 +133,26 @@ class DdpHookCore {
 
   void BeginStep();
   void EndForward();
+  // DDP hands a gradient over. A step no training forward announced (DDP
+  // reduces whenever grad mode was on in its forward, whatever its
+  // .training says) begins here.
   void GradientReady(int layer, const torch::Tensor& grad);
   void FinishStep();
   torch::Tensor Gradient(int layer) const;
+  // The loss scale of the coming step's gradients (GradScaler's), so that
+  // the norms Accordion compares are the unscaled ones. Between steps.
+  void SetGradientScale(double scale);
 
   // Collective. `lr` is the epoch's LR, `next_lr` the next one's (an LR
   // decay holds every layer critical, as in accordion-train). Throws
   // TrainingDiverged when a layer's accumulated gradient is not finite.
+  // `optimizer_steps`: the steps this rank's optimizer took in the epoch
+  // (-1: not known). The hook checks its own health: an epoch in which the
+  // optimizer stepped but no gradient went through the hook, or whose
+  // averages were all zero while this rank's gradients were not, is an
+  // InputError on every rank and the trace is marked failed.
   DdpEpochSummary EndEpoch(double lr, double next_lr, double train_loss, double train_acc, double test_loss,
-                           double test_acc);
+                           double test_acc, int64_t optimizer_steps = -1);
   // Marks the trace finished: complete, or interrupted (kept epochs only).
   // kComplete is collective (the ranks agree that all close after the same
   // epoch); the others are not, so a rank whose peer failed can still end.
@@ -174,6 +188,12 @@ class DdpHookCore {
   int64_t step_ = 0;
   bool in_step_ = false, step_open_ = false, finished_ = false;
   bool gradients_seen_ = false;  // in the running step
+  // The running epoch's steps whose results were not finite, and the sum
+  // of squares of the finite ones' results (zero: the hook handed back zeros).
+  int64_t skipped_steps_ = 0;
+  double result_square_sum_ = 0;
+  // What the health check says about the running epoch ("" if healthy).
+  std::string HealthProblem(int64_t optimizer_steps) const;
   Clock::time_point step_start_, backward_start_, epoch_start_;
   IterationRecord iteration_;
   EpochRecord sums_;

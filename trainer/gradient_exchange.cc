@@ -18,6 +18,10 @@ namespace {
 
 double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
+// |t|^2 as a float64 scalar on t's device: no host synchronisation, and no
+// overflow where t's norm still fits a float.
+torch::Tensor SquaredNorm(const torch::Tensor& t) { return t.norm().to(torch::kFloat64).square(); }
+
 // Runs `ready` after autograd accumulated a parameter's gradient. Our own
 // FunctionPostHook rather than LambdaPostHook, whose constructor changed
 // between LibTorch 1.13 and 2.x; the hook interface did not.
@@ -56,7 +60,8 @@ struct GradientExchange::Bucket {
   std::vector<int> compressed_layers;  // PowerSGD low-rank or TopK-sparsified
   int64_t dense_numel = 0;
   torch::Tensor buffer;   // the gradients (each .grad is a view into it)
-  torch::Tensor raw_sum;  // Accordion's accumulator, same layout
+  torch::Tensor raw_sum;  // Accordion's accumulator, same layout, as of the last committed step
+  torch::Tensor raw_staged;  // raw_sum with the running step's gradients added
   // The bucket's layers in buffer order, their flat views into the buffer
   // and their ids as a tensor: each step's squared norms go to raw_moments_.
   std::vector<torch::Tensor> layer_views;
@@ -104,6 +109,7 @@ GradientExchange::GradientExchange(std::vector<torch::Tensor> parameters, std::v
   slots_.resize(layers_.size());
   raw_moments_ = torch::zeros({static_cast<int64_t>(layers_.size()) + 1},
                               torch::TensorOptions().dtype(torch::kFloat64).device(device_));
+  step_moments_ = torch::zeros_like(raw_moments_);
   if (!options_.own_gradients()) return;
   for (size_t l = 0; l < parameters_.size(); ++l) {
     std::shared_ptr<torch::autograd::Node> acc = torch::autograd::impl::grad_accumulator(parameters_[l]);
@@ -167,6 +173,7 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
     }
     bucket.buffer = torch::zeros({offset}, device_);
     bucket.raw_sum = torch::zeros({offset}, device_);
+    bucket.raw_staged = torch::empty({offset}, device_);
     std::vector<int64_t> ids;
     for (const auto& [l, at] : placed) {
       const LayerInfo& info = layers_[static_cast<size_t>(l)];
@@ -218,6 +225,9 @@ void GradientExchange::BeginStep(bool exact_ready_times) {
     state_[b]->pending = static_cast<int>(buckets_[b].layers.size());
   }
   next_launch_ = 0;
+  step_moments_.zero_();
+  result_squares_.clear();
+  check_squares_.clear();
   backward_start_ = step_start_;
   in_step_ = true;
   communicating_ = true;
@@ -276,16 +286,21 @@ void GradientExchange::StartDense(int b) {
 void GradientExchange::FinishDense(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   Wait(bucket.dense);
-  if (bucket.dense_numel > 0) bucket.buffer.narrow(0, 0, bucket.dense_numel).div_(comm_.world_size());
+  if (bucket.dense_numel == 0) return;
+  torch::Tensor average = bucket.buffer.narrow(0, 0, bucket.dense_numel);
+  average.div_(comm_.world_size());
+  result_squares_.push_back(SquaredNorm(average));
 }
 
 void GradientExchange::Launch(int b) {
   Bucket& bucket = *state_[static_cast<size_t>(b)];
   Clock::time_point t = Clock::now();
-  bucket.raw_sum.add_(bucket.buffer, raw_weight_);
+  // Staged, not added in place: a step that turns out not finite leaves
+  // the sums as they were. Counted in the gradients' own units (unscaled).
+  torch::add_out(bucket.raw_staged, bucket.raw_sum, bucket.buffer, raw_weight_ / gradient_scale_);
   // AdaQS's moments: each layer's squared norm this step, weighted alike.
-  AccumulateSquaredNorms(bucket.layer_views, bucket.layer_ids, raw_weight_, raw_moments_);
-  if (b == 0) raw_steps_ += raw_weight_;
+  AccumulateSquaredNorms(bucket.layer_views, bucket.layer_ids, raw_weight_ / (gradient_scale_ * gradient_scale_),
+                         step_moments_);
   bookkeeping_s_ += Seconds(Clock::now() - t);
   switch (compressor_) {
     case Compressor::kNone:
@@ -293,11 +308,10 @@ void GradientExchange::Launch(int b) {
       Start(bucket.dense, comm_.AllReduceSum(bucket.buffer), CollectiveKind::kDense, b, 4 * bucket.buffer.numel(), t);
       break;
     case Compressor::kLowRank: {
+      // Kept until the step is committed: a skipped step sends it again.
       for (size_t i = 0; i < bucket.dense_layers.size(); ++i) {
-        torch::Tensor& memory = bucket.folded_memory[i];
-        if (!memory.defined()) continue;
-        GradView(bucket.dense_layers[i]).add_(memory.view_as(GradView(bucket.dense_layers[i])));
-        memory = torch::Tensor();
+        const torch::Tensor& memory = bucket.folded_memory[i];
+        if (memory.defined()) GradView(bucket.dense_layers[i]).add_(memory.view_as(GradView(bucket.dense_layers[i])));
       }
       StartDense(b);
       if (bucket.compressed_layers.empty()) break;
@@ -343,6 +357,7 @@ void GradientExchange::FinishStep() {
       for (auto& bucket : state_) {
         Wait(bucket->dense);
         bucket->buffer.div_(world);
+        result_squares_.push_back(SquaredNorm(bucket->buffer));
       }
       break;
     case Compressor::kLowRank:
@@ -351,6 +366,7 @@ void GradientExchange::FinishStep() {
         Bucket& bucket = *state_[b];
         if (bucket.compressed_layers.empty()) continue;
         Wait(bucket.p_flight);
+        check_squares_.push_back(SquaredNorm(bucket.p));
         WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
@@ -367,6 +383,7 @@ void GradientExchange::FinishStep() {
         Bucket& bucket = *state_[b];
         if (bucket.compressed_layers.empty()) continue;
         Wait(bucket.q_flight);
+        result_squares_.push_back(SquaredNorm(bucket.q));
         WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
@@ -382,6 +399,12 @@ void GradientExchange::FinishStep() {
         FinishDense(static_cast<int>(b));
         Bucket& bucket = *state_[b];
         Wait(bucket.topk);
+        if (!bucket.compressed_layers.empty()) {
+          // The values, not the indices' bits: those may read as NaN.
+          for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+            result_squares_.push_back(SquaredNorm(bucket.gathered.narrow(1, bucket.packed_offset[i], bucket.k[i])));
+          }
+        }
         WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
         for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
@@ -393,6 +416,45 @@ void GradientExchange::FinishStep() {
       }
       break;
   }
+  Commit();
+}
+
+void GradientExchange::Commit() {
+  const Clock::time_point t = Clock::now();
+  double results = 0, checks = 0;
+  if (!result_squares_.empty()) results = torch::stack(result_squares_).sum().item<double>();
+  if (!check_squares_.empty()) checks = torch::stack(check_squares_).sum().item<double>();
+  last_step_.finite = std::isfinite(results) && std::isfinite(checks);
+  last_step_.result_square_sum = results;
+  if (last_step_.finite) {
+    for (auto& bucket : state_) {
+      std::swap(bucket->raw_sum, bucket->raw_staged);
+      for (torch::Tensor& memory : bucket->folded_memory) memory = torch::Tensor();
+      for (size_t i = 0; i < bucket->compressed_layers.size(); ++i) {
+        const int l = bucket->compressed_layers[i];
+        if (compressor_ == Compressor::kLowRank) compressors_->powersgd.Commit(l, bucket->Q(i));
+        if (compressor_ == Compressor::kSparse) compressors_->topk.Commit(l);
+      }
+    }
+    raw_moments_.add_(step_moments_);
+    raw_steps_ += raw_weight_;
+  }
+  bookkeeping_s_ += Seconds(Clock::now() - t);
+}
+
+void GradientExchange::set_gradient_scale(double scale) {
+  if (!(scale > 0) || !std::isfinite(scale)) throw InputError("the loss scale must be a finite number above 0");
+  if (scale == gradient_scale_) return;
+  // Memories owed from earlier steps are in the old scale's units.
+  const double factor = scale / gradient_scale_;
+  compressors_->powersgd.ScaleMemories(factor);
+  compressors_->topk.ScaleResiduals(factor);
+  for (auto& bucket : state_) {
+    for (torch::Tensor& memory : bucket->folded_memory) {
+      if (memory.defined()) memory.mul_(factor);
+    }
+  }
+  gradient_scale_ = scale;
 }
 
 std::vector<torch::Tensor> GradientExchange::RawGradientSums() const {

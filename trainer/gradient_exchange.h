@@ -18,6 +18,15 @@
 // average over ranks. The exchange also sums each layer's raw gradient
 // (before error feedback and compression) for Accordion.
 //
+// A step whose gradients are not finite on some rank (fp16 under a loss
+// scale that overflowed: GradScaler skips such a step) gives a non-finite
+// average on every rank, as plain DDP does, so the scaler on each rank sees
+// it and skips. Every collective carries what any rank put in (a sum with
+// Inf or NaN stays so; TopK picks NaN and Inf first), so the ranks tell it
+// from the results they share, without a collective of its own. Such a step
+// changes no state: error-feedback memories, warm Qs and the raw sums are
+// staged during the step and kept only when its results are finite.
+//
 // Gradient accumulation (the batch scheme's large batches, DDP's no_sync):
 // a step may run several backward passes; gradients add up in the buckets
 // and only the last pass - BeginBackward(/*last_micro_batch=*/true) -
@@ -71,6 +80,14 @@ class ExchangeOptions {
   ACCORDION_ARG(bool, own_gradients) = true;
 };
 
+// Whether the last step's results were finite (the same on every rank), and
+// a number that is zero exactly when the average it handed back is zero
+// everywhere: the sum of the squares of what the collectives returned.
+struct StepOutcome {
+  bool finite = true;
+  double result_square_sum = 0;
+};
+
 // What one step did, for the trace's per-iteration tables.
 struct ExchangeTimings {
   std::vector<double> grad_ready_s;  // per layer, since BeginBackward()
@@ -113,8 +130,10 @@ class GradientExchange {
   // (grad-ready offsets count from its start); earlier ones accumulate.
   void BeginBackward(bool last_micro_batch = true);
   // After backward: completes every bucket; .grad holds the rank average.
+  // Commits the step's state only if its results are finite (StepOutcome).
   // Throws CommunicationError when a peer failed.
   void FinishStep();
+  const StepOutcome& last_step() const { return last_step_; }
   // Without own_gradients: `grad` (shaped like the layer's parameter) is
   // the layer's gradient of this step, copied in; its bucket starts once
   // all of the bucket's gradients are in. After FinishStep, Gradient(layer)
@@ -140,6 +159,12 @@ class GradientExchange {
   // at the low batch, so the epoch's norm does not shrink because the batch
   // grew and its steps became fewer.
   void set_raw_gradient_weight(double weight) { raw_weight_ = weight; }
+  // The loss scale the coming step's gradients carry (GradScaler's; 1 by
+  // default). The raw sums count g / scale, so a change of scale is no
+  // change of the norms Accordion compares; error-feedback memories are
+  // kept in the gradients' units and rescaled when the scale changes.
+  // Call between steps only.
+  void set_gradient_scale(double scale);
 
   const std::vector<GradientBucket>& buckets() const { return buckets_; }
 
@@ -187,6 +212,14 @@ class GradientExchange {
   bool exact_ready_times_ = false;
   bool communicating_ = false;  // the running backward pass is the step's last
   double raw_weight_ = 1;
+  double gradient_scale_ = 1;
+  StepOutcome last_step_;
+  // The step's results, reduced as they arrive: squares of what came back
+  // (zero iff the average is zero) and of the P factors (finite or not).
+  std::vector<torch::Tensor> result_squares_, check_squares_;
+  // This step's share of raw_moments_, added in when the step is committed.
+  torch::Tensor step_moments_;
+  void Commit();
   // float64, per layer the weighted sum of its squared step norms, then a
   // slot for the step count (raw_steps_, filled in before the all-reduce):
   // this rank's until ReduceRawGradients.

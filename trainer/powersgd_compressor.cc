@@ -68,14 +68,15 @@ torch::Tensor PowerSgdCompressor::q(int layer) const {
 
 void PowerSgdCompressor::ComputeP(int layer, const torch::Tensor& grad, torch::Tensor p) {
   LayerState& st = State(layer);
-  st.memory.add_(grad.view(st.memory.sizes()));
-  torch::mm_out(p, st.memory, st.q);
+  if (!st.staged.defined() || !st.staged.sizes().equals(st.memory.sizes())) st.staged = torch::empty_like(st.memory);
+  torch::add_out(st.staged, st.memory, grad.view(st.memory.sizes()));
+  torch::mm_out(p, st.staged, st.q);
 }
 
 void PowerSgdCompressor::ComputeQ(int layer, torch::Tensor p, torch::Tensor q) {
   LayerState& st = State(layer);
   GramSchmidt(p, options_.epsilon());
-  torch::mm_out(q, st.memory.t(), p);
+  torch::mm_out(q, st.staged.t(), p);
 }
 
 void PowerSgdCompressor::Decompress(int layer, const torch::Tensor& p, torch::Tensor q, int world_size,
@@ -84,8 +85,19 @@ void PowerSgdCompressor::Decompress(int layer, const torch::Tensor& p, torch::Te
   q.div_(world_size);
   torch::Tensor out = grad.view(st.memory.sizes());
   torch::mm_out(out, p, q.t());
-  st.memory.sub_(out);
+  st.staged.sub_(out);
+}
+
+void PowerSgdCompressor::Commit(int layer, const torch::Tensor& q) {
+  LayerState& st = State(layer);
+  std::swap(st.memory, st.staged);
   st.q.copy_(q);
+}
+
+void PowerSgdCompressor::ScaleMemories(double factor) {
+  for (auto& [layer, st] : layers_) {
+    if (st.memory.defined()) st.memory.mul_(factor);
+  }
 }
 
 torch::Tensor PowerSgdCompressor::TakeMemory(int layer) {
@@ -93,6 +105,7 @@ torch::Tensor PowerSgdCompressor::TakeMemory(int layer) {
   if (it == layers_.end() || !it->second.memory.defined()) return {};
   torch::Tensor memory = std::move(it->second.memory);
   it->second.memory = torch::Tensor();
+  it->second.staged = torch::Tensor();
   return memory;
 }
 

@@ -53,14 +53,23 @@ class PowerSgdCompressor {
   // The layer's warm Q (m x r); undefined before SetRank.
   torch::Tensor q(int layer) const;
 
-  // Step 1: M = grad + E (kept as E until Decompress), P = M Q into `p` (n x r).
+  // Step 1: M = grad + E (E itself is left as it was until Commit), P = M Q
+  // into `p` (n x r).
   void ComputeP(int layer, const torch::Tensor& grad, torch::Tensor p);
   // Step 2, after P was summed over ranks: orthonormalise `p` in place and
   // write Q = M^T P into `q` (m x r).
   void ComputeQ(int layer, torch::Tensor p, torch::Tensor q);
-  // Step 3, after Q was summed: Q /= world_size and kept warm; `grad` (n x m)
-  // receives P Q^T; E = M - P Q^T.
+  // Step 3, after Q was summed: Q /= world_size; `grad` (n x m) receives
+  // P Q^T, and M - P Q^T is staged as the next E.
   void Decompress(int layer, const torch::Tensor& p, torch::Tensor q, int world_size, torch::Tensor grad);
+  // Step 4: the step counts - the staged E becomes the memory and `q` (the
+  // averaged Q Decompress left) the warm Q. A step that is not committed (its
+  // gradients were not finite, and the optimizer skips it) leaves E and Q as
+  // they were before it.
+  void Commit(int layer, const torch::Tensor& q);
+  // Multiplies every memory by `factor`: the loss scale changed, and E is
+  // kept in the gradients' units.
+  void ScaleMemories(double factor);
 
   // The layer stops being sent low-rank: its memory (zeros if none) must be
   // sent with the dense gradient. The warm Q is kept for a later return.
@@ -72,7 +81,8 @@ class PowerSgdCompressor {
 
  private:
   struct LayerState {
-    torch::Tensor memory;  // n x m; holds M between ComputeP and Decompress
+    torch::Tensor memory;  // n x m, E as of the last committed step
+    torch::Tensor staged;  // n x m; M from ComputeP, then the next E from Decompress
     torch::Tensor q;       // m x r, warm across steps
   };
   LayerState& State(int layer);

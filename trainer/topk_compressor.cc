@@ -10,7 +10,9 @@ void TopKCompressor::Compress(int layer, const torch::Tensor& grad, int64_t k, t
   if (error_feedback_) {
     torch::Tensor& residual = residuals_[layer];
     if (!residual.defined()) residual = torch::zeros_like(flat);
-    acc = residual.add_(flat);
+    torch::Tensor& staged = staged_[layer];
+    if (!staged.defined() || staged.numel() != flat.numel()) staged = torch::empty_like(flat);
+    acc = torch::add_out(staged, residual, flat);
   }
   // sorted=false: the order of the kept entries does not matter to the sum.
   const torch::Tensor idx = std::get<1>(acc.abs().topk(k, /*dim=*/0, /*largest=*/true, /*sorted=*/false));
@@ -29,6 +31,18 @@ void TopKCompressor::Decompress(const torch::Tensor& gathered, torch::Tensor gra
   flat.zero_();
   flat.index_add_(0, indices, values);
   flat.div_(static_cast<double>(world));
+}
+
+void TopKCompressor::Commit(int layer) {
+  if (!error_feedback_) return;
+  auto it = staged_.find(layer);
+  if (it != staged_.end()) std::swap(residuals_[layer], it->second);
+}
+
+void TopKCompressor::ScaleResiduals(double factor) {
+  for (auto& [layer, r] : residuals_) {
+    if (r.defined()) r.mul_(factor);
+  }
 }
 
 torch::Tensor TopKCompressor::residual(int layer) const {

@@ -28,10 +28,15 @@ class TopKCompressor {
   explicit TopKCompressor(bool error_feedback = true) : error_feedback_(error_feedback) {}
 
   // Packs the k largest entries of grad + residual into `packed` (2k
-  // float32 words: k values, then k int32 indices bit for bit) and keeps
-  // the rest as the residual; without error feedback, of grad alone, and
-  // the rest is dropped.
+  // float32 words: k values, then k int32 indices bit for bit) and stages
+  // the rest as the next residual, which Commit keeps; without error
+  // feedback, of grad alone, and the rest is dropped.
   void Compress(int layer, const torch::Tensor& grad, int64_t k, torch::Tensor packed);
+  // The step counts: the staged residual replaces the layer's. A step not
+  // committed (not finite; the optimizer skips it) leaves the residual as it was.
+  void Commit(int layer);
+  // Multiplies every residual by `factor` (the loss scale changed).
+  void ScaleResiduals(double factor);
 
   // `gathered` ([world, 2k], every rank's packed words for this layer):
   // writes the sum of all ranks' entries divided by world into `grad`.
@@ -46,7 +51,8 @@ class TopKCompressor {
 
  private:
   bool error_feedback_;
-  std::map<int, torch::Tensor> residuals_;  // flat, numel entries
+  std::map<int, torch::Tensor> residuals_;  // flat, numel entries; as of the last committed step
+  std::map<int, torch::Tensor> staged_;     // Compress's next residuals
 };
 
 }  // namespace accordion

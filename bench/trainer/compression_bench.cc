@@ -33,6 +33,7 @@ void BM_PowerSgdStep(benchmark::State& state) {
     c.ComputeP(0, grad, p);
     c.ComputeQ(0, p, q);
     c.Decompress(0, p, q, 2, out);
+    c.Commit(0, q);
   }
   state.SetBytesProcessed(state.iterations() * rows * cols * 4);
 }
@@ -43,7 +44,10 @@ void BM_TopKCompress(benchmark::State& state) {
   const int64_t numel = state.range(0) * state.range(1), k = numel / 10;  // TopK 10 %
   TopKCompressor c;
   torch::Tensor grad = torch::randn({numel}), packed = torch::empty({2 * k});
-  for (auto _ : state) c.Compress(0, grad, k, packed);
+  for (auto _ : state) {
+    c.Compress(0, grad, k, packed);
+    c.Commit(0);
+  }
   state.SetBytesProcessed(state.iterations() * state.range(0) * state.range(1) * 4);
 }
 BENCHMARK(BM_TopKCompress)->Apply(Shapes)->Unit(benchmark::kMicrosecond);

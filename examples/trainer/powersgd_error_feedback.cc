@@ -34,7 +34,8 @@ torch::Tensor Send(accordion::PowerSgdCompressor& c, const torch::Tensor& grad) 
   torch::Tensor p = torch::empty({kRows, 1}), q = torch::empty({kCols, 1}), sent = torch::empty_like(grad);
   c.ComputeP(0, grad, p);          // P = (G + E) Q
   c.ComputeQ(0, p, q);             // orthonormalise P, Q = (G + E)^T P
-  c.Decompress(0, p, q, 1, sent);  // sent = P Q^T, E = (G + E) - sent
+  c.Decompress(0, p, q, 1, sent);  // sent = P Q^T, next E = (G + E) - sent
+  c.Commit(0, q);                  // the step counts: keep that E and Q
   return sent;
 }
 

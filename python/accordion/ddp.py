@@ -22,11 +22,13 @@ import atexit
 import json
 import math
 import os
+import warnings
 import weakref
 from typing import Any, Dict, List, Mapping, Optional, Union
 
 import torch
 import torch.distributed as dist
+from torch.optim.optimizer import register_optimizer_step_post_hook
 from torch.nn.parallel import DistributedDataParallel
 
 from . import _core
@@ -49,7 +51,8 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
            sample_iterations: Optional[int] = None, network_probe: Optional[bool] = None,
            topk_dense_vectors: Optional[bool] = None, topk_error_feedback: Optional[bool] = None,
            model_name: Optional[str] = None, dataset: str = "custom", train_samples: int = 0, batch_size: int = 0,
-           epochs: Optional[int] = None, config: Optional[Mapping[str, Any]] = None) -> "AccordionHook":
+           epochs: Optional[int] = None, config: Optional[Mapping[str, Any]] = None,
+           grad_scaler: Optional["torch.amp.GradScaler"] = None) -> "AccordionHook":
     """Registers the Accordion hook on ``ddp_model`` and returns its :class:`AccordionHook`.
 
     Collective: every rank calls it. An option left ``None`` takes the C++ core's
@@ -89,6 +92,12 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
             trains; the simulator derives time to train from them.
         model_name, dataset, config: what the trace's run row says about the training
             (``config``: a JSON-serialisable dict, kept beside the hook's own settings).
+        grad_scaler: the ``torch.amp.GradScaler`` of a mixed-precision (fp16) run. The hook
+            reads its scale before each step, so the gradient norms Accordion compares are
+            the unscaled ones and a change of scale is never a critical regime. With or
+            without it, a step whose gradients are not finite on any rank reaches the
+            scaler as without the hook (non-finite on every rank, so it skips the step)
+            and leaves error feedback and the norms untouched.
 
     Settings every rank must share: scheme, policy, levels, eta, interval, bucket_mb,
     seed, network_probe, TopK's choices and the model's parameters (names and shapes).
@@ -109,6 +118,8 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
     # first collective), so that no rank waits for one that raised alone.
     problem = ""
     try:
+        if grad_scaler is not None and not callable(getattr(grad_scaler, "get_scale", None)):
+            raise ValueError(f"grad_scaler must be a torch.amp.GradScaler, not {type(grad_scaler).__name__}")
         options = _options(ddp_model, scheme=scheme, policy=policy, low=low, high=high, level=level, eta=eta,
                            interval=interval, msdr_factor=msdr_factor, trace=trace, overwrite=overwrite, bucket_mb=bucket_mb, seed=seed,
                            sample_iterations=sample_iterations, network_probe=network_probe,
@@ -121,7 +132,7 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
     except ValueError as e:
         problem = str(e) or type(e).__name__
         options = HookOptions()
-    return AccordionHook(ddp_model, options, problem)
+    return AccordionHook(ddp_model, options, problem, grad_scaler=grad_scaler)
 
 
 def _set(options: HookOptions, name: str, value: Any, what: str) -> None:
@@ -219,6 +230,8 @@ def _metric(value: Optional[float], name: str) -> float:
 
 
 def _refuse_training_after_close(module, inputs):
+    # A forward in training mode is refused in one line; any other gradient
+    # that still reaches the closed hook is refused there (_communicate).
     if module.training and torch.is_grad_enabled():
         raise ValueError("a training step after close(): this model's AccordionHook is closed, and DDP takes one "
                          "communication hook; wrap the module in a new DistributedDataParallel to train on")
@@ -233,7 +246,8 @@ class AccordionHook:
     closing leaves its trace marked interrupted.
     """
 
-    def __init__(self, ddp_model: DistributedDataParallel, options: HookOptions, problem: str = "") -> None:
+    def __init__(self, ddp_model: DistributedDataParallel, options: HookOptions, problem: str = "",
+                 grad_scaler: Optional["torch.amp.GradScaler"] = None) -> None:
         named = [(n, p) for n, p in ddp_model.module.named_parameters() if p.requires_grad]
         self._layer_of = {p.data_ptr(): i for i, (_, p) in enumerate(named)}
         self._options = options
@@ -241,6 +255,19 @@ class AccordionHook:
         self._core = None
         self._core = _core.Core([p.detach() for _, p in named], [n for n, _ in named], options, problem)
         self._pending = []
+        self._scaler = grad_scaler
+        self._scale = 1.0
+        self._in_step = False
+        self._warned_unscaled = False
+        # The optimizer steps taken on this model's parameters in the running
+        # epoch: an epoch whose optimizer stepped while no gradient went
+        # through the hook is an error, never a trace marked complete.
+        self._optimizer_steps = 0
+        self._optimizes = weakref.WeakKeyDictionary()  # optimizer -> whether it steps our parameters
+        self._parameters = {id(p) for _, p in named}
+        me_ = weakref.ref(self)
+        self._step_hook = register_optimizer_step_post_hook(
+            lambda opt, args, kwargs: me_() is not None and me_()._count_optimizer_step(opt))
         ddp_model.register_comm_hook(self, AccordionHook._communicate)
         _attached.add(ddp_model)
         self._model = weakref.ref(ddp_model)
@@ -253,18 +280,45 @@ class AccordionHook:
 
     # -- DDP's side ---------------------------------------------------------
 
+    # A step is what DDP reduces: a forward with grad mode on, whatever the
+    # wrapper's .training says (Lightning's validation loop leaves the DDP
+    # wrapper in eval mode and restores only the LightningModule).
     def _forward_starts(self, module, inputs):
-        if not (module.training and torch.is_grad_enabled()) or self._core is None:
+        if not torch.is_grad_enabled() or self._core is None:
             return
         join = getattr(module, "_join_config", None)
         if join is not None and join.enable:
             raise ValueError("DDP's join() for uneven inputs is not supported by the Accordion hook: give every "
                              "rank the same number of steps per epoch (DistributedSampler(..., drop_last=True))")
+        if not self._in_step:
+            self._read_scale()
         self._core.begin_step()
+        self._in_step = True
 
     def _forward_ends(self, module, inputs, output):
-        if module.training and torch.is_grad_enabled() and self._core is not None:
+        if torch.is_grad_enabled() and self._core is not None:
             self._core.end_forward()
+
+    def _read_scale(self) -> None:
+        # The scale this step's loss is multiplied by: GradScaler changes it
+        # only in update(), after the optimizer step.
+        if self._scaler is None or not getattr(self._scaler, "is_enabled", lambda: True)():
+            return
+        scale = float(self._scaler.get_scale())
+        if not (math.isfinite(scale) and scale > 0):
+            raise FloatingPointError(f"training diverged: the GradScaler's scale is {scale} (every step since it "
+                                     "last grew had gradients that were not finite)")
+        if scale != self._scale:
+            self._core.set_gradient_scale(scale)
+            self._scale = scale
+
+    def _count_optimizer_step(self, optimizer) -> None:
+        steps_ours = self._optimizes.get(optimizer)
+        if steps_ours is None:
+            steps_ours = any(id(p) in self._parameters for g in optimizer.param_groups for p in g["params"])
+            self._optimizes[optimizer] = steps_ours
+        if steps_ours:
+            self._optimizer_steps += 1
 
     def _communicate(self, bucket):
         core = self._core
@@ -278,12 +332,16 @@ class AccordionHook:
                 raise ValueError("a parameter's storage changed after attach (the model was moved or a "
                                  "parameter replaced): attach after moving the model to its device")
             layers.append(layer)
+        if not self._in_step:  # a step no forward hook saw begin: the core begins it
+            self._read_scale()
+            self._in_step = True
         for layer, grad in zip(layers, bucket.gradients()):
             core.gradient_ready(layer, grad)
         future = torch.futures.Future()
         self._pending.append((bucket, layers, future))
         if bucket.is_last():
             core.finish_step()
+            self._in_step = False
             for b, ls, f in self._pending:
                 buffer = b.buffer()
                 core.copy_average_into(ls, buffer)
@@ -312,11 +370,16 @@ class AccordionHook:
 
         Returns:
             A dict: ``epoch``, ``grad_norms``, ``next_levels``, ``next_critical``,
-            ``floats_sent`` (one worker, this epoch), ``next_batch_size``.
+            ``floats_sent`` (one worker, this epoch), ``next_batch_size``, ``skipped_steps``
+            (steps whose gradients were not finite, which GradScaler skips: sent and timed
+            like any step, left out of the norms and error feedback).
 
         Raises:
             ValueError: a bad argument, or ranks that disagree (another number of steps,
-                another lr), on every rank in one line.
+                another lr), on every rank in one line; or an epoch the hook did not serve
+                (the optimizer stepped but no gradient went through the hook, or the
+                averages it handed back were all zero while the gradients were not): the
+                trace is then marked failed.
             FloatingPointError: a layer's accumulated gradient is not finite (training
                 diverged); the trace keeps the finished epochs and is marked failed.
         """
@@ -324,9 +387,18 @@ class AccordionHook:
         next_lr = lr if next_lr is None else next_lr
         if any(isinstance(v, bool) or not isinstance(v, (int, float)) for v in (lr, next_lr)):
             raise ValueError(f"lr and next_lr must be numbers, not {lr!r} and {next_lr!r}")
-        return self._core.end_epoch(float(lr), float(next_lr), _metric(train_loss, "train_loss"),
-                                    _metric(train_accuracy, "train_accuracy"), _metric(test_loss, "test_loss"),
-                                    _metric(test_accuracy, "test_accuracy"))
+        optimizer_steps, self._optimizer_steps = self._optimizer_steps, 0
+        summary = self._core.end_epoch(float(lr), float(next_lr), _metric(train_loss, "train_loss"),
+                                       _metric(train_accuracy, "train_accuracy"), _metric(test_loss, "test_loss"),
+                                       _metric(test_accuracy, "test_accuracy"), optimizer_steps=optimizer_steps)
+        self._in_step = False  # a forward no backward followed was dropped with the epoch
+        if summary["skipped_steps"] and self._scaler is None and not self._warned_unscaled:
+            self._warned_unscaled = True
+            warnings.warn(f"{summary['skipped_steps']} step(s) of epoch {summary['epoch']} had gradients that were "
+                          "not finite (a loss scale that overflowed?): if this run uses torch.amp.GradScaler, "
+                          "pass it to attach(grad_scaler=...) so that Accordion compares unscaled gradient norms",
+                          RuntimeWarning, stacklevel=2)
+        return summary
 
     def close(self, complete: bool = True) -> None:
         """Marks the trace finished (``complete=False``: interrupted) and releases the
@@ -339,6 +411,7 @@ class AccordionHook:
             return
         self._closed = True
         atexit.unregister(self._at_exit)
+        self._step_hook.remove()
         for h in self._handles:
             h.remove()
         # DDP keeps calling its comm hook, whose errors it wraps in a

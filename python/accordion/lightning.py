@@ -6,17 +6,29 @@ strategy's ``DistributedDataParallel`` model and ends each epoch with it.
         accordion.lightning.AccordionCallback(scheme="powersgd", low=2, high=1, trace="run.trace")])
 
 Every keyword of :func:`accordion.ddp.attach` is accepted; ``epochs`` defaults to
-the trainer's ``max_epochs``, ``train_samples`` and ``batch_size`` to what the
-training data loader says (its batch times the world size). ``trace`` is written by rank 0 (give it everywhere or
-on rank 0 only). The epoch's learning rate is the first optimizer's first group
-(``next_lr`` what the LR schedulers set for the next one: an epoch is ended
-at the next one's start, once Lightning has stepped them); ``train_loss`` and
-``test_accuracy`` are taken from the logged metrics named by ``loss_metric`` and
-``accuracy_metric`` when the module logs them (else not recorded: "—").
+the trainer's ``max_epochs``; ``batch_size`` to the global batch one optimizer
+step sees (the loader's batch times the world size times
+``accumulate_grad_batches``) and ``train_samples`` to the samples one epoch
+trains (``limit_train_batches`` counted); ``grad_scaler`` to the precision
+plugin's GradScaler under ``precision="16-mixed"``. ``trace`` is written by
+rank 0 (give it everywhere or on rank 0 only). The epoch's learning rate is
+the optimizer's first group (``next_lr`` what the LR schedulers set for the
+next one: an epoch is ended at the next one's start, once Lightning has
+stepped them); ``train_loss`` and ``test_accuracy`` are taken from the logged
+metrics named by ``loss_metric`` and ``accuracy_metric`` when the module logs
+them (else not recorded: "—").
+
+Validation loops (and the sanity check), ``val_check_interval``, early
+stopping and mixed precision need nothing more. A module with more than one
+optimizer is refused, and so is a fit resumed with ``ckpt_path=`` while a
+trace is being recorded: the callback's state in the checkpoint says which
+trace recorded the first part (its epochs stay readable); resume without
+``trace`` to train on.
 """
 
 from __future__ import annotations
 
+import math
 from typing import Any, Dict, Optional
 
 import torch
@@ -41,20 +53,39 @@ class AccordionCallback(pl.Callback):
         self.hook: Optional[ddp.AccordionHook] = None
         self._lr = 0.0
         self._epoch_open = False
+        self._epochs_ended = 0
+        self._resumed_from: Optional[Dict[str, Any]] = None
 
     def on_train_start(self, trainer: "pl.Trainer", pl_module: "pl.LightningModule") -> None:
         model = trainer.strategy.model
         if not isinstance(model, DistributedDataParallel):
             raise ValueError("AccordionCallback needs Lightning's DDP strategy (strategy='ddp'), which wraps the "
                              f"module in DistributedDataParallel; this trainer's model is {type(model).__name__}")
+        if len(trainer.optimizers) > 1:
+            raise ValueError(f"AccordionCallback takes a module with one optimizer; this one configures "
+                             f"{len(trainer.optimizers)} (one optimizer step is one Accordion step)")
         kwargs = dict(self._kwargs)
+        if self._resumed_from is not None and kwargs.get("trace") is not None:
+            raise ValueError(f"AccordionCallback cannot continue a trace in a fit resumed from a checkpoint: trace "
+                             f"{self._resumed_from.get('trace')!r} recorded the first "
+                             f"{self._resumed_from.get('epochs_ended')} epoch(s) and keeps them; resume without "
+                             "trace= to train on")
         if trainer.max_epochs is not None and trainer.max_epochs > 0:
             kwargs.setdefault("epochs", trainer.max_epochs)
         kwargs.setdefault("model_name", type(pl_module).__name__)
         loader = trainer.train_dataloader
-        if getattr(loader, "dataset", None) is not None and getattr(loader, "batch_size", None):
-            kwargs.setdefault("train_samples", len(loader.dataset))
-            kwargs.setdefault("batch_size", loader.batch_size * trainer.world_size)
+        per_rank = getattr(loader, "batch_size", None)
+        if getattr(loader, "dataset", None) is not None and per_rank:
+            accumulate = max(1, int(trainer.accumulate_grad_batches))
+            kwargs.setdefault("batch_size", per_rank * trainer.world_size * accumulate)
+            batches = trainer.num_training_batches
+            if isinstance(batches, int) or (isinstance(batches, float) and math.isfinite(batches)):
+                kwargs.setdefault("train_samples", int(batches) * per_rank * trainer.world_size)
+            else:
+                kwargs.setdefault("train_samples", len(loader.dataset))
+        scaler = getattr(trainer.precision_plugin, "scaler", None)
+        if scaler is not None:
+            kwargs.setdefault("grad_scaler", scaler)
         self.hook = ddp.attach(model, **kwargs)
         self._epoch_open = False
 
@@ -77,6 +108,12 @@ class AccordionCallback(pl.Callback):
         if self.hook is not None:
             self.hook.close(complete=False)
 
+    def state_dict(self) -> Dict[str, Any]:
+        return {"trace": self._kwargs.get("trace"), "epochs_ended": self._epochs_ended}
+
+    def load_state_dict(self, state_dict: Dict[str, Any]) -> None:
+        self._resumed_from = dict(state_dict)
+
     def _end_open_epoch(self, trainer: "pl.Trainer", next_lr: float) -> None:
         if self.hook is None or not self._epoch_open:
             return
@@ -84,6 +121,7 @@ class AccordionCallback(pl.Callback):
         metrics = trainer.callback_metrics
         self.hook.end_epoch(lr=self._lr, next_lr=next_lr, train_loss=_metric(metrics, self._loss_metric),
                             test_accuracy=_metric(metrics, self._accuracy_metric))
+        self._epochs_ended += 1
 
 
 def _first_lr(trainer: "pl.Trainer") -> float:

@@ -216,11 +216,11 @@ PYBIND11_MODULE(_core, m) {
       .def(
           "end_epoch",
           [](Core& c, double lr, double next_lr, double train_loss, double train_acc, double test_loss,
-             double test_acc) {
+             double test_acc, int64_t optimizer_steps) {
             DdpEpochSummary s;
             {
               py::gil_scoped_release no_gil;
-              s = c.core().EndEpoch(lr, next_lr, train_loss, train_acc, test_loss, test_acc);
+              s = c.core().EndEpoch(lr, next_lr, train_loss, train_acc, test_loss, test_acc, optimizer_steps);
             }
             py::dict d;
             d["epoch"] = s.epoch;
@@ -229,10 +229,14 @@ PYBIND11_MODULE(_core, m) {
             d["next_critical"] = s.next_critical;
             d["floats_sent"] = s.floats_sent;
             d["next_batch_size"] = s.next_batch_size;
+            d["skipped_steps"] = s.skipped_steps;
             return d;
           },
           py::arg("lr"), py::arg("next_lr"), py::arg("train_loss"), py::arg("train_acc"), py::arg("test_loss"),
-          py::arg("test_acc"))
+          py::arg("test_acc"), py::arg("optimizer_steps") = -1)
+      .def(
+          "set_gradient_scale", [](Core& c, double scale) { c.core().SetGradientScale(scale); }, py::arg("scale"),
+          "The loss scale of the coming step's gradients (GradScaler's), between steps.")
       .def(
           "finish",
           [](Core& c, bool complete) { c.core().Finish(complete ? RunStatus::kComplete : RunStatus::kInterrupted); },

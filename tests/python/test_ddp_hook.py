@@ -175,3 +175,15 @@ def test_smith_under_the_hook_grows_the_batch_where_the_lr_would_decay(tmp_path)
     assert rows(trace, "SELECT batch_size, schedule_lr, lr FROM epochs ORDER BY epoch") == [
         (32, 0.05, 0.05), (32, 0.05, 0.05), (64, 0.025, 0.05), (64, 0.025, 0.05)]
     assert [levels[0] for levels in schedule_levels(trace, "smith")] == [32, 32, 64, 64]
+
+
+def test_an_epoch_the_hook_did_not_serve_fails_on_every_rank_and_is_never_complete(tmp_path):
+    # Epoch 1 trains through model.module: the optimizer steps, DDP and the hook see nothing.
+    trace = tmp_path / "run.trace"
+    run = torchrun("train_small.py", "--bypass-ddp-in-epoch", "1", "--epochs", "3", "--trace", trace,
+                   "--out", tmp_path / "out.json")
+    assert run.returncode != 0
+    said = run.stdout + run.stderr
+    assert said.count("no gradient went through the Accordion hook") >= 2, said[-3000:]
+    assert rows(trace, "SELECT status FROM run") == [("failed",)]
+    assert rows(trace, "SELECT epoch FROM epochs") == [(0,)]

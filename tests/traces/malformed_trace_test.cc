@@ -167,6 +167,15 @@ std::vector<Case> Cases() {
       {"floats_do_not_add_up", TraceErrorCode::kInconsistent,
        [](const std::string& p) { Sql(p, "UPDATE epochs SET floats_sent=floats_sent*2 WHERE epoch=1"); },
        "not the sum"},
+      // What a hook that handed back zeros recorded: epochs without a step.
+      {"epoch_without_a_step", TraceErrorCode::kInconsistent,
+       [](const std::string& p) {
+         Sql(p,
+             "DELETE FROM iterations WHERE epoch=1; DELETE FROM collectives WHERE epoch=1; "
+             "UPDATE epochs SET iterations=0, floats_sent=0 WHERE epoch=1; "
+             "UPDATE epoch_layers SET floats_sent=0 WHERE epoch=1");
+       },
+       "records no step"},
       {"level_not_of_the_run", TraceErrorCode::kInconsistent,
        [](const std::string& p) { Sql(p, "UPDATE epoch_layers SET level=3 WHERE epoch=1"); },
        "neither level_low nor level_high"},

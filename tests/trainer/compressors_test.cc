@@ -18,6 +18,7 @@ torch::Tensor PowerSgdRound(PowerSgdCompressor& c, int layer, const torch::Tenso
   c.ComputeP(layer, grad, p);
   c.ComputeQ(layer, p, q);
   c.Decompress(layer, p, q, /*world_size=*/1, out);
+  c.Commit(layer, q);
   return out;
 }
 
@@ -63,6 +64,28 @@ TEST(PowerSgd, LowRankIsNotExactButErrorFeedbackLosesNothing) {
   // Everything that went in either went out or is still owed.
   const torch::Tensor owed = MemoryOf(c, 0);
   EXPECT_TRUE(torch::allclose(sent_total + owed, input_total, 1e-4, 1e-4));
+}
+
+// A round that is not committed - its gradient was not finite, so GradScaler
+// skips the step - leaves the memory and the warm Q as they were, and the
+// next round is the one an uninterrupted run would have made.
+TEST(PowerSgd, ARoundNotCommittedLeavesMemoryAndQAsTheyWere) {
+  torch::manual_seed(7);
+  PowerSgdCompressor a(PowerSgdOptions().seed(3)), b(PowerSgdOptions().seed(3));
+  for (auto* c : {&a, &b}) c->SetRank(0, 12, 16, 2, 0);
+  const torch::Tensor g1 = torch::randn({12, 16}), g2 = torch::randn({12, 16});
+  PowerSgdRound(a, 0, g1);
+  PowerSgdRound(b, 0, g1);
+  torch::Tensor bad = torch::randn({12, 16});
+  bad[3][5] = INFINITY;
+  torch::Tensor p = torch::empty({12, 2}), q = torch::empty({16, 2}), out = torch::empty({12, 16});
+  b.ComputeP(0, bad, p);
+  b.ComputeQ(0, p, q);
+  b.Decompress(0, p, q, 1, out);
+  EXPECT_FALSE(out.isfinite().all().item<bool>());
+  EXPECT_TRUE(torch::equal(a.q(0), b.q(0)));
+  EXPECT_TRUE(torch::equal(PowerSgdRound(a, 0, g2), PowerSgdRound(b, 0, g2)));
+  EXPECT_TRUE(torch::equal(MemoryOf(a, 0), MemoryOf(b, 0)));
 }
 
 TEST(PowerSgd, GramSchmidtMakesOrthonormalColumns) {
@@ -124,11 +147,11 @@ TEST(Checkpoint, TopKContinuesExactlyFromSavedResiduals) {
   torch::manual_seed(9);
   TopKCompressor a, b;
   torch::Tensor pa = torch::empty({20}), pb = torch::empty({20});
-  a.Compress(1, torch::randn({50}), 10, pa);
+  a.Compress(1, torch::randn({50}), 10, pa); a.Commit(1);
   CopyState(a, b);
   const torch::Tensor g = torch::randn({50});
-  a.Compress(1, g, 10, pa);
-  b.Compress(1, g, 10, pb);
+  a.Compress(1, g, 10, pa); a.Commit(1);
+  b.Compress(1, g, 10, pb); b.Commit(1);
   EXPECT_TRUE(torch::equal(pa, pb));
   EXPECT_TRUE(torch::equal(a.residual(1), b.residual(1)));
 }
@@ -137,7 +160,7 @@ TEST(TopK, KeepsTheKLargestMagnitudesAndOwesTheRest) {
   const torch::Tensor g = torch::tensor({0.5f, -3.0f, 0.1f, 2.0f, -0.2f, 4.0f, 0.0f, -1.0f}).view({2, 4});
   TopKCompressor c;
   torch::Tensor packed = torch::empty({6});
-  c.Compress(0, g, 3, packed);
+  c.Compress(0, g, 3, packed); c.Commit(0);
   std::vector<std::pair<int, float>> kept;
   const torch::Tensor idx = packed.narrow(0, 3, 3).view(torch::kInt32);
   for (int i = 0; i < 3; ++i) kept.emplace_back(idx[i].item<int>(), packed[i].item<float>());
@@ -153,8 +176,8 @@ TEST(TopK, KeepsTheKLargestMagnitudesAndOwesTheRest) {
 TEST(TopK, ResidualJoinsTheNextStep) {
   TopKCompressor c;
   torch::Tensor packed = torch::empty({2});
-  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);  // sends 1.0, owes 0.9
-  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed);  // 0.9 + 0.2 now leads
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed); c.Commit(0);  // sends 1.0, owes 0.9
+  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed); c.Commit(0);  // 0.9 + 0.2 now leads
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 1);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.1f);
   EXPECT_TRUE(torch::equal(c.residual(0), torch::zeros({2})));
@@ -165,11 +188,11 @@ TEST(TopK, ResidualJoinsTheNextStep) {
 TEST(TopK, WithoutErrorFeedbackKeepsNoResidualAndDropsTheRest) {
   TopKCompressor c(/*error_feedback=*/false);
   torch::Tensor packed = torch::empty({2});
-  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);  // sends 1.0, drops 0.9
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed); c.Commit(0);  // sends 1.0, drops 0.9
   EXPECT_FALSE(c.residual(0).defined());
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.0f);
-  c.Compress(0, torch::tensor({0.3f, 0.2f}), 1, packed);  // with feedback 0.9 + 0.2 would lead
+  c.Compress(0, torch::tensor({0.3f, 0.2f}), 1, packed); c.Commit(0);  // with feedback 0.9 + 0.2 would lead
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 0.3f);
   EXPECT_FALSE(c.residual(0).defined());
@@ -181,6 +204,22 @@ TEST(TopK, WithoutErrorFeedbackKeepsNoResidualAndDropsTheRest) {
   TopKCompressor restored(false);
   CopyState(c, restored);
   EXPECT_FALSE(restored.residual(1).defined());
+}
+
+// A step that is not committed (GradScaler skips it: its gradients were not
+// finite) leaves the residual as it was; the next step starts from it.
+TEST(TopK, AStepNotCommittedLeavesTheResidualAsItWas) {
+  TopKCompressor c;
+  torch::Tensor packed = torch::empty({2});
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);
+  c.Commit(0);  // owes 0.9
+  c.Compress(0, torch::tensor({INFINITY, 0.2f}), 1, packed);
+  EXPECT_TRUE(torch::equal(c.residual(0), torch::tensor({0.0f, 0.9f})));
+  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed);
+  c.Commit(0);
+  EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.1f);
+  c.ScaleResiduals(0.5);  // the loss scale halved
+  EXPECT_TRUE(torch::equal(c.residual(0), torch::zeros({2})));
 }
 
 TEST(TopK, DecompressAveragesEveryRanksEntries) {

@@ -297,3 +297,98 @@ TEST(GradientExchange, RawGradientWeightScalesTheAccordionSums) {
 
 }  // namespace
 }  // namespace accordion
+
+namespace accordion {
+namespace {
+
+// Runs steps of `scheme` with step-dependent inputs (input k of rank r is
+// Input(r, l) * (k + 1), times `scale`), skipping the inputs listed in
+// `skip`; `bad_step`: that step's input of layer `bad_layer` on rank 1 holds
+// an Inf. Returns the last step's gradients and the raw norms, and whether
+// each step was finite.
+struct StepsRun {
+  std::vector<torch::Tensor> grads;
+  std::vector<double> norms;
+  std::vector<bool> finite;
+  std::vector<bool> grads_finite;
+};
+StepsRun Steps(Communicator& comm, const CommunicationScheme& scheme, const std::vector<double>& levels,
+          const std::vector<int>& inputs, int bad_step, int bad_layer, double scale = 1) {
+  const std::vector<LayerInfo> layers = Layers();
+  std::vector<torch::Tensor> params;
+  for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
+  GradientExchange exchange(params, layers, comm, ExchangeOptions().scheme(scheme).bucket_bytes(kBucketBytes).seed(17));
+  exchange.SetLevels(levels, 0);
+  exchange.set_gradient_scale(scale);
+  StepsRun run;
+  for (int k : inputs) {
+    exchange.BeginStep();
+    torch::Tensor loss = torch::zeros({});
+    for (size_t l = 0; l < layers.size(); ++l) {
+      torch::Tensor g = Input(comm.rank(), layers[l]) * (k + 1) * scale;
+      if (k == bad_step && comm.rank() == 1 && static_cast<int>(l) == bad_layer) g.view({-1})[3] = INFINITY;
+      loss = loss + (params[l] * g).sum();
+    }
+    exchange.BeginBackward();
+    loss.backward();
+    exchange.FinishStep();
+    run.finite.push_back(exchange.last_step().finite);
+    bool all = true;
+    for (const torch::Tensor& p : params) all = all && p.grad().isfinite().all().item<bool>();
+    run.grads_finite.push_back(all);
+  }
+  for (const torch::Tensor& p : params) run.grads.push_back(p.grad().clone());
+  run.norms = exchange.TakeGlobalRawGradientNorms();
+  return run;
+}
+
+struct SkipCase {
+  Scheme scheme;
+  std::vector<double> levels;
+  int bad_layer;  // on rank 1 only
+};
+
+// GradScaler skips a step whose gradients are not finite on any rank: the
+// exchange hands every rank non-finite averages for it (so every scaler
+// skips), and the step changes no state - the steps after it are exactly
+// those of a run that never saw it (error feedback, warm Q, raw sums).
+TEST(GradientExchange, AStepNotFiniteOnOneRankIsNotFiniteOnEveryRankAndChangesNothing) {
+  const std::vector<SkipCase> cases = {
+      {Scheme::kDense, {0, 0, 0, 0}, 2},
+      {Scheme::kPowerSgd, {2, 2, 1, 1}, 2},  // the Inf in a low-rank layer
+      {Scheme::kPowerSgd, {2, 2, 1, 1}, 1},  // in a bias, sent dense
+      {Scheme::kTopK, {0.25, 0.25, 0.25, 0.25}, 2},
+  };
+  for (const SkipCase& c : cases) {
+    OnTwoRanks([&](Communicator& comm) {
+      const StepsRun skipped = Steps(comm, c.scheme, c.levels, {0, 1, 2, 3}, /*bad_step=*/1, c.bad_layer);
+      const StepsRun never = Steps(comm, c.scheme, c.levels, {0, 2, 3}, -1, -1);
+      EXPECT_EQ(skipped.finite, (std::vector<bool>{true, false, true, true})) << ToString(c.scheme);
+      EXPECT_EQ(skipped.grads_finite, (std::vector<bool>{true, false, true, true})) << ToString(c.scheme);
+      for (size_t l = 0; l < skipped.grads.size(); ++l) {
+        EXPECT_TRUE(torch::equal(skipped.grads[l], never.grads[l])) << ToString(c.scheme) << " layer " << l;
+        EXPECT_EQ(skipped.norms[l], never.norms[l]) << ToString(c.scheme) << " layer " << l;
+      }
+    });
+  }
+}
+
+// Under a loss scale the raw sums count the unscaled gradient: the norms
+// Accordion compares do not move with the scale.
+TEST(GradientExchange, RawNormsAreThoseOfTheUnscaledGradients) {
+  for (Scheme scheme : {Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK}) {
+    const std::vector<double> levels =
+        scheme == Scheme::kTopK ? std::vector<double>(4, 0.25) : std::vector<double>{2, 2, 1, 1};
+    OnTwoRanks([&](Communicator& comm) {
+      const StepsRun plain = Steps(comm, scheme, levels, {0, 1}, -1, -1);
+      const StepsRun scaled = Steps(comm, scheme, levels, {0, 1}, -1, -1, /*scale=*/1024);
+      for (size_t l = 0; l < plain.norms.size(); ++l) {
+        EXPECT_NEAR(scaled.norms[l], plain.norms[l], 1e-5 * plain.norms[l]) << ToString(scheme) << " " << l;
+        EXPECT_TRUE(torch::allclose(scaled.grads[l], plain.grads[l] * 1024, 1e-4, 1e-3)) << ToString(scheme) << " " << l;
+      }
+    });
+  }
+}
+
+}  // namespace
+}  // namespace accordion

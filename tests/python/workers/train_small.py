@@ -24,10 +24,16 @@ def build(name):
                                torch.nn.Linear(32, 10))
 
 
-def batches(epoch, steps, rank, batch=16):
+def batches(epoch, steps, rank, batch=16, task="random"):
+    """random: labels drawn at random (nothing to learn); rule: the label is marked in the
+    first ten pixels (noise plus 6 at the label's), which a model learns within a few epochs."""
     g = torch.Generator().manual_seed(1000 * epoch + rank)
     for _ in range(steps):
-        yield torch.randn(batch, 1, 28, 28, generator=g), torch.randint(0, 10, (batch,), generator=g)
+        x = torch.randn(batch, 1, 28, 28, generator=g)
+        y = torch.randint(0, 10, (batch,), generator=g)
+        if task == "rule":
+            x.view(batch, -1)[:, :10] += 6 * F.one_hot(y, 10)
+        yield x, y
 
 
 def main():
@@ -50,6 +56,16 @@ def main():
     ap.add_argument("--stop-after", type=int, default=-1, help="early stopping: leave the loop after this many epochs")
     ap.add_argument("--against-plain-ddp", action="store_true")
     ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per step, all but the last under no_sync")
+    ap.add_argument("--amp", choices=["none", "fp16", "bf16"], default="none",
+                    help="autocast; fp16 with a GradScaler per model, as PyTorch documents it")
+    ap.add_argument("--init-scale", type=float, default=2.0 ** 16, help="the GradScaler's first scale")
+    ap.add_argument("--no-scaler-to-hook", action="store_true", help="do not tell the hook about the GradScaler")
+    ap.add_argument("--inf-on-rank-1-at", type=int, default=-1,
+                    help="rank 1's gradient of this step (counted over the run) is made infinite")
+    ap.add_argument("--task", choices=["random", "rule"], default="random")
+    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--bypass-ddp-in-epoch", type=int, default=-1,
+                    help="in this epoch train through model.module, which DDP and the hook never see")
     ap.add_argument("--out", required=True)
     a = ap.parse_args()
     dist.init_process_group("gloo")
@@ -60,14 +76,28 @@ def main():
     if a.against_plain_ddp:
         torch.manual_seed(0)
         reference = DDP(build(a.model))
-    opt = torch.optim.SGD(model.parameters(), lr=0.05)
-    ref_opt = torch.optim.SGD(reference.parameters(), lr=0.05) if reference else None
+    opt = torch.optim.SGD(model.parameters(), lr=a.lr)
+    ref_opt = torch.optim.SGD(reference.parameters(), lr=a.lr) if reference else None
     kw = {k: v for k, v in (("policy", a.policy), ("low", a.low), ("high", a.high), ("level", a.level),
                             ("msdr_factor", a.msdr_factor)) if v is not None}
+    fp16 = a.amp == "fp16"
+    scalers = {id(net): torch.amp.GradScaler("cpu", init_scale=a.init_scale, enabled=fp16)
+               for net in (model, reference) if net is not None}
+    if fp16 and not a.no_scaler_to_hook:
+        kw["grad_scaler"] = scalers[id(model)]
+    autocast_dtype = {"fp16": torch.float16, "bf16": torch.bfloat16}.get(a.amp)
+
+    def forward_loss(net, xs, ys):
+        if autocast_dtype is None:
+            return F.cross_entropy(net(xs), ys)
+        with torch.autocast("cpu", dtype=autocast_dtype):
+            return F.cross_entropy(net(xs), ys)
+    out_losses = {"hook": [], "plain": []}
+    step_count = 0
 
     def schedule_lr(epoch):
-        return 0.05 * (0.5 if 0 <= a.decay_at <= epoch else 1.0)
-    out = {"epochs": []}
+        return a.lr * (0.5 if 0 <= a.decay_at <= epoch else 1.0)
+    out = {"epochs": [], "losses": out_losses}
     acc = accordion.ddp.attach(model, scheme=a.scheme, interval=a.interval, trace=a.trace, bucket_mb=a.bucket_mb,
                                network_probe=False, epochs=a.epochs, batch_size=16 * dist.get_world_size(),
                                train_samples=16 * dist.get_world_size() * a.steps, dataset="random", **kw)
@@ -77,32 +107,49 @@ def main():
             if epoch == a.stop_after:
                 break
             levels = acc.levels
-            for x, y in batches(epoch, a.steps, rank):
+            for x, y in batches(epoch, a.steps, rank, task=a.task):
                 if epoch == a.raise_in_epoch:
                     raise RuntimeError("stopped on purpose")
                 if epoch == a.nan_in_epoch:
                     with torch.no_grad():
                         next(model.parameters()).fill_(float("nan"))
-                for net, optimizer in ((model, opt), (reference, ref_opt)):
+                for net, optimizer, name in ((model, opt, "hook"), (reference, ref_opt, "plain")):
                     if net is None:
                         continue
+                    if epoch == a.bypass_ddp_in_epoch:
+                        net = net.module
+                    scaler = scalers[id(model if name == "hook" else reference)]
                     optimizer.zero_grad()
+                    if step_count == a.inf_on_rank_1_at and rank == 1:
+                        # One rank's loss overflows: every rank must skip the step.
+                        x = x.clone()
+                        x[0].fill_(1e38)
                     # Gradient accumulation as DDP users write it: every
                     # micro-batch but the last under no_sync().
                     for i, (xs, ys) in enumerate(zip(x.chunk(a.accumulate), y.chunk(a.accumulate))):
                         if i + 1 < a.accumulate:
                             with net.no_sync():
-                                F.cross_entropy(net(xs), ys).backward()
+                                scaler.scale(forward_loss(net, xs, ys)).backward()
                         else:
-                            loss = F.cross_entropy(net(xs), ys)
-                            loss.backward()
-                    optimizer.step()
+                            loss = forward_loss(net, xs, ys)
+                            scaler.scale(loss).backward()
+                    scaler.step(optimizer)
+                    scaler.update()
+                    out_losses[name].append(loss.item())
+                step_count += 1
             summary = acc.end_epoch(lr=schedule_lr(epoch), next_lr=schedule_lr(epoch + 1), train_loss=loss.item())
             summary["levels"] = levels
             out["epochs"].append(summary)
     if reference is not None:
         out["max_param_difference"] = max((p - q).abs().max().item()
                                           for p, q in zip(model.parameters(), reference.parameters()))
+    out["final_scale"] = scalers[id(model)].get_scale()
+    # Every rank must hold the same model: a step skipped on one rank only would part them.
+    flat = torch.cat([p.detach().reshape(-1) for p in model.parameters()])
+    gathered = [torch.empty_like(flat) for _ in range(dist.get_world_size())]
+    dist.all_gather(gathered, flat)
+    out["ranks_agree"] = all(torch.equal(gathered[0], g) for g in gathered)
+    out["finite"] = bool(flat.isfinite().all())
     if rank == 0:
         with open(a.out, "w") as f:
             json.dump(out, f)
