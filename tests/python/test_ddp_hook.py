@@ -56,11 +56,16 @@ def test_a_trace_validates_and_every_step_sends_what_the_accounting_says(tmp_pat
             assert [levels[(e, l)] for l in sorted(layers)] == summary["levels"]
 
 
-def test_the_dense_hook_trains_exactly_like_plain_ddp(tmp_path):
+@pytest.mark.parametrize("evaluate", ["none", "no_grad", "inference_mode", "grad"])
+def test_the_dense_hook_trains_exactly_like_plain_ddp(tmp_path, evaluate):
+    # With an evaluation before each epoch, in eval mode, as scripts validate:
+    # under no_grad, inference_mode, or with grad on and no backward.
     run = torchrun("train_small.py", "--scheme", "dense", "--against-plain-ddp", "--epochs", "2",
-                   "--out", tmp_path / "out.json")
+                   "--evaluate", evaluate, "--out", tmp_path / "out.json")
     check_clean_exit(run)
-    assert load_json(tmp_path / "out.json")["max_param_difference"] < 1e-6
+    out = load_json(tmp_path / "out.json")
+    assert out["max_param_difference"] < 1e-6
+    assert out["losses"]["hook"] == pytest.approx(out["losses"]["plain"], rel=1e-6, abs=1e-7)
 
 
 def test_gradient_accumulation_under_no_sync_trains_like_plain_ddp(tmp_path):

@@ -63,6 +63,9 @@ def main():
     ap.add_argument("--inf-on-rank-1-at", type=int, default=-1,
                     help="rank 1's gradient of this step (counted over the run) is made infinite")
     ap.add_argument("--task", choices=["random", "rule"], default="random")
+    ap.add_argument("--evaluate", choices=["none", "no_grad", "inference_mode", "grad"], default="none",
+                    help="before each epoch, evaluate both models in eval mode: under no_grad, inference_mode, "
+                         "or with grad mode on (a script that forgot no_grad; no backward follows)")
     ap.add_argument("--lr", type=float, default=0.05)
     ap.add_argument("--bypass-ddp-in-epoch", type=int, default=-1,
                     help="in this epoch train through model.module, which DDP and the hook never see")
@@ -107,6 +110,17 @@ def main():
             if epoch == a.stop_after:
                 break
             levels = acc.levels
+            if a.evaluate != "none":
+                context = {"no_grad": torch.no_grad, "inference_mode": torch.inference_mode,
+                           "grad": torch.enable_grad}[a.evaluate]
+                for net in (model, reference):
+                    if net is None:
+                        continue
+                    net.eval()
+                    with context():
+                        for x, y in batches(100 + epoch, 2, rank, task=a.task):
+                            F.cross_entropy(net(x), y)
+                    net.train()
             for x, y in batches(epoch, a.steps, rank, task=a.task):
                 if epoch == a.raise_in_epoch:
                     raise RuntimeError("stopped on purpose")
