@@ -413,11 +413,10 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
   // on every rank: the steps' outcomes are.
   if (step_ > 0 && skipped_steps_ == step_) {
     Finish(RunStatus::kFailed);
-    throw TrainingDiverged("training diverged in epoch " + std::to_string(epoch_) + ": the gradients of all " +
-                           std::to_string(step_) + " steps were not finite" +
-                           (recording_ ? "; the trace keeps " + std::to_string(epoch_) +
-                                             " finished epoch(s) and is marked failed"
-                                       : ""));
+    throw TrainingDiverged(
+        "training diverged in epoch " + std::to_string(epoch_) + ": the gradients of all " + std::to_string(step_) +
+        " steps were not finite" +
+        (recording_ ? "; the trace keeps " + std::to_string(epoch_) + " finished epoch(s) and is marked failed" : ""));
   }
   const RawGradientStatistics stats = exchange_->ReduceRawGradients();
   const std::vector<double>& norms = stats.norms;

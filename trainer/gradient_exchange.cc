@@ -59,8 +59,8 @@ struct GradientExchange::Bucket {
   std::vector<int> dense_layers;       // sent in the dense all-reduce; first in the buffer
   std::vector<int> compressed_layers;  // PowerSGD low-rank or TopK-sparsified
   int64_t dense_numel = 0;
-  torch::Tensor buffer;   // the gradients (each .grad is a view into it)
-  torch::Tensor raw_sum;  // Accordion's accumulator, same layout, as of the last committed step
+  torch::Tensor buffer;      // the gradients (each .grad is a view into it)
+  torch::Tensor raw_sum;     // Accordion's accumulator, same layout, as of the last committed step
   torch::Tensor raw_staged;  // raw_sum with the running step's gradients added
   // The bucket's layers in buffer order, their flat views into the buffer
   // and their ids as a tensor: each step's squared norms go to raw_moments_.

@@ -215,8 +215,8 @@ PYBIND11_MODULE(_core, m) {
           py::call_guard<py::gil_scoped_release>())
       .def(
           "end_epoch",
-          [](Core& c, double lr, double next_lr, double train_loss, double train_acc, double test_loss,
-             double test_acc, int64_t optimizer_steps) {
+          [](Core& c, double lr, double next_lr, double train_loss, double train_acc, double test_loss, double test_acc,
+             int64_t optimizer_steps) {
             DdpEpochSummary s;
             {
               py::gil_scoped_release no_gil;

@@ -147,11 +147,14 @@ TEST(Checkpoint, TopKContinuesExactlyFromSavedResiduals) {
   torch::manual_seed(9);
   TopKCompressor a, b;
   torch::Tensor pa = torch::empty({20}), pb = torch::empty({20});
-  a.Compress(1, torch::randn({50}), 10, pa); a.Commit(1);
+  a.Compress(1, torch::randn({50}), 10, pa);
+  a.Commit(1);
   CopyState(a, b);
   const torch::Tensor g = torch::randn({50});
-  a.Compress(1, g, 10, pa); a.Commit(1);
-  b.Compress(1, g, 10, pb); b.Commit(1);
+  a.Compress(1, g, 10, pa);
+  a.Commit(1);
+  b.Compress(1, g, 10, pb);
+  b.Commit(1);
   EXPECT_TRUE(torch::equal(pa, pb));
   EXPECT_TRUE(torch::equal(a.residual(1), b.residual(1)));
 }
@@ -160,7 +163,8 @@ TEST(TopK, KeepsTheKLargestMagnitudesAndOwesTheRest) {
   const torch::Tensor g = torch::tensor({0.5f, -3.0f, 0.1f, 2.0f, -0.2f, 4.0f, 0.0f, -1.0f}).view({2, 4});
   TopKCompressor c;
   torch::Tensor packed = torch::empty({6});
-  c.Compress(0, g, 3, packed); c.Commit(0);
+  c.Compress(0, g, 3, packed);
+  c.Commit(0);
   std::vector<std::pair<int, float>> kept;
   const torch::Tensor idx = packed.narrow(0, 3, 3).view(torch::kInt32);
   for (int i = 0; i < 3; ++i) kept.emplace_back(idx[i].item<int>(), packed[i].item<float>());
@@ -176,8 +180,10 @@ TEST(TopK, KeepsTheKLargestMagnitudesAndOwesTheRest) {
 TEST(TopK, ResidualJoinsTheNextStep) {
   TopKCompressor c;
   torch::Tensor packed = torch::empty({2});
-  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed); c.Commit(0);  // sends 1.0, owes 0.9
-  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed); c.Commit(0);  // 0.9 + 0.2 now leads
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);
+  c.Commit(0);  // sends 1.0, owes 0.9
+  c.Compress(0, torch::tensor({0.0f, 0.2f}), 1, packed);
+  c.Commit(0);  // 0.9 + 0.2 now leads
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 1);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.1f);
   EXPECT_TRUE(torch::equal(c.residual(0), torch::zeros({2})));
@@ -188,11 +194,13 @@ TEST(TopK, ResidualJoinsTheNextStep) {
 TEST(TopK, WithoutErrorFeedbackKeepsNoResidualAndDropsTheRest) {
   TopKCompressor c(/*error_feedback=*/false);
   torch::Tensor packed = torch::empty({2});
-  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed); c.Commit(0);  // sends 1.0, drops 0.9
+  c.Compress(0, torch::tensor({1.0f, 0.9f}), 1, packed);
+  c.Commit(0);  // sends 1.0, drops 0.9
   EXPECT_FALSE(c.residual(0).defined());
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 1.0f);
-  c.Compress(0, torch::tensor({0.3f, 0.2f}), 1, packed); c.Commit(0);  // with feedback 0.9 + 0.2 would lead
+  c.Compress(0, torch::tensor({0.3f, 0.2f}), 1, packed);
+  c.Commit(0);  // with feedback 0.9 + 0.2 would lead
   EXPECT_EQ(packed.narrow(0, 1, 1).view(torch::kInt32).item<int>(), 0);
   EXPECT_FLOAT_EQ(packed[0].item<float>(), 0.3f);
   EXPECT_FALSE(c.residual(0).defined());

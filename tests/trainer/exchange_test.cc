@@ -313,7 +313,7 @@ struct StepsRun {
   std::vector<bool> grads_finite;
 };
 StepsRun Steps(Communicator& comm, const CommunicationScheme& scheme, const std::vector<double>& levels,
-          const std::vector<int>& inputs, int bad_step, int bad_layer, double scale = 1) {
+               const std::vector<int>& inputs, int bad_step, int bad_layer, double scale = 1) {
   const std::vector<LayerInfo> layers = Layers();
   std::vector<torch::Tensor> params;
   for (const LayerInfo& l : layers) params.push_back(torch::zeros(l.shape).requires_grad_(true));
@@ -384,7 +384,8 @@ TEST(GradientExchange, RawNormsAreThoseOfTheUnscaledGradients) {
       const StepsRun scaled = Steps(comm, scheme, levels, {0, 1}, -1, -1, /*scale=*/1024);
       for (size_t l = 0; l < plain.norms.size(); ++l) {
         EXPECT_NEAR(scaled.norms[l], plain.norms[l], 1e-5 * plain.norms[l]) << ToString(scheme) << " " << l;
-        EXPECT_TRUE(torch::allclose(scaled.grads[l], plain.grads[l] * 1024, 1e-4, 1e-3)) << ToString(scheme) << " " << l;
+        EXPECT_TRUE(torch::allclose(scaled.grads[l], plain.grads[l] * 1024, 1e-4, 1e-3))
+            << ToString(scheme) << " " << l;
       }
     });
   }
