@@ -5,6 +5,8 @@
 #include <map>
 #include <set>
 
+#include "analysis/communication_accounting.h"
+
 namespace accordion {
 
 namespace {
@@ -24,10 +26,18 @@ LayerErrorCurve CurveAt(const TraceView& view, int check, int layer) {
   return curve;
 }
 
-double Interpolate(const LayerErrorCurve& curve, double level) {
+// `exact`: the level from which the layer travels whole (ExactLevel).
+// `beyond`: set when `level` lies between the last candidate and `exact`.
+double Interpolate(const LayerErrorCurve& curve, double level, double exact, bool* beyond = nullptr) {
   const std::vector<double>& x = curve.levels;
+  if (level >= exact) return 0;
   if (level <= x.front()) return curve.errors.front();
-  if (level >= x.back()) return curve.errors.back();
+  if (level > x.back()) {
+    if (beyond != nullptr) *beyond = true;
+    if (exact <= x.back()) return curve.errors.back();
+    return curve.errors.back() * (exact - level) / (exact - x.back());
+  }
+  if (level == x.back()) return curve.errors.back();
   const size_t hi = static_cast<size_t>(std::upper_bound(x.begin(), x.end(), level) - x.begin());
   const size_t lo = hi - 1;
   const double t = (level - x[lo]) / (x[hi] - x[lo]);
@@ -42,6 +52,22 @@ int CheckFor(const std::vector<int>& checks, int epoch) {
 
 }  // namespace
 
+double ExactLevel(Scheme scheme, const std::vector<int64_t>& shape) {
+  if (scheme != Scheme::kPowerSgd) return 1.0;
+  if (!PowerSgdCompresses(shape, 1)) return 1.0;
+  // Compression pays off below a rank and not from it on: find that rank.
+  int64_t lo = 1, hi = 2;
+  while (PowerSgdCompresses(shape, hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  while (hi - lo > 1) {
+    const int64_t mid = lo + (hi - lo) / 2;
+    (PowerSgdCompresses(shape, mid) ? lo : hi) = mid;
+  }
+  return static_cast<double>(hi);
+}
+
 std::vector<int> ProfiledEpochs(const TraceView& view) {
   std::set<int> epochs;
   for (const ErrorProfileRecord& r : view.error_profile) epochs.insert(r.epoch);
@@ -53,7 +79,7 @@ std::optional<double> ProfiledError(const TraceView& view, int epoch, int layer,
   if (checks.empty()) return std::nullopt;
   const LayerErrorCurve curve = CurveAt(view, CheckFor(checks, epoch), layer);
   if (curve.levels.empty()) return std::nullopt;
-  return Interpolate(curve, level);
+  return Interpolate(curve, level, ExactLevel(view.run.scheme, view.layers[static_cast<size_t>(layer)].shape));
 }
 
 std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& schedule) {
@@ -65,6 +91,8 @@ std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& sc
   double sum = 0, critical_sum = 0;
   int64_t count = 0, critical_count = 0;
   std::map<int, std::vector<LayerErrorCurve>> by_check;
+  std::vector<double> exact;
+  for (const LayerInfo& l : view.layers) exact.push_back(ExactLevel(scheme, l.shape));
   for (int e = 0; e < schedule.num_epochs(); ++e) {
     const int check = CheckFor(checks, e);
     std::vector<LayerErrorCurve>& curves = by_check[check];
@@ -76,7 +104,8 @@ std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& sc
     for (int l = 0; l < view.num_layers(); ++l) {
       const LayerErrorCurve& curve = curves[static_cast<size_t>(l)];
       if (curve.levels.empty()) continue;
-      const double error = Interpolate(curve, schedule.levels[e][l]);
+      const double error =
+          Interpolate(curve, schedule.levels[e][l], exact[static_cast<size_t>(l)], &proxy.beyond_profile);
       sum += error;
       ++count;
       if (critical) {

@@ -98,6 +98,13 @@ PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const Pol
     c.rows.push_back(MakeRow(view, ToString(policy), PolicyLabel(policy, scheme, low, high),
                              DerivePolicySchedule(view, scheme, PolicySettings(settings).policy(policy))));
   }
+  for (const PolicyRow& row : c.rows) {
+    if (!row.error || !row.error->beyond_profile) continue;
+    c.notes.push_back(
+        "the error of levels above the profiled ones is interpolated to 0 where a layer travels whole "
+        "(PowerSGD: a rank that no longer compresses it; TopK: 100 %), not measured");
+    break;
+  }
   if (c.rows.front().error == std::nullopt && (scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK)) {
     c.notes.push_back(view.run.scheme != scheme
                           ? std::string("no error proxy: the trace profiled ") + ToString(view.run.scheme) +

@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -14,7 +15,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <map>
 #include <mutex>
+#include <sstream>
 
 #include "common/errors.h"
 
@@ -48,14 +51,59 @@ bool ExclusivelyLocked(const std::string& path) {
   return locked;
 }
 
-// Throws InputError when `path` is a FIFO that no process reads: opening it
-// for writing would block for ever. A reader that comes later is too late.
-void CheckFifoHasReader(const std::string& path, const std::string& what) {
+// The FIFOs CheckOutput() opened for writing, kept open until WriteOutput()
+// writes into them: closing one would end its reader's input (a `cat` reading
+// it sees end-of-file and leaves) before the output is written.
+std::mutex g_fifos_mutex;
+std::map<std::string, int> g_fifos;
+
+// Opens the FIFO at `path` for writing, or throws InputError when no process
+// reads it: opening it blocking would wait for ever. A reader that comes
+// later is too late.
+int OpenFifoWithReader(const std::string& path, const std::string& what) {
   const int fd = ::open(path.c_str(), O_WRONLY | O_NONBLOCK | O_CLOEXEC);
   if (fd < 0 && errno == ENXIO) {
     throw InputError(what + " is a FIFO that no process reads; start its reader first (writing would block)");
   }
-  if (fd >= 0) ::close(fd);
+  if (fd < 0) throw InputError(what + ": cannot write (" + std::strerror(errno) + ")");
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // a slow reader makes writes wait, not fail
+  return fd;
+}
+
+// The FIFO CheckOutput() kept open for `path`, or a new one.
+int TakeFifo(const std::string& path) {
+  {
+    const std::lock_guard<std::mutex> lock(g_fifos_mutex);
+    auto it = g_fifos.find(path);
+    if (it != g_fifos.end()) {
+      const int fd = it->second;
+      g_fifos.erase(it);
+      return fd;
+    }
+  }
+  return OpenFifoWithReader(path, path);
+}
+
+// Writes all of `bytes` to `fd`.
+void WriteAll(int fd, const std::string& bytes, const std::string& path) {
+  size_t done = 0;
+  while (done < bytes.size()) {
+    const ssize_t n = ::write(fd, bytes.data() + done, bytes.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw InputError(path + ": cannot write (" + std::strerror(errno) + ")");
+    done += static_cast<size_t>(n);
+  }
+}
+
+// What a partial file this toolkit created carries, so that a stopped run's
+// can be told from a file of the user's that happens to have the name.
+constexpr char kClaimAttribute[] = "user.accordion.output-claim";
+constexpr char kClaimMark[] = "accordion-toolkit";
+
+bool MarkedAsOurs(int fd) {
+  char value[sizeof kClaimMark] = {};
+  const ssize_t n = ::fgetxattr(fd, kClaimAttribute, value, sizeof value);
+  return n == static_cast<ssize_t>(sizeof kClaimMark - 1) && std::memcmp(value, kClaimMark, sizeof kClaimMark - 1) == 0;
 }
 
 std::string BeingWrittenMessage(const std::string& what) {
@@ -124,7 +172,12 @@ void CheckOutput(const std::string& path, const OutputOptions& o) {
   if (::stat(path.c_str(), &st) == 0) {
     if (S_ISDIR(st.st_mode)) throw InputError(what + " is a directory; give a file name");
     if (IsStream(st)) {
-      if (o.streams() && S_ISFIFO(st.st_mode)) CheckFifoHasReader(path, what);
+      if (o.streams() && S_ISFIFO(st.st_mode)) {
+        const int fd = OpenFifoWithReader(path, what);
+        const std::lock_guard<std::mutex> lock(g_fifos_mutex);
+        auto [it, added] = g_fifos.emplace(path, fd);
+        if (!added) ::close(fd);  // checked twice: the first stays open
+      }
       if (o.streams()) return;
       throw InputError(what + " is not a regular file; give the path of a new file");
     }
@@ -279,7 +332,13 @@ void ClaimOutput(const std::string& path, const std::string& what) {
     // O_NOFOLLOW: a link planted at the partial name must not redirect the
     // write onto someone else's file. O_NONBLOCK: nor may a FIFO made there
     // since the check hold the open for ever.
-    const int fd = ::open(partial.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC, 0666);
+    constexpr int kFlags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
+    int fd = ::open(partial.c_str(), kFlags | O_CREAT | O_EXCL, 0666);
+    const bool created = fd >= 0;
+    if (!created && errno == EEXIST) {
+      fd = ::open(partial.c_str(), kFlags);
+      if (fd < 0 && errno == ENOENT) continue;  // renamed into place or removed since: try again
+    }
     if (fd < 0) throw InputError(what + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
     if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
@@ -294,6 +353,23 @@ void ClaimOutput(const std::string& path, const std::string& what) {
     if (::fstat(fd, &held) != 0 || !S_ISREG(held.st_mode)) {
       ::close(fd);
       throw InputError(what + ": " + partial + " is not a regular file");
+    }
+    if (created) {
+      // Where the file system keeps no user attributes, a partial this run
+      // leaves behind (a SIGKILL) is refused by the next as not provably
+      // ours: the user removes it. Never the other way round.
+      ::fsetxattr(fd, kClaimAttribute, kClaimMark, sizeof kClaimMark - 1, 0);
+    } else if (held.st_nlink > 1) {
+      // Truncating it would empty the file it is linked to (an input, say).
+      ::close(fd);
+      throw InputError(what + ": " + partial +
+                       " is a hard link to another file, not a partial file a tool left; "
+                       "remove it (writing there would change that file)");
+    } else if (!MarkedAsOurs(fd)) {
+      ::close(fd);
+      throw InputError(what + ": " + partial +
+                       " exists and was not made by this toolkit; move it away or remove it "
+                       "(it would be written over)");
     }
     std::memcpy(slot->partial, partial.c_str(), partial.size() + 1);
     slot->staging[0] = '\0';
@@ -349,7 +425,19 @@ void WriteOutput(const std::string& path, const std::function<void(std::ostream&
   struct stat st;
   if (::stat(path.c_str(), &st) == 0 && IsStream(st)) {
     // /dev/null, a pipe: nothing to rename, and nothing of the user's is lost.
-    if (S_ISFIFO(st.st_mode)) CheckFifoHasReader(path, path);
+    if (S_ISFIFO(st.st_mode)) {
+      std::ostringstream bytes;
+      write(bytes);
+      const int fd = TakeFifo(path);
+      try {
+        WriteAll(fd, bytes.str(), path);
+      } catch (...) {
+        ::close(fd);
+        throw;
+      }
+      ::close(fd);
+      return;
+    }
     std::ofstream stream(path);
     if (!stream) throw InputError(path + ": cannot write");
     write(stream);

@@ -47,7 +47,9 @@ class OutputOptions {
 // under `options`: stdout ("-" or empty); an absent file in an existing,
 // writable directory; an existing regular file with overwrite(); an existing
 // FIFO or character device with streams() (a FIFO only while a process reads
-// it: writing into one nobody reads would block for ever). An input, a
+// it: writing into one nobody reads would block for ever; the FIFO is then
+// kept open until WriteOutput() writes into it, so that its reader does not
+// see its end first). An input, a
 // directory, anything else, a file another process is writing
 // (FileBeingWritten) and any path in a directory a live run holds
 // (DirectoryInUse) are refused. Then, with claim(), the output is claimed
@@ -57,7 +59,9 @@ void CheckOutput(const std::string& path, const OutputOptions& options);
 
 // Claims `path` for this process: "<path>.partial" is created (or a stale
 // one taken over: one whose claim no live process holds, left by a SIGKILL
-// or a power cut) and held under an exclusive flock() until WriteOutput()
+// or a power cut, and that this toolkit made - it marks what it creates with
+// an extended attribute; a file of the user's at that name, or a hard link,
+// is refused and left as it is) and held under an exclusive flock() until WriteOutput()
 // renames it into place, ReleaseOutput() gives it up, or the process ends
 // (a signal that ends it, or its exit, removes it). Claiming what this
 // process holds already does nothing. Throws InputError, one line starting

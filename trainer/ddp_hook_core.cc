@@ -286,7 +286,18 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
   epoch_start_ = Clock::now();
 }
 
-DdpHookCore::~DdpHookCore() = default;
+DdpHookCore::~DdpHookCore() {
+  // Dropped without close() (the script deleted the hook and its model, or
+  // Python tore them down): the trace ends as interrupted with its finished
+  // epochs, never "running". Writing the status is rank 0's alone: nothing
+  // is sent, so a peer that is gone does not matter.
+  if (finished_ || !recorder_) return;
+  try {
+    recorder_->Finish(RunStatus::kInterrupted);
+  } catch (const std::exception&) {
+    // A destructor cannot report; the trace keeps its last committed epoch.
+  }
+}
 
 void DdpHookCore::BeginStep() {
   const Clock::time_point now = Clock::now();

@@ -203,7 +203,7 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
         if epochs is None or not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
             raise ValueError("a trace needs epochs: the number of epochs the run trains, 1 or more")
         o.trace = trace
-    _set(o, "overwrite", bool(overwrite), "a boolean")
+    _set(o, "overwrite", overwrite, "a boolean")  # "no" is a string, and truthy: a bool only
     _set(o, "epochs", epochs, whole)
     _set(o, "train_samples", train_samples, "a whole number from 0 to 2**63-1")
     _set(o, "batch_size", batch_size, "a whole number from 0 to 2**63-1")

@@ -189,8 +189,9 @@ TraceView MomentsView(bool with_moments) {
   }
   for (int check : {0, 4}) {
     for (int l = 0; l < L; ++l) {
-      // rank 1, 2, 4, 8: errors 0.8, 0.6, 0.2, 0.1 (0.4, 0.3, 0.1, 0.05 at epoch 4)
-      const double scale = check == 0 ? 1.0 : 0.5;
+      // rank 1, 2, 4, 8: errors 0.8, 0.6, 0.2, 0.1 (0.4, 0.3, 0.1, 0.05 at epoch 4);
+      // 0 for the biases, which travel dense, as the profiler records them.
+      const double scale = v.layers[static_cast<size_t>(l)].shape.size() < 2 ? 0.0 : check == 0 ? 1.0 : 0.5;
       const double errors[] = {0.8, 0.6, 0.2, 0.1};
       const double levels[] = {1, 2, 4, 8};
       for (int i = 0; i < 4; ++i) v.error_profile.push_back({check, l, levels[i], errors[i] * scale});
@@ -233,16 +234,31 @@ TEST(ErrorProxy, ReadsTheLastCheckAndInterpolatesBetweenCandidates) {
   EXPECT_DOUBLE_EQ(*ProfiledError(v, 0, 0, 2), 0.6);
   EXPECT_DOUBLE_EQ(*ProfiledError(v, 3, 0, 2), 0.6);  // still epoch 0's check
   EXPECT_DOUBLE_EQ(*ProfiledError(v, 4, 0, 2), 0.3);
-  EXPECT_DOUBLE_EQ(*ProfiledError(v, 7, 1, 3), 0.2);   // halfway between 0.3 and 0.1
-  EXPECT_DOUBLE_EQ(*ProfiledError(v, 0, 0, 16), 0.1);  // past the last candidate
+  EXPECT_DOUBLE_EQ(*ProfiledError(v, 7, 2, 3), 0.2);  // halfway between 0.3 and 0.1
+  EXPECT_DOUBLE_EQ(*ProfiledError(v, 7, 1, 3), 0.0);  // a bias: dense, exact
+  // fc1 (256 x 784) travels dense from rank 97 on: exact. Between the last
+  // candidate (8, 0.1) and there, the straight line to 0.
+  EXPECT_EQ(ExactLevel(Scheme::kPowerSgd, {256, 784}), 97);
+  EXPECT_DOUBLE_EQ(*ProfiledError(v, 0, 0, 97), 0.0);
+  EXPECT_DOUBLE_EQ(*ProfiledError(v, 0, 0, 65536), 0.0);
+  EXPECT_NEAR(*ProfiledError(v, 0, 0, 16), 0.1 * (97 - 16) / (97 - 8), 1e-12);
   const Schedule rank2 = StaticSchedule(v, Scheme::kPowerSgd, 2);
   const std::optional<ErrorProxy> p = ErrorProxyOf(v, rank2);
   ASSERT_TRUE(p.has_value());
-  // Epochs 0-3 at 0.6, 4-7 at 0.3; the critical epochs are 0 and 1.
-  EXPECT_DOUBLE_EQ(p->mean, 0.45);
-  EXPECT_DOUBLE_EQ(*p->critical_mean, 0.6);
+  // Weights at 0.6 in epochs 0-3, 0.3 in 4-7, biases at 0; the critical
+  // epochs are 0 and 1.
+  EXPECT_DOUBLE_EQ(p->mean, 0.225);
+  EXPECT_DOUBLE_EQ(*p->critical_mean, 0.3);
   EXPECT_EQ(p->critical_epochs, 2);
   EXPECT_FALSE(ErrorProxyOf(v, StaticSchedule(v, Scheme::kTopK, 0.1)).has_value());
+  EXPECT_FALSE(p->beyond_profile);
+  // Rank 65536 sends every layer dense: no error at all, measured or not.
+  const std::optional<ErrorProxy> dense = ErrorProxyOf(v, StaticSchedule(v, Scheme::kPowerSgd, 65536));
+  ASSERT_TRUE(dense.has_value());
+  EXPECT_EQ(dense->mean, 0);
+  EXPECT_EQ(*dense->critical_mean, 0);
+  EXPECT_FALSE(dense->beyond_profile);
+  EXPECT_TRUE(ErrorProxyOf(v, StaticSchedule(v, Scheme::kPowerSgd, 16))->beyond_profile);
 }
 
 TEST(ComparePolicies, TabulatesEveryPolicyThatFitsAgainstStaticLow) {

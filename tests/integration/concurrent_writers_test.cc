@@ -8,7 +8,9 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -222,7 +224,8 @@ TEST_F(ConcurrentWriters, AStoppedWriterLeavesNothingThatBlocksItsRerun) {
 }
 
 // A partial file whose claim is held is another writer's: refused, and left
-// as it is. One nobody holds is a stopped run's: replaced.
+// as it is. One nobody holds that the toolkit made (its mark, as a SIGKILL
+// leaves it) is a stopped run's: replaced.
 TEST_F(ConcurrentWriters, AHeldPartialIsRefusedAndAStaleOneReplaced) {
   if (!Built(kSim)) GTEST_SKIP() << "accordion-sim not built";
   const std::string out = Path("held.csv");
@@ -239,10 +242,71 @@ TEST_F(ConcurrentWriters, AHeldPartialIsRefusedAndAStaleOneReplaced) {
   EXPECT_EQ(ReadFile(out + ".partial"), "half a row");
   EXPECT_FALSE(std::filesystem::exists(out));
   ::close(fd);  // the holder is gone: what it left is stale
+  ASSERT_EQ(::setxattr((out + ".partial").c_str(), "user.accordion.output-claim", "accordion-toolkit", 17, 0), 0);
   const CommandResult stale = RunCommand(command);
   EXPECT_EQ(stale.exit_code, 0) << stale.err;
   EXPECT_FALSE(std::filesystem::exists(out + ".partial"));
   EXPECT_EQ(ReadFile(out).rfind("bandwidth_gbps,", 0), 0u) << ReadFile(out);
+}
+
+// What sits at "<out>.partial" without the toolkit's mark is not a stopped
+// run's: a hard link there (to the very trace the tool reads) and a file of
+// the user's are refused in one line and left as they were. A hard link was
+// once truncated in place, emptying the file it linked; a user's notes were
+// renamed into the output.
+TEST_F(ConcurrentWriters, APartialTheToolkitDidNotMakeIsRefusedAndLeftAsItIs) {
+  if (!Built(kSim)) GTEST_SKIP() << "accordion-sim not built";
+  const std::string input = Path("in.trace");
+  std::filesystem::copy_file(kSamples + "fmnist-mlp-powersgd-accordion.trace", input);
+  const std::string before = ReadFile(input);
+  const std::string linked = Path("linked.txt");
+  ASSERT_EQ(::link(input.c_str(), (linked + ".partial").c_str()), 0);
+  const CommandResult hard = RunCommand(kSim + " advise " + input + " --out " + linked);
+  EXPECT_EQ(hard.exit_code, 2);
+  EXPECT_EQ(CountLines(hard.err), 1) << hard.err;
+  EXPECT_NE(hard.err.find("is a hard link to another file"), std::string::npos) << hard.err;
+  EXPECT_EQ(ReadFile(input), before) << "the input behind the link must be whole";
+  EXPECT_FALSE(std::filesystem::exists(linked));
+
+  const std::string noted = Path("advice.txt");
+  std::ofstream(noted + ".partial") << "my notes\n";
+  const CommandResult own = RunCommand(kSim + " advise " + input + " --out " + noted);
+  EXPECT_EQ(own.exit_code, 2);
+  EXPECT_EQ(CountLines(own.err), 1) << own.err;
+  EXPECT_NE(own.err.find("exists and was not made by this toolkit"), std::string::npos) << own.err;
+  EXPECT_EQ(ReadFile(noted + ".partial"), "my notes\n");
+  EXPECT_FALSE(std::filesystem::exists(noted));
+}
+
+// --out FIFO with an ordinary reader (cat FIFO > file): the reader gets the
+// whole output. The up-front check once opened and closed the FIFO, so the
+// reader saw its end before anything was written.
+TEST_F(ConcurrentWriters, AFifoWithAnOrdinaryReaderGetsTheWholeOutput) {
+  if (!Built(kSim)) GTEST_SKIP() << "accordion-sim not built";
+  const std::string fifo = Path("out.fifo");
+  const std::string got = Path("got.txt");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const pid_t reader = ::fork();
+  if (reader == 0) {
+    ::execl("/bin/sh", "sh", "-c", ("cat " + fifo + " > " + got).c_str(), static_cast<char*>(nullptr));
+    ::_exit(127);
+  }
+  // cat blocks in open() until a writer comes; until it is there, the tool
+  // says the FIFO has no reader (and leaves it be): try again shortly.
+  CommandResult advised;
+  const std::string command =
+      kSim + " advise " + kSamples + "policies/seed-1/fmnist-mlp-powersgd-accordion.trace --out " + fifo;
+  for (int attempt = 0; attempt < 50; ++attempt) {
+    advised = RunCommand(command);
+    if (advised.err.find("no process reads") == std::string::npos) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  int status = 0;
+  ::waitpid(reader, &status, 0);
+  EXPECT_EQ(advised.exit_code, 0) << advised.err;
+  const std::string text = ReadFile(got);
+  EXPECT_GT(text.size(), 100u) << text;
+  EXPECT_NE(text.find("eta"), std::string::npos) << text;
 }
 
 }  // namespace

@@ -149,3 +149,37 @@ def test_metrics_a_run_did_not_record_show_as_a_dash(ddp, tmp_path):
     info = subprocess.run([tool("accordion-analyze"), "info", str(trace)], capture_output=True, text=True)
     assert info.returncode == 0, info.stderr
     assert "test accuracy —" in info.stdout and "0.00 %" not in info.stdout, info.stdout
+
+
+@pytest.mark.parametrize("value", ["no", "yes", 1, 0.0])
+def test_overwrite_takes_a_bool_only(ddp, tmp_path, value):
+    # "no" is a non-empty string, truthy: it once overwrote.
+    (tmp_path / "run.trace").write_bytes(b"someone's file")
+    import accordion.ddp
+    with pytest.raises(ValueError) as e:
+        accordion.ddp.attach(fresh_ddp(), network_probe=False, trace=tmp_path / "run.trace", train_samples=64,
+                             batch_size=8, epochs=2, overwrite=value)
+    assert "overwrite must be a boolean" in str(e.value)
+    assert (tmp_path / "run.trace").read_bytes() == b"someone's file"
+
+
+def test_grad_scaler_must_be_a_scaler(ddp, tmp_path):
+    assert "grad_scaler must be a torch.amp.GradScaler" in refused(ddp, tmp_path, grad_scaler=2.0)
+
+
+def test_a_hook_dropped_without_close_leaves_its_trace_interrupted(ddp, tmp_path):
+    import gc
+    import sqlite3
+    import accordion.ddp
+    trace = tmp_path / "dropped.trace"
+    model = fresh_ddp()
+    acc = accordion.ddp.attach(model, scheme="dense", trace=trace, network_probe=False, train_samples=8,
+                               batch_size=4, epochs=2)
+    model(torch.randn(4, 8)).sum().backward()
+    acc.end_epoch(lr=0.1)
+    del acc, model
+    gc.collect()
+    with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT status FROM run").fetchall() == [("interrupted",)]
+        assert db.execute("SELECT COUNT(*) FROM epochs").fetchall() == [(1,)]
+    assert not os.path.exists(str(trace) + "-wal") or os.path.getsize(str(trace) + "-wal") == 0
