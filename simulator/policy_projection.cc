@@ -1,6 +1,7 @@
 #include "simulator/policy_projection.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iomanip>
 #include <set>
 
@@ -73,6 +74,14 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
                      std::string(ToString(a.scheme)) +
                      " scheme, and this trace has none: record a run of that scheme with this toolkit");
   }
+  if (advisor.etas().empty() || advisor.etas().size() > kMaxAdvisorEtas) {
+    throw InputError("--etas takes 1 to " + std::to_string(kMaxAdvisorEtas) + " thresholds, got " +
+                     std::to_string(advisor.etas().size()));
+  }
+  for (double eta : advisor.etas()) {
+    if (!(eta > 0) || !std::isfinite(eta))
+      throw InputError("--etas: each threshold is a number above 0, got " + FormatNumber(eta));
+  }
   if (!(advisor.tolerance() >= 0) || advisor.tolerance() > 10) {
     throw InputError("--tolerance must be between 0 and 10 (a fraction: 0.1 allows 10 % more error)");
   }
@@ -131,7 +140,11 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
     if (x.admissible) return *x.projected_s < *y.projected_s;
     return x.critical_error < y.critical_error;
   });
-  if (!a.candidates.empty() && a.candidates.front().admissible) a.best = a.candidates.front();
+  // Advice is a setting that saves time: one projected no faster than the
+  // reference is no reason to leave it.
+  if (!a.candidates.empty() && a.candidates.front().admissible && *a.candidates.front().projected_s < a.reference_s) {
+    a.best = a.candidates.front();
+  }
   return a;
 }
 
@@ -159,6 +172,13 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
         << FormatPrintf("%g", a.best->level_low) << " --high " << FormatPrintf("%g", a.best->level_high) << " ("
         << FormatPrintf("%.2fx", a.reference_s / *a.best->projected_s) << " faster than static "
         << LevelName(a.scheme, a.reference) << " projected)\n";
+  } else if (!a.candidates.empty() && a.candidates.front().admissible) {
+    out << "advice: stay at static " << LevelName(a.scheme, a.reference)
+        << ": no pair that keeps the critical epochs' error within the tolerance is projected faster (the fastest, "
+        << "eta " << FormatPrintf("%g", a.candidates.front().eta) << " "
+        << LevelName(a.scheme, a.candidates.front().level_low) << " / "
+        << LevelName(a.scheme, a.candidates.front().level_high) << ", takes "
+        << FormatPrintf("%.2fx", *a.candidates.front().projected_s / a.reference_s) << " its time)\n";
   } else {
     out << "advice: none of the pairs keeps the critical epochs' error within the tolerance; stay at static "
         << LevelName(a.scheme, a.reference) << "\n";

@@ -40,9 +40,14 @@ struct ProjectedPolicies {
 ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions& options,
                                   const std::vector<Policy>& asked);
 
+// How many thresholds one advice tries at most: each costs a replay per
+// admissible pair (64 took about 7 s on the committed MLP trace).
+inline constexpr size_t kMaxAdvisorEtas = 64;
+
 class AdvisorOptions {
  public:
-  /// The thresholds tried. Default: {0.3, 0.5, 0.7}.
+  /// The thresholds tried, 1 to kMaxAdvisorEtas of them, each above 0.
+  /// Default: {0.3, 0.5, 0.7}.
   ACCORDION_ARG(std::vector<double>, etas) = std::vector<double>{0.3, 0.5, 0.7};
   /// How much more error than the reference's the critical epochs may have,
   /// relative. Default: 0.1.
@@ -73,6 +78,8 @@ struct Advice {
   std::string platform;  // as the replay describes it
   int workers = 0;
   std::vector<AdvisorCandidate> candidates;  // admissible first, fastest first
+  // The fastest admissible candidate, where it is projected faster than the
+  // static reference; otherwise empty, and the advice is to stay there.
   std::optional<AdvisorCandidate> best;
 };
 

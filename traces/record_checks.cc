@@ -171,7 +171,9 @@ void CheckRun(const RunInfo& run) {
   RunTable().CheckValues(run, "run");
   CheckLevel(run.level_low, run.scheme, "run", "level_low");
   CheckLevel(run.level_high, run.scheme, "run", "level_high");
-  if (!(run.msdr_factor > 1)) Invalid("run", "msdr_factor must be above 1");
+  if (!(run.msdr_factor > 1) || !(run.msdr_factor <= kMaxMsdrFactor)) {
+    Invalid("run", "msdr_factor must be above 1 and at most 1e6");
+  }
   const bool compressed = run.scheme == Scheme::kPowerSgd || run.scheme == Scheme::kTopK;
   if ((run.policy == Policy::kAdaqs && !compressed) || (run.policy == Policy::kSmith && run.scheme != Scheme::kBatch)) {
     throw TraceError(TraceErrorCode::kInconsistent, std::string("run: policy ") + ToString(run.policy) +

@@ -99,6 +99,11 @@ struct RunInfo {
 };
 
 inline constexpr const char* kWriterTrainer = "accordion-train";
+
+// The largest AdaQS MSDR factor any tool takes (accordion-train, the hook,
+// a trace's run row and every reader's --msdr-factor): a fall of a million
+// times is past any run's.
+inline constexpr double kMaxMsdrFactor = 1e6;
 inline constexpr const char* kWriterPythonHook = "accordion.ddp";
 inline constexpr const char* kWriterSynthetic = "accordion-make-synthetic-trace";
 // A program that uses TraceWriter and did not name itself.

@@ -222,6 +222,22 @@ void TraceReader::LoadRun() {
   if (rows == 0) throw TraceError(TraceErrorCode::kMissingRow, path_ + ": the run table is empty");
   SqliteStatement id(*db_, "SELECT value FROM meta WHERE key='run_id'");
   if (id.Step() && !id.IsNull(0)) run_.run_id = id.Text(0, "meta.run_id");
+  // AdaQS and Smith et al. came with schema v4 (and read its columns).
+  if (schema_version_ < 4 && (run_.policy == Policy::kAdaqs || run_.policy == Policy::kSmith)) {
+    throw TraceError(TraceErrorCode::kInconsistent, path_ + ": run: policy " + ToString(run_.policy) +
+                                                        " is schema v4's; a v" + std::to_string(schema_version_) +
+                                                        " file cannot carry it");
+  }
+  // The Python hook of schema v3 and older marked a run it closed before
+  // its planned epochs "complete"; every tool reads it as what it was.
+  if (schema_version_ < 4 && run_.writer == kWriterPythonHook && run_.status == RunStatus::kComplete) {
+    SqliteStatement count(*db_, "SELECT COUNT(*) FROM epochs");
+    const int64_t epochs = count.Step() ? count.Int(0, "epochs count") : 0;
+    if (epochs > 0 && epochs < run_.epochs_planned) {
+      run_.status = RunStatus::kStoppedEarly;
+      status_read_as_stopped_early_ = true;
+    }
+  }
 }
 
 void TraceReader::LoadLayers() {

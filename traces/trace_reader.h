@@ -43,7 +43,11 @@ class TraceReader {
 
   const std::string& path() const { return path_; }
   int schema_version() const { return schema_version_; }
+  // The run as its tools read it. A run the Python hook of schema v3 or
+  // older closed before its planned epochs (early stopping) was marked
+  // complete: it is read as stopped early (status_read_as_stopped_early()).
   const RunInfo& run() const { return run_; }
+  bool status_read_as_stopped_early() const { return status_read_as_stopped_early_; }
   const std::vector<LayerInfo>& layers() const { return layers_; }
   int num_layers() const { return static_cast<int>(layers_.size()); }
 
@@ -88,6 +92,7 @@ class TraceReader {
   std::string path_;
   std::unique_ptr<SqliteDb> db_;
   int schema_version_ = 0;
+  bool status_read_as_stopped_early_ = false;
   RunInfo run_;
   std::vector<LayerInfo> layers_;
 };

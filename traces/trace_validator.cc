@@ -166,6 +166,10 @@ TraceSummary ValidateTrace(const std::string& path) {
     ++summary.error_profile_rows;
   }
 
+  if (reader->status_read_as_stopped_early()) {
+    summary.warnings.push_back("run marked complete by a schema v" + std::to_string(summary.schema_version) +
+                               " Python hook that stopped early: read as stopped early");
+  }
   if (run.status == RunStatus::kStoppedEarly) {
     summary.warnings.push_back("run stopped early: " + std::to_string(num_epochs) + " of " +
                                std::to_string(run.epochs_planned) +

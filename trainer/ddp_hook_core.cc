@@ -58,8 +58,9 @@ void CheckOptions(const DdpHookOptions& o) {
     throw InputError(std::string("policy 'smith' grows the batch: it needs scheme 'batch', not '") +
                      ToString(o.scheme().scheme()) + "'");
   }
-  if (!(o.msdr_factor() > 1) || !std::isfinite(o.msdr_factor())) {
-    throw InputError("msdr_factor must be a number above 1, got " + FormatNumber(o.msdr_factor()));
+  if (!(o.msdr_factor() > 1) || !(o.msdr_factor() <= kMaxMsdrFactor)) {
+    throw InputError("msdr_factor must be a number above 1 and at most " + FormatNumber(kMaxMsdrFactor) + ", got " +
+                     FormatNumber(o.msdr_factor()));
   }
   if (o.policy() == Policy::kStatic && o.level_low() != o.level_high()) {
     throw InputError("a static policy takes one level: low and high must be equal");
@@ -417,6 +418,12 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
       finished_ = true;
       recorder_->Finish(RunStatus::kFailed);
     }
+  }
+  // An epoch without a step would be a row of nothing (validate refuses
+  // one): the caller's mistake, said before anything is recorded.
+  if (problem.empty() && step_ == 0) {
+    problem =
+        "end_epoch before any step of epoch " + std::to_string(epoch_) + ": call it after the epoch's training steps";
   }
   AgreeOnPhase(RankPhase::kEndEpoch, problem, lr, next_lr);
   // Every step of the epoch was not finite: the model itself diverged (a

@@ -397,7 +397,8 @@ const std::vector<TrainFlag>& TrainFlags() {
       Number("--msdr-factor", "msdr_factor", &TrainOptions::msdr_factor,
              "adaqs: the fall of the gradients' mean-to-std ratio, since the last switch, that halves the "
              "compression",
-             Above(1), "must be above 1"),
+             Range{1, /*min_included=*/false, kMaxMsdrFactor, /*max_included=*/true},
+             "must be above 1 and at most " + FormatNumber(kMaxMsdrFactor)),
       Flag("--level", /*key=*/nullptr, &TrainOptions::level,
            "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the scheme's low"),
       Flag("--low", "level_low", &TrainOptions::low,

@@ -357,7 +357,7 @@ int main(int argc, char** argv) {
   sched_cmd
       ->add_option("--msdr-factor", sched.msdr_factor,
                    "AdaQS: the MSDR fall that halves the compression (default: the trace's run.msdr_factor)")
-      ->check(CLI::Range(1.000001, 1e6));
+      ->check(CLI::Range(1.000001, kMaxMsdrFactor));
   sched_cmd->add_option("--format", sched.format, "table, csv or json")
       ->check(CLI::IsMember({"table", "csv", "json"}))
       ->capture_default_str();

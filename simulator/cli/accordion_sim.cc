@@ -433,7 +433,7 @@ struct PolicyArgs {
     replay.Add(cmd, true);
     collective.Add(cmd);
     cmd->add_option("--msdr-factor", msdr_factor, "AdaQS's MSDR factor (default: the trace's run.msdr_factor)")
-        ->check(CLI::Range(1.000001, 1e6));
+        ->check(CLI::Range(1.000001, kMaxMsdrFactor));
     cmd->add_option("--format", format, "table or json")
         ->check(CLI::IsMember({"table", "json"}))
         ->capture_default_str();

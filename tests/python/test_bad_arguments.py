@@ -62,12 +62,29 @@ def fresh_ddp():
 def test_an_epoch_beyond_the_planned_ones_is_refused_before_any_collective(ddp, tmp_path):
     import accordion.ddp
     trace = tmp_path / "run.trace"
-    with accordion.ddp.attach(fresh_ddp(), trace=trace, network_probe=False, train_samples=64, batch_size=8,
+    model = fresh_ddp()
+    with accordion.ddp.attach(model, trace=trace, network_probe=False, train_samples=64, batch_size=8,
                               epochs=1) as acc:
+        model(torch.randn(4, 8)).sum().backward()
         acc.end_epoch(lr=0.1)
         with pytest.raises(ValueError, match="epochs=1"):
             acc.end_epoch(lr=0.1)
     assert trace.exists()
+
+
+def test_an_end_epoch_before_any_step_is_refused_and_records_nothing(ddp, tmp_path):
+    import sqlite3
+    import accordion.ddp
+    trace = tmp_path / "run.trace"
+    model = fresh_ddp()
+    with accordion.ddp.attach(model, trace=trace, network_probe=False, train_samples=64, batch_size=8,
+                              epochs=2) as acc:
+        with pytest.raises(ValueError, match="end_epoch before any step of epoch 0"):
+            acc.end_epoch(lr=0.1)
+        model(torch.randn(4, 8)).sum().backward()
+        acc.end_epoch(lr=0.1)  # the epoch goes on: one step, then its end
+    with sqlite3.connect(f"file:{trace}?mode=ro", uri=True) as db:
+        assert db.execute("SELECT epoch, iterations FROM epochs").fetchall() == [(0, 1)]
 
 
 def test_an_unknown_scheme(ddp, tmp_path):

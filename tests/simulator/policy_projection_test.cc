@@ -110,6 +110,35 @@ TEST(AdviseLevels, PicksTheFastestPairThatKeepsTheCriticalError) {
   EXPECT_TRUE(AdviceJson(a).at("advice").at("admissible").get<bool>());
 }
 
+// Advice saves time or says to stay: against static rank 1 - the reference
+// that compresses most - every pair sends more on a slow network, and none
+// is recommended ("0.99x faster" was once advice).
+TEST(AdviseLevels, NoSettingProjectedSlowerThanTheReferenceIsAdvised) {
+  const ReplayInput input = LoadReplayInput(kAdaqs);
+  const Advice a = AdviseLevels(input, At(0.01), AdvisorOptions().etas({0.5}).tolerance(10).reference(1));
+  ASSERT_FALSE(a.candidates.empty());
+  ASSERT_TRUE(a.candidates.front().admissible);
+  ASSERT_GE(*a.candidates.front().projected_s, a.reference_s);
+  EXPECT_FALSE(a.best.has_value());
+  std::ostringstream table;
+  WriteAdviceTable(a, table);
+  EXPECT_NE(table.str().find("advice: stay at static rank 1: no pair"), std::string::npos) << table.str();
+  EXPECT_EQ(table.str().find("faster than static"), std::string::npos) << table.str();
+}
+
+// --etas is bounded like a sweep's grid: 100,000 values were once accepted.
+TEST(AdviseLevels, TheThresholdsTriedAreBounded) {
+  const ReplayInput input = LoadReplayInput(kAdaqs);
+  std::vector<double> many(kMaxAdvisorEtas + 1, 0.5);
+  try {
+    AdviseLevels(input, At(1), AdvisorOptions().etas(many));
+    FAIL() << "65 thresholds accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("--etas takes 1 to 64 thresholds, got 65"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(AdviseLevels(input, At(1), AdvisorOptions().etas({})), InputError);
+}
+
 TEST(AdviseLevels, NeedsAnErrorProfileOfACompressingScheme) {
   EXPECT_THROW(AdviseLevels(LoadReplayInput(kV3), At(1), AdvisorOptions()), InputError);  // schema v3
   EXPECT_THROW(AdviseLevels(LoadReplayInput(kSmith), At(1), AdvisorOptions()), InputError);

@@ -287,5 +287,59 @@ TEST_F(SchemaVersionTest, AnInfiniteMetricIsStillRefused) {
   }
 }
 
+// A synthetic 3-epoch trace by `writer`, turned into what an earlier release
+// wrote when its loop stopped after 2 epochs: a v3 file marked complete.
+std::string EarlyStoppedVersionThree(const std::string& path, const std::string& writer) {
+  synthetic::SyntheticTraceOptions options;
+  options.model = "mlp";
+  options.epochs = 3;
+  options.writer = writer;
+  synthetic::WriteSyntheticTrace(path, options);
+  std::string sql = "UPDATE meta SET value='3' WHERE key='schema_version'; UPDATE run SET status='complete';";
+  for (const TableSpec& table : TraceTables()) {
+    for (const char* column : table.columns) {
+      if (std::string(column) == "epoch") sql += " DELETE FROM " + std::string(table.name) + " WHERE epoch = 2;";
+    }
+  }
+  test_support::ExecuteSql(path, sql);
+  return path;
+}
+
+// The third reliability probe's open case: the Python hook of schema v3 and
+// older marked a run it closed before its planned epochs "complete". Every
+// tool reads it as stopped early, and says so; accordion-train never wrote
+// such a file, so one of its is still refused.
+TEST_F(SchemaVersionTest, AnEarlyStoppedHookRunMarkedCompleteByAnOlderReleaseReadsAsStoppedEarly) {
+  const std::string hook = EarlyStoppedVersionThree(Path("hook.trace"), kWriterPythonHook);
+  const TraceSummary summary = ValidateTrace(hook);
+  EXPECT_EQ(summary.epochs, 2);
+  bool said = false;
+  for (const std::string& w : summary.warnings) said = said || w.find("read as stopped early") != std::string::npos;
+  EXPECT_TRUE(said);
+  EXPECT_EQ(TraceReader::Open(hook)->run().status, RunStatus::kStoppedEarly);
+
+  const std::string trainer = EarlyStoppedVersionThree(Path("trainer.trace"), kWriterTrainer);
+  try {
+    ValidateTrace(trainer);
+    FAIL() << "accordion-train's short 'complete' run validated";
+  } catch (const TraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("marked complete with 2 of 3 epochs"), std::string::npos) << e.what();
+  }
+}
+
+// AdaQS and Smith et al. came with schema v4: a v3 file that names them is
+// refused by every reader.
+TEST_F(SchemaVersionTest, AVersionThreeFileCannotCarryAVersionFourPolicy) {
+  const std::string path = EarlyStoppedVersionThree(Path("adaqs.trace"), kWriterPythonHook);
+  test_support::ExecuteSql(path, "UPDATE run SET policy='adaqs'");
+  try {
+    TraceReader::Open(path);
+    FAIL() << "a v3 file with policy adaqs was read";
+  } catch (const TraceError& e) {
+    EXPECT_EQ(e.code(), TraceErrorCode::kInconsistent);
+    EXPECT_NE(std::string(e.what()).find("policy adaqs is schema v4's"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace accordion

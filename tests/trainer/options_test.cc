@@ -139,6 +139,13 @@ TEST(TrainOptions, RefusesBadConfigurations) {
                 "not found");
   ExpectRefused(With([](TrainOptions& o) { o.trace = "/nonexistent/dir/run.trace"; }), "does not exist");
   ExpectRefused(With([](TrainOptions& o) { o.resume = true; }), "--checkpoint-dir");
+  // One bound for the MSDR factor everywhere: readers took at most 1e6.
+  ExpectRefused(With([](TrainOptions& o) {
+                  o.scheme = "powersgd";
+                  o.policy = "adaqs";
+                  o.msdr_factor = 1e308;
+                }),
+                "--msdr-factor must be above 1 and at most 1e+06");
 }
 
 TEST(TrainOptions, RefusesToOverwriteATraceUnlessAsked) {
