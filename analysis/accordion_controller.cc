@@ -4,12 +4,13 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 
 namespace accordion {
 
 void AccordionOptions::Validate() const {
   if (!(eta_ > 0) || !std::isfinite(eta_)) {
-    throw InputError("eta must be a positive number (got " + std::to_string(eta_) + ")");
+    throw InputError("eta must be a positive number (got " + FormatNumber(eta_) + ")");
   }
   if (interval_ < 1) {
     throw InputError("interval must be at least 1 epoch (got " + std::to_string(interval_) + ")");

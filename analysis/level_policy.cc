@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common/errors.h"
+#include "common/number_format.h"
 
 namespace accordion {
 
@@ -242,6 +243,13 @@ void SmithOptions::Validate() const {
   }
   if (level_high_ < level_low_) {
     throw InputError("Smith et al.'s batch only grows: the high level must be the larger batch");
+  }
+  // Its batches are whole numbers of low batches (SmithNextBatch), the cap
+  // too: a schedule accordion-train would refuse is no schedule.
+  if (std::fmod(level_high_, level_low_) != 0) {
+    throw InputError("Smith et al.'s high level (batch " + FormatNumber(level_high_) +
+                     ") must be a whole number of low batches (" + FormatNumber(level_low_) +
+                     "): the batch grows by whole low batches, as accordion-train trains them");
   }
 }
 

@@ -160,7 +160,7 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
       << "speedup"
       << "\n";
   for (const AdvisorCandidate& c : a.candidates) {
-    out << std::setw(6) << FormatPrintf("%.2f", c.eta) << std::setw(12) << LevelName(a.scheme, c.level_low)
+    out << std::setw(6) << FormatPrintf("%.3g", c.eta) << std::setw(12) << LevelName(a.scheme, c.level_low)
         << std::setw(12) << LevelName(a.scheme, c.level_high) << std::setw(14) << FormatPrintf("%.4g", c.floats)
         << std::setw(11) << FormatPrintf("%.4f", c.error) << std::setw(15) << FormatPrintf("%.4f", c.critical_error)
         << std::setw(13) << (c.projected_s ? FormatPrintf("%.4g", *c.projected_s) : "too lossy") << std::setw(10)

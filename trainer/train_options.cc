@@ -903,7 +903,16 @@ std::string ResumeMismatch(const std::string& saved_config, const TrainOptions& 
   for (const TrainFlag& f : TrainFlags()) {
     if (f.key != nullptr && f.resume_may_change) saved.erase(f.key);
   }
-  for (const auto& [key, value] : saved.items()) {
+  // What defines the run first: another scheme or policy changes what the
+  // levels mean, and naming --high for a run resumed with another --scheme
+  // sent the user to the wrong flag.
+  std::vector<std::string> keys = {"model", "dataset", "scheme", "policy"};
+  for (const auto& item : saved.items()) {
+    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end()) keys.push_back(item.key());
+  }
+  for (const std::string& key : keys) {
+    if (!saved.contains(key)) continue;
+    const nlohmann::json& value = saved[key];
     if (!now.contains(key) || now[key] != value) {
       const std::string flag = FlagOfConfigKey(key, o.policy);
       return (flag.empty() ? key : flag) + " differs from the checkpointed run (" + value.dump() + " there, " +

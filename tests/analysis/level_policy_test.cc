@@ -137,6 +137,13 @@ TEST(SmithPolicy, RoundsToWholeLowBatchesAndRestores) {
   p->Restore(s);
   EXPECT_EQ(p->levels()[0], 128);
   EXPECT_THROW(SmithOptions().level_low(256).level_high(128).Validate(), InputError);
+  // A cap that is no whole number of low batches: accordion-train would refuse the batch.
+  try {
+    SmithOptions().level_low(128).level_high(1000).Validate();
+    FAIL() << "batch 1000 over low batches of 128 accepted";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("must be a whole number of low batches (128)"), std::string::npos) << e.what();
+  }
 }
 
 TEST(AccordionPolicy, IsTheControllerBehindTheInterface) {

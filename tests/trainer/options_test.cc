@@ -334,6 +334,27 @@ void ForEveryConfigKey(Visit visit) {
   }
 }
 
+// A resume with another scheme or policy names that flag, not a level flag
+// whose meaning followed from it.
+TEST(TrainOptions, ResumeWithAnotherSchemeOrPolicyNamesThatFlag) {
+  TrainOptions o = Synthetic();
+  o.scheme = "powersgd";
+  o.policy = "accordion";
+  o.low = 2;
+  o.high = 1;
+  const std::string saved = ConfigJson(o);
+  TrainOptions topk = o;
+  topk.scheme = "topk";
+  topk.low = 0.5;
+  topk.high = 0.1;
+  EXPECT_EQ(ResumeMismatch(saved, topk).rfind("--scheme differs", 0), 0u) << ResumeMismatch(saved, topk);
+  TrainOptions fixed = o;
+  fixed.policy = "static";
+  fixed.low = fixed.high = std::nullopt;
+  fixed.level = 2;
+  EXPECT_EQ(ResumeMismatch(saved, fixed).rfind("--policy differs", 0), 0u) << ResumeMismatch(saved, fixed);
+}
+
 // Every field a resume can find different is named by a flag accordion-train
 // really has, under either policy.
 TEST(TrainOptions, ResumeMismatchNamesFlagsThatExist) {
