@@ -172,6 +172,13 @@ int main(int argc, char** argv) {
     QTimer::singleShot(0, &window, [&window, &parser, &screenshot] {
       window.document()->waitForLoads();
       window.document()->waitForIdle();
+      if (window.document()->runCount() == 0) {
+        // Screenshots of empty tabs are no answer to "show me this trace".
+        std::fprintf(stderr, "%s: error: --screenshot: no trace is open%s%s\n", kTool,
+                     window.lastError().isEmpty() ? "" : ": ", qPrintable(window.lastError()));
+        QCoreApplication::exit(2);
+        return;
+      }
       QString error;
       const int rc = window.saveTabScreenshots(parser.value(screenshot), &error) ? 0 : 1;
       if (rc != 0) std::fprintf(stderr, "%s: error: %s\n", kTool, qPrintable(error));

@@ -193,6 +193,8 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
                               ("topk_error_feedback", topk_error_feedback, "a boolean")):
         _set(o, name, value, what)
     if trace is not None:
+        if not isinstance(trace, (str, os.PathLike)):
+            raise ValueError(f"trace must be a path (str or os.PathLike), not {trace!r}")
         trace = os.fspath(trace)
         if os.path.isdir(trace):
             raise ValueError(f"trace {trace!r} is a directory; give a file path")
@@ -212,8 +214,11 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
         o.config_json = json.dumps(dict(config) if config is not None else {}, allow_nan=False)
     except (TypeError, ValueError) as e:
         raise ValueError(f"config is not JSON-serialisable: {e}") from None
+    for name, value in (("model_name", model_name), ("dataset", dataset)):
+        if value is not None and not isinstance(value, str):
+            raise ValueError(f"{name} must be a string, not {value!r}")
     o.model = model_name or type(ddp_model.module).__name__
-    o.dataset = str(dataset)
+    o.dataset = dataset
     o.ranks_per_node = int(os.environ.get("LOCAL_WORLD_SIZE", "1"))
     return o
 

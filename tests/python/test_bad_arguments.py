@@ -200,3 +200,16 @@ def test_a_hook_dropped_without_close_leaves_its_trace_interrupted(ddp, tmp_path
         assert db.execute("SELECT status FROM run").fetchall() == [("interrupted",)]
         assert db.execute("SELECT COUNT(*) FROM epochs").fetchall() == [(1,)]
     assert not os.path.exists(str(trace) + "-wal") or os.path.getsize(str(trace) + "-wal") == 0
+
+
+@pytest.mark.parametrize("keyword,value", [("model_name", 5), ("dataset", ["mnist"]), ("trace", 7)])
+def test_a_keyword_of_the_wrong_type_is_named(ddp, tmp_path, keyword, value):
+    kwargs = {keyword: value}
+    if keyword == "trace":
+        import accordion.ddp
+        with pytest.raises(ValueError) as e:
+            accordion.ddp.attach(fresh_ddp(), network_probe=False, train_samples=64, batch_size=8, epochs=2, **kwargs)
+        message = str(e.value)
+    else:
+        message = refused(ddp, tmp_path, **kwargs)
+    assert message.startswith(keyword + " must be"), message

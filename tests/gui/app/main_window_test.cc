@@ -1281,6 +1281,13 @@ class MainWindowTest : public QObject {
     QVERIFY(p.waitForFinished(20000));
     QCOMPARE(p.exitCode(), 2);
     QVERIFY(QString(p.readAllStandardError()).contains("policies"));
+    // Nothing opened (a path that is no trace): no screenshots, exit 2, the reason.
+    p.start(binary, {"--screenshot", dir + "/none", dir + "/no-such.trace"});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString said = QString(p.readAllStandardError());
+    QVERIFY2(said.contains("no trace is open"), qPrintable(said));
+    QVERIFY(!QFileInfo::exists(dir + "/none/policies.png"));
   }
 
   void droppedFilesOpen() {
