@@ -172,17 +172,19 @@ int main(int argc, char** argv) {
     QTimer::singleShot(0, &window, [&window, &parser, &screenshot] {
       window.document()->waitForLoads();
       window.document()->waitForIdle();
+      // One line per trace that failed to open, every one of them.
+      for (const QString& e : window.errors()) {
+        std::fprintf(stderr, "%s: %s\n", kTool, qPrintable(QString(e).replace('\n', ' ')));
+      }
       if (window.document()->runCount() == 0) {
         // Screenshots of empty tabs are no answer to "show me this trace".
-        std::fprintf(stderr, "%s: error: --screenshot: no trace is open%s%s\n", kTool,
-                     window.lastError().isEmpty() ? "" : ": ", qPrintable(window.lastError()));
+        std::fprintf(stderr, "%s: error: --screenshot: no trace is open\n", kTool);
         QCoreApplication::exit(2);
         return;
       }
       QString error;
       const int rc = window.saveTabScreenshots(parser.value(screenshot), &error) ? 0 : 1;
       if (rc != 0) std::fprintf(stderr, "%s: error: %s\n", kTool, qPrintable(error));
-      if (!window.lastError().isEmpty()) std::fprintf(stderr, "%s: %s\n", kTool, qPrintable(window.lastError()));
       QCoreApplication::exit(rc);
     });
   }

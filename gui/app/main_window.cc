@@ -353,6 +353,7 @@ void MainWindow::about() {
 
 void MainWindow::reportError(const QString& title, const QString& text) {
   last_error_ = text;
+  errors_.append(text);
   ++error_count_;
   statusBar()->showMessage(text.section('\n', 0, 0), 10000);
   if (!error_dialogs_) return;

@@ -59,6 +59,9 @@ class MainWindow : public QMainWindow {
   // The last error shown to the user and how many there were (tests); the
   // dialog itself is a QMessageBox named "errorDialog".
   QString lastError() const { return last_error_; }
+  // Every error reported since the window opened, in order (several bad
+  // traces in a folder: one each).
+  const QStringList& errors() const { return errors_; }
   int errorCount() const { return error_count_; }
   // Off: errors go to the status bar only (the --screenshot mode).
   void setErrorDialogsEnabled(bool on) { error_dialogs_ = on; }
@@ -115,6 +118,7 @@ class MainWindow : public QMainWindow {
   QPointer<PlotWidget> last_figure_;
   QPointer<QMessageBox> error_box_;
   QString last_error_;
+  QStringList errors_;
   int error_count_ = 0;
   bool error_dialogs_ = true;
   bool loading_ = false;

@@ -462,6 +462,7 @@ class MainWindowTest : public QObject {
     OpenAndSettle(window, {bad});
     QCOMPARE(window.errorCount(), 1);
     QVERIFY(window.lastError().contains("cut.trace"));
+    QCOMPARE(window.errors().size(), 1);
     QCOMPARE(window.document()->runCount(), 0);
     QMessageBox* box = nullptr;
     QTRY_VERIFY((box = VisibleErrorDialog()) != nullptr);
@@ -1288,6 +1289,16 @@ class MainWindowTest : public QObject {
     const QString said = QString(p.readAllStandardError());
     QVERIFY2(said.contains("no trace is open"), qPrintable(said));
     QVERIFY(!QFileInfo::exists(dir + "/none/policies.png"));
+    // Two damaged traces: each is named, not only the last.
+    const QString bad = ScratchDir("policies-cli-bad");
+    const QString first = gui::test_support::WriteTruncatedTrace(bad, "first.trace");
+    const QString second = gui::test_support::WriteTruncatedTrace(bad, "second.trace");
+    QVERIFY(!first.isEmpty() && !second.isEmpty());
+    p.start(binary, {"--screenshot", dir + "/none", first, second});
+    QVERIFY(p.waitForFinished(60000));
+    QCOMPARE(p.exitCode(), 2);
+    const QString both = QString(p.readAllStandardError());
+    QVERIFY2(both.contains("first.trace") && both.contains("second.trace"), qPrintable(both));
   }
 
   void droppedFilesOpen() {
