@@ -355,7 +355,9 @@ void MainWindow::reportError(const QString& title, const QString& text) {
   last_error_ = text;
   errors_.append(text);
   ++error_count_;
-  statusBar()->showMessage(text.section('\n', 0, 0), 10000);
+  // The whole message on one line: its first line alone ("Cannot open X:")
+  // left out the reason.
+  statusBar()->showMessage(QString(text).replace('\n', ' '), 10000);
   if (!error_dialogs_) return;
   // Several bad files at once: one dialog listing them, not a stack.
   if (error_box_ && error_box_->isVisible()) {

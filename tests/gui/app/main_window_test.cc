@@ -463,6 +463,11 @@ class MainWindowTest : public QObject {
     QCOMPARE(window.errorCount(), 1);
     QVERIFY(window.lastError().contains("cut.trace"));
     QCOMPARE(window.errors().size(), 1);
+    // The status bar gives the reason too, not only "Cannot open <path>:".
+    const QString status = window.statusBar()->currentMessage();
+    QVERIFY2(status.contains("cut.trace") && !status.trimmed().endsWith(':') &&
+                 status.size() > QString("Cannot open %1:").arg(bad).size() + 5,
+             qPrintable(status));
     QCOMPARE(window.document()->runCount(), 0);
     QMessageBox* box = nullptr;
     QTRY_VERIFY((box = VisibleErrorDialog()) != nullptr);
