@@ -100,6 +100,53 @@ void WriteAll(int fd, const std::string& bytes, const std::string& path) {
 constexpr char kClaimAttribute[] = "user.accordion.output-claim";
 constexpr char kClaimMark[] = "accordion-toolkit";
 
+// Creates `partial`, locked (exclusive flock) and marked as ours before its
+// name appears - made under a random name and hard-linked into place, which
+// fails rather than replaces - so that no other writer ever finds it
+// unlocked and unmarked (a plain exclusive create had another writer find it
+// so, between its creation and its lock, and refuse it as not the
+// toolkit's). Returns its descriptor, or -1 with errno set: EEXIST when
+// something is there already.
+int CreateMarkedPartial(const std::string& partial) {
+  // No hard links (some FUSE file systems) or no room for a second name: an
+  // exclusive create, marked and locked just after.
+  auto plain = [&partial] {
+    const int fd = ::open(partial.c_str(), O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) return -1;
+    ::fsetxattr(fd, kClaimAttribute, kClaimMark, sizeof kClaimMark - 1, 0);
+    ::flock(fd, LOCK_EX | LOCK_NB);
+    return fd;
+  };
+  std::string name = partial + ".XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) return plain();
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::fchmod(fd, 0666 & ~mask);  // as open(..., 0666) would have made it
+  // Where the file system keeps no user attributes, a partial this run
+  // leaves behind (a SIGKILL) is refused by the next as not provably ours:
+  // the user removes it. Never the other way round.
+  ::fsetxattr(fd, kClaimAttribute, kClaimMark, sizeof kClaimMark - 1, 0);
+  if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    ::close(fd);
+    ::unlink(name.c_str());
+    errno = EIO;
+    return -1;
+  }
+  if (::link(name.c_str(), partial.c_str()) == 0) {
+    ::unlink(name.c_str());
+    return fd;
+  }
+  const int error = errno;
+  ::close(fd);
+  ::unlink(name.c_str());
+  if (error == EEXIST) {
+    errno = EEXIST;
+    return -1;
+  }
+  return plain();
+}
+
 bool MarkedAsOurs(int fd) {
   char value[sizeof kClaimMark] = {};
   const ssize_t n = ::fgetxattr(fd, kClaimAttribute, value, sizeof value);
@@ -333,14 +380,14 @@ void ClaimOutput(const std::string& path, const std::string& what) {
     // write onto someone else's file. O_NONBLOCK: nor may a FIFO made there
     // since the check hold the open for ever.
     constexpr int kFlags = O_RDWR | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC;
-    int fd = ::open(partial.c_str(), kFlags | O_CREAT | O_EXCL, 0666);
+    int fd = CreateMarkedPartial(partial);
     const bool created = fd >= 0;
-    if (!created && errno == EEXIST) {
+    if (!created) {
       fd = ::open(partial.c_str(), kFlags);
       if (fd < 0 && errno == ENOENT) continue;  // renamed into place or removed since: try again
     }
     if (fd < 0) throw InputError(what + ": cannot write " + partial + " (" + std::strerror(errno) + ")");
-    if (::flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    if (!created && ::flock(fd, LOCK_EX | LOCK_NB) != 0) {
       const int error = errno;
       ::close(fd);
       if (error == EWOULDBLOCK) {
@@ -355,10 +402,7 @@ void ClaimOutput(const std::string& path, const std::string& what) {
       throw InputError(what + ": " + partial + " is not a regular file");
     }
     if (created) {
-      // Where the file system keeps no user attributes, a partial this run
-      // leaves behind (a SIGKILL) is refused by the next as not provably
-      // ours: the user removes it. Never the other way round.
-      ::fsetxattr(fd, kClaimAttribute, kClaimMark, sizeof kClaimMark - 1, 0);
+      // Ours, locked and marked before its name appeared.
     } else if (held.st_nlink > 1) {
       // Truncating it would empty the file it is linked to (an input, say).
       ::close(fd);
