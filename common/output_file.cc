@@ -401,15 +401,16 @@ void ClaimOutput(const std::string& path, const std::string& what) {
       ::close(fd);
       throw InputError(what + ": " + partial + " is not a regular file");
     }
-    if (created) {
-      // Ours, locked and marked before its name appeared.
-    } else if (held.st_nlink > 1) {
+    // One we created is ours, locked and marked before its name appeared;
+    // one we found must prove it.
+    if (!created && held.st_nlink > 1) {
       // Truncating it would empty the file it is linked to (an input, say).
       ::close(fd);
       throw InputError(what + ": " + partial +
                        " is a hard link to another file, not a partial file a tool left; "
                        "remove it (writing there would change that file)");
-    } else if (!MarkedAsOurs(fd)) {
+    }
+    if (!created && !MarkedAsOurs(fd)) {
       ::close(fd);
       throw InputError(what + ": " + partial +
                        " exists and was not made by this toolkit; move it away or remove it "

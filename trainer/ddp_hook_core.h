@@ -163,6 +163,8 @@ class DdpHookCore {
   const std::vector<double>& levels() const { return plan_.layer_levels; }
   int epoch() const { return epoch_; }
   int64_t step() const { return step_; }
+  // Between a step's start (BeginStep, or its first gradient) and FinishStep.
+  bool in_step() const { return in_step_; }
   bool recording() const { return recording_; }
 
  private:

@@ -399,11 +399,9 @@ void GradientExchange::FinishStep() {
         FinishDense(static_cast<int>(b));
         Bucket& bucket = *state_[b];
         Wait(bucket.topk);
-        if (!bucket.compressed_layers.empty()) {
-          // The values, not the indices' bits: those may read as NaN.
-          for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
-            result_squares_.push_back(SquaredNorm(bucket.gathered.narrow(1, bucket.packed_offset[i], bucket.k[i])));
-          }
+        // The values, not the indices' bits: those may read as NaN.
+        for (size_t i = 0; i < bucket.compressed_layers.size(); ++i) {
+          result_squares_.push_back(SquaredNorm(bucket.gathered.narrow(1, bucket.packed_offset[i], bucket.k[i])));
         }
         WaitForDevice(device_);
         const Clock::time_point t = Clock::now();
@@ -421,9 +419,13 @@ void GradientExchange::FinishStep() {
 
 void GradientExchange::Commit() {
   const Clock::time_point t = Clock::now();
-  double results = 0, checks = 0;
-  if (!result_squares_.empty()) results = torch::stack(result_squares_).sum().item<double>();
-  if (!check_squares_.empty()) checks = torch::stack(check_squares_).sum().item<double>();
+  // Both sums in one read from the device: one synchronisation per step.
+  auto sum = [](const std::vector<torch::Tensor>& squares, const torch::Tensor& zero) {
+    return squares.empty() ? zero : torch::stack(squares).sum();
+  };
+  const torch::Tensor zero = torch::zeros({}, step_moments_.options());
+  const torch::Tensor both = torch::stack({sum(result_squares_, zero), sum(check_squares_, zero)}).cpu();
+  const double results = both[0].item<double>(), checks = both[1].item<double>();
   last_step_.finite = std::isfinite(results) && std::isfinite(checks);
   last_step_.result_square_sum = results;
   if (last_step_.finite) {

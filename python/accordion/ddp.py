@@ -262,7 +262,6 @@ class AccordionHook:
         self._pending = []
         self._scaler = grad_scaler
         self._scale = 1.0
-        self._in_step = False
         self._warned_unscaled = False
         # The optimizer steps taken on this model's parameters in the running
         # epoch: an epoch whose optimizer stepped while no gradient went
@@ -295,10 +294,9 @@ class AccordionHook:
         if join is not None and join.enable:
             raise ValueError("DDP's join() for uneven inputs is not supported by the Accordion hook: give every "
                              "rank the same number of steps per epoch (DistributedSampler(..., drop_last=True))")
-        if not self._in_step:
+        if not self._core.in_step:
             self._read_scale()
         self._core.begin_step()
-        self._in_step = True
 
     def _forward_ends(self, module, inputs, output):
         if torch.is_grad_enabled() and self._core is not None:
@@ -337,16 +335,14 @@ class AccordionHook:
                 raise ValueError("a parameter's storage changed after attach (the model was moved or a "
                                  "parameter replaced): attach after moving the model to its device")
             layers.append(layer)
-        if not self._in_step:  # a step no forward hook saw begin: the core begins it
+        if not core.in_step:  # a step no forward hook saw begin: the core begins it with this gradient
             self._read_scale()
-            self._in_step = True
         for layer, grad in zip(layers, bucket.gradients()):
             core.gradient_ready(layer, grad)
         future = torch.futures.Future()
         self._pending.append((bucket, layers, future))
         if bucket.is_last():
             core.finish_step()
-            self._in_step = False
             for b, ls, f in self._pending:
                 buffer = b.buffer()
                 core.copy_average_into(ls, buffer)
@@ -396,7 +392,6 @@ class AccordionHook:
         summary = self._core.end_epoch(float(lr), float(next_lr), _metric(train_loss, "train_loss"),
                                        _metric(train_accuracy, "train_accuracy"), _metric(test_loss, "test_loss"),
                                        _metric(test_accuracy, "test_accuracy"), optimizer_steps=optimizer_steps)
-        self._in_step = False  # a forward no backward followed was dropped with the epoch
         if summary["skipped_steps"] and self._scaler is None and not self._warned_unscaled:
             self._warned_unscaled = True
             warnings.warn(f"{summary['skipped_steps']} step(s) of epoch {summary['epoch']} had gradients that were "

@@ -244,6 +244,7 @@ PYBIND11_MODULE(_core, m) {
       .def_property_readonly("levels", [](Core& c) { return c.core().levels(); })
       .def_property_readonly("epoch", [](Core& c) { return c.core().epoch(); })
       .def_property_readonly("step", [](Core& c) { return c.core().step(); })
+      .def_property_readonly("in_step", [](Core& c) { return c.core().in_step(); })
       .def_property_readonly("recording", [](Core& c) { return c.core().recording(); })
       .def_property_readonly("layers", [](Core& c) {
         py::list out;
