@@ -1,74 +1,92 @@
 #include "trainer/accordion_run.h"
 
-#include "common/errors.h"
-#include "traces/scheme_description.h"
+#include <chrono>
+#include <cmath>
+
+#include "trainer/error_profile.h"
+#include "trainer/trace_recorder.h"
 
 namespace accordion {
 
-AccordionRun::AccordionRun(const AccordionRunOptions& options, int num_layers)
-    : batch_scheme_(DescriptionOf(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch),
-      num_layers_(num_layers),
-      level_low_(options.level_low()) {
-  const AccordionOptions accordion =
-      AccordionOptions(options.accordion()).level_low(options.level_low()).level_high(options.level_high());
-  controller_ = batch_scheme_ ? std::make_unique<AccordionController>(
-                                    1, AccordionOptions(accordion).mode(ControllerMode::kWholeModel))
-                              : std::make_unique<AccordionController>(num_layers, accordion);
-  model_controller_ = std::make_unique<AccordionController>(1, accordion);
-  const Scheme scheme = options.scheme().scheme();
-  if (options.policy() == Policy::kAdaqs) {
-    policy_ = MakeAdaqsPolicy(1, AdaqsOptions()
-                                     .factor(options.msdr_factor())
-                                     .interval(options.accordion().interval())
-                                     .level_low(options.level_low())
-                                     .level_high(options.level_high())
-                                     .scheme(scheme));
-  } else if (options.policy() == Policy::kSmith) {
-    if (!batch_scheme_) throw InputError("policy smith grows the batch: it needs the batch scheme");
-    policy_ = MakeSmithPolicy(SmithOptions().level_low(options.level_low()).level_high(options.level_high()));
-  }
-}
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double Since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+}  // namespace
+
+AccordionRun::AccordionRun(const RunSettings& settings, std::vector<LayerInfo> layers, GradientExchange& exchange,
+                           bool profiles_errors)
+    : settings_(settings),
+      layers_(std::move(layers)),
+      exchange_(exchange),
+      profiles_errors_(profiles_errors),
+      profiled_levels_(ErrorProfileLevels(settings.scheme.scheme(), {settings.level_low, settings.level_high})),
+      planner_(settings, static_cast<int>(layers_.size())),
+      plan_(planner_.CurrentPlan()) {}
 
 AccordionRun::~AccordionRun() = default;
 
-AccordionRun::Plan AccordionRun::CurrentPlan() const {
-  const std::vector<double>& decided = policy_ ? policy_->levels() : controller_->levels();
-  const std::vector<bool>& critical = policy_ ? policy_->critical() : controller_->critical();
-  const auto L = static_cast<size_t>(num_layers_);
-  Plan plan;
-  // A single decision (the batch scheme's, a whole-model policy's) holds for every layer.
-  const bool one = decided.size() == 1;
-  plan.layer_levels = one ? std::vector<double>(L, decided[0]) : decided;
-  plan.critical = one ? std::vector<bool>(L, critical[0]) : critical;
-  plan.model_critical = model_controller_->critical()[0];
-  if (batch_scheme_) {
-    plan.global_batch = static_cast<int64_t>(decided[0]);
-    plan.raw_gradient_weight = decided[0] / level_low_;
+int64_t AccordionRun::global_batch() const { return batch_scheme() ? plan_.global_batch : settings_.batch_size; }
+
+void AccordionRun::StartEpoch(int epoch) {
+  // From the planner itself: a checkpoint may have restored its policies
+  // since the last decision.
+  plan_ = planner_.CurrentPlan();
+  exchange_.SetLevels(plan_.layer_levels, epoch);
+  exchange_.set_raw_gradient_weight(plan_.raw_gradient_weight);
+}
+
+AccordionRun::EpochEnd AccordionRun::EndEpoch(int epoch, double lr, double next_lr) {
+  EpochEnd end;
+  end.epoch = epoch;
+  end.lr = lr;
+  end.plan = plan_;
+  end.stats = exchange_.ReduceRawGradients();
+  // A gradient can overflow in the epoch's last step before any loss shows it.
+  for (size_t l = 0; l < end.stats.norms.size(); ++l) {
+    if (!std::isfinite(end.stats.norms[l])) {
+      throw TrainingDiverged("the accumulated gradient of " + layers_[l].name + " is not finite");
+    }
   }
-  return plan;
+  const Clock::time_point decide = Clock::now();
+  // The planner sees the schedule's LR without the batch factor, so a batch
+  // that grows is not read as an LR change; a replay of the recorded
+  // (scaled) LRs reaches the same verdicts, as the factor only ever grows
+  // together with a non-critical verdict.
+  EpochSignals signals;
+  signals.norms = end.stats.norms;
+  signals.mean_norms = end.stats.mean_norms;
+  signals.stds = end.stats.stds;
+  signals.lr = lr;
+  signals.lr_next = next_lr;
+  end.decision = planner_.EndEpoch(signals);
+  end.decide_s = Since(decide);
+  // The profiling rank alone, at the regime checks: the others wait for it
+  // at the next collective, so its cost is the run's (docs/policies.md).
+  if (profiles_errors_ && !profiled_levels_.empty() && epoch % settings_.interval == 0) {
+    const Clock::time_point profile = Clock::now();
+    end.error_profile = ProfileErrors(exchange_.RawGradientSums(), layers_, settings_.scheme, profiled_levels_, epoch);
+    end.profile_s = Since(profile);
+  }
+  exchange_.ResetRawGradients();
+  plan_ = planner_.CurrentPlan();
+  return end;
 }
 
-AccordionDecision AccordionRun::EndEpoch(const std::vector<double>& norms, double lr, double next_lr) {
-  EpochSignals s;
-  s.norms = norms;
-  s.lr = lr;
-  s.lr_next = next_lr;
-  return EndEpoch(s);
-}
-
-AccordionDecision AccordionRun::EndEpoch(const EpochSignals& s) {
-  const double model_norm = WholeModelNorm(s.norms);
-  AccordionDecision decision =
-      controller_->EndEpoch(batch_scheme_ ? std::vector<double>{model_norm} : s.norms, s.lr, s.lr_next);
-  model_controller_->EndEpoch({model_norm}, s.lr, s.lr_next);
-  if (!policy_) return decision;
-  EpochSignals model;
-  model.norms = {model_norm};
-  if (!s.mean_norms.empty()) model.mean_norms = {WholeModelMeanNorm(s.mean_norms)};
-  if (!s.stds.empty()) model.stds = {WholeModelStd(s.stds)};
-  model.lr = s.lr;
-  model.lr_next = s.lr_next;
-  return policy_->EndEpoch(model);
+void AccordionRun::Record(const EpochEnd& end, EpochData& data, TraceRecorder& recorder) {
+  EpochRecord& rec = data.epoch;
+  rec.epoch = end.epoch;
+  rec.schedule_lr = end.lr;
+  rec.lr = end.lr * (batch_scheme() ? end.plan.raw_gradient_weight : 1.0);
+  rec.batch_size = batch_scheme() ? end.plan.global_batch : settings_.batch_size;
+  rec.critical = end.plan.model_critical;
+  rec.model_grad_norm = WholeModelNorm(end.stats.norms);
+  FillEpochLayerRecords(settings_.scheme, layers_, end.epoch, end.plan.layer_levels, end.plan.critical, end.decision,
+                        end.stats, data);
+  data.error_profile = end.error_profile;
+  recorder.EndEpoch(data);
 }
 
 }  // namespace accordion

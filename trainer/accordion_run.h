@@ -1,99 +1,98 @@
-// AccordionRun: the Accordion side of one rank's run, shared by
-// accordion-train and the DDP hook: the controllers built from the run's
-// scheme and settings, the plan each epoch trains with (per-layer levels and
-// regimes, the batch scheme's global batch) and the decision at each epoch's
-// end. Whichever writer records a run, its levels come from this one place.
+// AccordionRun: one rank's side of a recorded Accordion run, held by
+// accordion-train (Trainer) and the DDP hook (DdpHookCore) alike, so that
+// whichever writer records a run, the same code ends its epochs: the raw
+// gradients reduced over the ranks, the divergence check, the decision
+// (RunPlanner: the deciding LevelPolicy, as an offline replay takes it), the
+// error profile at a regime check, the epoch's layer rows, the trace and the
+// next epoch's levels on the exchange.
 //
-// The batch scheme decides once for the whole model (its level is the global
-// batch, and the batch only grows); the others decide per layer. A second,
-// whole-model controller always runs beside them: epochs.critical records
-// its verdict. A static run keeps its one level while the controllers still
-// say what Accordion would do. Under AdaQS or Smith et al. (level_policy.h)
-// that policy decides for the whole model instead, the Accordion
-// controllers still running beside it for the record.
+// Per epoch: StartEpoch, the writer's steps through the exchange, EndEpoch
+// (collective), the writer's own measurements (loss, accuracy, evaluation,
+// Hessian) into the epoch's record, Record (collective).
 //
 // Thread safety: not thread-safe; the training thread drives it.
 #ifndef ACCORDION_TRAINER_ACCORDION_RUN_H_
 #define ACCORDION_TRAINER_ACCORDION_RUN_H_
 
-#include <cstdint>
 #include <memory>
+#include <stdexcept>
+#include <string>
+#include <utility>
 #include <vector>
 
-#include "analysis/accordion_controller.h"
-#include "analysis/communication_accounting.h"
-#include "analysis/level_policy.h"
-#include "common/options.h"
+#include "analysis/run_settings.h"
 #include "traces/records.h"
+#include "trainer/gradient_exchange.h"
+#include "trainer/run_planner.h"
 
 namespace accordion {
 
-class AccordionRunOptions {
-  /// What travels (its kind of level decides the controllers' mode).
-  /// Default: CommunicationScheme() (dense).
-  ACCORDION_ARG(CommunicationScheme, scheme);
-  /// Level inside critical regimes (and of a static run). Default: 0.
-  ACCORDION_ARG(double, level_low) = 0;
-  /// Level outside them (== level_low for a static run). Default: 0.
-  ACCORDION_ARG(double, level_high) = 0;
-  /// eta and interval (levels and mode are set from the options above).
-  /// Default: AccordionOptions().
-  ACCORDION_ARG(AccordionOptions, accordion);
-  /// Who decides: static and accordion keep the controllers above in
-  /// charge; adaqs (PowerSGD, TopK) and smith (batch) hand the decision to
-  /// that policy. Default: Policy::kAccordion.
-  ACCORDION_ARG(Policy, policy) = Policy::kAccordion;
-  /// AdaQS's MSDR factor (AdaqsOptions::factor). Default: 2.
-  ACCORDION_ARG(double, msdr_factor) = 2;
+class TraceRecorder;
+
+// An epoch's accumulated gradient is not finite: training diverged.
+class TrainingDiverged : public std::runtime_error {
+ public:
+  explicit TrainingDiverged(const std::string& what) : std::runtime_error(what) {}
 };
 
 class AccordionRun {
  public:
-  // What one epoch trains with, as decided at the end of the one before.
-  struct Plan {
-    std::vector<double> layer_levels;  // per layer, also for the batch scheme
-    std::vector<bool> critical;        // per layer
-    bool model_critical = false;       // the whole-model regime, for epochs.critical
-    // The batch scheme's global batch (its level); 0 for the other schemes.
-    int64_t global_batch = 0;
-    // What a step's raw gradient counts for in the epoch's norm: a step at a
-    // grown batch counts as that many steps at the low batch, so the norm
-    // does not shrink because the epoch's steps became fewer.
-    double raw_gradient_weight = 1;
+  // What the end of an epoch found, for the writer's own records.
+  struct EpochEnd {
+    int epoch = 0;
+    double lr = 0;          // the schedule's, before the batch factor
+    RunPlanner::Plan plan;  // the epoch's; plan() is now the next one's
+    RawGradientStatistics stats;
+    AccordionDecision decision;
+    std::vector<ErrorProfileRecord> error_profile;  // at a regime check, on the profiling rank
+    double decide_s = 0;                            // the planner's share
+    double profile_s = 0;                           // the error profile's
   };
 
-  AccordionRun(const AccordionRunOptions& options, int num_layers);
+  // `layers` describe the exchange's parameters; `exchange` outlives this.
+  // `profiles_errors`: this rank measures the error profile at the regime
+  // checks (rank 0 of a recorded run).
+  AccordionRun(const RunSettings& settings, std::vector<LayerInfo> layers, GradientExchange& exchange,
+               bool profiles_errors);
   ~AccordionRun();
   AccordionRun(const AccordionRun&) = delete;
   AccordionRun& operator=(const AccordionRun&) = delete;
 
-  bool batch_scheme() const { return batch_scheme_; }
+  bool batch_scheme() const { return planner_.batch_scheme(); }
+  // The running epoch's plan.
+  const RunPlanner::Plan& plan() const { return plan_; }
+  // The running epoch's global batch: the batch scheme's level, else the run's.
+  int64_t global_batch() const;
 
-  // The running epoch's plan, from the controllers' last decision.
-  Plan CurrentPlan() const;
+  // Takes the planner's plan for `epoch` (a checkpoint may have restored its
+  // policies) and sets its levels and raw-gradient weight on the exchange.
+  void StartEpoch(int epoch);
 
-  // Feeds the epoch's per-layer signals (the accumulated raw gradient's
-  // norms and, for AdaQS, moments) and its LR and the next epoch's
-  // (unscaled by any batch factor) to the controllers; CurrentPlan() is then
-  // the next epoch's. Returns the deciding one's verdict (one group for the
-  // batch scheme and the whole-model policies).
-  AccordionDecision EndEpoch(const EpochSignals& layer_signals);
-  // The same without gradient moments (enough unless AdaQS decides).
-  AccordionDecision EndEpoch(const std::vector<double>& norms, double lr, double next_lr);
+  // Collective. Reduces the epoch's raw gradients over the ranks; throws
+  // TrainingDiverged naming the first layer whose accumulated gradient is
+  // not finite; feeds the planner the norms and moments with the schedule's
+  // `lr` and `next_lr` (without any batch factor); at a regime check the
+  // profiling rank measures the error profile on the global sums; the sums
+  // are reset and plan() is the next epoch's.
+  EpochEnd EndEpoch(int epoch, double lr, double next_lr);
 
-  // The controllers, for checkpoints to save and restore; policy() is null
-  // unless AdaQS or Smith et al. decide.
-  AccordionController& controller() { return *controller_; }
-  AccordionController& model_controller() { return *model_controller_; }
-  LevelPolicy* policy() { return policy_.get(); }
+  // Collective. Completes `data.epoch` (epoch, LR with and without the
+  // batch factor, batch, regime, model norm) beside what the writer measured
+  // (iterations, times, losses), adds the layer rows and the error profile
+  // and writes the epoch through `recorder`.
+  void Record(const EpochEnd& end, EpochData& data, TraceRecorder& recorder);
+
+  // The planner's policies, for checkpoints (RunPlanner::Policies).
+  std::vector<std::pair<std::string, LevelPolicy*>> Policies() { return planner_.Policies(); }
 
  private:
-  bool batch_scheme_;
-  int num_layers_;
-  double level_low_;
-  std::unique_ptr<AccordionController> controller_;        // per layer, or whole model (batch)
-  std::unique_ptr<AccordionController> model_controller_;  // whole model
-  std::unique_ptr<LevelPolicy> policy_;                    // AdaQS or Smith et al., whole model
+  RunSettings settings_;
+  std::vector<LayerInfo> layers_;
+  GradientExchange& exchange_;
+  bool profiles_errors_;
+  std::vector<double> profiled_levels_;  // empty: the scheme has no compression error
+  RunPlanner planner_;
+  RunPlanner::Plan plan_;
 };
 
 }  // namespace accordion

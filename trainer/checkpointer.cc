@@ -36,47 +36,37 @@ FileDigest DecodeDigest(const std::string& text) {
   return d;
 }
 
-void WriteAccordionState(torch::serialize::OutputArchive& a, const std::string& prefix, const AccordionState& s) {
-  std::vector<int64_t> critical(s.critical.begin(), s.critical.end());
-  std::vector<int64_t> check_critical(s.check_critical.begin(), s.check_critical.end());
-  a.write(prefix + ".next_epoch", torch::tensor(int64_t{s.next_epoch}));
-  a.write(prefix + ".check_epoch", torch::tensor(int64_t{s.check_epoch}));
-  a.write(prefix + ".critical_through", torch::tensor(int64_t{s.critical_through}));
-  a.write(prefix + ".critical", torch::tensor(critical, torch::kInt64));
-  a.write(prefix + ".check_critical", torch::tensor(check_critical, torch::kInt64));
-  a.write(prefix + ".levels", torch::tensor(s.levels, torch::kFloat64));
-  a.write(prefix + ".check_norms", torch::tensor(s.check_norms, torch::kFloat64));
-}
-
 std::vector<double> Doubles(const torch::Tensor& t) {
   const torch::Tensor c = t.to(torch::kFloat64).contiguous();
   return std::vector<double>(c.data_ptr<double>(), c.data_ptr<double>() + c.numel());
 }
 
-AccordionState ReadAccordionState(torch::serialize::InputArchive& a, const std::string& prefix) {
-  // A fresh tensor per key: reading into a defined tensor set_()s its
-  // storage and keeps its dtype, reinterpreting the bits.
-  auto get = [&](const char* key) {
+// A policy's state as `name` stores it, in float64 tensors "name.key";
+// checkpoints before LevelPolicy stored the Accordion controllers' under the
+// same names, some as int64, which Doubles reads alike.
+void WritePolicyState(torch::serialize::OutputArchive& a, const std::string& name, const LevelPolicy& policy) {
+  for (const auto& [key, values] : policy.Save()) a.write(name + "." + key, torch::tensor(values, torch::kFloat64));
+}
+
+void ReadPolicyState(torch::serialize::InputArchive& a, const std::string& name, LevelPolicy& policy) {
+  const PolicyState fresh = policy.Save();
+  PolicyState saved;
+  for (const auto& entry : fresh) {
     torch::Tensor t;
-    a.read(prefix + key, t);
-    return t;
-  };
-  AccordionState s;
-  s.next_epoch = static_cast<int>(get(".next_epoch").item<int64_t>());
-  s.check_epoch = static_cast<int>(get(".check_epoch").item<int64_t>());
-  for (double c : Doubles(get(".critical"))) s.critical.push_back(c != 0);
-  // Checkpoints from before the post-decay hold: no hold, checks as in force.
-  torch::Tensor t;
-  if (a.try_read(prefix + ".critical_through", t)) s.critical_through = static_cast<int>(t.item<int64_t>());
-  torch::Tensor found;
-  if (a.try_read(prefix + ".check_critical", found)) {
-    for (double c : Doubles(found)) s.check_critical.push_back(c != 0);
-  } else {
-    s.check_critical = s.critical;
+    if (a.try_read(name + "." + entry.first, t)) saved[entry.first] = Doubles(t);
   }
-  s.levels = Doubles(get(".levels"));
-  s.check_norms = Doubles(get(".check_norms"));
-  return s;
+  // What checkpoints from before the post-decay hold lack: no hold, and
+  // the checks' regimes as in force.
+  if (name != "policy") {
+    if (!saved.count("critical_through") && fresh.count("critical_through")) {
+      saved["critical_through"] = fresh.at("critical_through");
+    }
+    if (!saved.count("check_critical") && saved.count("critical")) saved["check_critical"] = saved["critical"];
+  }
+  for (const auto& entry : fresh) {
+    if (!saved.count(entry.first)) throw InputError("the checkpoint holds no " + name + "." + entry.first);
+  }
+  policy.Restore(saved);
 }
 
 void WriteRankState(torch::serialize::OutputArchive& a, const RankState& state) {
@@ -87,13 +77,7 @@ void WriteRankState(torch::serialize::OutputArchive& a, const RankState& state) 
   a.write("model", model_archive);
   a.write("optimizer", optimizer_archive);
   a.write("exchange", exchange_archive);
-  WriteAccordionState(a, "controller", state.controller->state());
-  WriteAccordionState(a, "model_controller", state.model_controller->state());
-  if (state.policy != nullptr) {
-    for (const auto& [key, values] : state.policy->Save()) {
-      a.write("policy." + key, torch::tensor(values, torch::kFloat64));
-    }
-  }
+  for (const auto& [name, policy] : state.policies) WritePolicyState(a, name, *policy);
   a.write("rng", torch::globalContext().defaultGenerator(torch::kCPU).get_state());
   if (state.device.is_cuda()) a.write("cuda_rng", torch::globalContext().defaultGenerator(state.device).get_state());
 }
@@ -106,17 +90,7 @@ void ReadRankState(torch::serialize::InputArchive& a, const RankState& state) {
   state.model->load(model_archive);
   state.optimizer->load(optimizer_archive);
   state.exchange->Load(exchange_archive);
-  state.controller->Restore(ReadAccordionState(a, "controller"));
-  state.model_controller->Restore(ReadAccordionState(a, "model_controller"));
-  if (state.policy != nullptr) {
-    PolicyState saved;
-    for (const auto& [key, values] : state.policy->Save()) {
-      torch::Tensor t;
-      if (!a.try_read("policy." + key, t)) throw InputError("the checkpoint holds no " + key + " of the policy");
-      saved[key] = Doubles(t);
-    }
-    state.policy->Restore(saved);
-  }
+  for (const auto& [name, policy] : state.policies) ReadPolicyState(a, name, *policy);
   torch::Tensor rng;
   a.read("rng", rng);
   at::Generator generator = torch::globalContext().defaultGenerator(torch::kCPU);

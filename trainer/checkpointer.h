@@ -12,6 +12,8 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trainer/checkpoint_manifest.h"
 #include "trainer/communicator.h"
@@ -25,23 +27,21 @@ class Optimizer;
 
 namespace accordion {
 
-class AccordionController;
 class GradientExchange;
 class LevelPolicy;
 
 // The live objects a rank's state file holds, saved from and restored into
 // in place: weights and buffers, SGD momentum, the exchange's error-feedback
-// memories and warm Qs, both controllers' AccordionState, the deciding policy's state (AdaQS,
-// Smith et al.), and the rank's own
+// memories and warm Qs, every level policy's state (the Accordion
+// controllers', and AdaQS's or Smith et al.'s when one decides), and the rank's own
 // default random generators (the CPU's, and the GPU's when `device` is one:
 // dropout there draws from it).
 struct RankState {
   torch::nn::Module* model = nullptr;
   torch::optim::Optimizer* optimizer = nullptr;
   GradientExchange* exchange = nullptr;
-  AccordionController* controller = nullptr;        // per layer, or whole model for the batch scheme
-  AccordionController* model_controller = nullptr;  // whole model, for epochs.critical
-  LevelPolicy* policy = nullptr;                    // AdaQS or Smith et al. when they decide
+  // The level policies by the names they are stored under (RunPlanner::Policies).
+  std::vector<std::pair<std::string, LevelPolicy*>> policies;
   torch::Device device = torch::kCPU;
 };
 

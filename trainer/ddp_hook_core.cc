@@ -37,78 +37,14 @@ std::vector<LayerInfo> LayersOf(const std::vector<torch::Tensor>& parameters, co
     l.numel = parameters[i].numel();
     layers.push_back(std::move(l));
   }
-  AnnotateLayers(o.scheme(), o.level_low(), o.level_high(), layers);
+  AnnotateLayers(o.settings().scheme, o.settings().level_low, o.settings().level_high, layers);
   return layers;
 }
 
-// The checks accordion-train makes of the same choices, in the words of
-// the Python keywords.
-void CheckOptions(const DdpHookOptions& o) {
-  const SchemeDescription& d = DescriptionOf(o.scheme().scheme());
-  if (o.policy() == Policy::kAccordion && !d.has_levels()) {
-    throw InputError(std::string("policy 'accordion' needs a compressing scheme, not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
-  if (o.policy() == Policy::kAdaqs && o.scheme().scheme() != Scheme::kPowerSgd &&
-      o.scheme().scheme() != Scheme::kTopK) {
-    throw InputError(std::string("policy 'adaqs' halves a compression: it needs scheme 'powersgd' or 'topk', not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
-  if (o.policy() == Policy::kSmith && o.scheme().scheme() != Scheme::kBatch) {
-    throw InputError(std::string("policy 'smith' grows the batch: it needs scheme 'batch', not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
-  if (!(o.msdr_factor() > 1) || !(o.msdr_factor() <= kMaxMsdrFactor)) {
-    throw InputError("msdr_factor must be a number above 1 and at most " + FormatNumber(kMaxMsdrFactor) + ", got " +
-                     FormatNumber(o.msdr_factor()));
-  }
-  if (o.policy() == Policy::kStatic && o.level_low() != o.level_high()) {
-    throw InputError("a static policy takes one level: low and high must be equal");
-  }
-  for (const auto& [level, name] : {std::pair{o.level_low(), "low"}, std::pair{o.level_high(), "high"}}) {
-    if (!d.has_levels()) break;
-    const std::string problem = LevelProblem(o.scheme().scheme(), level);
-    if (!problem.empty()) throw InputError(std::string(name) + " " + problem);
-  }
-  // Critical regimes get the gentler level: a larger rank or fraction, the
-  // smaller batch.
-  if (d.level_kind == LevelKind::kGlobalBatch ? o.level_high() < o.level_low() : o.level_low() < o.level_high()) {
-    throw InputError(std::string("low (") + (d.level_kind == LevelKind::kGlobalBatch ? "the batch" : "the level") +
-                     " inside critical regimes) must " +
-                     (d.level_kind == LevelKind::kGlobalBatch ? "not exceed high: the batch only grows"
-                                                              : "compress no more than high: at least high") +
-                     ", got low " + FormatNumber(o.level_low()) + " and high " + FormatNumber(o.level_high()));
-  }
-  if (d.has_levels()) {
-    AccordionOptions()
-        .eta(o.eta())
-        .interval(o.interval())
-        .level_low(o.level_low())
-        .level_high(o.level_high())
-        .mode(d.level_kind == LevelKind::kGlobalBatch ? ControllerMode::kWholeModel : ControllerMode::kPerLayer)
-        .Validate();
-  }
-  if (o.bucket_bytes() < 1) throw InputError("bucket_mb must be above 0");
-  if (o.sample_iterations() < 0) throw InputError("sample_iterations must be 0 or more");
-  if (o.epochs() < 1) throw InputError("epochs must be 1 or more");
-}
-
-// The settings every rank must share, as the Python keywords name them, and
-// the model's parameters as "name [shape]".
+// The settings every rank must share, as the Python keywords name them
+// (analysis/run_settings.h), and the model's parameters as "name [shape]".
 std::string SharedSettingsJson(const DdpHookOptions& o, const std::vector<LayerInfo>& layers) {
-  nlohmann::json j;
-  j["scheme"] = ToString(o.scheme().scheme());
-  j["topk_dense_vectors"] = o.scheme().topk_dense_vectors();
-  j["topk_error_feedback"] = o.scheme().topk_error_feedback();
-  j["policy"] = ToString(o.policy());
-  j["low"] = o.level_low();
-  j["high"] = o.level_high();
-  j["eta"] = o.eta();
-  j["interval"] = o.interval();
-  j["msdr_factor"] = o.msdr_factor();
-  j["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
-  j["seed"] = o.seed();
-  j["network_probe"] = o.network_probe();
+  nlohmann::json j = SharedSettingsDigest(o.settings());
   nlohmann::json parameters = nlohmann::json::array();
   for (const LayerInfo& l : layers) {
     std::string shape;
@@ -147,28 +83,14 @@ struct AttachReport {
   }
 };
 
-// The hook's settings as accordion-train's ConfigJson names them (the
-// user's own `config` keys kept beside them), so that every reader finds a
-// run's settings under one set of names whichever writer recorded it.
+// The hook's settings under the keys accordion-train's ConfigJson gives
+// them (one table, run_settings.h), the user's own `config` keys kept beside
+// them, so that every reader finds a run's settings under one set of names
+// whichever writer recorded it.
 std::string HookConfigJson(const DdpHookOptions& o) {
   nlohmann::json config = nlohmann::json::parse(o.config_json(), nullptr, false);
   if (!config.is_object()) config = nlohmann::json::object();
-  config["scheme"] = ToString(o.scheme().scheme());
-  config["policy"] = ToString(o.policy());
-  config["level_low"] = o.level_low();
-  config["level_high"] = o.level_high();
-  config["eta"] = o.eta();
-  config["interval"] = o.interval();
-  config["msdr_factor"] = o.msdr_factor();
-  config["bucket_mb"] = static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0);
-  config["seed"] = o.seed();
-  config["trace_iterations"] = o.sample_iterations();
-  config["no_network_probe"] = !o.network_probe();
-  config["network_probe_budget_s"] = NetworkProbeOptions().budget_s();
-  config["topk_dense_vectors"] = o.scheme().topk_dense_vectors();
-  config["topk_error_feedback"] = o.scheme().topk_error_feedback();
-  config["epochs"] = o.epochs();
-  config["batch_size"] = o.batch_size();
+  config.update(RecordedSettingsJson(o.settings()));
   return config.dump();
 }
 
@@ -176,9 +98,7 @@ std::string HookConfigJson(const DdpHookOptions& o) {
 
 DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std::string> names, Communicator& comm,
                          const DdpHookOptions& options, const std::string& local_problem)
-    : comm_(comm),
-      options_(options),
-      batch_scheme_(DescriptionOf(options.scheme().scheme()).level_kind == LevelKind::kGlobalBatch) {
+    : comm_(comm), options_(options) {
   // Every rank reports its own problems and settings before any of them
   // raises: a rank that raised alone would leave its peers waiting in the
   // first collective (a hang), and one that went on with other settings
@@ -186,11 +106,11 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
   AttachReport mine;
   mine.problem = local_problem;
   mine.trace = !options_.trace().empty();
-  mine.epochs = options_.epochs();
-  mine.sample_iterations = options_.sample_iterations();
+  mine.epochs = options_.settings().epochs;
+  mine.sample_iterations = options_.settings().sample_iterations;
   if (mine.problem.empty()) {
     try {
-      CheckOptions(options_);
+      CheckRunSettings(options_.settings(), SettingVocabulary::kKeywords);
       layers_ = LayersOf(parameters, names, options_);
     } catch (const InputError& e) {
       mine.problem = e.what();
@@ -221,17 +141,10 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
   // What only the writer needs is rank 0's, on every rank.
   recording_ = all[0].trace;
   epochs_planned_ = all[0].epochs;
-  options_.sample_iterations(all[0].sample_iterations);
-
-  run_ = std::make_unique<AccordionRun>(
-      AccordionRunOptions()
-          .scheme(options_.scheme())
-          .level_low(options_.level_low())
-          .level_high(options_.level_high())
-          .accordion(AccordionOptions().eta(options_.eta()).interval(options_.interval()))
-          .policy(options_.policy())
-          .msdr_factor(options_.msdr_factor()),
-      static_cast<int>(layers_.size()));
+  RunSettings run_settings = options_.settings();
+  run_settings.epochs = all[0].epochs;
+  run_settings.sample_iterations = all[0].sample_iterations;
+  options_.settings(run_settings);
 
   // Rank 0 creates the trace; every rank learns whether it could, so all
   // raise the same error instead of the others waiting in the probe.
@@ -239,22 +152,13 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
   std::string trace_problem;
   if (recording_ && comm_.rank() == 0) {
     RunInfo run;
+    FillRunInfo(run_settings, run);
     run.model = options_.model();
     run.dataset = options_.dataset();
     run.train_samples = options_.train_samples();
-    run.scheme = options_.scheme().scheme();
-    run.policy = options_.policy();
-    run.level_low = options_.level_low();
-    run.level_high = options_.level_high();
-    run.eta = options_.eta();
-    run.interval = options_.interval();
-    run.msdr_factor = options_.msdr_factor();
     run.world_size = comm_.world_size();
     run.backend = comm_.backend();
     run.device = parameters[0].device().is_cuda() ? "cuda" : "cpu";
-    run.batch_size = batch_scheme_ ? static_cast<int64_t>(options_.level_low()) : options_.batch_size();
-    run.epochs_planned = options_.epochs();
-    run.seed = static_cast<int64_t>(options_.seed());
     run.config_json = HookConfigJson(options_);
     run.versions_json = RecordedVersionsJson();
     run.run_id = NewRunId();
@@ -271,18 +175,19 @@ DdpHookCore::DdpHookCore(std::vector<torch::Tensor> parameters, std::vector<std:
     const std::vector<std::string> said = AllGatherBytes(comm_, trace_problem);
     if (!said[0].empty()) throw InputError(said[0]);
   }
-  recorder_ = std::make_unique<TraceRecorder>(comm_, std::move(writer), recording_, options_.sample_iterations());
+  recorder_ = std::make_unique<TraceRecorder>(comm_, std::move(writer), recording_, run_settings.sample_iterations);
 
   exchange_ = std::make_unique<GradientExchange>(std::move(parameters), layers_, comm_,
                                                  ExchangeOptions()
-                                                     .scheme(options_.scheme())
-                                                     .bucket_bytes(options_.bucket_bytes())
-                                                     .seed(options_.seed())
+                                                     .scheme(run_settings.scheme)
+                                                     .bucket_bytes(BucketBytesOf(run_settings))
+                                                     .seed(static_cast<uint64_t>(run_settings.seed))
                                                      .own_gradients(false));
-  plan_ = run_->CurrentPlan();
-  exchange_->SetLevels(plan_.layer_levels, 0);
-  if (recording_ && options_.network_probe()) {
-    recorder_->ProbeNetwork(exchange_->Gradient(0).device(), NetworkProbeOptions());
+  run_ = std::make_unique<AccordionRun>(run_settings, layers_, *exchange_, recording_ && comm_.rank() == 0);
+  run_->StartEpoch(0);
+  if (recording_ && run_settings.network_probe) {
+    recorder_->ProbeNetwork(exchange_->Gradient(0).device(),
+                            NetworkProbeOptions().budget_s(run_settings.network_probe_budget_s));
   }
   epoch_start_ = Clock::now();
 }
@@ -436,69 +341,40 @@ DdpEpochSummary DdpHookCore::EndEpoch(double lr, double next_lr, double train_lo
         " steps were not finite" +
         (recording_ ? "; the trace keeps " + std::to_string(epoch_) + " finished epoch(s) and is marked failed" : ""));
   }
-  const RawGradientStatistics stats = exchange_->ReduceRawGradients();
-  const std::vector<double>& norms = stats.norms;
-  for (size_t l = 0; l < norms.size(); ++l) {
-    if (std::isfinite(norms[l])) continue;
+  AccordionRun::EpochEnd end;
+  try {
+    end = run_->EndEpoch(epoch_, lr, next_lr);
+  } catch (const TrainingDiverged& e) {
     Finish(RunStatus::kFailed);
     throw TrainingDiverged(
-        "training diverged in epoch " + std::to_string(epoch_) + ": the accumulated gradient of " + layers_[l].name +
-        " is not finite" +
+        "training diverged in epoch " + std::to_string(epoch_) + ": " + e.what() +
         (recording_ ? "; the trace keeps " + std::to_string(epoch_) + " finished epoch(s) and is marked failed" : ""));
   }
-  const double model_norm = WholeModelNorm(norms);
-  EpochSignals signals;
-  signals.norms = norms;
-  signals.mean_norms = stats.mean_norms;
-  signals.stds = stats.stds;
-  signals.lr = lr;
-  signals.lr_next = next_lr;
-  const AccordionDecision decision = run_->EndEpoch(signals);
-
   EpochData data;
   EpochRecord& rec = data.epoch;
   rec = sums_;
-  rec.epoch = epoch_;
-  // The user's loop applies lr_scale (the batch scheme's factor) to the
-  // schedule's LR it passes here: the trace records both.
-  rec.lr = lr * (batch_scheme_ ? plan_.raw_gradient_weight : 1.0);
-  rec.schedule_lr = lr;
-  rec.batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
   rec.iterations = step_;
-  rec.critical = plan_.model_critical;
-  rec.model_grad_norm = model_norm;
   rec.train_loss = train_loss;
   rec.train_acc = train_acc;
   rec.test_loss = test_loss;
   rec.test_acc = test_acc;
   rec.total_s = Seconds(Clock::now() - epoch_start_);
-  FillEpochLayerRecords(options_.scheme(), layers_, epoch_, plan_.layer_levels, plan_.critical, decision, stats, data);
-  // At a regime check, on the rank that records: the error profile of the
-  // epoch's global raw sums (error_profile.h).
-  const std::vector<double> profiled =
-      ErrorProfileLevels(options_.scheme().scheme(), {options_.level_low(), options_.level_high()});
-  if (recording_ && comm_.rank() == 0 && !profiled.empty() && epoch_ % options_.interval() == 0) {
-    data.error_profile = ProfileErrors(exchange_->RawGradientSums(), layers_, options_.scheme(), profiled, epoch_);
-  }
-  exchange_->ResetRawGradients();
-  recorder_->EndEpoch(data);
+  run_->Record(end, data, *recorder_);
 
   DdpEpochSummary summary;
   summary.epoch = epoch_;
-  summary.grad_norms = norms;
-  summary.floats_sent = rec.floats_sent;
+  summary.grad_norms = end.stats.norms;
+  summary.floats_sent = data.epoch.floats_sent;
   summary.skipped_steps = skipped_steps_;
-  plan_ = run_->CurrentPlan();
-  summary.next_levels = plan_.layer_levels;
-  summary.next_critical = plan_.critical;
-  summary.next_batch_size = batch_scheme_ ? plan_.global_batch : options_.batch_size();
+  summary.next_levels = run_->plan().layer_levels;
+  summary.next_critical = run_->plan().critical;
+  summary.next_batch_size = run_->global_batch();
   ++epoch_;
   step_ = 0;
   skipped_steps_ = 0;
   result_square_sum_ = 0;
   sums_ = EpochRecord();
-  exchange_->SetLevels(plan_.layer_levels, epoch_);
-  exchange_->set_raw_gradient_weight(plan_.raw_gradient_weight);
+  run_->StartEpoch(epoch_);
   epoch_start_ = Clock::now();
   return summary;
 }

@@ -32,16 +32,15 @@
 
 #include <chrono>
 #include <memory>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
+#include "analysis/run_settings.h"
 #include "common/options.h"
 #include "trainer/accordion_run.h"
 #include "trainer/rank_agreement.h"
-#include "trainer/run_defaults.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -51,57 +50,25 @@ class GradientExchange;
 class TraceRecorder;
 
 class DdpHookOptions {
-  /// What travels: dense, powersgd, topk or batch, with TopK's choices.
-  /// Default: CommunicationScheme() (dense).
-  ACCORDION_ARG(CommunicationScheme, scheme);
-  /// static: every layer at level_low; accordion: the controller decides;
-  /// adaqs (powersgd, topk) and smith (batch): that policy decides for the
-  /// whole model (level_policy.h). Default: Policy::kStatic.
-  ACCORDION_ARG(Policy, policy) = Policy::kStatic;
-  /// Level inside critical regimes (and of a static run). Default: 0.
-  ACCORDION_ARG(double, level_low) = 0;
-  /// Level outside them. Default: 0.
-  ACCORDION_ARG(double, level_high) = 0;
-  /// Accordion's threshold. Default: 0.5.
-  ACCORDION_ARG(double, eta) = 0.5;
-  /// Epochs between regime checks (AdaQS's MSDR checks too). Default: 10.
-  ACCORDION_ARG(int, interval) = 10;
-  /// AdaQS: the MSDR fall that halves the compression. Default: 2.
-  ACCORDION_ARG(double, msdr_factor) = 2;
-  /// The exchange's bucket size, bytes. Default: kDefaultBucketBytes.
-  ACCORDION_ARG(int64_t, bucket_bytes) = kDefaultBucketBytes;
-  /// PowerSGD's shared Q seed. Default: kDefaultRunSeed (accordion-train's --seed).
-  ACCORDION_ARG(uint64_t, seed) = kDefaultRunSeed;
+  /// What every rank runs with and the trace records: scheme, policy,
+  /// levels, Accordion's and AdaQS's settings, bucket, seed, probe, epochs
+  /// and batch (analysis/run_settings.h, one table with accordion-train's
+  /// flags). Default: RunSettings().
+  ACCORDION_ARG(RunSettings, settings);
   /// The trace to write (rank 0); empty: record nothing. Default: "".
   ACCORDION_ARG(std::string, trace);
   /// Replace an existing trace (never one another run is writing). Default: false.
   ACCORDION_ARG(bool, overwrite) = false;
-  /// Steps sampled per epoch for the per-iteration tables.
-  /// Default: kDefaultSampleIterations (accordion-train's --trace-iterations).
-  ACCORDION_ARG(int, sample_iterations) = kDefaultSampleIterations;
-  /// Time the network before the first step (network_probe.h). Default: true.
-  ACCORDION_ARG(bool, network_probe) = true;
   /// What the trace's run row says about the training. Default: "custom".
   ACCORDION_ARG(std::string, model) = "custom";
   /// Default: "custom".
   ACCORDION_ARG(std::string, dataset) = "custom";
   /// Samples in one epoch of the training set. Default: 0 (unknown).
   ACCORDION_ARG(int64_t, train_samples) = 0;
-  /// Global batch size at the start. Default: 0 (unknown).
-  ACCORDION_ARG(int64_t, batch_size) = 0;
-  /// Epochs the run plans. Default: 1.
-  ACCORDION_ARG(int, epochs) = 1;
   /// The configuration as the user gave it (JSON object). Default: "{}".
   ACCORDION_ARG(std::string, config_json) = "{}";
   /// How many of the ranks share a host. Default: 1.
   ACCORDION_ARG(int, ranks_per_node) = 1;
-};
-
-// An epoch's accumulated gradient is not finite: training diverged. The
-// trace is marked failed, its finished epochs kept.
-class TrainingDiverged : public std::runtime_error {
- public:
-  explicit TrainingDiverged(const std::string& what) : std::runtime_error(what) {}
 };
 
 // What EndEpoch concluded, for the caller.
@@ -160,7 +127,7 @@ class DdpHookCore {
   void Finish(RunStatus status);
 
   const std::vector<LayerInfo>& layers() const { return layers_; }
-  const std::vector<double>& levels() const { return plan_.layer_levels; }
+  const std::vector<double>& levels() const { return run_->plan().layer_levels; }
   int epoch() const { return epoch_; }
   int64_t step() const { return step_; }
   // Between a step's start (BeginStep, or its first gradient) and FinishStep.
@@ -177,15 +144,13 @@ class DdpHookCore {
 
   Communicator& comm_;
   DdpHookOptions options_;
-  bool batch_scheme_;
   bool recording_ = false;  // rank 0 was given a trace
   std::vector<LayerInfo> layers_;
-  std::unique_ptr<AccordionRun> run_;
-  AccordionRun::Plan plan_;  // the running epoch's
   std::unique_ptr<GradientExchange> exchange_;
   std::unique_ptr<TraceRecorder> recorder_;
-  int epochs_planned_ = 1;    // rank 0's
-  std::string disagreement_;  // why the ranks stopped; "" while they agree
+  std::unique_ptr<AccordionRun> run_;  // after what it drives: destroyed first
+  int epochs_planned_ = 1;             // rank 0's
+  std::string disagreement_;           // why the ranks stopped; "" while they agree
   int epoch_ = 0;
   int64_t step_ = 0;
   bool in_step_ = false, step_open_ = false, finished_ = false;

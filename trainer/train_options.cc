@@ -60,14 +60,6 @@ std::string ParentOf(const std::string& path) {
   return slash == 0 ? "/" : path.substr(0, slash);
 }
 
-void CheckLevel(Scheme scheme, double level, const char* flag) {
-  const std::string problem = LevelProblem(scheme, level);
-  if (!problem.empty()) {
-    throw InputError(std::string(flag) + " " + FormatNumber(level) + " " + problem + " for --scheme " +
-                     ToString(scheme));
-  }
-}
-
 // The flag table. Each accordion-train setting is described once, by one
 // TrainFlag row: AddTrainFlags, the number checks, ConfigJson, the resume
 // whitelist and the flag names in ResumeMismatch and RankConfigMismatch are
@@ -145,6 +137,11 @@ struct TrainFlag {
   }
   TrainFlag& MayChangeOnResume() {
     resume_may_change = true;
+    return *this;
+  }
+  // Adds to the help (a run setting's defaults per scheme, say).
+  TrainFlag& Help(const std::string& more) {
+    help += more;
     return *this;
   }
   TrainFlag& StaticPolicyFlag(const char* name) {
@@ -299,19 +296,37 @@ TrainFlag Number(const char* flag, const char* key, T TrainOptions::*member, con
   return Number(flag, key, Member(member), help, range, rule);
 }
 
-// A switch given as on or off; unset means on.
-TrainFlag OnOff(const char* flag, const char* key, std::optional<bool> TrainOptions::*member, const std::string& help) {
+// Run setting `keyword`, a switch given as on or off; unset means on.
+TrainFlag OnOff(const char* keyword, std::optional<bool> TrainOptions::*member) {
+  const RunSettingField& field = *FieldWithKeyword(keyword);
   TrainFlag f;
-  f.flag = flag;
-  f.help = help;
-  f.key = key;
+  f.flag = field.flag;
+  f.help = field.help + " (on or off; default on)";
+  f.key = field.key;
   f.choices = {"on", "off"};
-  f.bind = [flag, member, help](CLI::App& app, TrainOptions& o) {
+  f.bind = [flag = field.flag, member, help = f.help](CLI::App& app, TrainOptions& o) {
     return app.add_option_function<std::string>(
         flag, [&o, member](const std::string& v) { o.*member = v == "on"; }, help);
   };
-  f.record = [member](const TrainOptions& o) { return (o.*member).value_or(true) ? "on" : "off"; };
+  f.record = [&field](const TrainOptions& o) { return field.record(RunSettingsOf(o)); };
   return f;
+}
+
+// `flag`'s row is run setting `keyword` (analysis/run_settings.h): the
+// flag, its ConfigJson key, help, record and resume rule are the field's,
+// and CheckRunSettings checks it (ValidateOptions), in the flag's words.
+template <typename T>
+TrainFlag RunSettingFlag(const char* keyword, Setting<T> setting) {
+  const RunSettingField& field = *FieldWithKeyword(keyword);
+  TrainFlag f = Flag(field.flag, field.key, setting, field.help);
+  f.record = [&field](const TrainOptions& o) { return field.record(RunSettingsOf(o)); };
+  f.resume_may_change = field.resume_may_change;
+  if (!field.choices.empty()) f.choices = field.choices;
+  return f;
+}
+template <typename T>
+TrainFlag RunSettingFlag(const char* keyword, T TrainOptions::*member) {
+  return RunSettingFlag(keyword, Member(member));
 }
 
 // A ConfigJson key that no flag sets.
@@ -351,10 +366,13 @@ const std::vector<TrainFlag>& TrainFlags() {
              {0, /*min_included=*/false, 1, /*max_included=*/false}, "must be in (0, 1)"),
       Flag("--augment", "augment", &TrainOptions::augment,
            "Random crop (padding 4) and horizontal flip of training images"),
-      Number("--epochs", "epochs", &TrainOptions::epochs, "Epochs to train", AtLeast(1), "must be at least 1"),
-      Number("--batch-size", "batch_size", &TrainOptions::batch_size,
-             "GLOBAL batch size, split evenly over workers (lstm: token streams; " + BatchSchemesText() + ")",
-             AtLeast(1), "must be at least 1"),
+      RunSettingFlag("epochs", &TrainOptions::epochs),
+      RunSettingFlag("batch_size", &TrainOptions::batch_size)
+          .Help(", split evenly over workers (lstm: token streams; " + BatchSchemesText() + ")")
+          .Checked([](const TrainOptions& o) {
+            // The hook may not know its batch (0); a training run does.
+            if (o.batch_size < 1) throw InputError("--batch-size must be at least 1");
+          }),
       Number("--lr", "lr", &TrainOptions::lr, "Learning rate after warm-up", PositiveFloat32(),
              "must be a positive number float32 holds (at most 3.4e38)"),
       Number("--momentum", "momentum", &TrainOptions::momentum, "SGD momentum",
@@ -387,36 +405,19 @@ const std::vector<TrainFlag>& TrainFlags() {
              {0, /*min_included=*/false, 1, /*max_included=*/true}, "must be in (0, 1]"),
       Number("--clip", "clip", &TrainOptions::clip, "Clip the averaged gradient's global norm to this (0: off)",
              AtLeast(0), "must be >= 0 (0: no clipping)"),
-      Flag("--scheme", "scheme", &TrainOptions::scheme,
-           JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
-          .Choices(SchemeNames()),
-      Flag("--policy", "policy", &TrainOptions::policy,
-           "static (fixed level), accordion, adaqs (powersgd/topk: the compression halves each time the "
-           "gradients' MSDR falls by --msdr-factor) or smith (batch: grows the batch where the LR would decay)")
-          .Choices({"static", "accordion", "adaqs", "smith"}),
-      Number("--msdr-factor", "msdr_factor", &TrainOptions::msdr_factor,
-             "adaqs: the fall of the gradients' mean-to-std ratio, since the last switch, that halves the "
-             "compression",
-             Range{1, /*min_included=*/false, kMaxMsdrFactor, /*max_included=*/true},
-             "must be above 1 and at most " + FormatNumber(kMaxMsdrFactor)),
+      RunSettingFlag("scheme", &TrainOptions::scheme),
+      RunSettingFlag("policy", &TrainOptions::policy),
+      RunSettingFlag("msdr_factor", &TrainOptions::msdr_factor),
       Flag("--level", /*key=*/nullptr, &TrainOptions::level,
            "Static policy: the level (PowerSGD rank, TopK fraction, global batch); default the scheme's low"),
-      Flag("--low", "level_low", &TrainOptions::low,
-           "Accordion: level in critical regimes (default " + DefaultLevelsText(&SchemeDescription::default_low) + ")")
-          .Records([](const TrainOptions& o) { return LevelsOf(o).low; })
+      RunSettingFlag("low", &TrainOptions::low)
+          .Help(" (default " + DefaultLevelsText(&SchemeDescription::default_low) + ")")
           .StaticPolicyFlag("--level"),
-      Flag("--high", "level_high", &TrainOptions::high,
-           "Accordion: level outside them (default " + DefaultLevelsText(&SchemeDescription::default_high) + ")")
-          .Records([](const TrainOptions& o) { return LevelsOf(o).high; })
+      RunSettingFlag("high", &TrainOptions::high)
+          .Help(" (default " + DefaultLevelsText(&SchemeDescription::default_high) + ")")
           .StaticPolicyFlag("--level"),
-      Flag("--topk-dense-vectors", "topk_dense_vectors", &TrainOptions::topk_dense_vectors,
-           SchemeFlagOf(SchemeSet::kSparse) +
-               ": send 1-D tensors (biases, BatchNorm) dense in their bucket's all-reduce, as the "
-               "reference code does (default: sparsify them too)"),
-      OnOff("--topk-error-feedback", "topk_error_feedback", &TrainOptions::topk_error_feedback,
-            SchemeFlagOf(SchemeSet::kSparse) +
-                ": on keeps what a step did not send and adds it to the next (default); off drops it, "
-                "as the reference code effectively does"),
+      RunSettingFlag("topk_dense_vectors", &TrainOptions::topk_dense_vectors),
+      OnOff("topk_error_feedback", &TrainOptions::topk_error_feedback),
       Number("--micro-batch", "micro_batch", &TrainOptions::global_micro_batch,
              SchemeFlagOf(SchemeSet::kBatchLevels) +
                  ": global batch of one forward/backward; larger levels accumulate gradients over "
@@ -424,11 +425,9 @@ const std::vector<TrainFlag>& TrainFlags() {
              AtLeast(0), "must be >= 0 (0: the low level)")
           .NoDefaultShown()
           .Records(GlobalMicroBatchOf),
-      Number("--eta", "eta", In(&TrainOptions::accordion, &AccordionOptions::eta, &AccordionOptions::eta),
-             "Accordion threshold on the norm's relative change", Above(0), "must be a positive number"),
-      Number("--interval", "interval",
-             In(&TrainOptions::accordion, &AccordionOptions::interval, &AccordionOptions::interval),
-             "Epochs between Accordion checks", AtLeast(1), "must be at least 1 epoch"),
+      RunSettingFlag("eta", In(&TrainOptions::accordion, &AccordionOptions::eta, &AccordionOptions::eta)),
+      RunSettingFlag("interval",
+                     In(&TrainOptions::accordion, &AccordionOptions::interval, &AccordionOptions::interval)),
       Number("--bptt", "bptt", &TrainOptions::bptt, "lstm: tokens per truncated-backprop window", AtLeast(1),
              "must be at least 1 token"),
       Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size,
@@ -478,7 +477,7 @@ const std::vector<TrainFlag>& TrainFlags() {
           .NoDefaultShown()
           .MayChangeOnResume()
           .Ranks(RankAgreement::kNodeOwn),
-      Flag("--seed", "seed", &TrainOptions::seed, "Seed of weights, data order and compressors"),
+      RunSettingFlag("seed", &TrainOptions::seed),
       Flag("--trace", "trace", &TrainOptions::trace, "Trace file to record (SQLite)")
           .MayChangeOnResume()
           .Ranks(RankAgreement::kWhetherGiven),
@@ -493,10 +492,7 @@ const std::vector<TrainFlag>& TrainFlags() {
           .Ranks(RankAgreement::kWhetherGiven),
       Flag("--resume", "resume", &TrainOptions::resume, "Continue the run checkpointed in --checkpoint-dir")
           .MayChangeOnResume(),
-      Number("--trace-iterations", "trace_iterations", &TrainOptions::trace_iterations,
-             "Per-iteration timings recorded for the first N iterations of every epoch, on every rank", AtLeast(0),
-             "must be >= 0")
-          .MayChangeOnResume(),
+      RunSettingFlag("sample_iterations", &TrainOptions::trace_iterations),
       // The sampling policy of the per-iteration tables, spelled out for a reader of the trace.
       RecordedOnly("trace_sample",
                    [](const TrainOptions& o) {
@@ -504,17 +500,9 @@ const std::vector<TrainFlag>& TrainFlags() {
                             " of every epoch, from every rank (iterations, grad_ready, collectives)";
                    })
           .MayChangeOnResume(),
-      Flag("--no-network-probe", "no_network_probe", &TrainOptions::no_network_probe,
-           "Skip the network probe at start (a few seconds of all-reduces and all-gathers that let a "
-           "replay anchor on the recorded network)")
-          .MayChangeOnResume(),
-      Number("--network-probe-budget", "network_probe_budget_s", &TrainOptions::network_probe_budget_s,
-             "Seconds the network probe may take at most (it ends sooner where two sizes cross at the same "
-             "rate)",
-             {0, /*min_included=*/false, 60, /*max_included=*/true}, "must be in (0, 60] seconds")
-          .MayChangeOnResume(),
-      Number("--bucket-mb", "bucket_mb", &TrainOptions::bucket_mb, "Gradient bucket size in MiB", Above(0),
-             "must be > 0"),
+      RunSettingFlag("network_probe", &TrainOptions::no_network_probe),
+      RunSettingFlag("network_probe_budget_s", &TrainOptions::network_probe_budget_s),
+      RunSettingFlag("bucket_mb", &TrainOptions::bucket_mb),
       Number("--limit-samples", "limit_samples", &TrainOptions::limit_samples,
              "Train on the first N samples (lstm: tokens) only (0: all)", AtLeast(0), "must be >= 0"),
       Flag("--bind-addr", "bind_addr", &TrainOptions::bind_addr,
@@ -636,9 +624,6 @@ void CheckBatchLevels(const TrainOptions& o, const LevelPlan& levels) {
     }
     return;
   }
-  if (levels.high < levels.low) {
-    throw InputError("--high must be the larger batch: under Accordion the batch only grows");
-  }
   const int64_t micro = GlobalMicroBatchOf(o);
   if (micro % o.nproc != 0) {
     throw InputError("the micro-batch " + std::to_string(micro) +
@@ -743,6 +728,7 @@ void AddTrainFlags(CLI::App& app, TrainOptions& o) {
     CLI::Option* option = f.bind(app, o);
     if (!f.choices.empty()) option->check(CLI::IsMember(f.choices));
     if (!f.default_text.empty()) option->default_str(f.default_text);
+    option->description(f.help);  // with what a row's Help() added after it was bound
   }
 }
 
@@ -760,6 +746,26 @@ LevelPlan LevelsOf(const TrainOptions& o) {
     p.high = o.high.value_or(defaults.second);
   }
   return p;
+}
+
+RunSettings RunSettingsOf(const TrainOptions& o) {
+  const LevelPlan levels = LevelsOf(o);
+  RunSettings s;
+  s.scheme = levels.scheme;
+  s.policy = levels.policy;
+  s.level_low = levels.low;
+  s.level_high = levels.high;
+  s.eta = o.accordion.eta();
+  s.interval = o.accordion.interval();
+  s.msdr_factor = o.msdr_factor;
+  s.bucket_mb = o.bucket_mb;
+  s.seed = o.seed;
+  s.sample_iterations = o.trace_iterations;
+  s.network_probe = !o.no_network_probe;
+  s.network_probe_budget_s = o.network_probe_budget_s;
+  s.epochs = o.epochs;
+  s.batch_size = o.batch_size;
+  return s;
 }
 
 bool IsModelFile(const std::string& model) {
@@ -790,19 +796,12 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      ")");
   }
   const auto policy = ParsePolicy(o.policy);
-  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion, adaqs, smith)");
+  if (!policy) {
+    const RunSettingField& field = *FieldWithKeyword("policy");
+    throw InputError("unknown policy '" + o.policy + "' (policies: " + JoinWords(field.choices, ", ", ", ") + ")");
+  }
   CheckNumbers(o);
   CheckCombination(o, *scheme);
-  if (*policy == Policy::kAccordion && !DescriptionOf(*scheme).has_levels()) {
-    throw InputError("--policy accordion needs a compressing --scheme (" +
-                     JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
-  }
-  if (*policy == Policy::kAdaqs && *scheme != Scheme::kPowerSgd && *scheme != Scheme::kTopK) {
-    throw InputError("--policy adaqs halves a compression: it needs --scheme powersgd or topk");
-  }
-  if (*policy == Policy::kSmith && *scheme != Scheme::kBatch) {
-    throw InputError("--policy smith grows the batch: it needs --scheme batch");
-  }
   if (*policy == Policy::kStatic && (o.low || o.high)) {
     throw InputError("--low and --high belong to the adaptive policies; a static run takes --level");
   }
@@ -819,17 +818,10 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
     throw InputError(std::string(o.topk_dense_vectors ? "--topk-dense-vectors" : "--topk-error-feedback") +
                      " belongs to " + SchemeFlagOf(SchemeSet::kSparse) + ", not " + o.scheme);
   }
-  const LevelPlan levels = LevelsOf(o);
-  CheckLevel(levels.scheme.scheme(), levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
-  CheckLevel(levels.scheme.scheme(), levels.high, "--high");
-  // AdaQS climbs from the high level to the low one, Smith et al. from the
-  // low batch to the high one: each only one way.
-  if (*policy == Policy::kAdaqs && levels.high > levels.low) {
-    throw InputError(
-        "--policy adaqs starts at --high and halves the compression towards --low: --high must be "
-        "the smaller rank or fraction");
-  }
-  CheckBatchLevels(o, levels);
+  // The run settings' bounds, the policy's fit and the levels, as the hook
+  // checks them (analysis/run_settings.h), in the flags' words.
+  CheckRunSettings(RunSettingsOf(o), SettingVocabulary::kFlags);
+  CheckBatchLevels(o, LevelsOf(o));
   CheckDataset(o);
   if (check_paths) CheckPaths(o);
 }

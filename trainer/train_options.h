@@ -16,10 +16,10 @@
 #include "analysis/accordion_controller.h"
 #include "analysis/communication_accounting.h"
 #include "analysis/communication_plan.h"
+#include "analysis/run_settings.h"
 #include "traces/records.h"
 #include "trainer/communicator_options.h"
 #include "trainer/hessian_options.h"
-#include "trainer/run_defaults.h"
 #include "trainer/token_file.h"
 
 namespace CLI {
@@ -61,7 +61,7 @@ struct TrainOptions {
   double clip = 0;                          // clip the gradient's global norm to this (0 = off)
   std::string scheme = "dense";             // dense, powersgd, topk, batch
   std::string policy = "static";            // static, accordion, adaqs, smith
-  double msdr_factor = 2;                   // adaqs: AdaqsOptions::factor
+  double msdr_factor = kDefaultMsdrFactor;  // adaqs: AdaqsOptions::factor
   std::optional<double> level;              // static: the one level
   std::optional<double> low;                // accordion: level in critical regimes
   std::optional<double> high;               // accordion: level outside them
@@ -91,12 +91,12 @@ struct TrainOptions {
   bool overwrite = false;      // replace an existing trace
   std::string checkpoint_dir;  // "" = no checkpoints
   bool resume = false;
-  int trace_iterations = kDefaultSampleIterations;        // sampled iterations per epoch and rank
-  bool no_network_probe = false;                          // skip the collective probe at start (network_probe.h)
-  double network_probe_budget_s = 5;                      // the probe's time budget (NetworkProbeOptions)
-  double bucket_mb = kDefaultBucketBytes / kBytesPerMiB;  // gradient bucket size, in MiB
-  int64_t limit_samples = 0;                              // first N samples (LM: tokens) only (0 = all)
-  std::string bind_addr = GlooOptions().bind_addr();      // address Gloo binds to
+  int trace_iterations = kDefaultSampleIterations;              // sampled iterations per epoch and rank
+  bool no_network_probe = false;                                // skip the collective probe at start (network_probe.h)
+  double network_probe_budget_s = kDefaultNetworkProbeBudgetS;  // the probe's time budget (NetworkProbeOptions)
+  double bucket_mb = kDefaultBucketBytes / kBytesPerMiB;        // gradient bucket size, in MiB
+  int64_t limit_samples = 0;                                    // first N samples (LM: tokens) only (0 = all)
+  std::string bind_addr = GlooOptions().bind_addr();            // address Gloo binds to
   // A silent peer fails the run after this (the rendezvous' timeout, in seconds).
   double timeout_s = std::chrono::duration<double>(RendezvousOptions().timeout()).count();
 };
@@ -135,6 +135,11 @@ struct LevelPlan {
   double high = 0;
 };
 LevelPlan LevelsOf(const TrainOptions& options);
+
+// The run settings these options give (analysis/run_settings.h), levels
+// resolved: what ConfigJson records of them, what the controllers, the
+// exchange and the trace's run row are built from.
+RunSettings RunSettingsOf(const TrainOptions& options);
 
 // LR of `epoch` at the run's first level: a linear warm-up over
 // warmup_epochs - from warmup_from to lr when given, else (e + 1) / warmup of

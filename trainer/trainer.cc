@@ -77,8 +77,7 @@ bool StopRequested() { return g_stop.load(); }
 struct Trainer::State {
   TrainOptions o;
   WorkerEnvironment env;
-  LevelPlan levels;
-  bool batch_scheme = false;  // levels are global batch sizes (whole-model controller)
+  RunSettings settings;  // RunSettingsOf(o): what the trace, exchange and controllers take
   torch::Device device = torch::kCPU;
   std::unique_ptr<Communicator> comm;
   std::unique_ptr<TrainingData> data;
@@ -86,7 +85,7 @@ struct Trainer::State {
   std::vector<LayerInfo> layers;
   std::unique_ptr<torch::optim::SGD> optimizer;
   std::unique_ptr<GradientExchange> exchange;
-  // The controllers and each epoch's plan (accordion_run.h), as the DDP hook's.
+  // Each epoch's plan and its end (accordion_run.h), as the DDP hook's.
   std::unique_ptr<AccordionRun> accordion_run;
   std::unique_ptr<HessianEigenEstimator> hessian;
   std::unique_ptr<Checkpointer> checkpointer;
@@ -110,7 +109,7 @@ struct Trainer::State {
   void Connect();           // and checks that every worker was given the same flags
   void BuildModel();        // with the same initial weights on every rank
   void BuildOptimizer();    // and the gradient exchange
-  void BuildControllers();  // and the Hessian estimator
+  void BuildControllers();  // the AccordionRun and the Hessian estimator
   void StartOrResume();     // the run id and, on --resume, the checkpoint
   void OpenTrace();
   void Broadcast(const std::vector<torch::Tensor>& tensors);
@@ -153,25 +152,10 @@ struct Trainer::State {
   // trained, decided on (the controllers see its gradient norms), evaluated,
   // recorded and checkpointed, in that order.
   int RunEpochs();
-  // What one epoch trains with, as decided at the end of the one before.
-  // The controllers' plan with the batch (the run's, for the schemes whose
-  // level is not the batch) and the LR that goes with it.
-  struct EpochPlan : AccordionRun::Plan {
-    double lr = 0;  // with the batch factor
-  };
-  EpochPlan PlanEpoch(int epoch) const;
-  void StartEpoch(int epoch, const EpochPlan& plan);
-  // Feeds the epoch's per-layer norms to the controllers (AccordionRun);
-  // their verdict is the next epoch's plan.
-  AccordionDecision DecideNextEpoch(int epoch, const RawGradientStatistics& stats);
-  // At a regime check, rank 0 of a recorded run: the epoch's error profile
-  // (error_profile.h) on the global raw sums, before they are reset.
-  void ProfileErrorsAtCheck(int epoch, EpochData& epoch_data);
-  // The epoch and per-layer rows of the trace, beside what training and
-  // evaluation already filled in.
-  void FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
-                        const RawGradientStatistics& stats, EpochData& epoch_data) const;
-  void PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const;
+  // Sets the running plan's levels, the LR with its batch factor and the
+  // data's batch for `epoch`.
+  void StartEpoch(int epoch);
+  void PrintEpoch(const RunPlanner::Plan& plan, const EpochData& epoch_data) const;
   void PrintSummary() const;
   // Ends a run stopped during `epoch`: trace interrupted, kExitInterrupted.
   int EndInterrupted(int epoch);
@@ -195,22 +179,13 @@ void Trainer::State::Broadcast(const std::vector<torch::Tensor>& tensors) {
 
 RunInfo Trainer::State::MakeRunInfo() const {
   RunInfo run;
+  FillRunInfo(settings, run);
   run.model = ModelLabel(o.model);  // "torchscript:net.pt" for a file; config_json has the path
   run.dataset = o.dataset;
   run.train_samples = data->train_samples();
-  run.scheme = levels.scheme.scheme();
-  run.policy = levels.policy;
-  run.level_low = levels.low;
-  run.level_high = levels.high;
-  run.eta = o.accordion.eta();
-  run.interval = o.accordion.interval();
-  run.msdr_factor = o.msdr_factor;
   run.world_size = comm->world_size();
   run.backend = comm->backend();
   run.device = o.device;
-  run.batch_size = batch_scheme ? static_cast<int64_t>(levels.low) : o.batch_size;
-  run.epochs_planned = o.epochs;
-  run.seed = o.seed;
   run.config_json = ConfigJson(o);
   run.versions_json = RecordedVersionsJson();
   run.run_id = run_id;
@@ -220,8 +195,7 @@ RunInfo Trainer::State::MakeRunInfo() const {
 }
 
 void Trainer::State::Setup() {
-  levels = LevelsOf(o);
-  batch_scheme = DescriptionOf(levels.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
+  settings = RunSettingsOf(o);
   torch::set_num_threads(ThreadsOf(o, env.local_world_size));
   device = DeviceOf(o, env);
   Connect();
@@ -244,6 +218,7 @@ void Trainer::State::Connect() {
   // Checked again here: under torchrun nobody knew the world size before.
   const int64_t split = GlobalMicroBatchOf(o);
   if (split % comm->world_size() != 0) {
+    const bool batch_scheme = DescriptionOf(settings.scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
     throw InputError(std::string(batch_scheme ? "the micro-batch " : "--batch-size ") + std::to_string(split) +
                      " must split evenly over " + std::to_string(comm->world_size()) + " workers");
   }
@@ -256,7 +231,7 @@ void Trainer::State::BuildModel() {
                     ModelOptions().lstm_size(o.lstm_size).dropout(o.dropout).tie_weights(o.tie_weights));
   model->to(device);
   layers = DescribeLayers(*model);
-  AnnotateLayers(levels.scheme, levels.low, levels.high, layers);
+  AnnotateLayers(settings.scheme, settings.level_low, settings.level_high, layers);
   // Identical initial weights (and BatchNorm statistics) everywhere.
   std::vector<torch::Tensor> state = model->parameters();
   for (const torch::Tensor& b : model->buffers()) state.push_back(b);
@@ -271,23 +246,16 @@ void Trainer::State::BuildOptimizer() {
   optimizer = std::make_unique<torch::optim::SGD>(
       model->parameters(),
       torch::optim::SGDOptions(o.lr).momentum(o.momentum).nesterov(o.nesterov).weight_decay(o.weight_decay));
-  exchange = std::make_unique<GradientExchange>(
-      model->parameters(), layers, *comm,
-      ExchangeOptions()
-          .scheme(levels.scheme)
-          .bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(o.bucket_mb * kBytesPerMiB)))
-          .seed(static_cast<uint64_t>(o.seed)));
+  exchange = std::make_unique<GradientExchange>(model->parameters(), layers, *comm,
+                                                ExchangeOptions()
+                                                    .scheme(settings.scheme)
+                                                    .bucket_bytes(BucketBytesOf(settings))
+                                                    .seed(static_cast<uint64_t>(settings.seed)));
 }
 
 void Trainer::State::BuildControllers() {
-  accordion_run = std::make_unique<AccordionRun>(AccordionRunOptions()
-                                                     .scheme(levels.scheme)
-                                                     .level_low(levels.low)
-                                                     .level_high(levels.high)
-                                                     .accordion(o.accordion)
-                                                     .policy(levels.policy)
-                                                     .msdr_factor(o.msdr_factor),
-                                                 static_cast<int>(layers.size()));
+  // Rank 0 of a recorded run profiles the compression error at the checks.
+  accordion_run = std::make_unique<AccordionRun>(settings, layers, *exchange, leader() && !o.trace.empty());
   if (o.hessian_every > 0) {
     hessian = std::make_unique<HessianEigenEstimator>(HessianOptions(o.hessian).seed(static_cast<uint64_t>(o.seed)),
                                                       comm.get());
@@ -327,13 +295,7 @@ void Trainer::State::OpenTrace() {
 }
 
 RankState Trainer::State::Checkpointed() {
-  return {model.get(),
-          optimizer.get(),
-          exchange.get(),
-          &accordion_run->controller(),
-          &accordion_run->model_controller(),
-          accordion_run->policy(),
-          device};
+  return {model.get(), optimizer.get(), exchange.get(), accordion_run->Policies(), device};
 }
 
 torch::Tensor Trainer::State::TrainStep(const Batch& batch, bool sampled, IterationRecord& it, torch::Tensor& correct) {
@@ -547,24 +509,22 @@ int Trainer::State::EndDiverged(int epoch) {
 int Trainer::State::RunEpochs() {
   for (int epoch = start_epoch; epoch < o.epochs; ++epoch) {
     const Clock::time_point epoch_start = Clock::now();
-    const EpochPlan plan = PlanEpoch(epoch);
-    StartEpoch(epoch, plan);
+    StartEpoch(epoch);
+    const RunPlanner::Plan plan = accordion_run->plan();
     EpochData epoch_data;
     const EpochEnd end = TrainEpoch(epoch, epoch_data);
     if (end == EpochEnd::kStopped) return EndInterrupted(epoch);
-    const RawGradientStatistics stats = exchange->ReduceRawGradients();
-    const std::vector<double>& norms = stats.norms;
-    // A gradient can overflow in the epoch's last step before any loss shows it.
-    if (end == EpochEnd::kFinished &&
-        std::any_of(norms.begin(), norms.end(), [](double n) { return !std::isfinite(n); })) {
-      diverged_at = "epoch " + std::to_string(epoch + 1) + " (its accumulated gradient norm is not finite)";
-    }
     if (!diverged_at.empty()) return EndDiverged(epoch);
-    const double model_norm = WholeModelNorm(norms);
-    const AccordionDecision decision = DecideNextEpoch(epoch, stats);
-    epoch_data.epoch.model_grad_norm = model_norm;
-    ProfileErrorsAtCheck(epoch, epoch_data);
-    exchange->ResetRawGradients();
+    AccordionRun::EpochEnd decided;
+    try {
+      decided = accordion_run->EndEpoch(epoch, LearningRate(o, epoch), LearningRate(o, epoch + 1));
+    } catch (const TrainingDiverged& e) {
+      // The same on every rank: the norms are the reduced ones.
+      diverged_at = "epoch " + std::to_string(epoch + 1) + " (" + e.what() + ")";
+      return EndDiverged(epoch);
+    }
+    bookkeeping_s += decided.decide_s;
+    error_profile_s += decided.profile_s;
 
     // Rank 0's BatchNorm statistics for everyone (what DDP's buffer
     // broadcast achieves) before evaluating and estimating the Hessian.
@@ -574,8 +534,7 @@ int Trainer::State::RunEpochs() {
     // the hessian table, not in the epoch's time.
     epoch_data.epoch.total_s = Since(epoch_start);
     if (hessian && epoch % o.hessian_every == 0) epoch_data.hessian = EstimateHessian(epoch);
-    FillEpochRecords(epoch, plan, decision, stats, epoch_data);
-    recorder->EndEpoch(epoch_data);
+    accordion_run->Record(decided, epoch_data, *recorder);
     if (checkpointer) checkpointer->Save(epoch, steps_done, Checkpointed());
     if (leader()) PrintEpoch(plan, epoch_data);
   }
@@ -584,67 +543,21 @@ int Trainer::State::RunEpochs() {
   return 0;
 }
 
-Trainer::State::EpochPlan Trainer::State::PlanEpoch(int epoch) const {
-  EpochPlan plan;
-  static_cast<AccordionRun::Plan&>(plan) = accordion_run->CurrentPlan();
-  if (!batch_scheme) plan.global_batch = o.batch_size;
-  plan.lr = ScaledLearningRate(o, epoch, static_cast<double>(plan.global_batch));
-  return plan;
+void Trainer::State::StartEpoch(int epoch) {
+  accordion_run->StartEpoch(epoch);
+  const int64_t global_batch = accordion_run->global_batch();
+  const double lr = ScaledLearningRate(o, epoch, static_cast<double>(global_batch));
+  for (auto& group : optimizer->param_groups()) group.options().set_lr(lr);
+  data->StartEpoch(epoch, global_batch);
 }
 
-void Trainer::State::StartEpoch(int epoch, const EpochPlan& plan) {
-  exchange->SetLevels(plan.layer_levels, epoch);
-  exchange->set_raw_gradient_weight(plan.raw_gradient_weight);
-  for (auto& group : optimizer->param_groups()) group.options().set_lr(plan.lr);
-  data->StartEpoch(epoch, plan.global_batch);
-}
-
-AccordionDecision Trainer::State::DecideNextEpoch(int epoch, const RawGradientStatistics& stats) {
-  const Clock::time_point t_bookkeeping = Clock::now();
-  // The controllers see the schedule's LR without the batch factor, so a
-  // batch that grows is not read as an LR change; a replay of the recorded
-  // (scaled) LRs reaches the same verdicts, as the factor only ever grows
-  // together with a non-critical verdict.
-  EpochSignals signals;
-  signals.norms = stats.norms;
-  signals.mean_norms = stats.mean_norms;
-  signals.stds = stats.stds;
-  signals.lr = LearningRate(o, epoch);
-  signals.lr_next = LearningRate(o, epoch + 1);
-  AccordionDecision decision = accordion_run->EndEpoch(signals);
-  bookkeeping_s += Since(t_bookkeeping);
-  return decision;
-}
-
-void Trainer::State::ProfileErrorsAtCheck(int epoch, EpochData& epoch_data) {
-  // Rank 0 alone, at the regime checks: the others wait for it at the next
-  // collective, so its cost is the run's (docs/policies.md measures it).
-  if (!leader() || o.trace.empty() || epoch % o.accordion.interval() != 0) return;
-  const std::vector<double> profiled = ErrorProfileLevels(levels.scheme.scheme(), {levels.low, levels.high});
-  if (profiled.empty()) return;
-  const Clock::time_point t = Clock::now();
-  epoch_data.error_profile = ProfileErrors(exchange->RawGradientSums(), layers, levels.scheme, profiled, epoch);
-  error_profile_s += Since(t);
-}
-
-void Trainer::State::FillEpochRecords(int epoch, const EpochPlan& plan, const AccordionDecision& decision,
-                                      const RawGradientStatistics& stats, EpochData& epoch_data) const {
-  EpochRecord& rec = epoch_data.epoch;
-  rec.epoch = epoch;
-  rec.lr = plan.lr;
-  rec.schedule_lr = LearningRate(o, epoch);
-  rec.batch_size = plan.global_batch;
-  rec.critical = plan.model_critical;
-  FillEpochLayerRecords(levels.scheme, layers, epoch, plan.layer_levels, plan.critical, decision, stats, epoch_data);
-}
-
-void Trainer::State::PrintEpoch(const EpochPlan& plan, const EpochData& epoch_data) const {
+void Trainer::State::PrintEpoch(const RunPlanner::Plan& plan, const EpochData& epoch_data) const {
   const EpochRecord& rec = epoch_data.epoch;
   std::string note;
-  if (batch_scheme) {
+  if (accordion_run->batch_scheme()) {
     note = "  batch " + std::to_string(plan.global_batch);
-  } else if (DescriptionOf(levels.scheme.scheme()).has_levels()) {
-    const auto low_layers = std::count(plan.layer_levels.begin(), plan.layer_levels.end(), levels.low);
+  } else if (DescriptionOf(settings.scheme.scheme()).has_levels()) {
+    const auto low_layers = std::count(plan.layer_levels.begin(), plan.layer_levels.end(), settings.level_low);
     note = "  low level on " + std::to_string(low_layers) + "/" + std::to_string(layers.size()) + " layers";
   }
   if (!epoch_data.hessian.empty()) {

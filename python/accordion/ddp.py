@@ -24,7 +24,7 @@ import math
 import os
 import warnings
 import weakref
-from typing import Any, Dict, List, Mapping, Optional, Union
+from typing import Any, Dict, List, Mapping, Optional, Tuple, Union
 
 import torch
 import torch.distributed as dist
@@ -34,8 +34,11 @@ from torch.nn.parallel import DistributedDataParallel
 from . import _core
 
 HookOptions = _core.HookOptions
-SCHEMES = ("dense", "powersgd", "topk", "batch")
-POLICIES = ("static", "accordion", "adaqs", "smith")
+EpochSummary = _core.EpochSummary
+# The names and the settings' table come from the C++ core, which
+# accordion-train reads too (analysis/run_settings.h): nothing is restated here.
+SCHEMES: Tuple[str, ...] = tuple(_core.scheme_names())
+POLICIES: Tuple[str, ...] = tuple(next(row["choices"] for row in _core.run_settings() if row["keyword"] == "policy"))
 Number = Union[int, float]
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -135,30 +138,20 @@ def attach(ddp_model: DistributedDataParallel, *, scheme: str = "powersgd", poli
     return AccordionHook(ddp_model, options, problem, grad_scaler=grad_scaler)
 
 
-def _set(options: HookOptions, name: str, value: Any, what: str) -> None:
-    """Sets one option; a value the C++ type cannot hold is a ValueError naming it.
-
-    ``what`` says what the option takes: "a boolean", "a finite number ..." or
-    "a whole number ..."."""
-    if value is None:
-        return
-    if what == "a boolean":
-        ok = isinstance(value, bool)
-    elif what.startswith("a whole number"):
-        ok = isinstance(value, int) and not isinstance(value, bool)
-    else:
-        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
-    if not ok:
-        raise ValueError(f"{name} must be {what}, not {value!r}")
-    try:
+def _set(options: HookOptions, name: str, value: Any) -> None:
+    """Sets one run setting unless ``value`` is None; the core checks its kind and bounds
+    (a ValueError naming the keyword, in the words accordion-train's flag uses)."""
+    if value is not None:
         setattr(options, name, value)
-    except TypeError:  # pybind11: the value does not fit the C++ type
-        raise ValueError(f"{name} must be {what}, not {value!r}") from None
 
 
-def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, level, eta, interval, msdr_factor, trace,
-             overwrite, bucket_mb, seed, sample_iterations, network_probe, topk_dense_vectors,
-             topk_error_feedback, model_name, dataset, train_samples, batch_size, epochs, config) -> HookOptions:
+def _options(ddp_model: DistributedDataParallel, *, scheme: str, policy: Optional[str], low: Optional[Number],
+             high: Optional[Number], level: Optional[Number], eta: Optional[float], interval: Optional[int],
+             msdr_factor: Optional[float], trace: Optional[PathLike], overwrite: bool, bucket_mb: Optional[float],
+             seed: Optional[int], sample_iterations: Optional[int], network_probe: Optional[bool],
+             topk_dense_vectors: Optional[bool], topk_error_feedback: Optional[bool], model_name: Optional[str],
+             dataset: str, train_samples: int, batch_size: int, epochs: Optional[int],
+             config: Optional[Mapping[str, Any]]) -> HookOptions:
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r} (schemes: {', '.join(SCHEMES)})")
     if policy is None:
@@ -180,18 +173,11 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
     if msdr_factor is not None and policy != "adaqs":
         raise ValueError("msdr_factor belongs to policy 'adaqs'")
     o = HookOptions()
-    o.scheme = scheme
-    o.policy = policy
-    whole = "a whole number from 0 to 2**31-1"
-    for name, value, what in (("low", low, "a finite number"), ("high", high, "a finite number"),
-                              ("eta", eta, "a finite number"),
-                              ("msdr_factor", msdr_factor, "a finite number above 1"), ("bucket_mb", bucket_mb, "a finite number above 0"),
-                              ("interval", interval, whole), ("seed", seed, "a whole number from 0 to 2**64-1"),
-                              ("sample_iterations", sample_iterations, whole),
-                              ("network_probe", network_probe, "a boolean"),
-                              ("topk_dense_vectors", topk_dense_vectors, "a boolean"),
-                              ("topk_error_feedback", topk_error_feedback, "a boolean")):
-        _set(o, name, value, what)
+    for name, value in (("scheme", scheme), ("policy", policy), ("low", low), ("high", high), ("eta", eta),
+                        ("msdr_factor", msdr_factor), ("bucket_mb", bucket_mb), ("interval", interval),
+                        ("seed", seed), ("sample_iterations", sample_iterations), ("network_probe", network_probe),
+                        ("topk_dense_vectors", topk_dense_vectors), ("topk_error_feedback", topk_error_feedback)):
+        _set(o, name, value)
     if trace is not None:
         if not isinstance(trace, (str, os.PathLike)):
             raise ValueError(f"trace must be a path (str or os.PathLike), not {trace!r}")
@@ -205,10 +191,14 @@ def _options(ddp_model: DistributedDataParallel, *, scheme, policy, low, high, l
         if epochs is None or not isinstance(epochs, int) or isinstance(epochs, bool) or epochs < 1:
             raise ValueError("a trace needs epochs: the number of epochs the run trains, 1 or more")
         o.trace = trace
-    _set(o, "overwrite", overwrite, "a boolean")  # "no" is a string, and truthy: a bool only
-    _set(o, "epochs", epochs, whole)
-    _set(o, "train_samples", train_samples, "a whole number from 0 to 2**63-1")
-    _set(o, "batch_size", batch_size, "a whole number from 0 to 2**63-1")
+    if not isinstance(overwrite, bool):  # "no" is a string, and truthy: a bool only
+        raise ValueError(f"overwrite must be a boolean, not {overwrite!r}")
+    o.overwrite = overwrite
+    _set(o, "epochs", epochs)
+    if isinstance(train_samples, bool) or not isinstance(train_samples, int) or not 0 <= train_samples < 2**63:
+        raise ValueError(f"train_samples must be a whole number from 0 to 2**63-1, not {train_samples!r}")
+    o.train_samples = train_samples
+    _set(o, "batch_size", batch_size)
     try:
         # allow_nan=False: NaN is no JSON, and the trace keeps the config as JSON.
         o.config_json = json.dumps(dict(config) if config is not None else {}, allow_nan=False)
@@ -354,7 +344,7 @@ class AccordionHook:
 
     def end_epoch(self, *, lr: float, next_lr: Optional[float] = None, train_loss: Optional[float] = None,
                   train_accuracy: Optional[float] = None, test_loss: Optional[float] = None,
-                  test_accuracy: Optional[float] = None) -> Dict[str, Any]:
+                  test_accuracy: Optional[float] = None) -> EpochSummary:
         """Ends the epoch on every rank: the controller decides the next epoch's levels
         from the epoch's gradient norms and rank 0 writes the epoch into the trace.
 
@@ -370,10 +360,11 @@ class AccordionHook:
                 (the tools show "—").
 
         Returns:
-            A dict: ``epoch``, ``grad_norms``, ``next_levels``, ``next_critical``,
-            ``floats_sent`` (one worker, this epoch), ``next_batch_size``, ``skipped_steps``
-            (steps whose gradients were not finite, which GradScaler skips: sent and timed
-            like any step, left out of the norms and error feedback).
+            An :class:`EpochSummary`: ``epoch``, ``grad_norms``, ``next_levels``,
+            ``next_critical``, ``floats_sent`` (one worker, this epoch), ``next_batch_size``,
+            ``skipped_steps`` (steps whose gradients were not finite, which GradScaler skips:
+            sent and timed like any step, left out of the norms and error feedback). Its
+            fields also read by name (``summary["floats_sent"]``), as when it was a dict.
 
         Raises:
             ValueError: a bad argument, or ranks that disagree (another number of steps,
@@ -392,9 +383,9 @@ class AccordionHook:
         summary = self._core.end_epoch(float(lr), float(next_lr), _metric(train_loss, "train_loss"),
                                        _metric(train_accuracy, "train_accuracy"), _metric(test_loss, "test_loss"),
                                        _metric(test_accuracy, "test_accuracy"), optimizer_steps=optimizer_steps)
-        if summary["skipped_steps"] and self._scaler is None and not self._warned_unscaled:
+        if summary.skipped_steps and self._scaler is None and not self._warned_unscaled:
             self._warned_unscaled = True
-            warnings.warn(f"{summary['skipped_steps']} step(s) of epoch {summary['epoch']} had gradients that were "
+            warnings.warn(f"{summary.skipped_steps} step(s) of epoch {summary.epoch} had gradients that were "
                           "not finite (a loss scale that overflowed?): if this run uses torch.amp.GradScaler, "
                           "pass it to attach(grad_scaler=...) so that Accordion compares unscaled gradient norms",
                           RuntimeWarning, stacklevel=2)

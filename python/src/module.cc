@@ -10,10 +10,12 @@
 #include <vector>
 
 #include "analysis/communication_accounting.h"
+#include "analysis/run_settings.h"
 #include "analysis/schedule.h"
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/version.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "trainer/ddp_hook_core.h"
 #include "trainer/process_group_communicator.h"
@@ -28,7 +30,9 @@ namespace {
 
 CommunicationScheme SchemeOf(const std::string& name, bool topk_dense_vectors, bool topk_error_feedback) {
   const std::optional<Scheme> scheme = ParseScheme(name);
-  if (!scheme) throw InputError("unknown scheme '" + name + "' (schemes: dense, powersgd, topk, batch)");
+  if (!scheme) {
+    throw InputError("unknown scheme '" + name + "' (schemes: " + JoinSchemeNames(SchemeSet::kAll, ", ", ", ") + ")");
+  }
   return CommunicationScheme(*scheme).topk_dense_vectors(topk_dense_vectors).topk_error_feedback(topk_error_feedback);
 }
 
@@ -77,7 +81,29 @@ class Core {
   std::unique_ptr<DdpHookCore> core_;
 };
 
-constexpr double kMaxBucketMb = 1024.0 * 1024.0;  // a TiB: no bucket is larger
+// A keyword's Python value as JSON, the form run_settings.h's table takes:
+// bool before int (a bool is an int to Python); an int beyond 64 bits and
+// anything else by its repr, which the kind check then names.
+nlohmann::json JsonOfPython(const py::handle& value) {
+  if (py::isinstance<py::bool_>(value)) return value.cast<bool>();
+  if (py::isinstance<py::int_>(value)) {
+    try {
+      return value.cast<int64_t>();
+    } catch (const py::cast_error&) {
+      return nlohmann::json::array({py::repr(value).cast<std::string>()});
+    }
+  }
+  if (py::isinstance<py::float_>(value)) return value.cast<double>();
+  if (py::isinstance<py::str>(value)) return value.cast<std::string>();
+  return nlohmann::json::array({py::repr(value).cast<std::string>()});
+}
+
+py::object PythonOfJson(const nlohmann::json& value) {
+  if (value.is_boolean()) return py::bool_(value.get<bool>());
+  if (value.is_number_integer()) return py::int_(value.get<int64_t>());
+  if (value.is_number()) return py::float_(value.get<double>());
+  return py::str(value.get<std::string>());
+}
 
 // One ACCORDION_ARG option of DdpHookOptions as a Python property.
 template <typename T>
@@ -88,59 +114,90 @@ void Option(py::class_<DdpHookOptions>& c, const char* name, T const& (DdpHookOp
       [set](DdpHookOptions& o, const T& value) { (o.*set)(value); });
 }
 
-// DdpHookOptions as accordion.HookOptions: each option a typed property with
-// the C++ default, so that Python restates no default. Levels and policy
-// travel as the words the trainer's flags take.
+// DdpHookOptions as accordion.HookOptions: every run setting a property
+// named by its keyword, made from the one table (analysis/run_settings.h)
+// with its C++ default, kind and bounds, so that Python restates none of
+// them; then what only the trace's writer needs.
 void BindHookOptions(py::module_& m) {
   using O = DdpHookOptions;
   py::class_<O> c(m, "HookOptions",
                   "The options of accordion.ddp.attach, with the C++ core's defaults (DdpHookOptions).");
   c.def(py::init<>());
-  c.def_property(
-      "scheme", [](const O& o) { return std::string(ToString(o.scheme().scheme())); },
-      [](O& o, const std::string& name) {
-        o.scheme(SchemeOf(name, o.scheme().topk_dense_vectors(), o.scheme().topk_error_feedback()));
-      },
-      "dense, powersgd, topk or batch");
-  c.def_property(
-      "topk_dense_vectors", [](const O& o) { return o.scheme().topk_dense_vectors(); },
-      [](O& o, bool v) { o.scheme(CommunicationScheme(o.scheme()).topk_dense_vectors(v)); });
-  c.def_property(
-      "topk_error_feedback", [](const O& o) { return o.scheme().topk_error_feedback(); },
-      [](O& o, bool v) { o.scheme(CommunicationScheme(o.scheme()).topk_error_feedback(v)); });
-  c.def_property(
-      "policy", [](const O& o) { return std::string(ToString(o.policy())); },
-      [](O& o, const std::string& name) {
-        const std::optional<Policy> policy = ParsePolicy(name);
-        if (!policy) throw InputError("unknown policy '" + name + "' (policies: static, accordion, adaqs, smith)");
-        o.policy(*policy);
-      });
-  c.def_property(
-      "bucket_mb", [](const O& o) { return static_cast<double>(o.bucket_bytes()) / (1024.0 * 1024.0); },
-      [](O& o, double mb) {
-        if (!(mb > 0 && mb <= kMaxBucketMb)) {
-          throw InputError("bucket_mb must be above 0 and at most " + FormatNumber(kMaxBucketMb) + ", not " +
-                           FormatNumber(mb));
-        }
-        o.bucket_bytes(std::max<int64_t>(1, static_cast<int64_t>(std::llround(mb * 1024.0 * 1024.0))));
-      });
-  Option<double>(c, "low", &O::level_low, &O::level_low);
-  Option<double>(c, "high", &O::level_high, &O::level_high);
-  Option<double>(c, "eta", &O::eta, &O::eta);
-  Option<int>(c, "interval", &O::interval, &O::interval);
-  Option<double>(c, "msdr_factor", &O::msdr_factor, &O::msdr_factor);
-  Option<uint64_t>(c, "seed", &O::seed, &O::seed);
+  for (const RunSettingField& f : RunSettingFields()) {
+    const std::string keyword = f.keyword;
+    c.def_property(
+        f.keyword, [keyword](const O& o) { return PythonOfJson(KeywordValue(o.settings(), keyword)); },
+        [keyword](O& o, const py::object& value) {
+          RunSettings settings = o.settings();
+          SetKeyword(settings, keyword, JsonOfPython(value));
+          o.settings(settings);
+        },
+        f.help.c_str());
+  }
   Option<std::string>(c, "trace", &O::trace, &O::trace);
   Option<bool>(c, "overwrite", &O::overwrite, &O::overwrite);
-  Option<int>(c, "sample_iterations", &O::sample_iterations, &O::sample_iterations);
-  Option<bool>(c, "network_probe", &O::network_probe, &O::network_probe);
   Option<std::string>(c, "model", &O::model, &O::model);
   Option<std::string>(c, "dataset", &O::dataset, &O::dataset);
   Option<int64_t>(c, "train_samples", &O::train_samples, &O::train_samples);
-  Option<int64_t>(c, "batch_size", &O::batch_size, &O::batch_size);
-  Option<int>(c, "epochs", &O::epochs, &O::epochs);
   Option<std::string>(c, "config_json", &O::config_json, &O::config_json);
   Option<int>(c, "ranks_per_node", &O::ranks_per_node, &O::ranks_per_node);
+}
+
+// The table itself, for the Python package's names and docs.
+py::list RunSettingRows() {
+  py::list rows;
+  const RunSettings defaults;
+  for (const RunSettingField& f : RunSettingFields()) {
+    py::dict row;
+    row["keyword"] = f.keyword;
+    row["key"] = f.key;
+    row["flag"] = f.flag;
+    row["unit"] = f.unit;
+    row["help"] = f.help;
+    row["choices"] = f.choices;
+    row["same_on_every_rank"] = f.sharing == SettingSharing::kSame;
+    row["default"] = PythonOfJson(KeywordValue(defaults, f.keyword));
+    rows.append(row);
+  }
+  return rows;
+}
+
+// DdpEpochSummary as accordion.EpochSummary: typed attributes; item access
+// by name too, for scripts written when end_epoch returned a dict.
+void BindEpochSummary(py::module_& m) {
+  using S = DdpEpochSummary;
+  py::class_<S>(m, "EpochSummary", "What AccordionHook.end_epoch concluded on this rank.")
+      .def_readonly("epoch", &S::epoch, "The epoch that ended, from 0.")
+      .def_readonly("grad_norms", &S::grad_norms, "Per layer, the epoch's accumulated raw gradient's norm.")
+      .def_readonly("next_levels", &S::next_levels, "Per layer, the next epoch's level.")
+      .def_readonly("next_critical", &S::next_critical, "Per layer, whether the next epoch is critical.")
+      .def_readonly("floats_sent", &S::floats_sent, "Floats one worker sent in the epoch.")
+      .def_readonly("next_batch_size", &S::next_batch_size, "The next epoch's global batch.")
+      .def_readonly("skipped_steps", &S::skipped_steps, "Steps whose gradients were not finite (GradScaler's skips).")
+      .def("__getitem__",
+           [](const py::object& self, const std::string& name) {
+             if (name.empty() || name[0] == '_' || !py::hasattr(self, name.c_str())) throw py::key_error(name);
+             return self.attr(name.c_str());
+           })
+      .def(
+          "to_dict",
+          [](const S& s) {
+            py::dict d;
+            d["epoch"] = s.epoch;
+            d["grad_norms"] = s.grad_norms;
+            d["next_levels"] = s.next_levels;
+            d["next_critical"] = s.next_critical;
+            d["floats_sent"] = s.floats_sent;
+            d["next_batch_size"] = s.next_batch_size;
+            d["skipped_steps"] = s.skipped_steps;
+            return d;
+          },
+          "The fields as a dict (JSON-serialisable).")
+      .def("__repr__", [](const S& s) {
+        return "EpochSummary(epoch=" + std::to_string(s.epoch) + ", floats_sent=" + FormatNumber(s.floats_sent) +
+               ", next_batch_size=" + std::to_string(s.next_batch_size) +
+               ", skipped_steps=" + std::to_string(s.skipped_steps) + ")";
+      });
 }
 
 py::dict LayerDict(const LayerInfo& l) {
@@ -177,6 +234,12 @@ PYBIND11_MODULE(_core, m) {
   });
 
   BindHookOptions(m);
+  BindEpochSummary(m);
+  m.def("run_settings", &RunSettingRows,
+        "The run settings' table: keyword, config key, accordion-train flag, unit, help, choices, whether every "
+        "rank must give the same value, default.");
+  m.def(
+      "scheme_names", [] { return SchemeNames(); }, "Every scheme's name, as --scheme and attach take them.");
   py::class_<Core>(m, "Core", "The hook's C++ state: exchange, compressors, controllers, trace recorder.")
       .def(py::init<const std::vector<torch::Tensor>&, const std::vector<std::string>&, const DdpHookOptions&,
                     const std::string&>(),
@@ -222,15 +285,7 @@ PYBIND11_MODULE(_core, m) {
               py::gil_scoped_release no_gil;
               s = c.core().EndEpoch(lr, next_lr, train_loss, train_acc, test_loss, test_acc, optimizer_steps);
             }
-            py::dict d;
-            d["epoch"] = s.epoch;
-            d["grad_norms"] = s.grad_norms;
-            d["next_levels"] = s.next_levels;
-            d["next_critical"] = s.next_critical;
-            d["floats_sent"] = s.floats_sent;
-            d["next_batch_size"] = s.next_batch_size;
-            d["skipped_steps"] = s.skipped_steps;
-            return d;
+            return s;
           },
           py::arg("lr"), py::arg("next_lr"), py::arg("train_loss"), py::arg("train_acc"), py::arg("test_loss"),
           py::arg("test_acc"), py::arg("optimizer_steps") = -1)

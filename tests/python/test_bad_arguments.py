@@ -122,9 +122,10 @@ def test_an_existing_trace_is_kept_without_overwrite(ddp, tmp_path):
 
 
 @pytest.mark.parametrize("keyword,value,words", [
-    ("seed", -1, "seed must be a whole number from 0 to 2**64-1, not -1"),
-    ("interval", 10**12, "interval must be a whole number from 0 to 2**31-1"),
-    ("sample_iterations", 10**10, "sample_iterations must be a whole number"),
+    ("seed", 2**64, "seed must be a whole number, not 18446744073709551616"),
+    ("interval", 10**12, "interval must be from 1 to 2147483647 epochs, not 1000000000000"),
+    ("sample_iterations", 10**10, "sample_iterations must be from 0 to 2147483647 steps"),
+    ("eta", "0.5", "eta must be a finite number, not '0.5'"),
     ("bucket_mb", 0, "bucket_mb must be above 0"),
     ("topk_error_feedback", "yes", "topk_error_feedback must be a boolean"),
     ("config", {"x": float("nan")}, "config is not JSON-serialisable"),

@@ -749,10 +749,11 @@ TEST(TrainOptions, EveryKeyAResumeOrARankCanReportNamesARegisteredFlag) {
             (std::set<std::string>{"bind_addr", "data_dir", "data_file", "threads", "timeout_s", "valid_file"}));
 }
 
-// The number checks' messages, word for word as before the flag table.
+// The number checks' messages, word for word; a run setting's (analysis/run_settings.h)
+// also says the value it was given, as the hook's keywords do.
 TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
   const std::vector<std::pair<std::function<void(TrainOptions&)>, std::string>> cases = {
-      {[](TrainOptions& o) { o.epochs = 0; }, "--epochs must be at least 1"},
+      {[](TrainOptions& o) { o.epochs = 0; }, "--epochs must be from 1 to 2147483647, not 0"},
       {[](TrainOptions& o) { o.nproc = 0; }, "--nproc must be at least 1"},
       {[](TrainOptions& o) { o.threads = -1; }, "--threads must be positive (0 picks cores / nproc)"},
       {[](TrainOptions& o) { o.batch_size = 0; }, "--batch-size must be at least 1"},
@@ -773,10 +774,10 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
        },
        "--decay-epochs must be epochs >= 1 (got 0)"},
       {[](TrainOptions& o) { o.decay_factor = 0; }, "--decay-factor must be in (0, 1]"},
-      {[](TrainOptions& o) { o.accordion.eta(0); }, "--eta must be a positive number"},
-      {[](TrainOptions& o) { o.accordion.interval(0); }, "--interval must be at least 1 epoch"},
-      {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be >= 0"},
-      {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be > 0"},
+      {[](TrainOptions& o) { o.accordion.eta(0); }, "--eta must be a positive number, not 0"},
+      {[](TrainOptions& o) { o.accordion.interval(0); }, "--interval must be from 1 to 2147483647 epochs, not 0"},
+      {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be from 0 to 2147483647 steps, not -1"},
+      {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be above 0 and at most 1048576 (a TiB), not 0"},
       {[](TrainOptions& o) { o.limit_samples = -1; }, "--limit-samples must be >= 0"},
       {[](TrainOptions& o) {
          o.warmup_epochs = 2;

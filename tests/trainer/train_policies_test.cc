@@ -120,7 +120,8 @@ TEST_F(TrainPolicies, PoliciesThatDoNotFitTheSchemeAreRefused) {
   const std::pair<std::string, std::string> cases[] = {
       {"--scheme batch --policy adaqs", "--policy adaqs halves a compression"},
       {"--scheme powersgd --policy smith", "--policy smith grows the batch"},
-      {"--scheme powersgd --policy adaqs --low 1 --high 2", "--high must be the smaller"},
+      {"--scheme powersgd --policy adaqs --low 1 --high 2",
+       "--low (the level inside critical regimes) must compress no more"},
       {"--scheme powersgd --policy accordion --msdr-factor 3", "--msdr-factor belongs to --policy adaqs"},
       {"--scheme powersgd --policy adaqs --msdr-factor 1", "--msdr-factor"},
   };

@@ -99,7 +99,7 @@ def main():
                                             y.numel()], dtype=torch.float64)
             dist.all_reduce(totals)
             summary = acc.end_epoch(lr=a.lr, next_lr=a.lr, train_loss=(totals[0] / totals[2]).item(),
-                                    train_accuracy=(totals[1] / totals[2]).item())
+                                    train_accuracy=(totals[1] / totals[2]).item()).to_dict()
             summary["levels"] = levels
             summary["steps"] = data.steps
             out["epochs"].append(summary)

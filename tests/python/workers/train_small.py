@@ -151,7 +151,8 @@ def main():
                     scaler.update()
                     out_losses[name].append(loss.item())
                 step_count += 1
-            summary = acc.end_epoch(lr=schedule_lr(epoch), next_lr=schedule_lr(epoch + 1), train_loss=loss.item())
+            summary = acc.end_epoch(lr=schedule_lr(epoch), next_lr=schedule_lr(epoch + 1),
+                                    train_loss=loss.item()).to_dict()
             summary["levels"] = levels
             out["epochs"].append(summary)
     if reference is not None:
