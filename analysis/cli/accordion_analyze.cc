@@ -22,6 +22,7 @@
 #include "traces/trace_export.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
+#include "traces/policy_description.h"
 
 namespace accordion {
 namespace {
@@ -116,7 +117,7 @@ int ShowInfo(const InfoArgs& args) {
   if (DescriptionOf(run.scheme).has_levels()) {
     std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
               << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval;
-    if (run.policy == Policy::kAdaqs) std::cout << ", MSDR factor " << run.msdr_factor;
+    if (DescriptionOf(run.policy).reads_gradient_moments) std::cout << ", MSDR factor " << run.msdr_factor;
     std::cout << ")";
   }
   std::cout << "\n"
