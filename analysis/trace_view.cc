@@ -3,9 +3,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
-#include "traces/scheme_description.h"
 
 namespace accordion {
 

@@ -15,8 +15,8 @@
 #include "common/number_format.h"
 #include "common/statistics.h"
 #include "simulator/recorded_network.h"
-#include "traces/scheme_description.h"
 #include "traces/policy_description.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::sim {
 

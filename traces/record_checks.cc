@@ -8,9 +8,9 @@
 #include <nlohmann/json.hpp>
 
 #include "common/number_format.h"
+#include "traces/policy_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_tables.h"
-#include "traces/policy_description.h"
 
 namespace accordion {
 

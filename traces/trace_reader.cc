@@ -9,12 +9,12 @@
 #include <fstream>
 
 #include "common/input_file.h"
+#include "traces/policy_description.h"
 #include "traces/record_checks.h"
 #include "traces/schema.h"
 #include "traces/sqlite_handle.h"
 #include "traces/trace_error.h"
 #include "traces/trace_tables.h"
-#include "traces/policy_description.h"
 
 namespace accordion {
 

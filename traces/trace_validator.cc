@@ -4,10 +4,10 @@
 #include <algorithm>
 #include <map>
 
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
-#include "traces/policy_description.h"
 
 namespace accordion {
 

@@ -17,12 +17,12 @@
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/output_file.h"
+#include "traces/policy_description.h"
 #include "traces/schema.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_export.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
-#include "traces/policy_description.h"
 
 namespace accordion {
 namespace {
