@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/version.h"
+#include "traces/policy_description.h"
 #include "traces/trace_writer.h"
 #include "trainer/accordion_run.h"
 #include "trainer/communicator.h"
@@ -45,25 +46,14 @@ std::vector<LayerInfo> LayersOf(const std::vector<torch::Tensor>& parameters, co
 // the Python keywords.
 void CheckOptions(const DdpHookOptions& o) {
   const SchemeDescription& d = DescriptionOf(o.scheme().scheme());
-  if (o.policy() == Policy::kAccordion && !d.has_levels()) {
-    throw InputError(std::string("policy 'accordion' needs a compressing scheme, not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
-  if (o.policy() == Policy::kAdaqs && o.scheme().scheme() != Scheme::kPowerSgd &&
-      o.scheme().scheme() != Scheme::kTopK) {
-    throw InputError(std::string("policy 'adaqs' halves a compression: it needs scheme 'powersgd' or 'topk', not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
-  if (o.policy() == Policy::kSmith && o.scheme().scheme() != Scheme::kBatch) {
-    throw InputError(std::string("policy 'smith' grows the batch: it needs scheme 'batch', not '") +
-                     ToString(o.scheme().scheme()) + "'");
-  }
+  const std::string misfit = PolicyFitProblem(o.policy(), o.scheme().scheme());
+  if (!misfit.empty()) throw InputError(misfit);
   if (!(o.msdr_factor() > 1) || !(o.msdr_factor() <= kMaxMsdrFactor)) {
     throw InputError("msdr_factor must be a number above 1 and at most " + FormatNumber(kMaxMsdrFactor) + ", got " +
                      FormatNumber(o.msdr_factor()));
   }
-  if (o.policy() == Policy::kStatic && o.level_low() != o.level_high()) {
-    throw InputError("a static policy takes one level: low and high must be equal");
+  if (DescriptionOf(o.policy()).one_level() && o.level_low() != o.level_high()) {
+    throw InputError(std::string("policy ") + ToString(o.policy()) + " takes one level: low and high must be equal");
   }
   for (const auto& [level, name] : {std::pair{o.level_low(), "low"}, std::pair{o.level_high(), "high"}}) {
     if (!d.has_levels()) break;

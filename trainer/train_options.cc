@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/output_file.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -390,10 +391,7 @@ const std::vector<TrainFlag>& TrainFlags() {
       Flag("--scheme", "scheme", &TrainOptions::scheme,
            JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (levels are global batch sizes)")
           .Choices(SchemeNames()),
-      Flag("--policy", "policy", &TrainOptions::policy,
-           "static (fixed level), accordion, adaqs (powersgd/topk: the compression halves each time the "
-           "gradients' MSDR falls by --msdr-factor) or smith (batch: grows the batch where the LR would decay)")
-          .Choices({"static", "accordion", "adaqs", "smith"}),
+      Flag("--policy", "policy", &TrainOptions::policy, PolicyHelp()).Choices(PolicyNames()),
       Number("--msdr-factor", "msdr_factor", &TrainOptions::msdr_factor,
              "adaqs: the fall of the gradients' mean-to-std ratio, since the last switch, that halves the "
              "compression",
@@ -753,7 +751,7 @@ LevelPlan LevelsOf(const TrainOptions& o) {
                  .topk_error_feedback(o.topk_error_feedback.value_or(true));
   p.policy = *ParsePolicy(o.policy);
   const auto defaults = DefaultLevels(p.scheme.scheme(), o.batch_size);
-  if (p.policy == Policy::kStatic) {
+  if (DescriptionOf(p.policy).one_level()) {
     p.low = p.high = o.level.value_or(defaults.first);
   } else {
     p.low = o.low.value_or(defaults.first);
@@ -774,6 +772,19 @@ std::string ModelLabel(const std::string& model) {
   return "torchscript:" + (slash == std::string::npos ? model : model.substr(slash + 1));
 }
 
+namespace {
+
+// The policies a flag belongs to, in its error: "static".
+std::string PolicyNamesWhere(bool (PolicyDescription::*holds)() const) {
+  std::vector<std::string> names;
+  for (const PolicyDescription& d : AllPolicies()) {
+    if ((d.*holds)()) names.emplace_back(d.name);
+  }
+  return JoinWords(names, ", ", " or ");
+}
+
+}  // namespace
+
 void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (IsModelFile(o.model)) {
     CheckModelPath(o.model);
@@ -790,27 +801,21 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      ")");
   }
   const auto policy = ParsePolicy(o.policy);
-  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: static, accordion, adaqs, smith)");
+  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: " + JoinPolicyNames(", ", ", ") + ")");
   CheckNumbers(o);
   CheckCombination(o, *scheme);
-  if (*policy == Policy::kAccordion && !DescriptionOf(*scheme).has_levels()) {
-    throw InputError("--policy accordion needs a compressing --scheme (" +
-                     JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
+  const PolicyDescription& p = DescriptionOf(*policy);
+  const std::string misfit = PolicyFitProblem(*policy, *scheme);
+  if (!misfit.empty()) throw InputError("--" + misfit);
+  if (p.one_level() && (o.low || o.high)) {
+    throw InputError("--low and --high belong to the adaptive policies; a " + o.policy + " run takes --level");
   }
-  if (*policy == Policy::kAdaqs && *scheme != Scheme::kPowerSgd && *scheme != Scheme::kTopK) {
-    throw InputError("--policy adaqs halves a compression: it needs --scheme powersgd or topk");
+  if (!p.one_level() && o.level) {
+    throw InputError("--level belongs to --policy " + PolicyNamesWhere(&PolicyDescription::one_level) + "; " +
+                     o.policy + " takes --low and --high");
   }
-  if (*policy == Policy::kSmith && *scheme != Scheme::kBatch) {
-    throw InputError("--policy smith grows the batch: it needs --scheme batch");
-  }
-  if (*policy == Policy::kStatic && (o.low || o.high)) {
-    throw InputError("--low and --high belong to the adaptive policies; a static run takes --level");
-  }
-  if (*policy != Policy::kStatic && o.level) {
-    throw InputError("--level belongs to --policy static; " + o.policy + " takes --low and --high");
-  }
-  if (*policy != Policy::kAdaqs && o.msdr_factor != TrainOptions().msdr_factor) {
-    throw InputError("--msdr-factor belongs to --policy adaqs");
+  if (!p.reads_moments() && o.msdr_factor != TrainOptions().msdr_factor) {
+    throw InputError("--msdr-factor belongs to --policy " + PolicyNamesWhere(&PolicyDescription::reads_moments));
   }
   if (!DescriptionOf(*scheme).has_levels() && o.level && *o.level != 0) {
     throw InputError("--scheme " + o.scheme + " has no level");
@@ -820,14 +825,13 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      " belongs to " + SchemeFlagOf(SchemeSet::kSparse) + ", not " + o.scheme);
   }
   const LevelPlan levels = LevelsOf(o);
-  CheckLevel(levels.scheme.scheme(), levels.low, levels.policy == Policy::kStatic ? "--level" : "--low");
+  CheckLevel(levels.scheme.scheme(), levels.low, p.one_level() ? "--level" : "--low");
   CheckLevel(levels.scheme.scheme(), levels.high, "--high");
   // AdaQS climbs from the high level to the low one, Smith et al. from the
   // low batch to the high one: each only one way.
-  if (*policy == Policy::kAdaqs && levels.high > levels.low) {
-    throw InputError(
-        "--policy adaqs starts at --high and halves the compression towards --low: --high must be "
-        "the smaller rank or fraction");
+  if (p.motion == LevelMotion::kHighToLow && levels.high > levels.low) {
+    throw InputError("--policy " + o.policy + " starts at --high and " + p.needs +
+                     " towards --low: --high must be the smaller rank or fraction");
   }
   CheckBatchLevels(o, levels);
   CheckDataset(o);
