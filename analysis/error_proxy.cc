@@ -6,6 +6,7 @@
 #include <set>
 
 #include "analysis/communication_accounting.h"
+#include "traces/scheme_description.h"
 
 namespace accordion {
 
@@ -53,7 +54,8 @@ int CheckFor(const std::vector<int>& checks, int epoch) {
 }  // namespace
 
 double ExactLevel(Scheme scheme, const std::vector<int64_t>& shape) {
-  if (scheme != Scheme::kPowerSgd) return 1.0;
+  // Only a low-rank compressor stops compressing above some level.
+  if (DescriptionOf(scheme).compressor != Compressor::kLowRank) return 1.0;
   if (!PowerSgdCompresses(shape, 1)) return 1.0;
   // Compression pays off below a rank and not from it on: find that rank.
   int64_t lo = 1, hi = 2;
@@ -84,7 +86,7 @@ std::optional<double> ProfiledError(const TraceView& view, int epoch, int layer,
 
 std::optional<ErrorProxy> ErrorProxyOf(const TraceView& view, const Schedule& schedule) {
   const Scheme scheme = schedule.scheme.scheme();
-  if (scheme != Scheme::kPowerSgd && scheme != Scheme::kTopK) return std::nullopt;
+  if (!InSet(DescriptionOf(scheme), SchemeSet::kCompressing)) return std::nullopt;
   if (view.error_profile.empty() || scheme != view.run.scheme) return std::nullopt;
   const std::vector<int> checks = ProfiledEpochs(view);
   ErrorProxy proxy;

@@ -7,6 +7,8 @@
 
 #include "common/errors.h"
 #include "common/number_format.h"
+#include "traces/policy_description.h"
+#include "traces/scheme_description.h"
 
 namespace accordion {
 
@@ -222,8 +224,9 @@ void AdaqsOptions::Validate() const {
     throw InputError("the AdaQS MSDR factor must be a number above 1 (got " + std::to_string(factor_) + ")");
   }
   if (interval_ < 1) throw InputError("the AdaQS check interval must be at least 1 epoch");
-  if (scheme_ != Scheme::kPowerSgd && scheme_ != Scheme::kTopK) {
-    throw InputError(std::string("AdaQS compresses with powersgd or topk, not ") + ToString(scheme_));
+  if (!InSet(DescriptionOf(scheme_), SchemeSet::kHalvable)) {
+    throw InputError("AdaQS compresses with " + JoinSchemeNames(SchemeSet::kHalvable, ", ", " or ") + ", not " +
+                     ToString(scheme_));
   }
   for (const auto& [level, name] : {std::pair{level_low_, "low"}, std::pair{level_high_, "high"}}) {
     const std::string problem = LevelProblem(scheme_, level);
@@ -273,6 +276,61 @@ std::unique_ptr<LevelPolicy> MakeAdaqsPolicy(int num_groups, const AdaqsOptions&
 
 std::unique_ptr<LevelPolicy> MakeSmithPolicy(const SmithOptions& options) {
   return std::make_unique<SmithPolicy>(options);
+}
+
+namespace {
+
+std::unique_ptr<LevelPolicy> AccordionFor(const PolicyInputs& in) {
+  // The batch is the whole model's: one group decides it.
+  const bool whole_model = DescriptionOf(in.scheme).level_kind == LevelKind::kGlobalBatch;
+  return MakeAccordionPolicy(
+      whole_model ? 1 : in.num_layers,
+      AccordionOptions(in.accordion).mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer));
+}
+
+std::unique_ptr<LevelPolicy> AdaqsFor(const PolicyInputs& in) {
+  // One group: the MSDR is the whole gradient's.
+  return MakeAdaqsPolicy(1, AdaqsOptions()
+                                .factor(in.msdr_factor)
+                                .interval(in.accordion.interval())
+                                .level_low(in.accordion.level_low())
+                                .level_high(in.accordion.level_high())
+                                .scheme(in.scheme));
+}
+
+std::unique_ptr<LevelPolicy> SmithFor(const PolicyInputs& in) {
+  return MakeSmithPolicy(SmithOptions().level_low(in.accordion.level_low()).level_high(in.accordion.level_high()));
+}
+
+struct PolicyAlgorithm {
+  Policy policy;
+  std::unique_ptr<LevelPolicy> (*make)(const PolicyInputs&);
+};
+
+// Each adaptive policy's algorithm; a static policy has none (its levels
+// never move). traces/policy_description.cc describes the same policies.
+constexpr PolicyAlgorithm kAlgorithms[] = {
+    {Policy::kAccordion, &AccordionFor},
+    {Policy::kAdaqs, &AdaqsFor},
+    {Policy::kSmith, &SmithFor},
+};
+
+}  // namespace
+
+bool HasAlgorithm(Policy policy) {
+  for (const PolicyAlgorithm& a : kAlgorithms) {
+    if (a.policy == policy) return true;
+  }
+  return false;
+}
+
+std::unique_ptr<LevelPolicy> MakeLevelPolicy(Policy policy, const PolicyInputs& inputs) {
+  const std::string problem = PolicyFitProblem(policy, inputs.scheme);
+  if (!problem.empty()) throw InputError(problem);
+  for (const PolicyAlgorithm& a : kAlgorithms) {
+    if (a.policy == policy) return a.make(inputs);
+  }
+  throw InputError(std::string("policy ") + ToString(policy) + " keeps one level: it has no levels to choose");
 }
 
 }  // namespace accordion

@@ -107,6 +107,26 @@ std::unique_ptr<LevelPolicy> MakeAdaqsPolicy(int num_groups, const AdaqsOptions&
 // One group: the batch is the whole model's.
 std::unique_ptr<LevelPolicy> MakeSmithPolicy(const SmithOptions& options);
 
+// What a policy's algorithm is built from.
+struct PolicyInputs {
+  Scheme scheme = Scheme::kPowerSgd;  // whose levels it chooses
+  int num_layers = 1;
+  // eta and interval (Accordion; AdaQS checks at the interval too) and the
+  // level pair.
+  AccordionOptions accordion;
+  double msdr_factor = 2;  // AdaQS's (AdaqsOptions::factor)
+};
+
+// `policy`'s algorithm for `inputs` (Accordion per layer, or for the whole
+// model in the batch scheme; AdaQS and Smith et al. for the whole model):
+// the one place that maps a policy to its LevelPolicy, so a new policy is a
+// row in traces/policy_description.cc and one here. Throws InputError when
+// the policy does not fit the scheme (PolicyFitProblem) or has no algorithm
+// (static: its level never moves).
+std::unique_ptr<LevelPolicy> MakeLevelPolicy(Policy policy, const PolicyInputs& inputs);
+// Whether MakeLevelPolicy has an algorithm for `policy`.
+bool HasAlgorithm(Policy policy);
+
 // AdaQS's next level after `level` when the compression halves: a PowerSGD
 // rank and a TopK fraction both double, up to level_low.
 double AdaqsNextLevel(double level, double level_low);

@@ -7,6 +7,7 @@
 #include "common/number_format.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion {
@@ -30,41 +31,20 @@ PolicyRow MakeRow(const TraceView& view, std::string name, std::string label, Sc
   return row;
 }
 
-bool Fits(Policy policy, Scheme scheme) {
-  switch (policy) {
-    case Policy::kAccordion:
-      return DescriptionOf(scheme).has_levels();
-    case Policy::kAdaqs:
-      return scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK;
-    case Policy::kSmith:
-      return scheme == Scheme::kBatch;
-    case Policy::kStatic:
-      return true;
-  }
-  return false;
-}
-
 }  // namespace
 
 std::vector<Policy> DefaultPolicies(Scheme scheme) {
-  if (scheme == Scheme::kBatch) return {Policy::kAccordion, Policy::kSmith};
-  if (scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK) return {Policy::kAccordion, Policy::kAdaqs};
-  return {};
+  if (!DescriptionOf(scheme).has_levels()) return {};
+  std::vector<Policy> out;
+  for (const PolicyDescription& d : AllPolicies()) {
+    if (d.critical_regimes) out.push_back(d.policy);
+  }
+  if (const auto baseline = BaselinePolicyFor(scheme)) out.push_back(*baseline);
+  return out;
 }
 
 std::string PolicyLabel(Policy policy, Scheme scheme, double level_low, double level_high) {
-  const std::string low = LevelName(scheme, level_low), high = LevelName(scheme, level_high);
-  switch (policy) {
-    case Policy::kAccordion:
-      return "Accordion " + low + " / " + high;
-    case Policy::kAdaqs:
-      return "AdaQS " + high + " -> " + low;
-    case Policy::kSmith:
-      return "Smith et al. " + low + " -> " + high;
-    case Policy::kStatic:
-      return "static " + low;
-  }
-  return "";
+  return std::string(DescriptionOf(policy).title) + " " + PolicyLevelsText(policy, scheme, level_low, level_high);
 }
 
 PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const PolicySettings& settings,
@@ -81,10 +61,9 @@ PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const Pol
       MakeRow(view, "static-high", "static " + LevelName(scheme, high), StaticSchedule(view, scheme, high)));
   const bool asked = !policies.empty();
   for (Policy policy : asked ? policies : DefaultPolicies(scheme)) {
-    if (policy == Policy::kStatic) continue;  // both static rows are there
-    if (!Fits(policy, scheme)) {
-      const std::string why = std::string("policy ") + ToString(policy) + " does not apply to the " + ToString(scheme) +
-                              " scheme (adaqs: powersgd or topk; smith: batch)";
+    if (DescriptionOf(policy).one_level()) continue;  // both static rows are there
+    const std::string why = PolicyFitProblem(policy, scheme);
+    if (!why.empty()) {
       if (asked) throw InputError(why);
       c.notes.push_back(why);
       continue;
@@ -105,7 +84,7 @@ PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const Pol
         "(PowerSGD: a rank that no longer compresses it; TopK: 100 %), not measured");
     break;
   }
-  if (c.rows.front().error == std::nullopt && (scheme == Scheme::kPowerSgd || scheme == Scheme::kTopK)) {
+  if (c.rows.front().error == std::nullopt && InSet(DescriptionOf(scheme), SchemeSet::kCompressing)) {
     c.notes.push_back(view.run.scheme != scheme
                           ? std::string("no error proxy: the trace profiled ") + ToString(view.run.scheme) +
                                 "'s errors, not " + ToString(scheme) + "'s"

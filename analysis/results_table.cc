@@ -11,6 +11,7 @@
 #include "analysis/schedule_report.h"
 #include "analysis/trace_view.h"
 #include "common/errors.h"
+#include "traces/policy_description.h"
 
 namespace accordion {
 
@@ -51,17 +52,9 @@ std::string OrEmpty(const MeanCi& m, double value) {
 }  // namespace
 
 std::string SettingName(Scheme scheme, Policy policy, double level_low, double level_high) {
-  switch (policy) {
-    case Policy::kStatic:
-      return LevelName(scheme, level_low);
-    case Policy::kAdaqs:
-      return "AdaQS (" + LevelName(scheme, level_high) + " -> " + LevelName(scheme, level_low) + ")";
-    case Policy::kSmith:
-      return "Smith et al. (" + LevelName(scheme, level_low) + " -> " + LevelName(scheme, level_high) + ")";
-    case Policy::kAccordion:
-      break;
-  }
-  return "Accordion (" + LevelName(scheme, level_low) + " / " + LevelName(scheme, level_high) + ")";
+  const std::string levels = PolicyLevelsText(policy, scheme, level_low, level_high);
+  if (DescriptionOf(policy).one_level()) return levels;
+  return std::string(DescriptionOf(policy).title) + " (" + levels + ")";
 }
 
 SettingKey SettingKeyOf(const RunInfo& r) {
@@ -133,7 +126,7 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     const ResultsRow* base = nullptr;
     for (const ResultsRow& cand : rows) {
       if (cand.model == rows[i].model && cand.dataset == rows[i].dataset && cand.scheme == rows[i].scheme &&
-          cand.policy == Policy::kStatic) {
+          DescriptionOf(cand.policy).one_level()) {
         base = &cand;
         break;
       }

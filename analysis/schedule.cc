@@ -3,6 +3,7 @@
 #include "analysis/communication_accounting.h"
 #include "analysis/level_policy.h"
 #include "common/errors.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion {
@@ -59,16 +60,18 @@ double ScheduleLr(const TraceView& view, int epoch) {
 }
 
 std::string MissingSignal(const TraceView& view, Policy policy) {
-  if (policy != Policy::kAdaqs) return "";
+  if (!DescriptionOf(policy).reads_gradient_moments) return "";
   for (int e = 0; e < view.num_epochs(); ++e) {
     for (int l = 0; l < view.num_layers(); ++l) {
       const bool missing = e >= static_cast<int>(view.grad_mean_norms.size()) ||
                            !Recorded(view.grad_mean_norms[e][l]) || !Recorded(view.grad_stds[e][l]);
       if (missing) {
-        return "policy adaqs reads each layer's gradient mean norm and standard deviation "
+        return std::string("policy ") + ToString(policy) +
+               " reads each layer's gradient mean norm and standard deviation "
                "(epoch_layers.grad_mean_norm, grad_std), and this trace does not record them (epoch " +
                std::to_string(e) + ", layer " + std::to_string(l) +
-               "): record the run with this toolkit's accordion-train or Python hook (trace schema v4)";
+               "): record the run with this toolkit's accordion-train or Python hook (trace schema v" +
+               std::to_string(DescriptionOf(policy).min_schema_version) + ")";
       }
     }
   }
@@ -82,31 +85,15 @@ Schedule DerivePolicySchedule(const TraceView& view, Scheme scheme, const Policy
   }
   const AccordionOptions& accordion = settings.accordion();
   CheckLevels(scheme, accordion.level_low(), accordion.level_high());
-  const bool whole_model = description.level_kind == LevelKind::kGlobalBatch;
   const Policy policy = settings.policy();
-  std::unique_ptr<LevelPolicy> controller;
   const int L = view.num_layers();
-  switch (policy) {
-    case Policy::kAccordion:
-      controller = MakeAccordionPolicy(
-          whole_model ? 1 : L,
-          AccordionOptions(accordion).mode(whole_model ? ControllerMode::kWholeModel : ControllerMode::kPerLayer));
-      break;
-    case Policy::kAdaqs:
-      controller = MakeAdaqsPolicy(1, AdaqsOptions()
-                                          .factor(settings.msdr_factor())
-                                          .interval(accordion.interval())
-                                          .level_low(accordion.level_low())
-                                          .level_high(accordion.level_high())
-                                          .scheme(scheme));
-      break;
-    case Policy::kSmith:
-      if (!whole_model) throw InputError("policy smith grows the batch: it schedules the batch scheme only");
-      controller = MakeSmithPolicy(SmithOptions().level_low(accordion.level_low()).level_high(accordion.level_high()));
-      break;
-    case Policy::kStatic:
-      throw InputError("a static policy has nothing to derive: StaticSchedule");
-  }
+  PolicyInputs inputs;
+  inputs.scheme = scheme;
+  inputs.num_layers = L;
+  inputs.accordion = accordion;
+  inputs.msdr_factor = settings.msdr_factor();
+  if (!HasAlgorithm(policy)) throw InputError("a static policy has nothing to derive: StaticSchedule");
+  std::unique_ptr<LevelPolicy> controller = MakeLevelPolicy(policy, inputs);
   const std::string missing = MissingSignal(view, policy);
   if (!missing.empty()) throw InputError(missing);
   // AdaQS decides once for the model (its MSDR is the whole gradient's).
@@ -121,7 +108,7 @@ Schedule DerivePolicySchedule(const TraceView& view, Scheme scheme, const Policy
     }
     EpochSignals signals;
     signals.norms = one_group ? std::vector<double>{WholeModelNorm(view.grad_norms[e])} : view.grad_norms[e];
-    if (policy == Policy::kAdaqs) {
+    if (DescriptionOf(policy).reads_gradient_moments) {
       signals.mean_norms = {WholeModelMeanNorm(view.grad_mean_norms[e])};
       signals.stds = {WholeModelStd(view.grad_stds[e])};
     }

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/communication_accounting.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion {
@@ -60,18 +61,21 @@ std::string LevelName(Scheme scheme, double level) {
   return out.str();
 }
 
-std::string PolicyName(Policy policy) {
-  switch (policy) {
-    case Policy::kAccordion:
-      return "Accordion";
-    case Policy::kAdaqs:
-      return "AdaQS";
-    case Policy::kSmith:
-      return "Smith et al.";
-    case Policy::kStatic:
-      return "static";
+std::string PolicyName(Policy policy) { return DescriptionOf(policy).title; }
+
+std::string PolicyLevelsText(Policy policy, Scheme scheme, double level_low, double level_high) {
+  const std::string low = LevelName(scheme, level_low), high = LevelName(scheme, level_high);
+  switch (DescriptionOf(policy).motion) {
+    case LevelMotion::kFixed:
+      return low;
+    case LevelMotion::kSwitching:
+      return low + " / " + high;
+    case LevelMotion::kHighToLow:
+      return high + " -> " + low;
+    case LevelMotion::kLowToHigh:
+      return low + " -> " + high;
   }
-  return "";
+  return low;
 }
 
 ScheduleComparison CompareSchedules(const TraceView& view, Scheme scheme, const AccordionOptions& options) {
@@ -96,17 +100,18 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
   const Schedule& s = c.accordion;
   const int L = view.num_layers();
   const bool batch = DescriptionOf(c.scheme).level_kind == LevelKind::kGlobalBatch;
-  const bool model_level = batch || c.policy != Policy::kAccordion;  // one level for the whole model
+  // One level for the whole model, except where Accordion decides per layer.
+  const bool model_level = batch || !DescriptionOf(c.policy).critical_regimes;
   out << PolicyName(c.policy) << " schedule for " << view.run.model << " on " << view.run.dataset << " (" << L
       << " layers, " << view.run.world_size << " workers, " << view.num_epochs() << " epochs"
       << (view.run.synthetic ? ", SYNTHETIC trace" : "") << ")\n";
-  switch (c.policy) {
-    case Policy::kAdaqs:
+  switch (DescriptionOf(c.policy).motion) {
+    case LevelMotion::kHighToLow:
       out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_high) << " towards "
           << LevelName(c.scheme, s.level_low) << ", the compression halving each time the gradients' MSDR falls "
           << "by " << c.msdr_factor << "x; checked every " << c.options.interval() << " epochs\n\n";
       break;
-    case Policy::kSmith:
+    case LevelMotion::kLowToHigh:
       out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_low)
           << ", the batch growing by the LR's decay factor where the LR would decay, up to "
           << LevelName(c.scheme, s.level_high) << "\n\n";

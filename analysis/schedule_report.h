@@ -35,6 +35,10 @@ std::string PolicyName(Policy policy);
 
 // "rank 2", "TopK 25%", "batch 4096", "dense".
 std::string LevelName(Scheme scheme, double level);
+// A policy's two levels in the order its levels move: "rank 2 / rank 1"
+// (Accordion switches), "rank 1 -> rank 2" (AdaQS climbs from high),
+// "batch 128 -> batch 1024" (Smith et al. grow from low), "rank 2" (static).
+std::string PolicyLevelsText(Policy policy, Scheme scheme, double level_low, double level_high);
 
 // Per-epoch rows (levels as one glyph per layer: L low, H high, '.' where the
 // level makes no difference to that layer) and the totals.

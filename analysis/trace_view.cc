@@ -3,6 +3,7 @@
 #include <nlohmann/json.hpp>
 
 #include "common/errors.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
 
@@ -48,7 +49,7 @@ TraceView LoadTraceView(TraceReader& reader) {
       }
     }
   }
-  const bool batch = v.run.scheme == Scheme::kBatch;
+  const bool batch = InSet(DescriptionOf(v.run.scheme), SchemeSet::kBatchLevels);
   for (const EpochRecord& e : v.epochs) {
     double lr = e.schedule_lr;
     if (!Recorded(lr)) lr = batch && e.batch_size > 0 ? e.lr * v.run.level_low / double(e.batch_size) : e.lr;

@@ -65,9 +65,10 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   const TraceView& view = input.view;
   Advice a;
   a.scheme = options.scheme().value_or(view.run.scheme);
-  if (a.scheme != Scheme::kPowerSgd && a.scheme != Scheme::kTopK) {
+  if (!InSet(DescriptionOf(a.scheme), SchemeSet::kCompressing)) {
     throw InputError(std::string("advise weighs compression error against time: the ") + ToString(a.scheme) +
-                     " scheme has no compression error (advise a powersgd or topk trace)");
+                     " scheme has no compression error (advise a " +
+                     JoinSchemeNames(SchemeSet::kCompressing, ", ", " or ") + " trace)");
   }
   if (view.error_profile.empty() || view.run.scheme != a.scheme) {
     throw InputError("advise reads the trace's per-layer error profile (error_profile, trace schema v4) of the " +

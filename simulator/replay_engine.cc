@@ -15,6 +15,7 @@
 #include "common/number_format.h"
 #include "common/statistics.h"
 #include "simulator/recorded_network.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::sim {
@@ -907,7 +908,7 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   PatternBook book(options_.memoise());
   std::vector<std::pair<Policy, std::vector<EpochStep>>> plan_policies;
   for (Policy policy : options_.policies()) {
-    if (policy == Policy::kStatic || policy == Policy::kAccordion) continue;  // projected anyway
+    if (!DescriptionOf(policy).literature_baseline) continue;  // static and Accordion are projected anyway
     const PolicySettings settings =
         PolicySettings()
             .policy(policy)

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <utility>
 
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion {
@@ -26,12 +27,6 @@ std::optional<Enum> ValueOf(const std::array<std::pair<Enum, const char*>, N>& t
   return std::nullopt;
 }
 
-constexpr std::array<std::pair<Policy, const char*>, 4> kPolicies{{
-    {Policy::kStatic, "static"},
-    {Policy::kAccordion, "accordion"},
-    {Policy::kAdaqs, "adaqs"},
-    {Policy::kSmith, "smith"},
-}};
 constexpr std::array<std::pair<RunStatus, const char*>, 5> kStatuses{{
     {RunStatus::kRunning, "running"},
     {RunStatus::kComplete, "complete"},
@@ -71,7 +66,12 @@ const char* ToString(Scheme scheme) {
   }
   return "unknown";
 }
-const char* ToString(Policy policy) { return NameOf(kPolicies, policy); }
+const char* ToString(Policy policy) {
+  for (const PolicyDescription& d : AllPolicies()) {
+    if (d.policy == policy) return d.name;
+  }
+  return "unknown";
+}
 const char* ToString(RunStatus status) { return NameOf(kStatuses, status); }
 const char* ToString(CollectiveOp op) { return NameOf(kOps, op); }
 std::optional<Scheme> ParseScheme(const std::string& name) {
@@ -80,7 +80,12 @@ std::optional<Scheme> ParseScheme(const std::string& name) {
   }
   return std::nullopt;
 }
-std::optional<Policy> ParsePolicy(const std::string& name) { return ValueOf(kPolicies, name); }
+std::optional<Policy> ParsePolicy(const std::string& name) {
+  for (const PolicyDescription& d : AllPolicies()) {
+    if (name == d.name) return d.policy;
+  }
+  return std::nullopt;
+}
 std::optional<RunStatus> ParseRunStatus(const std::string& name) { return ValueOf(kStatuses, name); }
 std::optional<CollectiveOp> ParseCollectiveOp(const std::string& name) { return ValueOf(kOps, name); }
 

@@ -22,18 +22,23 @@ std::vector<SchemeDescription> MakeSchemes() {
   return {
       {Scheme::kDense, /*name=*/"dense", /*title=*/"dense", LevelKind::kNone,
        /*level_meaning=*/"", /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0,
-       Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
+       Compressor::kNone, /*bucket_collectives=*/{K::kDense}, /*error_profile_levels=*/{}, /*halvable=*/false,
+       /*dense_baseline=*/true},
       {Scheme::kPowerSgd, /*name=*/"powersgd", /*title=*/"PowerSGD", LevelKind::kRank,
        /*level_meaning=*/"PowerSGD rank", /*level_label=*/"rank", /*max_level=*/kMaxPowerSgdRank,
        /*default_low=*/2, /*default_high=*/1, Compressor::kLowRank,
-       /*bucket_collectives=*/{K::kDense, K::kPowerSgdP, K::kPowerSgdQ}},
+       /*bucket_collectives=*/{K::kDense, K::kPowerSgdP, K::kPowerSgdQ}, /*error_profile_levels=*/{1, 2, 4, 8},
+       /*halvable=*/true, /*dense_baseline=*/false},
       {Scheme::kTopK, /*name=*/"topk", /*title=*/"TopK", LevelKind::kFraction,
        /*level_meaning=*/"TopK fraction", /*level_label=*/"TopK", /*max_level=*/1, /*default_low=*/0.99,
-       /*default_high=*/0.1, Compressor::kSparse, /*bucket_collectives=*/{K::kDense, K::kTopK}},
+       /*default_high=*/0.1, Compressor::kSparse, /*bucket_collectives=*/{K::kDense, K::kTopK},
+       /*error_profile_levels=*/{0.01, 0.1, 0.25, 0.5, 0.99}, /*halvable=*/true, /*dense_baseline=*/false},
       // The paper's batch schedule: B in critical regimes, 8B outside them.
       {Scheme::kBatch, /*name=*/"batch", /*title=*/"batch size", LevelKind::kGlobalBatch,
        /*level_meaning=*/"batch size", /*level_label=*/"batch", /*max_level=*/kMaxBatchLevel,
-       /*default_low=*/1, /*default_high=*/8, Compressor::kNone, /*bucket_collectives=*/{K::kDense}},
+       /*default_low=*/1, /*default_high=*/8, Compressor::kNone, /*bucket_collectives=*/{K::kDense},
+       /*error_profile_levels=*/{},
+       /*halvable=*/false, /*dense_baseline=*/false},
   };
 }
 
@@ -67,6 +72,13 @@ const SchemeDescription& DescriptionOf(Scheme scheme) {
   throw std::logic_error("not a scheme");
 }
 
+Scheme DenseBaselineScheme() {
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (d.dense_baseline) return d.scheme;
+  }
+  throw std::logic_error("no dense baseline scheme");
+}
+
 bool InSet(const SchemeDescription& d, SchemeSet set) {
   switch (set) {
     case SchemeSet::kAll:
@@ -77,6 +89,10 @@ bool InSet(const SchemeDescription& d, SchemeSet set) {
       return d.level_kind == LevelKind::kGlobalBatch;
     case SchemeSet::kSparse:
       return d.compressor == Compressor::kSparse;
+    case SchemeSet::kCompressing:
+      return d.compressor != Compressor::kNone;
+    case SchemeSet::kHalvable:
+      return d.halvable;
   }
   return false;
 }

@@ -7,9 +7,9 @@
 // scheme_description.cc: records.h's names and level checks, the accounting
 // and the step plan (analysis), the exchange (trainer), the command lines'
 // --scheme choices and which flags belong to which schemes. Code elsewhere
-// asks a description (has_levels(), level_kind, compressor, InSet), never
-// compares with a Scheme value, except where it means the dense baseline
-// itself. A new scheme is a new row there (and its compressor's code where
+// asks a description (has_levels(), level_kind, compressor, InSet,
+// dense_baseline), never compares with a Scheme value (tests/build/
+// enum_comparisons.py checks it). A new scheme is a new row there (and its compressor's code where
 // it is one), not a case in parallel switches.
 //
 // Thread-safe: the descriptions are constants built once, on first use
@@ -79,6 +79,15 @@ struct SchemeDescription {
   // the compressor leaves alone (all of them for Compressor::kNone); the
   // others carry the compressed ones.
   std::vector<CollectiveKind> bucket_collectives;
+  // The levels accordion-train's error profile measures at each check (and
+  // the run's own); empty where the scheme has no compression error.
+  std::vector<double> error_profile_levels;
+  // AdaQS can halve its compression: a level twice as large compresses half
+  // as much, up to the low level (a rank, a fraction).
+  bool halvable;
+  // The baseline every saving is measured against: all tensors dense, every
+  // step at the run's batch. Exactly one scheme is.
+  bool dense_baseline;
 
   bool has_levels() const { return level_kind != LevelKind::kNone; }
 };
@@ -87,6 +96,8 @@ struct SchemeDescription {
 const std::vector<SchemeDescription>& AllSchemes();
 // Throws std::logic_error for a value outside the enum.
 const SchemeDescription& DescriptionOf(Scheme scheme);
+// The scheme whose description is dense_baseline.
+Scheme DenseBaselineScheme();
 
 // Groups of schemes a rule is about. A flag that belongs to a group checks
 // InSet and names SchemeNames of the same group, so its rule and its
@@ -96,6 +107,10 @@ enum class SchemeSet {
   kWithLevels,
   kBatchLevels,  // LevelKind::kGlobalBatch: --micro-batch's, and image models only
   kSparse,       // Compressor::kSparse: --topk-dense-vectors' and --topk-error-feedback's
+  // Compressor other than kNone: a compression error the error profile
+  // measures, the error proxy reports and advise weighs.
+  kCompressing,
+  kHalvable,  // halvable: the schemes policy adaqs fits
 };
 bool InSet(const SchemeDescription& d, SchemeSet set);
 // The names of the schemes in `set`, for --scheme's choices.

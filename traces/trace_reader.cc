@@ -9,6 +9,7 @@
 #include <fstream>
 
 #include "common/input_file.h"
+#include "traces/policy_description.h"
 #include "traces/record_checks.h"
 #include "traces/schema.h"
 #include "traces/sqlite_handle.h"
@@ -223,10 +224,11 @@ void TraceReader::LoadRun() {
   SqliteStatement id(*db_, "SELECT value FROM meta WHERE key='run_id'");
   if (id.Step() && !id.IsNull(0)) run_.run_id = id.Text(0, "meta.run_id");
   // AdaQS and Smith et al. came with schema v4 (and read its columns).
-  if (schema_version_ < 4 && (run_.policy == Policy::kAdaqs || run_.policy == Policy::kSmith)) {
-    throw TraceError(TraceErrorCode::kInconsistent, path_ + ": run: policy " + ToString(run_.policy) +
-                                                        " is schema v4's; a v" + std::to_string(schema_version_) +
-                                                        " file cannot carry it");
+  const int since = DescriptionOf(run_.policy).min_schema_version;
+  if (schema_version_ < since) {
+    throw TraceError(TraceErrorCode::kInconsistent, path_ + ": run: policy " + ToString(run_.policy) + " is schema v" +
+                                                        std::to_string(since) + "'s; a v" +
+                                                        std::to_string(schema_version_) + " file cannot carry it");
   }
   // The Python hook of schema v3 and older marked a run it closed before
   // its planned epochs "complete"; every tool reads it as what it was.

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "traces/trace_reader.h"
@@ -50,7 +51,7 @@ TraceSummary ValidateTrace(const std::string& path) {
   summary.layers = reader->num_layers();
 
   summary.schema_version = reader->schema_version();
-  if (run.policy == Policy::kStatic && run.level_low != run.level_high) {
+  if (DescriptionOf(run.policy).one_level() && run.level_low != run.level_high) {
     Inconsistent(p, "run: a static run must have level_low == level_high");
   }
   // Version 2's rules; a v1 file has neither column (schema.h).
@@ -107,7 +108,7 @@ TraceSummary ValidateTrace(const std::string& path) {
     ++per_epoch[r.epoch];
     floats[r.epoch] += r.floats_sent;
     // AdaQS and Smith et al. step through the levels between the two ends.
-    const bool stepping = run.policy == Policy::kAdaqs || run.policy == Policy::kSmith;
+    const bool stepping = DescriptionOf(run.policy).steps();
     const bool level_ok = r.level == run.level_low || r.level == run.level_high ||
                           (stepping && r.level >= std::min(run.level_low, run.level_high) &&
                            r.level <= std::max(run.level_low, run.level_high));

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "traces/scheme_description.h"
 #include "trainer/torch_pch.h"
 
 namespace accordion {
@@ -18,14 +19,8 @@ double RelativeError(double tail, double total) {
 }  // namespace
 
 std::vector<double> ErrorProfileLevels(Scheme scheme, const std::vector<double>& run_levels) {
-  std::vector<double> levels;
-  if (scheme == Scheme::kPowerSgd) {
-    levels = {1, 2, 4, 8};
-  } else if (scheme == Scheme::kTopK) {
-    levels = {0.01, 0.1, 0.25, 0.5, 0.99};
-  } else {
-    return {};
-  }
+  std::vector<double> levels = DescriptionOf(scheme).error_profile_levels;
+  if (levels.empty()) return {};
   for (double l : run_levels) {
     if (LevelProblem(scheme, l).empty()) levels.push_back(l);
   }
@@ -49,7 +44,9 @@ std::vector<ErrorProfileRecord> ProfileErrors(const std::vector<torch::Tensor>& 
     for (size_t i = 0; i < levels.size(); ++i) compressed[i] = TravelsCompressed(scheme, layer.shape, levels[i]);
     const bool any = std::find(compressed.begin(), compressed.end(), true) != compressed.end();
     if (any && total > 0) {
-      if (scheme.scheme() == Scheme::kPowerSgd) {
+      // A low-rank compressor leaves out the smallest singular values, a sparse
+      // one the smallest entries.
+      if (DescriptionOf(scheme.scheme()).compressor == Compressor::kLowRank) {
         const MatrixView m = MatrixViewOf(layer.shape);
         const torch::Tensor s = at::linalg_svdvals(d.to(torch::kFloat32).view({m.rows, m.cols})).to(torch::kFloat64);
         // suffix[r] = sum of sigma_i^2 for i >= r.

@@ -1,6 +1,7 @@
 #include "trainer/run_planner.h"
 
 #include "common/errors.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion {
@@ -12,16 +13,16 @@ RunPlanner::RunPlanner(const RunSettings& settings, int num_layers)
   const AccordionOptions accordion = AccordionOptionsOf(settings);
   accordion_ = MakeAccordionPolicy(batch_scheme_ ? 1 : num_layers, accordion);
   model_accordion_ = MakeAccordionPolicy(1, AccordionOptions(accordion).mode(ControllerMode::kPerLayer));
-  if (settings.policy == Policy::kAdaqs) {
-    policy_ = MakeAdaqsPolicy(1, AdaqsOptions()
-                                     .factor(settings.msdr_factor)
-                                     .interval(settings.interval)
-                                     .level_low(settings.level_low)
-                                     .level_high(settings.level_high)
-                                     .scheme(settings.scheme.scheme()));
-  } else if (settings.policy == Policy::kSmith) {
-    if (!batch_scheme_) throw InputError("policy smith grows the batch: it needs the batch scheme");
-    policy_ = MakeSmithPolicy(SmithOptions().level_low(settings.level_low).level_high(settings.level_high));
+  // A policy that does not decide by critical regimes and has an algorithm
+  // of its own (AdaQS, Smith et al.) decides for the whole model instead.
+  const PolicyDescription& policy = DescriptionOf(settings.policy);
+  if (!policy.critical_regimes && HasAlgorithm(settings.policy)) {
+    PolicyInputs inputs;
+    inputs.scheme = settings.scheme.scheme();
+    inputs.num_layers = num_layers;
+    inputs.accordion = accordion;
+    inputs.msdr_factor = settings.msdr_factor;
+    policy_ = MakeLevelPolicy(settings.policy, inputs);
   }
 }
 

@@ -21,6 +21,7 @@
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/output_file.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_writer.h"
@@ -739,7 +740,7 @@ LevelPlan LevelsOf(const TrainOptions& o) {
                  .topk_error_feedback(o.topk_error_feedback.value_or(true));
   p.policy = *ParsePolicy(o.policy);
   const auto defaults = DefaultLevels(p.scheme.scheme(), o.batch_size);
-  if (p.policy == Policy::kStatic) {
+  if (DescriptionOf(p.policy).one_level()) {
     p.low = p.high = o.level.value_or(defaults.first);
   } else {
     p.low = o.low.value_or(defaults.first);
@@ -780,6 +781,19 @@ std::string ModelLabel(const std::string& model) {
   return "torchscript:" + (slash == std::string::npos ? model : model.substr(slash + 1));
 }
 
+namespace {
+
+// The policies a flag belongs to, in its error: "static".
+std::string PolicyNamesWhere(bool (PolicyDescription::*holds)() const) {
+  std::vector<std::string> names;
+  for (const PolicyDescription& d : AllPolicies()) {
+    if ((d.*holds)()) names.emplace_back(d.name);
+  }
+  return JoinWords(names, ", ", " or ");
+}
+
+}  // namespace
+
 void ValidateOptions(const TrainOptions& o, bool check_paths) {
   if (IsModelFile(o.model)) {
     CheckModelPath(o.model);
@@ -796,20 +810,19 @@ void ValidateOptions(const TrainOptions& o, bool check_paths) {
                      ")");
   }
   const auto policy = ParsePolicy(o.policy);
-  if (!policy) {
-    const RunSettingField& field = *FieldWithKeyword("policy");
-    throw InputError("unknown policy '" + o.policy + "' (policies: " + JoinWords(field.choices, ", ", ", ") + ")");
-  }
+  if (!policy) throw InputError("unknown policy '" + o.policy + "' (policies: " + JoinPolicyNames(", ", ", ") + ")");
   CheckNumbers(o);
   CheckCombination(o, *scheme);
-  if (*policy == Policy::kStatic && (o.low || o.high)) {
-    throw InputError("--low and --high belong to the adaptive policies; a static run takes --level");
+  const PolicyDescription& p = DescriptionOf(*policy);
+  if (p.one_level() && (o.low || o.high)) {
+    throw InputError("--low and --high belong to the adaptive policies; a " + o.policy + " run takes --level");
   }
-  if (*policy != Policy::kStatic && o.level) {
-    throw InputError("--level belongs to --policy static; " + o.policy + " takes --low and --high");
+  if (!p.one_level() && o.level) {
+    throw InputError("--level belongs to --policy " + PolicyNamesWhere(&PolicyDescription::one_level) + "; " +
+                     o.policy + " takes --low and --high");
   }
-  if (*policy != Policy::kAdaqs && o.msdr_factor != TrainOptions().msdr_factor) {
-    throw InputError("--msdr-factor belongs to --policy adaqs");
+  if (!p.reads_moments() && o.msdr_factor != TrainOptions().msdr_factor) {
+    throw InputError("--msdr-factor belongs to --policy " + PolicyNamesWhere(&PolicyDescription::reads_moments));
   }
   if (!DescriptionOf(*scheme).has_levels() && o.level && *o.level != 0) {
     throw InputError("--scheme " + o.scheme + " has no level");

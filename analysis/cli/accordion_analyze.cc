@@ -17,6 +17,7 @@
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/output_file.h"
+#include "traces/policy_description.h"
 #include "traces/schema.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_export.h"
@@ -116,7 +117,7 @@ int ShowInfo(const InfoArgs& args) {
   if (DescriptionOf(run.scheme).has_levels()) {
     std::cout << " (low " << LevelName(run.scheme, run.level_low) << ", high " << LevelName(run.scheme, run.level_high)
               << ", eta " << std::setprecision(2) << run.eta << ", interval " << run.interval;
-    if (run.policy == Policy::kAdaqs) std::cout << ", MSDR factor " << run.msdr_factor;
+    if (DescriptionOf(run.policy).reads_gradient_moments) std::cout << ", MSDR factor " << run.msdr_factor;
     std::cout << ")";
   }
   std::cout << "\n"

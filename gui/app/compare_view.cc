@@ -17,6 +17,7 @@
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
 #include "gui/model/run_comparison.h"
+#include "traces/policy_description.h"
 
 namespace accordion::gui {
 
@@ -174,7 +175,7 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
     QStringList traces;
     for (const std::string& t : r.traces) traces << QString::fromStdString(t);
     setting->setToolTip(traces.join('\n'));
-    if (r.policy == Policy::kAccordion) {
+    if (DescriptionOf(r.policy).critical_regimes) {  // the paper's policy stands out
       QFont bold = setting->font();
       bold.setBold(true);
       setting->setFont(bold);

@@ -1,5 +1,6 @@
 #include "gui/app/policies_view.h"
 
+#include <QCoreApplication>
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHeaderView>
@@ -16,10 +17,20 @@
 #include "gui/figures/figures.h"
 #include "gui/model/explorer_document.h"
 #include "simulator/topology_description.h"
+#include "traces/policy_description.h"
 
 namespace accordion::gui {
 
 namespace {
+
+// "AdaQS: the compression halves as the gradients' MSDR falls": the
+// literature policy compared with Accordion on `scheme` and what it does.
+QString BaselineCaption(Scheme scheme) {
+  const std::optional<Policy> baseline = BaselinePolicyFor(scheme);
+  if (!baseline) return QString();
+  const PolicyDescription& d = DescriptionOf(*baseline);
+  return QCoreApplication::translate("Policy", d.title) + ": " + QCoreApplication::translate("Policy", d.explanation);
+}
 
 QString Cluster(const WhatIfSettings& w) {
   const QString where =
@@ -163,12 +174,10 @@ void PoliciesView::redraw() {
           .arg(QString::fromStdString(run->summary.name))
           .arg(s.eta)
           .arg(s.interval == 1 ? tr("a check every epoch") : tr("a check every %1 epochs").arg(s.interval))
-          .arg(r.scheme == Scheme::kBatch ? tr("Smith et al.: the batch grows where the LR would decay")
-                                          : tr("AdaQS: the compression halves as the gradients' MSDR falls"),
-               Cluster(w),
-               r.scheme == Scheme::kBatch ? QString()
-                                          : tr(" Error: the measured compression error at the chosen levels, a "
-                                               "proxy, not an accuracy.")));
+          .arg(BaselineCaption(r.scheme), Cluster(w),
+               InSet(DescriptionOf(r.scheme), SchemeSet::kCompressing)
+                   ? tr(" Error: the measured compression error at the chosen levels, a proxy, not an accuracy.")
+                   : QString()));
   cli_->setText(QStringLiteral("accordion-sim compare-policies %1 %2")
                     .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
                          QString::fromStdString(CliFlagsOf(s, w, sim::TimingSource::kAnalytic))));

@@ -13,6 +13,7 @@
 #include "gui/model/explorer_document.h"
 #include "gui/model/headlines.h"
 #include "simulator/topology_description.h"
+#include "traces/policy_description.h"
 
 namespace accordion::gui {
 
@@ -159,7 +160,7 @@ void SweepView::redraw() {
   status_->setText(tr("%1 settings").arg(sweep->cells.size()));
   const RunInfo& info = run->view().run;
   EtaIntervalMarks marks;
-  if (info.policy == Policy::kAccordion) {
+  if (DescriptionOf(info.policy).critical_regimes) {  // the recorded eta and interval mean something
     marks.recorded_eta = info.eta;
     marks.recorded_interval = info.interval;
   }

@@ -11,6 +11,7 @@
 #include "analysis/results_table.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "traces/policy_description.h"
 
 namespace accordion::gui {
 
@@ -92,7 +93,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     // figure's data export keeps each run apart.
     QCPGraph* g = plot->addGraph(plot->xAxis, plot->yAxis);
     g->setName(QString::fromStdString(run->summary.name));
-    const bool accordion = view.run.policy == Policy::kAccordion;
+    const bool accordion = DescriptionOf(view.run.policy).critical_regimes;
     const int setting = groups.of_run[r];
     const QPen pen(PaletteColor(groups.grouped ? setting : index), accordion ? 2.2 : 1.6,
                    accordion ? Qt::SolidLine : Qt::DashLine);

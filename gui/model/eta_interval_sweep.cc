@@ -8,6 +8,7 @@
 #include "gui/model/regime_analysis.h"
 #include "gui/model/what_if.h"
 #include "simulator/child_process.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -102,7 +103,7 @@ EtaIntervalSweep SweepEtaInterval(const RunData& run, const ScheduleSettings& se
       if (!baselines) {
         sweep.low_floats = a.low_floats();
         sweep.high_floats = a.high_floats();
-        sweep.dense_floats = CostOf(view, StaticSchedule(view, Scheme::kDense, 0)).total_floats;
+        sweep.dense_floats = CostOf(view, StaticSchedule(view, DenseBaselineScheme(), 0)).total_floats;
         baselines = true;
       }
       SweepCell cell;

@@ -4,6 +4,7 @@
 
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
@@ -20,7 +21,7 @@ std::string BaseName(const std::string& path) {
 std::string LevelsText(const RunInfo& run) {
   if (!DescriptionOf(run.scheme).has_levels()) return ToString(run.scheme);
   const std::string low = LevelName(run.scheme, run.level_low);
-  if (run.policy == Policy::kStatic || run.level_low == run.level_high) return low;
+  if (DescriptionOf(run.policy).one_level() || run.level_low == run.level_high) return low;
   return low + " / " + LevelName(run.scheme, run.level_high);
 }
 

@@ -5,15 +5,16 @@
 #include "common/errors.h"
 #include "simulator/child_process.h"
 #include "simulator/sweep.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
 namespace {
 
 // Every layer dense on the same cluster: the baseline compression is judged by.
-// The dense scheme itself, not a property of one: the baseline is defined as it.
+// The scheme described as the dense baseline (SchemeDescription::dense_baseline).
 sim::ScheduleProjection DenseBaseline(const RunData& run, sim::ReplayOptions options) {
-  options.scheme(Scheme::kDense).level_low(std::nullopt).level_high(std::nullopt);
+  options.scheme(DenseBaselineScheme()).level_low(std::nullopt).level_high(std::nullopt);
   sim::ScheduleProjection dense = sim::ReplayEngine(options).Run(run.input).static_low;
   dense.name = "dense";
   dense.label = "dense";
@@ -27,7 +28,7 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
   p.timing = options.timing();
   p.result = sim::ReplayEngine(options).Run(run.input, progress);
   // The run is the baseline itself (another scheme without levels is not).
-  if (p.result.scheme == Scheme::kDense) {
+  if (DescriptionOf(p.result.scheme).dense_baseline) {
     p.dense = p.result.static_low;  // all three schedules are dense already
     p.dense.name = "dense";
     p.dense.label = "dense";

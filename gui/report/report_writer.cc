@@ -20,6 +20,7 @@
 #include "gui/figures/figures.h"
 #include "gui/model/headlines.h"
 #include "simulator/topology_description.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::gui::report {
@@ -477,16 +478,21 @@ QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
   if (!in.policies) return {};
   const PolicyTable& t = *in.policies;
   const Scheme scheme = in.analysis.resolved.scheme;
-  QString h = "<h2 id=\"policies\">Policies: Accordion against " +
-              QString(scheme == Scheme::kBatch ? "Smith et al." : "AdaQS") + "</h2>\n";
+  const bool compressing = InSet(DescriptionOf(scheme), SchemeSet::kCompressing);
+  const std::optional<Policy> baseline_policy = BaselinePolicyFor(scheme);
+  const PolicyDescription* baseline = baseline_policy ? &DescriptionOf(*baseline_policy) : nullptr;
+  QString h =
+      "<h2 id=\"policies\">Policies: Accordion against " + QString(baseline ? baseline->title : "none") + "</h2>\n";
   if (!t.comparable) return h + "<p class=\"note\">No comparison: " + Html(t.problem) + "</p>\n";
   h += "<p>Each policy's schedule for " + Html(in.runs.front()->summary.name) +
        ", re-derived from the signals the trace recorded under the settings above: static low and static high, "
-       "Accordion, and " +
-       QString(scheme == Scheme::kBatch ? "Smith et al. (the batch grows where the LR would decay)"
-                                        : "AdaQS (the compression halves as the gradients' mean-to-standard-deviation "
-                                          "ratio falls, by the trace's MSDR factor " +
-                                              QString::number(t.comparison.settings.msdr_factor()) + ")") +
+       "Accordion" +
+       (baseline ? ", and " + QString(baseline->title) + " (" + baseline->explanation +
+                       (baseline->reads_gradient_moments
+                            ? ", by the trace's MSDR factor " + QString::number(t.comparison.settings.msdr_factor())
+                            : QString()) +
+                       ")"
+                 : QString()) +
        ". ";
   if (t.replay) {
     h += "Times: " + TimingName(t.timing) + " on " + Html(t.replay->platform) + " (" +
@@ -498,8 +504,9 @@ QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
   const std::vector<bool> empty = EmptyPolicyColumns(cells);
   auto shown = [&empty](size_t c) { return c >= empty.size() || !empty[c]; };
   if (!empty.empty() && std::count(empty.begin(), empty.end(), true) > 0) {
-    h += scheme == Scheme::kBatch ? " The error proxy's columns are left out: a batch has no compression error."
-                                  : " Columns no policy has a value in are left out (the notes below say why).";
+    h += compressing ? " Columns no policy has a value in are left out (the notes below say why)."
+                     : " The error proxy's columns are left out: the " + QString(DescriptionOf(scheme).title) +
+                           " scheme has no compression error.";
   }
   h += "</p>\n<table class=\"policies\">\n";
   QStringList header_cells;

@@ -35,10 +35,13 @@ from . import _core
 
 HookOptions = _core.HookOptions
 EpochSummary = _core.EpochSummary
-# The names and the settings' table come from the C++ core, which
-# accordion-train reads too (analysis/run_settings.h): nothing is restated here.
-SCHEMES: Tuple[str, ...] = tuple(_core.scheme_names())
-POLICIES: Tuple[str, ...] = tuple(next(row["choices"] for row in _core.run_settings() if row["keyword"] == "policy"))
+# Schemes, policies and the settings' table come from the C++ core, which
+# accordion-train reads too (traces/scheme_description.h, policy_description.h,
+# analysis/run_settings.h): nothing about them is restated here.
+_SCHEMES: Dict[str, Dict[str, Any]] = {row["name"]: row for row in _core.schemes()}
+_POLICIES: Dict[str, Dict[str, Any]] = {row["name"]: row for row in _core.policies()}
+SCHEMES: Tuple[str, ...] = tuple(_SCHEMES)
+POLICIES: Tuple[str, ...] = tuple(_POLICIES)
 Number = Union[int, float]
 PathLike = Union[str, "os.PathLike[str]"]
 
@@ -155,23 +158,26 @@ def _options(ddp_model: DistributedDataParallel, *, scheme: str, policy: Optiona
     if scheme not in SCHEMES:
         raise ValueError(f"unknown scheme {scheme!r} (schemes: {', '.join(SCHEMES)})")
     if policy is None:
-        policy = "static" if scheme == "dense" or level is not None else "accordion"
+        policy = "static" if not _SCHEMES[scheme]["has_levels"] or level is not None else "accordion"
     if policy not in POLICIES:
         raise ValueError(f"unknown policy {policy!r} (policies: {', '.join(POLICIES)})")
+    described = _POLICIES[policy]
     if not isinstance(batch_size, int) or isinstance(batch_size, bool):
         raise ValueError(f"batch_size must be a whole number, not {batch_size!r}")
     default_low, default_high = _core.default_levels(scheme, max(batch_size, 0))
-    if policy == "static":
+    if described["one_level"]:
         if low is not None or high is not None:
-            raise ValueError("low and high belong to the adaptive policies; a static run takes level")
+            raise ValueError(f"low and high belong to the adaptive policies; a {policy} run takes level")
         low = high = default_low if level is None else level
     else:
         if level is not None:
-            raise ValueError(f"level belongs to policy 'static'; {policy} takes low and high")
+            one = ", ".join(name for name, row in _POLICIES.items() if row["one_level"])
+            raise ValueError(f"level belongs to policy {one}; {policy} takes low and high")
         low = default_low if low is None else low
         high = default_high if high is None else high
-    if msdr_factor is not None and policy != "adaqs":
-        raise ValueError("msdr_factor belongs to policy 'adaqs'")
+    if msdr_factor is not None and not described["reads_moments"]:
+        reading = ", ".join(name for name, row in _POLICIES.items() if row["reads_moments"])
+        raise ValueError(f"msdr_factor belongs to policy {reading}")
     o = HookOptions()
     for name, value in (("scheme", scheme), ("policy", policy), ("low", low), ("high", high), ("eta", eta),
                         ("msdr_factor", msdr_factor), ("bucket_mb", bucket_mb), ("interval", interval),
@@ -453,13 +459,13 @@ class AccordionHook:
     def batch_size(self) -> int:
         """The batch scheme: the global batch the controller chose for the running epoch."""
         self._check_open()
-        if self._options.scheme != "batch":
+        if not _SCHEMES[self._options.scheme]["batch_levels"]:
             return self._options.batch_size
         return int(self._core.levels[0])
 
     @property
     def lr_scale(self) -> float:
         """The batch scheme: the LR factor for the running epoch (batch over the low batch)."""
-        if self._options.scheme != "batch":
+        if not _SCHEMES[self._options.scheme]["batch_levels"]:
             return 1.0
         return self.batch_size / self._options.low

@@ -15,6 +15,7 @@
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/version.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_error.h"
 #include "trainer/ddp_hook_core.h"
@@ -162,6 +163,37 @@ py::list RunSettingRows() {
   return rows;
 }
 
+py::list SchemeRows() {
+  py::list rows;
+  for (const SchemeDescription& d : AllSchemes()) {
+    py::dict row;
+    row["name"] = d.name;
+    row["title"] = d.title;
+    row["has_levels"] = d.has_levels();
+    row["batch_levels"] = InSet(d, SchemeSet::kBatchLevels);
+    rows.append(row);
+  }
+  return rows;
+}
+
+py::list PolicyRows() {
+  py::list rows;
+  for (const PolicyDescription& p : AllPolicies()) {
+    py::dict row;
+    row["name"] = p.name;
+    row["title"] = p.title;
+    row["one_level"] = p.one_level();
+    row["reads_moments"] = p.reads_moments();
+    std::vector<std::string> fits;
+    for (const SchemeDescription& d : AllSchemes()) {
+      if (PolicyFitProblem(p.policy, d.scheme).empty()) fits.emplace_back(d.name);
+    }
+    row["fits"] = fits;
+    rows.append(row);
+  }
+  return rows;
+}
+
 // DdpEpochSummary as accordion.EpochSummary: typed attributes; item access
 // by name too, for scripts written when end_epoch returned a dict.
 void BindEpochSummary(py::module_& m) {
@@ -238,8 +270,12 @@ PYBIND11_MODULE(_core, m) {
   m.def("run_settings", &RunSettingRows,
         "The run settings' table: keyword, config key, accordion-train flag, unit, help, choices, whether every "
         "rank must give the same value, default.");
-  m.def(
-      "scheme_names", [] { return SchemeNames(); }, "Every scheme's name, as --scheme and attach take them.");
+  m.def("schemes", &SchemeRows,
+        "Every scheme as the core describes it (traces/scheme_description.h): name, title, has_levels, "
+        "batch_levels (its level is the global batch).");
+  m.def("policies", &PolicyRows,
+        "Every policy as the core describes it (traces/policy_description.h): name, title, one_level, "
+        "reads_moments, fits (the schemes it may choose levels of).");
   py::class_<Core>(m, "Core", "The hook's C++ state: exchange, compressors, controllers, trace recorder.")
       .def(py::init<const std::vector<torch::Tensor>&, const std::vector<std::string>&, const DdpHookOptions&,
                     const std::string&>(),

@@ -150,5 +150,34 @@ TEST(SchemeDescription, FlagGroupsFollowTheDescription) {
   EXPECT_EQ(JoinSchemeTitles(SchemeSet::kWithLevels, ", ", " or "), "PowerSGD, TopK or batch size");
 }
 
+// The facts code used to decide by comparing Scheme values: which schemes
+// have a compression error (error profile, error proxy, advise), which ones
+// AdaQS halves, which one is the dense baseline.
+TEST(SchemeDescription, FactsOfErrorsHalvingAndTheBaseline) {
+  EXPECT_EQ(SchemeNames(SchemeSet::kCompressing), (std::vector<std::string>{"powersgd", "topk"}));
+  EXPECT_EQ(SchemeNames(SchemeSet::kHalvable), (std::vector<std::string>{"powersgd", "topk"}));
+  EXPECT_EQ(DescriptionOf(Scheme::kPowerSgd).error_profile_levels, (std::vector<double>{1, 2, 4, 8}));
+  EXPECT_EQ(DescriptionOf(Scheme::kTopK).error_profile_levels, (std::vector<double>{0.01, 0.1, 0.25, 0.5, 0.99}));
+  int baselines = 0;
+  for (const SchemeDescription& d : AllSchemes()) {
+    // A profile exactly where there is an error to profile, and only of levels.
+    EXPECT_EQ(d.error_profile_levels.empty(), !InSet(d, SchemeSet::kCompressing)) << d.name;
+    for (double level : d.error_profile_levels) EXPECT_EQ(LevelProblem(d.scheme, level), "") << d.name << " " << level;
+    // Halving the compression doubles a level: only a level that is a rank
+    // or a fraction of a compressor's.
+    if (d.halvable) {
+      EXPECT_NE(d.compressor, Compressor::kNone) << d.name;
+      EXPECT_TRUE(d.level_kind == LevelKind::kRank || d.level_kind == LevelKind::kFraction) << d.name;
+    }
+    if (d.dense_baseline) {
+      ++baselines;
+      EXPECT_EQ(d.compressor, Compressor::kNone) << d.name;
+      EXPECT_FALSE(d.has_levels()) << d.name;
+    }
+  }
+  EXPECT_EQ(baselines, 1);
+  EXPECT_EQ(DenseBaselineScheme(), Scheme::kDense);
+}
+
 }  // namespace
 }  // namespace accordion

@@ -104,7 +104,7 @@ def test_level_and_low_together(ddp, tmp_path):
 
 
 def test_accordion_on_dense(ddp, tmp_path):
-    assert "compressing" in refused(ddp, tmp_path, scheme="dense", policy="accordion")
+    assert "policy accordion chooses levels" in refused(ddp, tmp_path, scheme="dense", policy="accordion")
 
 
 def test_not_a_number(ddp, tmp_path):

@@ -14,6 +14,7 @@
 #include "common/errors.h"
 #include "tests/support/run_command.h"
 #include "tests/support/synthetic_trace.h"
+#include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_writer.h"
 #include "trainer/checkpoint_manifest.h"
@@ -111,7 +112,7 @@ TEST(TrainOptions, RefusesBadConfigurations) {
                   o.nproc = 4;
                 }),
                 "split evenly");
-  ExpectRefused(With([](TrainOptions& o) { o.policy = "accordion"; }), "compressing --scheme");
+  ExpectRefused(With([](TrainOptions& o) { o.policy = "accordion"; }), "--policy accordion chooses levels");
   ExpectRefused(With([](TrainOptions& o) {
                   o.scheme = "powersgd";
                   o.level = 1.5;
@@ -425,8 +426,8 @@ TEST(TrainOptions, SchemeFlagTakesEveryDescribedSchemeAndNothingElse) {
     if (!d.has_levels()) {
       parsed.policy = "accordion";
       // The names come from the scheme table (scheme_description_test pins it).
-      ExpectRefused(parsed,
-                    "needs a compressing --scheme (" + JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + ")");
+      ExpectRefused(parsed, "--policy accordion chooses levels: it needs the " +
+                                JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + " scheme, not " + d.name);
     }
   }
   TrainOptions parsed = Synthetic();
@@ -435,6 +436,27 @@ TEST(TrainOptions, SchemeFlagTakesEveryDescribedSchemeAndNothingElse) {
   EXPECT_THROW(app.parse("--scheme powersgd-p"), CLI::ValidationError);
   ExpectRefused(With([](TrainOptions& o) { o.scheme = "signsgd"; }),
                 "unknown scheme 'signsgd' (schemes: " + JoinSchemeNames(SchemeSet::kAll, ", ", ", ") + ")");
+}
+
+// --policy's choices and help come from traces/policy_description.h, and a
+// policy that does not fit the scheme is refused in the table's words.
+TEST(TrainOptions, PolicyFlagTakesEveryDescribedPolicy) {
+  for (const PolicyDescription& d : AllPolicies()) {
+    TrainOptions parsed = Synthetic();
+    CLI::App app;
+    AddTrainFlags(app, parsed);
+    EXPECT_NE(app.get_option("--policy")->get_description().find(d.summary), std::string::npos) << d.name;
+    app.parse(std::string("--policy ") + d.name);
+    EXPECT_EQ(parsed.policy, d.name);
+    EXPECT_EQ(LevelsOf(parsed).policy, d.policy);
+  }
+  TrainOptions parsed = Synthetic();
+  parsed.scheme = "dense";
+  parsed.policy = "adaqs";
+  ExpectRefused(parsed, "--" + PolicyFitProblem(Policy::kAdaqs, Scheme::kDense));
+  CLI::App app;
+  AddTrainFlags(app, parsed);
+  EXPECT_THROW(app.parse("--policy AdaQS"), CLI::ValidationError);
 }
 
 TEST(TrainOptions, ResumeRefusesOtherTopKChoices) {
