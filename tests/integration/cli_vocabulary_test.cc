@@ -200,6 +200,9 @@ TEST_F(CliVocabulary, ReplaySaysTimingForTheTimingMethod) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("\ntiming:   analytic alpha-beta model"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("\nmodel:"), std::string::npos) << r.out;
+  const CommandResult json = RunCommand(kSim + " replay " + Trace() + " --workers 4 --timing analytic --format json");
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  EXPECT_NE(json.out.find("\"timing\": \"analytic\""), std::string::npos) << json.out;
 }
 
 TEST_F(CliVocabulary, ComparePoliciesIsOneCommandInBothTools) {
