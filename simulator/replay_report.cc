@@ -135,7 +135,7 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["shaper"] = r.shaper.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.shaper);
   j["collective_overhead_s"] = r.collective_overhead_s;
   j["timing"] = ToString(r.timing);
-  j["communication_model"] = ToString(r.timing);  // "timing"'s name before 0.3, kept for one release
+  j["communication_model"] = ToString(r.timing);  // "timing"'s name before 0.2, kept for one release
   j["allreduce"] = AllReduceJson(r.allreduce, r.collective);
   j["scheme"] = ToString(r.scheme);
   j["eta"] = r.eta;

@@ -88,7 +88,7 @@ CLI::Option* AddFormatFlag(CLI::App* cmd, std::string* format, const std::vector
       cmd->add_option("--format", *format, "Output format (table: for people; csv; json)")->capture_default_str();
   const bool has_table = std::find(choices.begin(), choices.end(), "table") != choices.end();
   if (has_table) {
-    // Before 0.3 the human form was "text" (info) or "markdown" (table).
+    // Before 0.2 the human form was "text" (info) or "markdown" (table).
     option->transform(CLI::Validator(
         [tool](std::string& value) {
           if (value == "text" || value == "markdown") {

@@ -53,7 +53,7 @@ CLI::Option* AddMsdrFactorFlag(CLI::App* cmd, std::optional<double>* msdr_factor
 
 // --format: `choices` of the one vocabulary (table: for people; csv; json),
 // listed by the check, so the help sentence is the same everywhere.
-// "text" and "markdown", the human form's names before 0.3, are accepted as
+// "text" and "markdown", the human form's names before 0.2, are accepted as
 // deprecated spellings of "table" where "table" is a choice.
 CLI::Option* AddFormatFlag(CLI::App* cmd, std::string* format, const std::vector<std::string>& choices,
                            const std::string& tool);
