@@ -29,7 +29,7 @@ commands=(
   "accordion-sim replay $S/fmnist-mlp-topk-accordion.trace --workers 16 --topology fat-tree --bandwidth-gbps 25 --format json"
   "accordion-sim replay $S/fmnist-mlp-batch-accordion.trace --timing analytic --workers 32"
   "accordion-sim replay $S/fmnist-mlp-dense.trace --timing recorded"
-  "accordion-sim sweep $S/fmnist-mlp-powersgd-accordion.trace --timing analytic --bandwidth-gbps 1 10 100 --eta 0.3 0.5"
+  "accordion-sim sweep $S/fmnist-mlp-powersgd-accordion.trace --timing analytic --bandwidth-gbps 1 10 100 --etas 0.3 0.5"
   "accordion-sim collective --op allreduce --bytes 1000000 --workers 8"
   "accordion-analyze schedule $S/fmnist-mlp-powersgd-accordion.trace --eta -1"
   "accordion-sim replay $S/fmnist-mlp-powersgd-accordion.trace --bandwidth-gbps -1"

@@ -65,7 +65,7 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
       << r.accordion.epochs.size() << " epochs, " << L << " layers\n";
   out << "cluster:  " << r.workers << " workers (trace: " << r.trace_workers << ") on " << r.platform << "\n";
   if (!r.shaper.empty()) out << "shaper:   token bucket on every link, " << r.shaper << "\n";
-  out << "model:    " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
+  out << "timing:   " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
       << r.distinct_patterns << " distinct)\n";
   out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval << " epochs\n";
   out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3 << " ms, backward "
@@ -134,7 +134,8 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
   j["communication"] = r.communication;
   j["shaper"] = r.shaper.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.shaper);
   j["collective_overhead_s"] = r.collective_overhead_s;
-  j["communication_model"] = ToString(r.timing);
+  j["timing"] = ToString(r.timing);
+  j["communication_model"] = ToString(r.timing);  // "timing"'s name before 0.2, kept for one release
   j["allreduce"] = AllReduceJson(r.allreduce, r.collective);
   j["scheme"] = ToString(r.scheme);
   j["eta"] = r.eta;

@@ -7,7 +7,7 @@
 # On the login node, with accordion-sim on PATH (or ACCORDION_SIM=/path/to/it):
 #
 #   examples/simulator/sweep-slurm.sh run.trace sweep.csv \
-#       --bandwidth-gbps 10,25,100 --workers 16,64,256 --eta 0.3,0.5
+#       --bandwidth-gbps 10,25,100 --workers 16,64,256 --etas 0.3,0.5
 #
 # Everything after the output is the sweep's own flags (the grid, the
 # platform, --timing ...), the same for every slice. SLICES (default 8) is the

@@ -4,7 +4,7 @@
 //   accordion-report run.trace other.trace --out report/ [--overwrite]
 //       [--eta X --interval N --scheme S --low L --high H]
 //       [--workers N --bandwidth-gbps B --latency-us U --topology T | --platform FILE]
-//       [--allreduce A --network-model M --recorded-bandwidth-gbps R] [--simulate]
+//       [--allreduce A --network-model M --recorded-bandwidth-gbps R] [--timing simulate]
 //
 // The report is written into a hidden sibling directory and renamed into
 // place at the end, so an interrupted run never leaves a partial report
@@ -28,6 +28,7 @@
 #include <memory>
 #include <optional>
 
+#include "analysis/cli/shared_flags.h"
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/number_format.h"
@@ -40,6 +41,7 @@
 #include "gui/model/what_if.h"
 #include "gui/report/report_writer.h"
 #include "simulator/child_process.h"
+#include "simulator/cli/cluster_flags.h"
 #include "simulator/topology_description.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_validator.h"
@@ -59,11 +61,12 @@ struct Args {
   std::optional<double> low, high;
   int workers = 0;
   std::optional<double> bandwidth_gbps, latency_us, recorded_bandwidth_gbps;
-  std::string topology, platform, allreduce = sim::ToString(WhatIfSettings().allreduce), network_model;
-  // The topology parameters the GUI has controls for, by key.
-  std::map<std::string, std::optional<int>> topology_counts;
-  std::map<std::string, std::optional<double>> topology_numbers;
-  bool simulate = false;
+  std::string topology, platform, allreduce = sim::ToString(WhatIfSettings().allreduce);
+  std::optional<std::string> network_model;
+  cli::TopologyParameterFlags topology_parameters;  // those the GUI has controls for
+  // analytic: the α–β estimate only; simulate: a SimGrid replay beside it.
+  std::string timing = sim::ToString(WhatIfProjection().timing);
+  bool simulate() const { return timing == sim::ToString(sim::TimingSource::kSimulate); }
 };
 
 QString Abs(const std::string& path) {
@@ -192,15 +195,10 @@ WhatIfSettings WhatIfOf(const Args& a, const RunData& current) {
     if (!t) throw InputError("unknown topology '" + a.topology + "' (" + sim::TopologyNames(", ") + ")");
     w.topology = *t;
   }
-  for (const auto& [key, value] : a.topology_counts) {
-    if (value) w.topology_parameters[key] = *value;
-  }
-  for (const auto& [key, value] : a.topology_numbers) {
-    if (value) w.topology_parameters[key] = *value;
-  }
+  for (const auto& [key, value] : a.topology_parameters.Given()) w.topology_parameters[key] = value;
   if (a.bandwidth_gbps) w.bandwidth_gbps = *a.bandwidth_gbps;
   if (a.latency_us) w.latency_us = *a.latency_us;
-  if (!a.network_model.empty()) w.network_model = a.network_model;
+  if (a.network_model) w.network_model = *a.network_model;
   w.allreduce = *sim::ParseAllReduceAlgorithm(a.allreduce);
   w.recorded_bandwidth_gbps = a.recorded_bandwidth_gbps;
   return w;
@@ -229,6 +227,105 @@ std::string CommandLine(int argc, char** argv) {
   return line;
 }
 
+// Every trace read before anything is written.
+std::vector<std::shared_ptr<const RunData>> ReadRuns(const std::vector<std::string>& traces) {
+  std::vector<std::shared_ptr<const RunData>> runs;
+  for (const std::string& t : traces) {
+    try {
+      ValidateTrace(t);  // the checks of accordion-analyze validate, before any figure reads it
+      runs.push_back(std::make_shared<const RunData>(LoadRunData(t)));
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      throw InputError(what.find(t) == std::string::npos ? t + ": " + what : what);
+    }
+  }
+  return runs;
+}
+
+// The estimate, the SimGrid replay when asked, and the bandwidth sweep of
+// the first run, or the note saying why it cannot be replayed.
+void Project(const Args& a, const RunData& current, ReportInput& in) {
+  if (!current.replayable) {
+    in.projection_problem = current.summary.name + " cannot be replayed: " + current.replay_problem;
+    in.notes.push_back(in.projection_problem);
+    return;
+  }
+  in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kAnalytic);
+  if (a.simulate()) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kSimulate);
+  // The replay's warnings (a recorded network in doubt) are the report's too.
+  for (const std::string& note : in.estimate->result.notes) {
+    if (note.rfind("warning: ", 0) == 0) in.notes.push_back("Warning: " + note.substr(9));
+  }
+  if (!in.what_if.platform_file.empty()) {
+    in.notes.push_back("No bandwidth sweep: the platform file fixes its links.");
+    return;
+  }
+  std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
+  const double bw = in.what_if.bandwidth_gbps;
+  if (bw < bandwidths.front() || bw > bandwidths.back()) {
+    bandwidths = LogSpaced(std::min(0.1, bw / 4), std::max(400.0, bw * 4), 25);
+  }
+  in.sweep = SweepBandwidth(current, in.schedule, in.what_if, bandwidths);
+}
+
+ReportInput BuildReportInput(const Args& a, const std::vector<std::shared_ptr<const RunData>>& runs,
+                             const std::string& command_line) {
+  const RunData& current = *runs.front();
+  ReportInput in;
+  in.runs = runs;
+  in.schedule = ScheduleOf(a, current);
+  in.what_if = WhatIfOf(a, current);
+  in.command_line = command_line;
+  in.analysis = AnalyseRegimes(current, in.schedule);
+  const bool asked = !a.scheme.empty() || a.low || a.high;
+  if (!in.analysis.schedulable && asked) throw InputError(in.analysis.problem);
+  if (!in.analysis.schedulable)
+    in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " + in.analysis.problem);
+  Project(a, current, in);
+  // Every policy against Accordion, on the cluster and by the timing of the
+  // projection above (ComparePoliciesOf builds the replay options as
+  // ProjectWhatIf does); for a scheme with levels only.
+  if (DescriptionOf(in.analysis.resolved.scheme).has_levels()) {
+    in.policies = ComparePoliciesOf(current, in.schedule, in.what_if,
+                                    a.simulate() ? sim::TimingSource::kSimulate : sim::TimingSource::kAnalytic);
+  }
+  return in;
+}
+
+// The report written into `staging` with its marker, readable as any
+// directory the user creates.
+void WriteStaged(const ReportInput& in, const QString& staging) {
+  WriteReport(in, staging);
+  const QByteArray text = MarkerText(staging);
+  QFile marker(staging + "/" + kMarkerFile);
+  if (!marker.open(QIODevice::WriteOnly) || marker.write(text) != text.size() || !marker.flush()) {
+    throw IoError("cannot write the report's marker file (disk full?)");
+  }
+  // QTemporaryDir makes it private (0700).
+  const mode_t mask = ::umask(0);
+  ::umask(mask);
+  ::chmod(QFile::encodeName(staging).constData(), 0777 & ~mask);
+}
+
+// Moves the earlier report in `out` aside (checked again right before: only
+// an earlier report goes) and returns where it went; empty when there was
+// none to keep.
+QString MoveEarlierReportAside(const Args& a, const QString& out, const QFileInfo& out_info) {
+  if (QDir(out).isEmpty(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot)) {
+    if (!QDir().rmdir(out)) throw InputError("cannot replace the empty directory " + a.out);
+    return {};
+  }
+  if (!QFileInfo(out + "/" + kMarkerFile).isFile() || !ForeignEntry(out).isEmpty()) {
+    throw InputError("--out " + a.out + " changed while the report was written; not replaced");
+  }
+  QTemporaryDir slot(out_info.absolutePath() + "/." + out_info.fileName() + ".old-XXXXXX");
+  if (!slot.isValid()) throw InputError("cannot make room to replace " + a.out);
+  const QString old = slot.path();
+  slot.remove();
+  if (!QDir().rename(out, old)) throw InputError("cannot move the earlier report " + a.out + " aside");
+  return old;
+}
+
 int Run(const Args& a, const std::string& command_line) {
   if (a.out.empty()) throw InputError("--out is empty");
   // A link to a directory: the report goes where it points, the link stays.
@@ -244,97 +341,16 @@ int Run(const Args& a, const std::string& command_line) {
   ClaimOutput(out_path, "--out " + a.out);
   RemoveStaleStaging(parent, out_info.fileName());
 
-  // Every trace read before anything is written.
-  std::vector<std::shared_ptr<const RunData>> runs;
-  for (const std::string& t : a.traces) {
-    try {
-      ValidateTrace(t);  // the checks of accordion-analyze validate, before any figure reads it
-      runs.push_back(std::make_shared<const RunData>(LoadRunData(t)));
-    } catch (const InputError& e) {
-      const std::string what = e.what();
-      throw InputError(what.find(t) == std::string::npos ? t + ": " + what : what);
-    }
-  }
-  const RunData& current = *runs.front();
-
-  ReportInput in;
-  in.runs = runs;
-  in.schedule = ScheduleOf(a, current);
-  in.what_if = WhatIfOf(a, current);
-  in.command_line = command_line;
-  in.analysis = AnalyseRegimes(current, in.schedule);
-  const bool asked = !a.scheme.empty() || a.low || a.high;
-  if (!in.analysis.schedulable && asked) throw InputError(in.analysis.problem);
-  if (!in.analysis.schedulable)
-    in.notes.push_back("No Accordion schedule for " + current.summary.name + ": " + in.analysis.problem);
-  if (current.replayable) {
-    in.estimate = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kAnalytic);
-    if (a.simulate) in.simulation = ProjectWhatIf(current, in.schedule, in.what_if, sim::TimingSource::kSimulate);
-    // The replay's warnings (a recorded network in doubt) are the report's too.
-    for (const std::string& note : in.estimate->result.notes) {
-      if (note.rfind("warning: ", 0) == 0) in.notes.push_back("Warning: " + note.substr(9));
-    }
-    std::vector<double> bandwidths = LogSpaced(0.1, 400, 25);
-    if (in.what_if.platform_file.empty()) {
-      const double bw = in.what_if.bandwidth_gbps;
-      if (bw < bandwidths.front() || bw > bandwidths.back()) {
-        bandwidths = LogSpaced(std::min(0.1, bw / 4), std::max(400.0, bw * 4), 25);
-      }
-      in.sweep = SweepBandwidth(current, in.schedule, in.what_if, bandwidths);
-    } else {
-      in.notes.push_back("No bandwidth sweep: the platform file fixes its links.");
-    }
-  } else {
-    in.projection_problem = current.summary.name + " cannot be replayed: " + current.replay_problem;
-    in.notes.push_back(in.projection_problem);
-  }
-
-  // Every policy against Accordion, on the cluster and by the model of the
-  // projection above (ComparePoliciesOf builds the replay options as
-  // ProjectWhatIf does); for a scheme with levels only.
-  if (DescriptionOf(in.analysis.resolved.scheme).has_levels()) {
-    in.policies = ComparePoliciesOf(current, in.schedule, in.what_if,
-                                    a.simulate ? sim::TimingSource::kSimulate : sim::TimingSource::kAnalytic);
-  }
+  const ReportInput in = BuildReportInput(a, ReadRuns(a.traces), command_line);
 
   // Written beside --out, renamed into place when complete; a signal or a
   // failure on the way removes it (StageOutputDirectory).
   QTemporaryDir staging(parent + "/" + StagingPrefix(out_info.fileName()) + "XXXXXX");
   if (!staging.isValid()) throw InputError("cannot create a directory in " + parent.toStdString());
   StageOutputDirectory(out_path, QFile::encodeName(staging.path()).toStdString());
-  WriteReport(in, staging.path());
-  {
-    const QByteArray text = MarkerText(staging.path());
-    QFile marker(staging.path() + "/" + kMarkerFile);
-    if (!marker.open(QIODevice::WriteOnly) || marker.write(text) != text.size() || !marker.flush()) {
-      throw IoError("cannot write the report's marker file (disk full?)");
-    }
-  }
+  WriteStaged(in, staging.path());
 
-  // QTemporaryDir makes it private (0700); a report is as readable as any
-  // directory the user creates.
-  {
-    const mode_t mask = ::umask(0);
-    ::umask(mask);
-    ::chmod(QFile::encodeName(staging.path()).constData(), 0777 & ~mask);
-  }
-
-  QString old;
-  if (replace) {
-    if (QDir(out).isEmpty(QDir::AllEntries | QDir::Hidden | QDir::System | QDir::NoDotAndDotDot)) {
-      if (!QDir().rmdir(out)) throw InputError("cannot replace the empty directory " + a.out);
-    } else {
-      // Checked again right before replacing: only an earlier report goes.
-      if (!QFileInfo(out + "/" + kMarkerFile).isFile() || !ForeignEntry(out).isEmpty()) {
-        throw InputError("--out " + a.out + " changed while the report was written; not replaced");
-      }
-      QTemporaryDir slot(parent + "/." + out_info.fileName() + ".old-XXXXXX");
-      if (!slot.isValid()) throw InputError("cannot make room to replace " + a.out);
-      old = slot.path();
-      slot.remove();
-      if (!QDir().rename(out, old)) throw InputError("cannot move the earlier report " + a.out + " aside");
-    }
-  }
+  const QString old = replace ? MoveEarlierReportAside(a, out, out_info) : QString();
   if (!QDir().rename(staging.path(), out)) {
     if (!old.isEmpty()) QDir().rename(old, out);
     throw InputError("cannot move the report into " + a.out);
@@ -344,6 +360,36 @@ int Run(const Args& a, const std::string& command_line) {
   if (!old.isEmpty()) QDir(old).removeRecursively();
   std::cout << QDir(out).filePath("index.html").toStdString() << std::endl;
   return kExitOk;
+}
+
+// The flags, each shared concept through the helper accordion-sim uses
+// (cluster_flags.h, shared_flags.h), with the explorer's defaults.
+void AddFlags(CLI::App& app, Args& a) {
+  app.add_option("traces", a.traces, "Trace files; the first is the run the figures describe")
+      ->required()
+      ->check(CLI::ExistingFile);
+  app.add_option("--out", a.out, "Directory to write the report into")->required();
+  cli::AddOverwriteFlag(&app, &a.overwrite);
+  cli::AddEtaFlag(&app, &a.eta, "the first trace's run.eta");
+  cli::AddIntervalFlag(&app, &a.interval, "the first trace's run.interval");
+  cli::AddSchemeFlag(&app, &a.scheme, SchemeSet::kAll);
+  cli::AddLevelFlags(&app, &a.low, &a.high);
+  const WhatIfSettings what_if;
+  cli::AddWorkersFlag(&app, &a.workers, std::to_string(what_if.workers));
+  cli::AddBandwidthFlag(&app, &a.bandwidth_gbps, HelpNumber(what_if.bandwidth_gbps))->check(AboveZero());
+  cli::AddLatencyFlag(&app, &a.latency_us, HelpNumber(what_if.latency_us))->check(CLI::NonNegativeNumber);
+  cli::AddTopologyFlag(&app, &a.topology, sim::ToString(what_if.topology))
+      ->check(CLI::IsMember(sim::TopologyNameList()));
+  a.topology_parameters.Add(&app, true);
+  cli::AddPlatformFileFlag(&app, &a.platform);
+  cli::AddAllReduceFlag(&app, &a.allreduce);
+  cli::AddNetworkModelFlag(&app, &a.network_model)->check(CLI::IsMember({"LV08", "CM02"}));
+  cli::AddRecordedBandwidthFlag(&app, &a.recorded_bandwidth_gbps);
+  // The report always shows the α–β estimate; simulate adds SimGrid's.
+  CLI::Option* timing = cli::AddTimingFlag(
+      &app, &a.timing, {sim::ToString(sim::TimingSource::kAnalytic), sim::ToString(sim::TimingSource::kSimulate)},
+      kTool);
+  cli::AddDeprecatedAlias(&app, kTool, "--simulate", timing, sim::ToString(sim::TimingSource::kSimulate));
 }
 
 }  // namespace
@@ -369,64 +415,7 @@ int main(int argc, char** argv) {
   Args a;
   CLI::App app{"Write the explorer's figures and tables for traces into a directory (index.html, PNG, PDF, CSV)",
                kTool};
-  app.add_option("traces", a.traces, "Trace files; the first is the run the figures describe")
-      ->required()
-      ->check(CLI::ExistingFile);
-  app.add_option("--out", a.out, "Directory to write the report into")->required();
-  app.add_flag("--overwrite", a.overwrite, "Replace an earlier report in --out");
-  app.add_option("--eta", a.eta,
-                 "Accordion threshold on the norm's relative change (default: the first trace's run.eta)")
-      ->check(AboveZero());
-  app.add_option("--interval", a.interval, "Epochs between regime checks (default: the first trace's run.interval)")
-      ->check(CLI::Range(1, 1000000));
-  app.add_option("--scheme", a.scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
-      ->check(CLI::IsMember(SchemeNames()));
-  app.add_option("--low", a.low,
-                 "Level in critical regimes: rank, TopK fraction or global batch (default: the trace's level_low "
-                 "when it switched levels, else the scheme's default)");
-  app.add_option("--high", a.high,
-                 "Level outside critical regimes (default: the trace's level_high when it switched levels, else the "
-                 "scheme's default)");
-  const gui::WhatIfSettings what_if;
-  app.add_option("--workers", a.workers, "Workers to project to (default " + std::to_string(what_if.workers) + ")")
-      ->check(CLI::Range(1, 1000000));
-  app.add_option("--bandwidth-gbps", a.bandwidth_gbps,
-                 "Link bandwidth, Gb/s (default " + HelpNumber(what_if.bandwidth_gbps) + ")")
-      ->check(AboveZero());
-  app.add_option("--latency-us", a.latency_us,
-                 "Latency per link, microseconds (default " + HelpNumber(what_if.latency_us) + ")")
-      ->check(CLI::NonNegativeNumber);
-  const std::vector<std::string> topologies = sim::TopologyNameList();
-  app.add_option("--topology", a.topology, HelpChoices(topologies, sim::ToString(what_if.topology)))
-      ->check(CLI::IsMember(topologies));
-  for (const sim::TopologyDescription& d : sim::AllTopologies()) {
-    for (const sim::TopologyParameter& p : d.parameters) {
-      if (!p.label) continue;  // the GUI's controls only
-      if (p.unit == sim::ParameterUnit::kCount) {
-        app.add_option(p.Flag(), a.topology_counts[p.key], p.Help(d.title))
-            ->check(CLI::Range(p.min_count, p.max_count));
-      } else {
-        app.add_option(p.Flag(), a.topology_numbers[p.key], p.Help(d.title));
-      }
-    }
-  }
-  app.add_option("--platform", a.platform, "Platform file: JSON (see docs/simulator.md) or SimGrid XML");
-  app.add_option("--allreduce", a.allreduce,
-                 "All-reduce algorithm: " + HelpChoices(sim::AllReduceAlgorithmNames(), a.allreduce))
-      ->check(CLI::IsMember(sim::AllReduceAlgorithmNames()));
-  const std::vector<std::string> network_models = {"LV08", "CM02"};
-  app.add_option("--network-model", a.network_model,
-                 "SimGrid network model: " + HelpChoices(network_models, "") +
-                     " (default: as accordion-sim, the recorded network's CM02 for a trace with a network "
-                     "probe, else " +
-                     sim::NetworkOptions().model() + ")")
-      ->check(CLI::IsMember(network_models));
-  app.add_option("--recorded-bandwidth-gbps", a.recorded_bandwidth_gbps,
-                 "The link rate the first trace was recorded at (on this platform): each recorded collective's "
-                 "host cost is then its time less that network's (default: unknown, one host cost from the fixed "
-                 "part of the trace's collectives)")
-      ->check(CLI::Range(1e-6, 1e6));
-  app.add_flag("--simulate", a.simulate, "Also replay with SimGrid (slower) and show that projection");
+  AddFlags(app, a);
   AddVersionFlags(app, kTool);
   const std::string command_line = CommandLine(argc, argv);
   return RunCli(app, kTool, argc, argv, [&]() { return Run(a, command_line); });

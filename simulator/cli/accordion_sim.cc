@@ -10,12 +10,14 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "analysis/cli/shared_flags.h"
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/number_format.h"
 #include "common/progress_bar.h"
 #include "simulator/calibrator.h"
 #include "simulator/child_process.h"
+#include "simulator/cli/cluster_flags.h"
 #include "simulator/communication_model.h"
 #include "simulator/platform_file.h"
 #include "simulator/policy_projection.h"
@@ -32,10 +34,6 @@ namespace {
 
 constexpr const char* kTool = "accordion-sim";
 
-constexpr const char* kOverwriteHelp =
-    "Replace existing output files (never an input: a tool does not write over what it reads; never a "
-    "file another process is writing, such as a live trace)";
-
 // The files a command reads: its outputs may never be one of them.
 std::vector<std::string> Inputs(const std::string& trace, const std::string& platform) {
   std::vector<std::string> inputs = {trace};
@@ -46,58 +44,30 @@ std::vector<std::string> Inputs(const std::string& trace, const std::string& pla
 // The flags that describe a platform, on every command that needs one;
 // each topology's own parameters come from its description.
 struct PlatformFlags {
-  // One topology parameter's flag; counts are read as integers.
-  struct ParameterFlag {
-    const TopologyParameter* parameter;
-    std::optional<int> count;
-    std::optional<double> number;
-    bool given() const { return count || number; }
-    double value() const { return count ? *count : *number; }
-  };
-
   std::string file;
   std::string topology;
   std::optional<double> bandwidth_gbps, latency_us, tcp_gamma;
   std::optional<double> collective_overhead_us, host_ns_per_byte;
   std::optional<int> hosts;
-  std::deque<ParameterFlag> parameters;  // stable addresses for CLI11
+  cli::TopologyParameterFlags parameters;
   std::optional<std::string> network_model, crosstraffic;
 
   // `link_values`: whether --bandwidth-gbps / --latency-us are single values
   // here (a sweep lists them instead).
   void Add(CLI::App* cmd, bool link_values) {
     const PlatformSpec defaults;
-    cmd->add_option("--platform", file, "Platform file: JSON (see docs/simulator.md) or SimGrid XML (.xml)");
-    cmd->add_option("--topology", topology, TopologyNames() + " (default " + ToString(defaults.topology) + ")");
+    cli::AddPlatformFileFlag(cmd, &file);
+    cli::AddTopologyFlag(cmd, &topology, ToString(defaults.topology));
     if (link_values) {
-      cmd->add_option("--bandwidth-gbps", bandwidth_gbps,
-                      "Link bandwidth, Gb/s (hierarchical: the node NICs; default " +
-                          HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)) + ")");
-      cmd->add_option("--latency-us", latency_us,
-                      "Latency per link, microseconds (default " + HelpNumber(defaults.latency_s * 1e6) + ")");
+      cli::AddBandwidthFlag(cmd, &bandwidth_gbps, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)));
+      cli::AddLatencyFlag(cmd, &latency_us, HelpNumber(defaults.latency_s * 1e6));
     }
     cmd->add_option("--hosts", hosts,
                     "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
                         ", more than the largest clusters, in whole nodes or leaves too)");
-    for (const TopologyDescription& d : AllTopologies()) {
-      for (const TopologyParameter& p : d.parameters) {
-        ParameterFlag& f = parameters.emplace_back(ParameterFlag{&p, std::nullopt, std::nullopt});
-        if (p.unit == ParameterUnit::kCount) {
-          cmd->add_option(p.Flag(), f.count, p.Help(d.title));
-        } else {
-          cmd->add_option(p.Flag(), f.number, p.Help(d.title));
-        }
-      }
-    }
-    cmd->add_option("--network-model", network_model,
-                    "SimGrid network model: " + HelpChoices({"LV08", "CM02"}, defaults.network.model()));
-    cmd->add_option(
-        "--tcp-gamma", tcp_gamma,
-        "SimGrid network/TCP-gamma, bytes (default " + HelpNumber(defaults.network.tcp_gamma()) + "; 0: no window)");
-    cmd->add_option("--crosstraffic", crosstraffic,
-                    "SimGrid network/crosstraffic: " +
-                        HelpChoices({"on", "off"}, defaults.network.crosstraffic() ? "on" : "off"))
-        ->check(CLI::IsMember({"on", "off"}));
+    parameters.Add(cmd, false);
+    cli::AddNetworkModelFlag(cmd, &network_model);
+    cli::AddWindowFlags(cmd, &tcp_gamma, &crosstraffic);
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
                     "Software cost of one collective, microseconds (default " +
                         HelpNumber(defaults.collective_overhead_s * 1e6) + "; calibrate measures it)");
@@ -119,19 +89,14 @@ struct PlatformFlags {
       spec.topology = *t;
     }
     const bool xml = spec.source == PlatformSource::kXmlFile;
-    const bool link_flags =
-        bandwidth_gbps || latency_us || std::any_of(parameters.begin(), parameters.end(), [](const ParameterFlag& f) {
-          return f.given() && f.parameter->unit != ParameterUnit::kCount;
-        });
+    const bool link_flags = bandwidth_gbps || latency_us || parameters.AnyLinkGiven();
     if (xml && link_flags) {
       throw InputError("an XML platform has its own links: drop the bandwidth and latency flags");
     }
     if (bandwidth_gbps) spec.bandwidth_Bps = BytesPerSecondFromGbps(*bandwidth_gbps);
     if (latency_us) spec.latency_s = *latency_us * 1e-6;
     if (hosts) spec.hosts = *hosts;
-    for (const ParameterFlag& f : parameters) {
-      if (f.given()) f.parameter->set(spec, f.value());
-    }
+    parameters.Apply(spec);
     if (network_model) spec.network.model(*network_model);
     if (tcp_gamma) spec.network.tcp_gamma(*tcp_gamma);
     if (crosstraffic) spec.network.crosstraffic(*crosstraffic == "on");
@@ -142,24 +107,20 @@ struct PlatformFlags {
   }
 };
 
-// A worker count given on the command line: at least 1. Inside, 0 means
-// "the trace's", and a 0 given was taken for that without a word.
-CLI::Validator AWorkerCount() {
-  return CLI::Validator(
-      [](const std::string& value) {
-        const bool whole = !value.empty() && value.find_first_not_of("0123456789") == std::string::npos;
-        return whole && value.find_first_not_of('0') != std::string::npos
-                   ? std::string()
-                   : std::string("must be a whole number, at least 1");
-      },
-      "", "at least 1");
-}
-
 // --timing's values (TimingSource).
 const std::vector<std::string> kTimings = {"simulate", "analytic", "recorded"};
 
 // --collective-overhead's values.
 const char* OverheadName(OverheadSource source) { return source == OverheadSource::kTrace ? "trace" : "platform"; }
+
+// --fidelity, for replays and single collectives alike.
+void AddFidelityFlag(CLI::App* cmd, std::string* fidelity) {
+  cmd->add_option("--fidelity", *fidelity,
+                  "full (every round of every rank), rounds (each distinct round once) or auto (full up to " +
+                      std::to_string(kFullFidelityMaxRanks) + " ranks)")
+      ->check(CLI::IsMember({"auto", "full", "rounds"}))
+      ->capture_default_str();
+}
 
 // The flags that shape a replay besides the platform; their defaults, and
 // so the help's, are ReplayOptions'.
@@ -186,44 +147,14 @@ struct ReplayFlags {
 
   void Add(CLI::App* cmd, bool settings) {
     if (settings) {
-      // 0 is ReplayOptions' "the trace's": given on the command line it
-      // would be taken silently for that, so a given count starts at 1.
-      cmd->add_option("--workers", workers,
-                      "Workers to project to (default: the trace's; at most " + std::to_string(kMaxHosts) +
-                          "); per-worker batch kept")
-          ->check(AWorkerCount());
-      cmd->add_option("--eta", eta, "Accordion threshold on the norm's relative change (default: the trace's run.eta)")
-          ->check(AboveZero());
-      cmd->add_option("--interval", interval, "Epochs between regime checks (default: the trace's run.interval)")
-          ->check(CLI::Range(1, 1000000));
-      cmd->add_option("--low", low,
-                      "Level in critical regimes: rank, TopK fraction or global batch (default: the trace's "
-                      "level_low when it switched levels, else the scheme's default)");
-      cmd->add_option("--high", high,
-                      "Level outside critical regimes (default: the trace's level_high when it switched levels, "
-                      "else the scheme's default)");
+      // 0 is ReplayOptions' "the trace's": a given count starts at 1.
+      cli::AddWorkersFlag(cmd, &workers, "the trace's; at most " + std::to_string(kMaxHosts));
+      cli::AddEtaFlag(cmd, &eta, cli::TracesOwn("run.eta"));
+      cli::AddIntervalFlag(cmd, &interval, cli::TracesOwn("run.interval"));
+      cli::AddLevelFlags(cmd, &low, &high);
     }
-    cmd->add_option("--scheme", scheme, JoinSchemeNames(SchemeSet::kAll, ", ", " or ") + " (default: the trace's)")
-        ->check(CLI::IsMember(SchemeNames()));
-    CLI::Option* timing_flag =
-        cmd->add_option("--timing", timing,
-                        "What times the collectives: simulate (SimGrid), analytic (alpha-beta formulas) or "
-                        "recorded (each collective as the trace measured it: the trace's own workers and network)")
-            ->check(CLI::IsMember(kTimings))
-            ->capture_default_str();
-    // --timing's name until 0.2: "model" also named the trained network
-    // and SimGrid's --network-model. Still accepted, hidden, with a word.
-    cmd->add_option_function<std::string>(
-           "--model",
-           [this, timing_flag](const std::string& value) {
-             if (timing_flag->count() > 0)
-               throw CLI::ValidationError("--model", "is --timing's old name: give only --timing");
-             this->timing = value;
-             std::cerr << "accordion-sim: --model is deprecated; it is called --timing now\n";
-           },
-           "Deprecated spelling of --timing")
-        ->check(CLI::IsMember(kTimings))
-        ->group("");
+    cli::AddSchemeFlag(cmd, &scheme, SchemeSet::kAll);
+    cli::AddTimingFlag(cmd, &timing, kTimings, kTool);
     cmd->add_option("--straggler-cv", straggler_cv,
                     "Stragglers: each rank's compute per step slowed by a log-normal factor of mean 1 and this "
                     "coefficient of variation; a step waits for the slowest (0-10)")
@@ -234,10 +165,7 @@ struct ReplayFlags {
                     "training, less the network's latency) or platform (the platform's, e.g. a calibration's)")
         ->check(CLI::IsMember({"trace", "platform"}))
         ->capture_default_str();
-    cmd->add_option("--recorded-bandwidth-gbps", recorded_bandwidth_gbps,
-                    "The link rate the trace was recorded at (on this platform): each recorded collective's "
-                    "host cost is then its time less that network's")
-        ->check(CLI::Range(1e-6, 1e6));
+    cli::AddRecordedBandwidthFlag(cmd, &recorded_bandwidth_gbps);
     cmd->add_option("--anchor", anchor,
                     "on: a trace with a network probe is replayed on the network it was recorded on unless the "
                     "platform flags say otherwise, and each collective keeps what it cost the hosts beyond that "
@@ -247,27 +175,14 @@ struct ReplayFlags {
     cmd->add_option("--recorded-latency-us", recorded_latency_us,
                     "The link latency the trace was recorded at (default: the platform's)")
         ->check(CLI::Range(0.0, 1e7));
-    cmd->add_option("--burst-kib", burst_kib,
-                    "A token-bucket shaper on the replayed links (tc's tbf, a cloud's burst credits): its burst per "
-                    "link, KiB, crossing at --line-gbps before the platform's bandwidth, the sustained rate (0: no "
-                    "shaper; default: the one the trace's network probe saw, if any)")
-        ->check(CLI::Range(0.0, 1073741824.0));
-    cmd->add_option("--line-gbps", line_gbps,
-                    "The shaper's line rate, Gb/s: how fast its burst crosses (default: the probe's; else unlimited)")
-        ->check(CLI::Range(1e-6, 1e6));
+    cli::AddShaperFlags(cmd, &burst_kib, &line_gbps);
     cmd->add_option("--sim-timeout", timeout_s,
                     "Seconds one SimGrid simulation (one distinct step pattern) may take before the replay "
                     "stops it and fails (0: no limit)")
         ->check(CLI::Range(0.0, 1e7))
         ->capture_default_str();
-    cmd->add_option("--allreduce", allreduce,
-                    "All-reduce algorithm: " + HelpChoices(AllReduceAlgorithmNames(), allreduce))
-        ->check(CLI::IsMember(AllReduceAlgorithmNames()));
-    cmd->add_option("--fidelity", fidelity,
-                    "full (every round of every rank), rounds (each distinct round once) or auto (full up to " +
-                        std::to_string(kFullFidelityMaxRanks) + " ranks)")
-        ->check(CLI::IsMember({"auto", "full", "rounds"}))
-        ->capture_default_str();
+    cli::AddAllReduceFlag(cmd, &allreduce);
+    AddFidelityFlag(cmd, &fidelity);
     cmd->add_flag("--no-memo", no_memo, "Time every epoch's iteration afresh (for checking memoisation)");
     cmd->add_option("--bucket-mb", bucket_mb,
                     "Gradient bucket size, MiB (default: the trainer's, else " +
@@ -308,15 +223,16 @@ struct ReplayFlags {
 // chosen: replay, sweep, collective, and calibrate (the algorithm the
 // samples ran).
 struct CollectiveFlags {
-  std::optional<int64_t> chunk_kb;
+  std::optional<int64_t> chunk_kib;
   std::optional<int> channels, ranks_per_node;
 
   void Add(CLI::App* cmd) {
-    cmd->add_option("--nccl-chunk-kb", chunk_kb,
-                    "nccl-ring, nccl-tree: largest chunk a hop forwards, KiB (default " +
-                        std::to_string(CollectiveOptions::kDefaultChunkBytes / 1024) +
-                        ": NCCL's 4 MiB buffer in 8 slots)")
-        ->check(AboveZero());
+    CLI::Option* chunk = cmd->add_option("--nccl-chunk-kib", chunk_kib,
+                                         "nccl-ring, nccl-tree: largest chunk a hop forwards, KiB (default " +
+                                             std::to_string(CollectiveOptions::kDefaultChunkBytes / 1024) +
+                                             ": NCCL's 4 MiB buffer in 8 slots)")
+                             ->check(AboveZero());
+    cli::AddDeprecatedAlias(cmd, kTool, "--nccl-chunk-kb", chunk);
     cmd->add_option("--nccl-channels", channels,
                     "nccl-ring, nccl-tree: channels, concurrent rings or tree flows (default " +
                         std::to_string(CollectiveOptions::kDefaultChannels) + ")");
@@ -328,9 +244,9 @@ struct CollectiveFlags {
 
   CollectiveOptions Apply(const std::string& allreduce, const PlatformSpec& spec) const {
     const AllReduceAlgorithm a = *ParseAllReduceAlgorithm(allreduce);
-    if ((chunk_kb || channels) && !CollectiveOptions::UsesChunks(a)) {
+    if ((chunk_kib || channels) && !CollectiveOptions::UsesChunks(a)) {
       throw InputError(
-          "--nccl-chunk-kb and --nccl-channels are settings of --allreduce nccl-ring and "
+          "--nccl-chunk-kib and --nccl-channels are settings of --allreduce nccl-ring and "
           "nccl-tree, not " +
           allreduce);
     }
@@ -342,9 +258,9 @@ struct CollectiveFlags {
       throw InputError("--ranks-per-node " + std::to_string(*ranks_per_node) + " is above the limit of " +
                        std::to_string(kMaxHosts) + " ranks (a node cannot hold more ranks than a run has)");
     }
-    if (chunk_kb && *chunk_kb > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kb is too large");
+    if (chunk_kib && *chunk_kib > (int64_t{1} << 40)) throw InputError("--nccl-chunk-kib is too large");
     CollectiveOptions o;
-    if (chunk_kb) o.chunk_bytes(*chunk_kb * 1024);
+    if (chunk_kib) o.chunk_bytes(*chunk_kib * 1024);
     if (channels) o.channels(*channels);
     o.ranks_per_node(ranks_per_node ? *ranks_per_node : NodesOf(spec).ranks_per_node);
     o.Validate();
@@ -432,13 +348,10 @@ struct PolicyArgs {
     platform.Add(cmd, true);
     replay.Add(cmd, true);
     collective.Add(cmd);
-    cmd->add_option("--msdr-factor", msdr_factor, "AdaQS's MSDR factor (default: the trace's run.msdr_factor)")
-        ->check(CLI::Range(1.000001, kMaxMsdrFactor));
-    cmd->add_option("--format", format, "table or json")
-        ->check(CLI::IsMember({"table", "json"}))
-        ->capture_default_str();
+    cli::AddMsdrFactorFlag(cmd, &msdr_factor);
+    cli::AddFormatFlag(cmd, &format, {"table", "json"}, kTool);
     cmd->add_option("--out", out, "Write the report here instead of stdout (a new file; --overwrite replaces one)");
-    cmd->add_flag("--overwrite", overwrite, kOverwriteHelp);
+    cli::AddOverwriteFlag(cmd, &overwrite);
   }
 
   ReplayOptions Options(const ReplayInput& input) const {
@@ -740,6 +653,135 @@ int RunCollectiveCommand(const CollectiveArgs& a) {
   return kExitOk;
 }
 
+CLI::App* AddReplayCommand(CLI::App& app, ReplayArgs& a) {
+  CLI::App* cmd = app.add_subcommand("replay",
+                                     "Project a trace onto a cluster and an Accordion setting: time, compute, exposed "
+                                     "communication, bytes and speedups against static low and static high");
+  cmd->add_option("trace", a.trace, "Trace file")->required();
+  a.platform.Add(cmd, true);
+  a.replay.Add(cmd, true);
+  a.collective.Add(cmd);
+  cli::AddFormatFlag(cmd, &a.format, {"table", "csv", "json"}, kTool);
+  cmd->add_option("--out", a.out,
+                  "Write the report here instead of stdout (a new file; --overwrite replaces one; never an input)");
+  cli::AddOverwriteFlag(cmd, &a.overwrite);
+  cmd->add_option("--timeline", a.timeline,
+                  "Also write one iteration, replayed and measured, as Chrome/Perfetto trace JSON");
+  cmd->add_option("--timeline-epoch", a.timeline_epoch, "Epoch drawn in the timeline")->capture_default_str();
+  return cmd;
+}
+
+CLI::App* AddComparePoliciesCommand(CLI::App& app, PolicyArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "compare-policies",
+      "Project every policy's schedule (static low and high, Accordion, AdaQS or Smith et al.) onto a cluster: "
+      "floats per worker, error proxy and time to train side by side (accordion-analyze compare-policies runs "
+      "this)");
+  a.Add(cmd);
+  cli::AddPoliciesFlag(cmd, &a.policies);
+  return cmd;
+}
+
+CLI::App* AddAdviseCommand(CLI::App& app, PolicyArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "advise",
+      "Recommend Accordion's low and high levels and eta for a cluster from one run's error profile: the fastest "
+      "projected setting whose critical epochs keep the reference level's error (a projection, not an accuracy "
+      "guarantee)");
+  a.Add(cmd);
+  cli::AddEtasFlag(cmd, &a.etas, cli::HelpList(AdvisorOptions().etas()));
+  cmd->add_option("--tolerance", a.tolerance,
+                  "How much more error than the reference the critical epochs may have (a fraction)")
+      ->check(CLI::Range(0.0, 10.0))
+      ->capture_default_str();
+  cmd->add_option("--reference", a.reference,
+                  "The accurate level to match in critical regimes (default: the trace's level_low)");
+  return cmd;
+}
+
+CLI::App* AddCalibrateCommand(CLI::App& app, CalibrateArgs& a) {
+  CLI::App* cmd = app.add_subcommand("calibrate",
+                                     "Fit per-collective overhead, per-round latency and bandwidth to measured "
+                                     "collectives (traces, accordion-bench-collectives files) and write a platform "
+                                     "file; --allreduce is the algorithm the measured collectives ran");
+  cmd->add_option("inputs", a.inputs, "Traces and accordion-bench-collectives --out files, any mix and world sizes")
+      ->required();
+  cmd->add_option("--out", a.out, "Platform file to write (JSON; - for stdout; a new file unless --overwrite)")
+      ->required();
+  cli::AddOverwriteFlag(cmd, &a.overwrite);
+  cmd->add_option("--segments", a.segments, "Message-size boundaries between segments, bytes")
+      ->delimiter(',')
+      ->capture_default_str();
+  cli::AddAllReduceFlag(cmd, &a.allreduce);
+  a.collective.Add(cmd);
+  cmd->add_option("--link-gbps", a.link_gbps,
+                  "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
+                  "hosts' per-byte cost from the links (default: unknown)");
+  cmd->add_option("--max-rms-error", a.max_rms_error,
+                  "Largest rms relative error of the fit to accept, a fraction; a worse fit is refused "
+                  "and nothing written (the samples' times are not the network's)")
+      ->capture_default_str();
+  return cmd;
+}
+
+CLI::App* AddSweepCommand(CLI::App& app, SweepArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "sweep",
+      "Replay a trace over bandwidth x latency x workers x eta x interval x levels, one row per point (at "
+      "most " +
+          std::to_string(kMaxSweepPoints) + " points); each grid flag takes a list, e.g. 10,25");
+  cmd->add_option("trace", a.trace, "Trace file")->required();
+  a.platform.Add(cmd, false);
+  a.replay.Add(cmd, false);
+  a.collective.Add(cmd);
+  const PlatformSpec defaults;
+  cli::AddBandwidthFlag(cmd, &a.grid.bandwidth_gbps, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)));
+  cli::AddLatencyFlag(cmd, &a.grid.latency_us, HelpNumber(defaults.latency_s * 1e6));
+  cli::AddWorkersFlag(cmd, &a.grid.workers, "the trace's; at most " + std::to_string(kMaxHosts));
+  CLI::Option* etas = cli::AddEtasFlag(cmd, &a.grid.eta, cli::TracesOwn("run.eta"));
+  cli::AddDeprecatedAlias(cmd, kTool, "--eta", etas);
+  cli::AddIntervalFlag(cmd, &a.grid.interval, cli::TracesOwn("run.interval"));
+  cmd->add_option("--levels", a.levels,
+                  "LOW:HIGH level pairs, e.g. 2:1,4:1 (default: the trace's pair when it switched levels, else "
+                  "the scheme's default)")
+      ->delimiter(',');
+  cli::AddFormatFlag(cmd, &a.format, {"csv", "json"}, kTool);
+  cmd->add_option("--out", a.out,
+                  "Write the rows here instead of stdout, as they complete (a new file; --overwrite "
+                  "replaces one; never an input)");
+  cli::AddOverwriteFlag(cmd, &a.overwrite);
+  cmd->add_option("--shard", a.shard,
+                  "K/N: run slice K of N (1 <= K <= N: points K-1, K-1+N, ...) and write it for merge; "
+                  "default: in a Slurm job array, the task's slice (the array's tasks in ID order are 1..N), "
+                  "else the whole grid; off: the whole grid");
+  return cmd;
+}
+
+CLI::App* AddMergeCommand(CLI::App& app, MergeArgs& a) {
+  CLI::App* cmd = app.add_subcommand(
+      "merge", "Join the slices of a sweep run with --shard into the CSV one process would have written");
+  cmd->add_option("slices", a.slices, "Slice files, one per slice, in any order")->required();
+  cmd->add_option("--out", a.out,
+                  "Write the sweep here instead of stdout (a new file; --overwrite replaces one; never a slice)");
+  cli::AddOverwriteFlag(cmd, &a.overwrite);
+  return cmd;
+}
+
+CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveArgs& a) {
+  CLI::App* cmd =
+      app.add_subcommand("collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
+  a.platform.Add(cmd, true);
+  cli::AddWorkersFlag(cmd, &a.workers, std::to_string(a.workers));
+  cmd->add_option("--bytes", a.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")->capture_default_str();
+  cmd->add_option("--op", a.op, "allreduce, allgather or broadcast")
+      ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))
+      ->capture_default_str();
+  cli::AddAllReduceFlag(cmd, &a.allreduce);
+  a.collective.Add(cmd);
+  AddFidelityFlag(cmd, &a.fidelity);
+  return cmd;
+}
+
 }  // namespace
 }  // namespace accordion::sim
 
@@ -748,155 +790,19 @@ int main(int argc, char** argv) {
   using namespace accordion::sim;
   CLI::App app{"accordion-sim: replay Accordion traces on simulated clusters (SimGrid)"};
   app.require_subcommand(1);
-
   ReplayArgs replay;
-  CLI::App* replay_cmd =
-      app.add_subcommand("replay",
-                         "Project a trace onto a cluster and an Accordion setting: time, compute, exposed "
-                         "communication, bytes and speedups against static low and static high");
-  replay_cmd->add_option("trace", replay.trace, "Trace file")->required();
-  replay.platform.Add(replay_cmd, true);
-  replay.replay.Add(replay_cmd, true);
-  replay.collective.Add(replay_cmd);
-  replay_cmd->add_option("--format", replay.format, "table, csv or json")
-      ->check(CLI::IsMember({"table", "csv", "json"}))
-      ->capture_default_str();
-  replay_cmd->add_option("--out", replay.out,
-                         "Write the report here instead of stdout (a new file; --overwrite replaces one; "
-                         "never an input)");
-  replay_cmd->add_flag("--overwrite", replay.overwrite, kOverwriteHelp);
-  replay_cmd->add_option("--timeline", replay.timeline,
-                         "Also write one iteration, replayed and measured, as Chrome/Perfetto trace JSON");
-  replay_cmd->add_option("--timeline-epoch", replay.timeline_epoch, "Epoch drawn in the timeline")
-      ->capture_default_str();
-
-  PolicyArgs compare;
-  CLI::App* compare_cmd = app.add_subcommand(
-      "compare-policies",
-      "Project every policy's schedule (static low and high, Accordion, AdaQS or Smith et al.) onto a cluster: "
-      "floats per worker, error proxy and time to train side by side");
-  compare.Add(compare_cmd);
-  compare_cmd
-      ->add_option("--policies", compare.policies,
-                   "Policies beside static low and high, e.g. accordion,adaqs (default: those that fit the scheme)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"accordion", "adaqs", "smith"}));
-
-  PolicyArgs advise;
-  CLI::App* advise_cmd = app.add_subcommand(
-      "advise",
-      "Recommend Accordion's low and high levels and eta for a cluster from one run's error profile: the fastest "
-      "projected setting whose critical epochs keep the reference level's error (a projection, not an accuracy "
-      "guarantee)");
-  advise.Add(advise_cmd);
-  advise_cmd->add_option("--etas", advise.etas, "Thresholds to try")
-      ->delimiter(',')
-      ->check(AboveZero())
-      ->capture_default_str();
-  advise_cmd
-      ->add_option("--tolerance", advise.tolerance,
-                   "How much more error than the reference the critical epochs may have (a fraction)")
-      ->check(CLI::Range(0.0, 10.0))
-      ->capture_default_str();
-  advise_cmd->add_option("--reference", advise.reference,
-                         "The accurate level to match in critical regimes (default: the trace's level_low)");
-
+  PolicyArgs compare, advise;
   CalibrateArgs calibrate;
-  CLI::App* calibrate_cmd =
-      app.add_subcommand("calibrate",
-                         "Fit per-collective overhead, per-round latency and bandwidth to measured "
-                         "collectives (traces, accordion-bench-collectives files) and write a platform file");
-  calibrate_cmd
-      ->add_option("inputs", calibrate.inputs,
-                   "Traces and accordion-bench-collectives --out files, any mix and world sizes")
-      ->required();
-  calibrate_cmd
-      ->add_option("--out", calibrate.out, "Platform file to write (JSON; - for stdout; a new file unless --overwrite)")
-      ->required();
-  calibrate_cmd->add_flag("--overwrite", calibrate.overwrite, kOverwriteHelp);
-  calibrate_cmd->add_option("--segments", calibrate.segments, "Message-size boundaries between segments, bytes")
-      ->delimiter(',')
-      ->capture_default_str();
-  calibrate_cmd
-      ->add_option("--allreduce", calibrate.allreduce,
-                   "All-reduce algorithm the measured collectives ran: " +
-                       HelpChoices(AllReduceAlgorithmNames(), calibrate.allreduce))
-      ->check(CLI::IsMember(AllReduceAlgorithmNames()));
-  calibrate.collective.Add(calibrate_cmd);
-  calibrate_cmd->add_option("--link-gbps", calibrate.link_gbps,
-                            "Nominal rate of the measured links (NIC speed, tc rate), Gb/s: separates the "
-                            "hosts' per-byte cost from the links (default: unknown)");
-  calibrate_cmd
-      ->add_option("--max-rms-error", calibrate.max_rms_error,
-                   "Largest rms relative error of the fit to accept, a fraction; a worse fit is refused "
-                   "and nothing written (the samples' times are not the network's)")
-      ->capture_default_str();
-
   SweepArgs sweep;
-  CLI::App* sweep_cmd = app.add_subcommand(
-      "sweep",
-      "Replay a trace over bandwidth x latency x workers x eta x interval x levels, one row per point (at "
-      "most " +
-          std::to_string(kMaxSweepPoints) + " points)");
-  sweep_cmd->add_option("trace", sweep.trace, "Trace file")->required();
-  sweep.platform.Add(sweep_cmd, false);
-  sweep.replay.Add(sweep_cmd, false);
-  sweep.collective.Add(sweep_cmd);
-  sweep_cmd->add_option("--bandwidth-gbps", sweep.grid.bandwidth_gbps, "Link bandwidths, Gb/s")->delimiter(',');
-  sweep_cmd->add_option("--latency-us", sweep.grid.latency_us, "Link latencies, us")->delimiter(',');
-  sweep_cmd->add_option("--workers", sweep.grid.workers, "Worker counts")->delimiter(',')->check(AWorkerCount());
-  sweep_cmd->add_option("--eta", sweep.grid.eta, "Accordion thresholds, e.g. 0.3,0.5 (default: the trace's run.eta)")
-      ->delimiter(',')
-      ->check(AboveZero());
-  sweep_cmd
-      ->add_option("--interval", sweep.grid.interval,
-                   "Check intervals, epochs, e.g. 2,5,10 (default: the trace's run.interval)")
-      ->delimiter(',')
-      ->check(CLI::Range(1, 1000000));
-  sweep_cmd
-      ->add_option("--levels", sweep.levels,
-                   "LOW:HIGH level pairs, e.g. 2:1,4:1 (default: the trace's pair when it switched levels, else "
-                   "the scheme's default)")
-      ->delimiter(',');
-  sweep_cmd->add_option("--format", sweep.format, "csv or json")
-      ->check(CLI::IsMember({"csv", "json"}))
-      ->capture_default_str();
-  sweep_cmd->add_option("--out", sweep.out,
-                        "Write the rows here instead of stdout, as they complete (a new file; --overwrite "
-                        "replaces one; never an input)");
-  sweep_cmd->add_flag("--overwrite", sweep.overwrite, kOverwriteHelp);
-  sweep_cmd->add_option("--shard", sweep.shard,
-                        "K/N: run slice K of N (1 <= K <= N: points K-1, K-1+N, ...) and write it for merge; "
-                        "default: in a Slurm job array, the task's slice (the array's tasks in ID order are 1..N), "
-                        "else the whole grid; off: the whole grid");
-
   MergeArgs merge;
-  CLI::App* merge_cmd = app.add_subcommand(
-      "merge", "Join the slices of a sweep run with --shard into the CSV one process would have written");
-  merge_cmd->add_option("slices", merge.slices, "Slice files, one per slice, in any order")->required();
-  merge_cmd->add_option("--out", merge.out,
-                        "Write the sweep here instead of stdout (a new file; --overwrite replaces one; never a "
-                        "slice)");
-  merge_cmd->add_flag("--overwrite", merge.overwrite, kOverwriteHelp);
-
   CollectiveArgs collective;
-  CLI::App* collective_cmd =
-      app.add_subcommand("collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
-  collective.platform.Add(collective_cmd, true);
-  collective_cmd->add_option("--workers", collective.workers, "Ranks")->check(AWorkerCount())->capture_default_str();
-  collective_cmd->add_option("--bytes", collective.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")
-      ->capture_default_str();
-  collective_cmd->add_option("--op", collective.op, "allreduce, allgather or broadcast")
-      ->check(CLI::IsMember({"allreduce", "allgather", "broadcast"}))
-      ->capture_default_str();
-  collective_cmd
-      ->add_option("--allreduce", collective.allreduce, HelpChoices(AllReduceAlgorithmNames(), collective.allreduce))
-      ->check(CLI::IsMember(AllReduceAlgorithmNames()));
-  collective.collective.Add(collective_cmd);
-  collective_cmd->add_option("--fidelity", collective.fidelity, "auto, full or rounds")
-      ->check(CLI::IsMember({"auto", "full", "rounds"}))
-      ->capture_default_str();
-
+  CLI::App* replay_cmd = AddReplayCommand(app, replay);
+  CLI::App* compare_cmd = AddComparePoliciesCommand(app, compare);
+  CLI::App* advise_cmd = AddAdviseCommand(app, advise);
+  CLI::App* calibrate_cmd = AddCalibrateCommand(app, calibrate);
+  CLI::App* sweep_cmd = AddSweepCommand(app, sweep);
+  CLI::App* merge_cmd = AddMergeCommand(app, merge);
+  AddCollectiveCommand(app, collective);
   AddVersionFlags(app, kTool);
   return RunCli(app, kTool, argc, argv, [&]() -> int {
     if (*replay_cmd) return RunReplay(replay);

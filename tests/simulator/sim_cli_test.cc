@@ -125,10 +125,11 @@ TEST_F(SimCli, VersionAndHelpEverywhere) {
 TEST_F(SimCli, HelpShowsThePlatformDefaults) {
   const std::string help = Sim("replay --help").out;
   for (const std::string text :
-       {"Link bandwidth, Gb/s (hierarchical: the node NICs; default 10)", "Latency per link, microseconds (default 5)",
-        "Hierarchical: devices per node (default 8; at most 1024)", "Hierarchical: device link, Gb/s (default 600)",
-        "Hierarchical: device link latency (default 1)", "Fat-tree: hosts per leaf switch (default 16; at most 131072)",
-        "SimGrid network/TCP-gamma, bytes (default 4194304; 0: no window)",
+       {"Link bandwidth, Gb/s (hierarchical: the node NICs) (default: 10)",
+        "Latency per link, microseconds (default: 5)", "Hierarchical: devices per node (default 8; at most 1024)",
+        "Hierarchical: device link, Gb/s (default 600)", "Hierarchical: device link latency (default 1)",
+        "Fat-tree: hosts per leaf switch (default 16; at most 131072)",
+        "SimGrid's TCP window (network/TCP-gamma), bytes; 0: no window (default: 4194304)",
         "Software cost of one collective, microseconds (default 0; calibrate measures it)"}) {
     EXPECT_NE(help.find(text), std::string::npos) << text << "\n" << help;
   }
@@ -189,7 +190,7 @@ TEST_F(SimCli, BadTracesAndFlagsExitTwoWithOneLine) {
   ExpectBadInput("sweep " + t + " --levels 0:1", "--levels 0:1: the low level must be a PowerSGD rank");
   ExpectBadInput("sweep " + t + " --scheme batch --levels 1024:128",
                  "--levels 1024:128: the batch scheme grows the batch outside critical regimes");
-  ExpectBadInput("sweep " + t + " --eta 0.3,0", "--eta: must be above 0, not 0");
+  ExpectBadInput("sweep " + t + " --etas 0.3,0", "--etas: must be above 0, not 0");
   ExpectBadInput("sweep " + t + " --shard 1/0", "--shard 1/0: N, the number of slices, must be at least 1");
   // Beyond the plausibility limits every rate and latency has.
   ExpectBadInput("replay " + t + " --bandwidth-gbps 1e-12", "bandwidth must be between 1e-06 and 1e+06 Gb/s");
@@ -240,7 +241,7 @@ TEST_F(SimCli, TheOldModelFlagIsTimingAndSaysSo) {
   ASSERT_EQ(old.exit_code, 0) << old.err;
   EXPECT_EQ(nlohmann::json::parse(old.out).at("communication_model"), "analytic");
   EXPECT_EQ(nlohmann::json::parse(old.out).at("schedules"), nlohmann::json::parse(now.out).at("schedules"));
-  EXPECT_NE(old.err.find("--model is deprecated; it is called --timing now"), std::string::npos) << old.err;
+  EXPECT_NE(old.err.find("accordion-sim: note: --model is deprecated; use --timing"), std::string::npos) << old.err;
   EXPECT_EQ(now.err.find("deprecated"), std::string::npos) << now.err;
   EXPECT_EQ(Sim("replay --help").out.find("--model"), std::string::npos);
   ExpectBadInput(t + "--timing analytic --model recorded", "give only --timing");
@@ -325,7 +326,7 @@ TEST_F(SimCli, CalibrateTakesEveryAllReduceAndItsSettings) {
   }
   Write("nccl.json", nlohmann::json{{"format", "accordion-bench-collectives"}, {"samples", samples}}.dump());
   const CommandResult cal = Sim("calibrate " + Path("nccl.json") + " --out " + Path("nccl-cal.json") +
-                                " --segments 1e12 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 128");
+                                " --segments 1e12 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kib 128");
   ASSERT_EQ(cal.exit_code, 0) << cal.err;
   EXPECT_NE(cal.out.find("nccl-ring all-reduce (4 channels, 128 KiB chunks) assumed"), std::string::npos) << cal.out;
   EXPECT_NE(cal.out.find("o (per collective) = 50.000 us"), std::string::npos) << cal.out;
@@ -572,7 +573,7 @@ TEST_F(SimCli, CollectiveRunsNcclsAlgorithmsAndTheHierarchicalOne) {
       << tree.out;
   EXPECT_NE(tree.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << tree.out;
   const CommandResult ring =
-      Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64" + exact);
+      Sim("collective --workers 16 --bytes 1e7 --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kib 64" + exact);
   ASSERT_EQ(ring.exit_code, 0) << ring.err;
   EXPECT_NE(ring.out.find("(4 channels, 64 KiB chunks)"), std::string::npos) << ring.out;
   EXPECT_NE(ring.out.find("simulated / alpha-beta: 1.000000"), std::string::npos) << ring.out;
@@ -602,7 +603,7 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
   for (const std::string model : {"simulate", "analytic"}) {
     const std::string dense = t + " --scheme dense --timing " + model;
     const CommandResult base = Sim("replay " + dense);
-    const CommandResult tiny = Sim("replay " + dense + " --nccl-chunk-kb 1");
+    const CommandResult tiny = Sim("replay " + dense + " --nccl-chunk-kib 1");
     ASSERT_EQ(base.exit_code, 0) << base.err;
     ASSERT_EQ(tiny.exit_code, 0) << tiny.err;
     EXPECT_GT(ExposedSeconds(tiny), 1.02 * ExposedSeconds(base)) << model;
@@ -613,9 +614,9 @@ TEST_F(SimCli, ReplayTakesNcclsSettings) {
 // table's model line and as JSON.
 TEST_F(SimCli, ReplayReportsTheAllReducesSettings) {
   const std::string t = Path("mlp.trace") + " --interval 5 --timing analytic";
-  const CommandResult table = Sim("replay " + t + " --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kb 64");
+  const CommandResult table = Sim("replay " + t + " --allreduce nccl-ring --nccl-channels 4 --nccl-chunk-kib 64");
   ASSERT_EQ(table.exit_code, 0) << table.err;
-  EXPECT_NE(table.out.find("model:    analytic alpha-beta model, nccl-ring all-reduce (4 channels, 64 KiB chunks)"),
+  EXPECT_NE(table.out.find("timing:   analytic alpha-beta model, nccl-ring all-reduce (4 channels, 64 KiB chunks)"),
             std::string::npos)
       << table.out;
   const CommandResult tree = Sim("replay " + t + " --allreduce nccl-tree --format json");
@@ -933,7 +934,7 @@ TEST_F(SimCli, ReplayAndSweepTakeTheTracesEtaAndIntervalUnlessGiven) {
     EXPECT_EQ(row["eta"], 0.3) << row.dump();
     EXPECT_EQ(row["interval"], 2) << row.dump();
   }
-  const CommandResult etas = Sim("sweep " + trace + fast + " --eta 0.2,0.9");
+  const CommandResult etas = Sim("sweep " + trace + fast + " --etas 0.2,0.9");
   ASSERT_EQ(etas.exit_code, 0) << etas.err;
   std::vector<double> swept;
   for (const nlohmann::json& row : nlohmann::json::parse(etas.out)) {

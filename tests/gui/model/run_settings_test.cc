@@ -196,7 +196,7 @@ class RunSettingsTest : public QObject {
       QCOMPARE(row["interval"].get<int>(), interval);
     }
     const nlohmann::json etas =
-        RunJson(kBin + "/accordion-sim sweep " + t + " --timing analytic --eta 0.2,0.9 --format json");
+        RunJson(kBin + "/accordion-sim sweep " + t + " --timing analytic --etas 0.2,0.9 --format json");
     QCOMPARE(static_cast<int>(etas.size()), 2);
     std::vector<double> swept;
     for (const nlohmann::json& row : etas) {
