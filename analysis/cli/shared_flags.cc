@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <iostream>
 
-#include "common/cli.h"
 #include "analysis/level_policy.h"
+#include "common/cli.h"
 #include "common/number_format.h"
 #include "traces/policy_description.h"
 #include "traces/records.h"
