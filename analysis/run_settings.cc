@@ -362,7 +362,7 @@ void SetKeyword(RunSettings& settings, const std::string& keyword, const nlohman
   }
   if (!kind_fits) throw InputError(std::string(keyword) + " must be " + KindWords(*f) + ", not " + Shown(value));
   if (number && !f->rule.empty() && !f->InBounds(value.get<double>())) {
-    throw InputError(std::string(keyword) + " " + f->rule + ", not " + value.dump());
+    throw InputError(std::string(keyword) + " " + f->rule + ", not " + FormatNumber(value.get<double>()));
   }
   if (f->set_keyword) {
     f->set_keyword(settings, value);

@@ -294,7 +294,7 @@ PYBIND11_MODULE(_core, m) {
           "end_forward", [](Core& c) { c.core().EndForward(); }, py::call_guard<py::gil_scoped_release>())
       .def(
           "gradient_ready", [](Core& c, int layer, const torch::Tensor& grad) { c.core().GradientReady(layer, grad); },
-          py::call_guard<py::gil_scoped_release>())
+          py::arg("layer"), py::arg("grad"), py::call_guard<py::gil_scoped_release>())
       .def(
           "finish_step", [](Core& c) { c.core().FinishStep(); }, py::call_guard<py::gil_scoped_release>())
       .def(
