@@ -49,31 +49,35 @@ bool TravelsCompressed(const CommunicationScheme& scheme, const std::vector<int6
       return PowerSgdCompresses(shape, static_cast<int64_t>(level));
     case Compressor::kSparse:
       return TopKSparsifies(scheme, shape);
+    case Compressor::kCast16:
+      return true;
   }
   return false;
 }
 
-int64_t CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level) {
+double CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level) {
   switch (kind) {
     case CollectiveKind::kDense:
-      return Numel(shape);
+      return static_cast<double>(Numel(shape));
     case CollectiveKind::kPowerSgdP:
-      return MatrixViewOf(shape).rows * static_cast<int64_t>(level);
+      return static_cast<double>(MatrixViewOf(shape).rows * static_cast<int64_t>(level));
     case CollectiveKind::kPowerSgdQ:
-      return MatrixViewOf(shape).cols * static_cast<int64_t>(level);
+      return static_cast<double>(MatrixViewOf(shape).cols * static_cast<int64_t>(level));
     case CollectiveKind::kTopK:
-      return 2 * TopKCount(Numel(shape), level);
+      return static_cast<double>(2 * TopKCount(Numel(shape), level));
+    case CollectiveKind::kCast16:
+      return static_cast<double>(Numel(shape)) / 2;  // 16-bit values, in 4-byte words: an odd tensor ends on a half
   }
   return 0;
 }
 
 double FloatsPerStep(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {
   if (!TravelsCompressed(scheme, shape, level)) return static_cast<double>(Numel(shape));
-  int64_t floats = 0;
+  double floats = 0;
   for (CollectiveKind kind : DescriptionOf(scheme.scheme()).bucket_collectives) {
     if (kind != CollectiveKind::kDense) floats += CollectiveFloats(kind, shape, level);
   }
-  return static_cast<double>(floats);
+  return floats;
 }
 
 bool IsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level) {

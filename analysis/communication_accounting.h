@@ -89,8 +89,8 @@ int64_t TopKCount(int64_t numel, double fraction);
 bool TravelsCompressed(const CommunicationScheme& scheme, const std::vector<int64_t>& shape, double level);
 
 // Floats this tensor adds to a collective of `kind` at `level` (dense: numel;
-// P: n * r; Q: m * r; TopK: 2k).
-int64_t CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level);
+// P: n * r; Q: m * r; TopK: 2k; a 16-bit cast: numel / 2, in 4-byte words).
+double CollectiveFloats(CollectiveKind kind, const std::vector<int64_t>& shape, double level);
 
 // Floats one worker sends for this tensor in one step at `level`. For the
 // batch scheme the level does not change a step's size (see StepsPerEpoch).

@@ -44,7 +44,8 @@ std::vector<PlannedCollective> PlanStep(const CommunicationScheme& scheme, const
     for (CollectiveKind kind : description.bucket_collectives) {
       const CollectiveDescription& d = DescriptionOf(kind);
       PlannedCollective c{kind, d.op, d.tag, b, 0, kind == CollectiveKind::kDense ? dense : compressed};
-      for (int l : c.layers) c.bytes += 4 * CollectiveFloats(kind, layers[l].shape, levels[l]);
+      // Exact: every kind's floats are whole 16-bit halves (a cast's 2 bytes per entry).
+      for (int l : c.layers) c.bytes += static_cast<int64_t>(4 * CollectiveFloats(kind, layers[l].shape, levels[l]));
       if (c.bytes == 0) continue;
       if (d.after_backward) {
         c.after = previous;

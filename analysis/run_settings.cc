@@ -27,6 +27,8 @@ constexpr double kMaxInt64 = 9223372036854774784.0;
 std::string Shown(const nlohmann::json& value) {
   if (value.is_string()) return "'" + value.get<std::string>() + "'";
   if (value.is_array() && value.size() == 1 && value[0].is_string()) return value[0].get<std::string>();
+  // JSON has no NaN or infinity: dump() would say "null".
+  if (value.is_number_float()) return FormatNumber(value.get<double>());
   return value.dump();
 }
 
@@ -64,8 +66,8 @@ RunSettingField& Bounds(RunSettingField& f, double min, bool min_included, doubl
   return f;
 }
 
-std::vector<RunSettingField> BuildFields() {
-  std::vector<RunSettingField> fields;
+// How gradients travel and who chooses their levels.
+void AddCommunicationFields(std::vector<RunSettingField>& fields) {
   {
     RunSettingField f;
     f.keyword = "scheme";
@@ -146,6 +148,10 @@ std::vector<RunSettingField> BuildFields() {
     };
     fields.push_back(std::move(f));
   }
+}
+
+// The levels and the policies' own settings.
+void AddLevelFields(std::vector<RunSettingField>& fields) {
   fields.push_back(Plain("low", "level_low", "--low", &RunSettings::level_low, SettingKind::kNumber, "",
                          "Accordion: the level inside critical regimes"));
   Bounds(fields.back(), -kNoLimit, false, kNoLimit, false, "must be a finite number");
@@ -163,6 +169,10 @@ std::vector<RunSettingField> BuildFields() {
                          "adaqs: the fall of the gradients' mean-to-std ratio, since the last switch, that halves the "
                          "compression"));
   Bounds(fields.back(), 1, false, kMaxMsdrFactor, true, "must be above 1 and at most " + FormatNumber(kMaxMsdrFactor));
+}
+
+// The exchange, the draws, what the trace samples and the run's size.
+void AddRunFields(std::vector<RunSettingField>& fields) {
   fields.push_back(Plain("bucket_mb", "bucket_mb", "--bucket-mb", &RunSettings::bucket_mb, SettingKind::kNumber, "MiB",
                          "Gradient bucket size in MiB"));
   Bounds(fields.back(), 0, false, kMaxBucketMiB, true, "must be above 0 and at most 1048576 (a TiB)");
@@ -212,6 +222,13 @@ std::vector<RunSettingField> BuildFields() {
                          "samples", "The global batch size at the start, every rank's together"));
   Bounds(fields.back(), 0, true, kMaxInt64, true, "must be a whole number >= 0");
   fields.back().sharing = SettingSharing::kWriter;
+}
+
+std::vector<RunSettingField> BuildFields() {
+  std::vector<RunSettingField> fields;
+  AddCommunicationFields(fields);
+  AddLevelFields(fields);
+  AddRunFields(fields);
   return fields;
 }
 
@@ -362,7 +379,7 @@ void SetKeyword(RunSettings& settings, const std::string& keyword, const nlohman
   }
   if (!kind_fits) throw InputError(std::string(keyword) + " must be " + KindWords(*f) + ", not " + Shown(value));
   if (number && !f->rule.empty() && !f->InBounds(value.get<double>())) {
-    throw InputError(std::string(keyword) + " " + f->rule + ", not " + FormatNumber(value.get<double>()));
+    throw InputError(std::string(keyword) + " " + f->rule + ", not " + Shown(value));
   }
   if (f->set_keyword) {
     f->set_keyword(settings, value);
@@ -376,7 +393,7 @@ void CheckRunSettings(const RunSettings& s, SettingVocabulary v) {
     if (f.rule.empty()) continue;
     const nlohmann::json value = f.keyword_value ? f.keyword_value(s) : f.record(s);
     if (value.is_number() && !f.InBounds(value.get<double>())) {
-      throw InputError(std::string(f.NameIn(v)) + " " + f.rule + ", not " + FormatNumber(value.get<double>()));
+      throw InputError(std::string(f.NameIn(v)) + " " + f.rule + ", not " + Shown(value));
     }
   }
   CheckPolicyFits(s, v);

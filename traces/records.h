@@ -21,10 +21,11 @@ namespace accordion {
 //   kDense:    always 0 (no compression);
 //   kPowerSgd: the PowerSGD rank r (>= 1);
 //   kTopK:     the fraction of entries kept, in (0, 1];
-//   kBatch:    the global batch size (dense gradients, fewer steps per epoch).
+//   kBatch:    the global batch size (dense gradients, fewer steps per epoch);
+//   kFp16, kBf16: always 0 (every gradient cast to 16 bits for the all-reduce).
 // traces/scheme_description.h describes each one; the names and level
 // checks below are built from it.
-enum class Scheme { kDense, kPowerSgd, kTopK, kBatch };
+enum class Scheme { kDense, kPowerSgd, kTopK, kBatch, kFp16, kBf16 };
 
 // What chooses the levels (analysis/level_policy.h):
 //   kStatic:    one level throughout;

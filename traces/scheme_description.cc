@@ -9,11 +9,12 @@ namespace accordion {
 
 namespace {
 
-constexpr std::array<CollectiveDescription, 4> kCollectives{{
+constexpr std::array<CollectiveDescription, 5> kCollectives{{
     {CollectiveKind::kDense, "dense", CollectiveOp::kAllReduce, false},
     {CollectiveKind::kPowerSgdP, "powersgd-p", CollectiveOp::kAllReduce, false},
     {CollectiveKind::kPowerSgdQ, "powersgd-q", CollectiveOp::kAllReduce, true},
     {CollectiveKind::kTopK, "topk", CollectiveOp::kAllGather, false},
+    {CollectiveKind::kCast16, "cast16", CollectiveOp::kAllReduce, false},
 }};
 
 std::vector<SchemeDescription> MakeSchemes() {
@@ -39,6 +40,17 @@ std::vector<SchemeDescription> MakeSchemes() {
        /*default_low=*/1, /*default_high=*/8, Compressor::kNone, /*bucket_collectives=*/{K::kDense},
        /*error_profile_levels=*/{},
        /*halvable=*/false, /*dense_baseline=*/false},
+      // PyTorch's fp16_compress_hook and bf16_compress_hook: every gradient
+      // divided by the workers, cast to 16 bits, summed, cast back - the
+      // first thing a PyTorch user tries to halve the traffic.
+      {Scheme::kFp16, /*name=*/"fp16", /*title=*/"fp16 cast", LevelKind::kNone,
+       /*level_meaning=*/"", /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0,
+       Compressor::kCast16, /*bucket_collectives=*/{K::kCast16}, /*error_profile_levels=*/{}, /*halvable=*/false,
+       /*dense_baseline=*/false, WireFormat::kFloat16},
+      {Scheme::kBf16, /*name=*/"bf16", /*title=*/"bf16 cast", LevelKind::kNone,
+       /*level_meaning=*/"", /*level_label=*/"", /*max_level=*/0, /*default_low=*/0, /*default_high=*/0,
+       Compressor::kCast16, /*bucket_collectives=*/{K::kCast16}, /*error_profile_levels=*/{}, /*halvable=*/false,
+       /*dense_baseline=*/false, WireFormat::kBFloat16},
   };
 }
 
@@ -90,7 +102,7 @@ bool InSet(const SchemeDescription& d, SchemeSet set) {
     case SchemeSet::kSparse:
       return d.compressor == Compressor::kSparse;
     case SchemeSet::kCompressing:
-      return d.compressor != Compressor::kNone;
+      return !d.error_profile_levels.empty();
     case SchemeSet::kHalvable:
       return d.halvable;
   }

@@ -40,11 +40,20 @@ enum class Compressor {
   kNone,     // every tensor travels dense
   kLowRank,  // PowerSGD: an n x m matrix as factors P (n x r) and Q (m x r)
   kSparse,   // TopK: the k largest entries as values and int32 indices
+  kCast16,   // every tensor cast to 16 bits for the all-reduce (PyTorch's fp16/bf16_compress_hook)
+};
+
+// The number format a cast sends (Compressor::kCast16), as the all-reduce
+// carries it.
+enum class WireFormat {
+  kFloat32,   // no cast
+  kFloat16,   // IEEE half: 10-bit mantissa, 5-bit exponent
+  kBFloat16,  // bfloat16: float32's exponent, 7-bit mantissa
 };
 
 // What one collective of a step carries. Its name is the collective's tag in
 // traces ("dense", "powersgd-p", "powersgd-q", "topk"), part of the format.
-enum class CollectiveKind { kDense, kPowerSgdP, kPowerSgdQ, kTopK };
+enum class CollectiveKind { kDense, kPowerSgdP, kPowerSgdQ, kTopK, kCast16 };
 
 struct CollectiveDescription {
   CollectiveKind kind;
@@ -88,6 +97,8 @@ struct SchemeDescription {
   // The baseline every saving is measured against: all tensors dense, every
   // step at the run's batch. Exactly one scheme is.
   bool dense_baseline;
+  // What Compressor::kCast16 casts to; kFloat32 for every other compressor.
+  WireFormat wire = WireFormat::kFloat32;
 
   bool has_levels() const { return level_kind != LevelKind::kNone; }
 };
@@ -107,8 +118,8 @@ enum class SchemeSet {
   kWithLevels,
   kBatchLevels,  // LevelKind::kGlobalBatch: --micro-batch's, and image models only
   kSparse,       // Compressor::kSparse: --topk-dense-vectors' and --topk-error-feedback's
-  // Compressor other than kNone: a compression error the error profile
-  // measures, the error proxy reports and advise weighs.
+  // A compression error the error profile measures (error_profile_levels),
+  // the error proxy reports and advise weighs: not a 16-bit cast's rounding.
   kCompressing,
   kHalvable,  // halvable: the schemes policy adaqs fits
 };

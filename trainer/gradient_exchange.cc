@@ -86,6 +86,8 @@ struct GradientExchange::Bucket {
   // TopK: this rank's packed words and every rank's.
   torch::Tensor packed, gathered;
   std::vector<int64_t> packed_offset, k;
+  // A 16-bit cast: the bucket's average in the wire format, summed in place.
+  torch::Tensor wire;
   int pending = 0;  // gradients not ready yet in this step
   Flight dense, p_flight, q_flight, topk;
 };
@@ -207,6 +209,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       }
       bucket.packed = torch::empty({words}, device_);
       bucket.gathered = torch::empty({world, words}, device_);
+    } else if (compressor_ == Compressor::kCast16) {
+      bucket.wire = torch::empty({offset}, torch::TensorOptions().device(device_).dtype(WireDtype()));
     }
   }
   state_ = std::move(next);
@@ -273,6 +277,19 @@ void GradientExchange::Wait(Flight& flight) {
   timings_.comm_s += Seconds(Clock::now() - t);
   timings_.collectives[flight.record].duration_s = std::max(0.0, Seconds(flight.work->completed_at() - flight.start));
   flight.work.reset();
+}
+
+torch::ScalarType GradientExchange::WireDtype() const {
+  // The scheme's wire format: only a cast (Compressor::kCast16) has one other than float32.
+  switch (DescriptionOf(options_.scheme().scheme()).wire) {
+    case WireFormat::kFloat16:
+      return torch::kHalf;
+    case WireFormat::kBFloat16:
+      return torch::kBFloat16;
+    case WireFormat::kFloat32:
+      break;
+  }
+  return torch::kFloat32;
 }
 
 void GradientExchange::StartDense(int b) {
@@ -344,6 +361,20 @@ void GradientExchange::Launch(int b) {
             4 * bucket.packed.numel(), sent);
       break;
     }
+    case Compressor::kCast16: {
+      // Exactly as PyTorch's fp16/bf16_compress_hook: cast, then divided by
+      // the workers in 16 bits, so that the sum stays where the average is
+      // and a run matches one with PyTorch's hook bit for bit.
+      WaitForDevice(device_);
+      t = Clock::now();
+      bucket.wire.copy_(bucket.buffer);
+      bucket.wire.div_(comm_.world_size());
+      WaitForDevice(device_);
+      const Clock::time_point sent = Clock::now();
+      timings_.compress_s += Seconds(sent - t);
+      Start(bucket.dense, comm_.AllReduceSum(bucket.wire), CollectiveKind::kCast16, b, 2 * bucket.wire.numel(), sent);
+      break;
+    }
   }
 }
 
@@ -411,6 +442,15 @@ void GradientExchange::FinishStep() {
         }
         WaitForDevice(device_);
         timings_.compress_s += Seconds(Clock::now() - t);
+      }
+      break;
+    case Compressor::kCast16:
+      for (auto& bucket : state_) {
+        Wait(bucket->dense);
+        const Clock::time_point t = Clock::now();
+        bucket->buffer.copy_(bucket->wire);  // back to float32: already the average
+        timings_.compress_s += Seconds(Clock::now() - t);
+        result_squares_.push_back(SquaredNorm(bucket->buffer));
       }
       break;
   }

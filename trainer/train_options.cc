@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <limits>
 #include <optional>
 #include <sstream>
@@ -338,9 +339,9 @@ TrainFlag RecordedOnly(const char* key, std::function<nlohmann::json(const Train
   return f;
 }
 
-const std::vector<TrainFlag>& TrainFlags() {
-  // Built once and never destroyed: worker threads may still read it at exit.
-  static const auto* const flags = new std::vector<TrainFlag>{
+// The data: model, dataset, files, augmentation.
+std::vector<TrainFlag> DataFlags() {
+  return {
       // No Choices: a TorchScript file is a path (ValidateOptions names the models).
       Flag("--model", "model", &TrainOptions::model,
            "mlp, cnn, resnet18, vgg19bn (CIFAR variants; vgg19bn pads 28x28 images to 32x32), lstm (language model), "
@@ -367,6 +368,12 @@ const std::vector<TrainFlag>& TrainFlags() {
              {0, /*min_included=*/false, 1, /*max_included=*/false}, "must be in (0, 1)"),
       Flag("--augment", "augment", &TrainOptions::augment,
            "Random crop (padding 4) and horizontal flip of training images"),
+  };
+}
+
+// The optimisation: epochs, batch, learning-rate schedule, clipping.
+std::vector<TrainFlag> OptimizerFlags() {
+  return {
       RunSettingFlag("epochs", &TrainOptions::epochs),
       RunSettingFlag("batch_size", &TrainOptions::batch_size)
           .Help(", split evenly over workers (lstm: token streams; " + BatchSchemesText() + ")")
@@ -406,6 +413,12 @@ const std::vector<TrainFlag>& TrainFlags() {
              {0, /*min_included=*/false, 1, /*max_included=*/true}, "must be in (0, 1]"),
       Number("--clip", "clip", &TrainOptions::clip, "Clip the averaged gradient's global norm to this (0: off)",
              AtLeast(0), "must be >= 0 (0: no clipping)"),
+  };
+}
+
+// How gradients travel and who chooses their levels (run settings, run_settings.h).
+std::vector<TrainFlag> CommunicationFlags() {
+  return {
       RunSettingFlag("scheme", &TrainOptions::scheme),
       RunSettingFlag("policy", &TrainOptions::policy),
       RunSettingFlag("msdr_factor", &TrainOptions::msdr_factor),
@@ -429,6 +442,12 @@ const std::vector<TrainFlag>& TrainFlags() {
       RunSettingFlag("eta", In(&TrainOptions::accordion, &AccordionOptions::eta, &AccordionOptions::eta)),
       RunSettingFlag("interval",
                      In(&TrainOptions::accordion, &AccordionOptions::interval, &AccordionOptions::interval)),
+  };
+}
+
+// The language model's shape and the Hessian estimate.
+std::vector<TrainFlag> ModelAndHessianFlags() {
+  return {
       Number("--bptt", "bptt", &TrainOptions::bptt, "lstm: tokens per truncated-backprop window", AtLeast(1),
              "must be at least 1 token"),
       Number("--lstm-size", "lstm_size", &TrainOptions::lstm_size,
@@ -453,6 +472,12 @@ const std::vector<TrainFlag>& TrainFlags() {
              "Power iteration's cap", AtLeast(1), "must be at least 1"),
       Flag("--hessian-blocks", "hessian_blocks", &TrainOptions::hessian_blocks,
            "Also one eigenvalue per top-level module"),
+  };
+}
+
+// Processes, seeds, outputs and the network: where and how the run executes.
+std::vector<TrainFlag> ProcessFlags() {
+  return {
       Flag("--backend", "backend", &TrainOptions::backend, "gloo (CPU or CUDA tensors) or nccl (CUDA)")
           .Choices({"gloo", "nccl"}),
       Flag("--device", "device", &TrainOptions::device,
@@ -516,6 +541,19 @@ const std::vector<TrainFlag>& TrainFlags() {
           .MayChangeOnResume()
           .Ranks(RankAgreement::kNodeOwn),
   };
+}
+
+const std::vector<TrainFlag>& TrainFlags() {
+  // Built once and never destroyed: worker threads may still read it at exit.
+  static const auto* const flags = [] {
+    auto* all = new std::vector<TrainFlag>();
+    for (std::vector<TrainFlag> (*group)() :
+         {DataFlags, OptimizerFlags, CommunicationFlags, ModelAndHessianFlags, ProcessFlags}) {
+      std::vector<TrainFlag> rows = group();
+      all->insert(all->end(), std::make_move_iterator(rows.begin()), std::make_move_iterator(rows.end()));
+    }
+    return all;
+  }();
   return *flags;
 }
 

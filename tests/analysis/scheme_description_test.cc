@@ -30,7 +30,8 @@ TEST(SchemeDescription, DescribesEverySchemeOnceAndItsNameRoundTrips) {
     schemes.insert(d.scheme);
   }
   EXPECT_EQ(names.size(), AllSchemes().size());
-  EXPECT_EQ(schemes, (std::set<Scheme>{Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch}));
+  EXPECT_EQ(schemes, (std::set<Scheme>{Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch, Scheme::kFp16,
+                                       Scheme::kBf16}));
   EXPECT_FALSE(ParseScheme("powersgd-p"));
   EXPECT_STREQ(ToString(static_cast<Scheme>(99)), "unknown");
   EXPECT_THROW(DescriptionOf(static_cast<Scheme>(99)), std::logic_error);
@@ -128,8 +129,8 @@ TEST(SchemeDescription, StepPlanFollowsTheDescriptionAndTheAccounting) {
 }
 
 TEST(SchemeDescription, NameListsForCommandLines) {
-  EXPECT_EQ(SchemeNames(), (std::vector<std::string>{"dense", "powersgd", "topk", "batch"}));
-  EXPECT_EQ(JoinSchemeNames(SchemeSet::kAll, ", ", " or "), "dense, powersgd, topk or batch");
+  EXPECT_EQ(SchemeNames(), (std::vector<std::string>{"dense", "powersgd", "topk", "batch", "fp16", "bf16"}));
+  EXPECT_EQ(JoinSchemeNames(SchemeSet::kAll, ", ", " or "), "dense, powersgd, topk, batch, fp16 or bf16");
   EXPECT_EQ(JoinSchemeNames(SchemeSet::kWithLevels, "|", "|"), "powersgd|topk|batch");
   for (const std::string& name : SchemeNames(SchemeSet::kWithLevels)) {
     EXPECT_TRUE(DescriptionOf(*ParseScheme(name)).has_levels()) << name;

@@ -68,6 +68,28 @@ def test_the_dense_hook_trains_exactly_like_plain_ddp(tmp_path, evaluate):
     assert out["losses"]["hook"] == pytest.approx(out["losses"]["plain"], rel=1e-6, abs=1e-7)
 
 
+@pytest.mark.parametrize("cast", ["fp16", "bf16"])
+def test_a_16_bit_cast_trains_exactly_like_pytorchs_own_hook_at_half_the_traffic(tmp_path, core, cast):
+    # scheme fp16 / bf16 is PyTorch's fp16_compress_hook / bf16_compress_hook, bit for bit, with the
+    # trace recording 2 bytes per entry: the baseline a PyTorch user tries first, recorded alike.
+    trace = tmp_path / "run.trace"
+    run = torchrun("train_small.py", "--scheme", cast, "--against-plain-ddp", "--reference-hook", cast,
+                   "--epochs", "2", "--trace", trace, "--out", tmp_path / "out.json")
+    check_clean_exit(run)
+    out = load_json(tmp_path / "out.json")
+    assert out["max_param_difference"] < 1e-6
+    assert out["losses"]["hook"] == pytest.approx(out["losses"]["plain"], rel=1e-6, abs=1e-7)
+    layers = [[int(d) for d in shape.split(",")] for (shape,) in rows(trace, "SELECT shape FROM layers")]
+    entries = sum(core.floats_per_step("dense", shape, 0) for shape in layers)
+    for epoch, iterations, floats_sent in rows(trace, "SELECT epoch, iterations, floats_sent FROM epochs"):
+        assert floats_sent == entries / 2 * iterations, epoch
+    for (tag, payload) in rows(trace, "SELECT tag, SUM(bytes) FROM collectives WHERE epoch = 0 AND rank = 0 "
+                                      "AND iteration = 0 GROUP BY tag"):
+        assert (tag, payload) == ("cast16", 2 * entries)
+    validate = subprocess.run([tool("accordion-analyze"), "validate", str(trace)], capture_output=True, text=True)
+    assert validate.returncode == 0, validate.stdout + validate.stderr
+
+
 def test_gradient_accumulation_under_no_sync_trains_like_plain_ddp(tmp_path):
     trace = tmp_path / "run.trace"
     run = torchrun("train_small.py", "--scheme", "dense", "--against-plain-ddp", "--accumulate", "2",

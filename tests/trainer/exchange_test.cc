@@ -129,6 +129,35 @@ TEST(GradientExchange, DenseAveragesExactly) {
   });
 }
 
+// PyTorch's fp16_compress_hook and bf16_compress_hook: each rank's gradient
+// divided by the workers, cast to 16 bits, summed, cast back. The average is
+// the float32 one within the format's rounding, and every collective
+// carries 2 bytes per entry.
+TEST(GradientExchange, SixteenBitCastsAverageWithinTheirRoundingAtHalfTheBytes) {
+  const std::vector<double> levels(4, 0.0);
+  for (const auto& [scheme, tolerance] : {std::pair{Scheme::kFp16, 2e-3}, std::pair{Scheme::kBf16, 2e-2}}) {
+    OnTwoRanks([&, scheme = scheme, tolerance = tolerance](Communicator& comm) {
+      const Outcome out = Step(comm, scheme, levels);
+      const std::vector<LayerInfo> layers = Layers();
+      int64_t entries = 0, bytes = 0;
+      for (size_t l = 0; l < layers.size(); ++l) {
+        const torch::Tensor want = Mean(layers[l]);
+        EXPECT_EQ(out.grads[l].scalar_type(), torch::kFloat32);
+        EXPECT_TRUE(torch::allclose(out.grads[l], want, tolerance, tolerance)) << ToString(scheme) << " " << l;
+        EXPECT_FALSE(torch::equal(out.grads[l], want)) << "a cast rounds: " << ToString(scheme) << " " << l;
+        entries += layers[l].numel;
+      }
+      for (const CollectiveRecord& c : out.collectives) {
+        EXPECT_EQ(c.tag, "cast16");
+        bytes += c.bytes;
+      }
+      EXPECT_EQ(bytes, 2 * entries) << ToString(scheme);
+      ExpectPlanFollowed(out, scheme, levels);
+      ExpectRawNorms(out);  // the norms Accordion reads are of the float32 gradients
+    });
+  }
+}
+
 TEST(GradientExchange, PowerSgdSumsPAndAveragesQAcrossRanks) {
   const std::vector<double> levels = {2, 2, 1, 1};  // w1 dense at rank 2, w2 compressed
   const std::vector<LayerInfo> layers = Layers();

@@ -55,6 +55,8 @@ def main():
     ap.add_argument("--nan-in-epoch", type=int, default=-1)
     ap.add_argument("--stop-after", type=int, default=-1, help="early stopping: leave the loop after this many epochs")
     ap.add_argument("--against-plain-ddp", action="store_true")
+    ap.add_argument("--reference-hook", choices=["none", "fp16", "bf16"], default="none",
+                    help="the plain DDP reference runs PyTorch's own fp16_compress_hook or bf16_compress_hook")
     ap.add_argument("--accumulate", type=int, default=1, help="micro-batches per step, all but the last under no_sync")
     ap.add_argument("--amp", choices=["none", "fp16", "bf16"], default="none",
                     help="autocast; fp16 with a GradScaler per model, as PyTorch documents it")
@@ -79,6 +81,9 @@ def main():
     if a.against_plain_ddp:
         torch.manual_seed(0)
         reference = DDP(build(a.model))
+        if a.reference_hook != "none":
+            from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+            reference.register_comm_hook(None, getattr(default_hooks, f"{a.reference_hook}_compress_hook"))
     opt = torch.optim.SGD(model.parameters(), lr=a.lr)
     ref_opt = torch.optim.SGD(reference.parameters(), lr=a.lr) if reference else None
     kw = {k: v for k, v in (("policy", a.policy), ("low", a.low), ("high", a.high), ("level", a.level),
