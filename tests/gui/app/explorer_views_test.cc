@@ -43,7 +43,9 @@ class ExplorerViewsTest : public QObject {
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName("Accordion Toolkit");
-    QCoreApplication::setApplicationName("accordion-gui-test");
+    // Its own settings: gui_app_test, run beside it, keeps recent files in
+    // "accordion-gui-test"'s.
+    QCoreApplication::setApplicationName("accordion-gui-views-test");
     QSettings().clear();
   }
 
