@@ -14,6 +14,7 @@
 #include <cstdio>
 
 #include "common/version.h"
+#include "gui/app/explorer_views.h"
 #include "gui/app/main_window.h"
 #include "gui/model/explorer_document.h"
 
@@ -111,8 +112,7 @@ int main(int argc, char** argv) {
   screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption simulate("simulate", "Start the SimGrid replay of the first run at once.");
   simulate.setFlags(QCommandLineOption::HiddenFromHelp);
-  QCommandLineOption tab(
-      "tab", "Show this tab first: regimes, level-map, what-if, compare, timeline, sweep or policies.", "TAB");
+  QCommandLineOption tab("tab", "Show this tab first: " + accordion::gui::ExplorerViewKeyList() + ".", "TAB");
   parser.addOption(help);
   parser.addOption(version);
   parser.addOption(screenshot);

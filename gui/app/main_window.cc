@@ -24,6 +24,7 @@
 
 #include "common/version.h"
 #include "gui/app/compare_view.h"
+#include "gui/app/explorer_views.h"
 #include "gui/app/export_check.h"
 #include "gui/app/level_map_view.h"
 #include "gui/app/plot_widget.h"
@@ -54,41 +55,30 @@ constexpr int kRunsDockShort = 112;
 
 }  // namespace
 
-QStringList MainWindow::tabKeys() {
-  return {"regimes", "level-map", "what-if", "compare", "timeline", "sweep", "policies"};
-}
+QStringList MainWindow::tabKeys() { return ExplorerViewKeys(); }
+
+RegimesView* MainWindow::regimesView() const { return view<RegimesView>(); }
+LevelMapView* MainWindow::levelMapView() const { return view<LevelMapView>(); }
+WhatIfView* MainWindow::whatIfView() const { return view<WhatIfView>(); }
+CompareView* MainWindow::compareView() const { return view<CompareView>(); }
+TimelineView* MainWindow::timelineView() const { return view<TimelineView>(); }
+SweepView* MainWindow::sweepView() const { return view<SweepView>(); }
+PoliciesView* MainWindow::policiesView() const { return view<PoliciesView>(); }
 
 MainWindow::MainWindow(QWidget* parent)
     : QMainWindow(parent),
       document_(new ExplorerDocument(this)),
       run_list_(new RunListView(document_, this)),
       controls_(new ScheduleControls(document_, this)),
-      tabs_(new QTabWidget(this)),
-      regimes_(new RegimesView(document_, tabs_)),
-      level_map_(new LevelMapView(document_, tabs_)),
-      what_if_(new WhatIfView(document_, tabs_)),
-      compare_(new CompareView(document_, tabs_)),
-      timeline_(new TimelineView(document_, tabs_)),
-      sweep_(new SweepView(document_, tabs_)),
-      policies_(new PoliciesView(document_, tabs_)) {
+      tabs_(new QTabWidget(this)) {
   setObjectName("mainWindow");
   setAcceptDrops(true);
   tabs_->setObjectName("tabs");
   tabs_->setDocumentMode(true);
-  tabs_->addTab(regimes_, tr("Regimes"));
-  tabs_->addTab(level_map_, tr("Level map"));
-  tabs_->addTab(what_if_, tr("What-if"));
-  tabs_->addTab(compare_, tr("Compare"));
-  tabs_->addTab(timeline_, tr("Timeline"));
-  tabs_->addTab(sweep_, tr("Sweep"));
-  tabs_->addTab(policies_, tr("Policies"));
-  tabs_->setTabToolTip(0, tr("Gradient-norm change per layer and the critical regimes it finds"));
-  tabs_->setTabToolTip(1, tr("The level each layer gets in each epoch"));
-  tabs_->setTabToolTip(2, tr("Time to train on another cluster: α–β estimate or SimGrid replay"));
-  tabs_->setTabToolTip(3, tr("Accuracy against epochs and floats sent; the paper's results table"));
-  tabs_->setTabToolTip(4, tr("One iteration, measured and simulated, as a timeline"));
-  tabs_->setTabToolTip(5, tr("What Accordion saves at every η and check interval: which η to use"));
-  tabs_->setTabToolTip(6, tr("Accordion against AdaQS or Smith et al.: floats, error proxy and time to train"));
+  for (const ExplorerView& view : ExplorerViews()) {
+    const int tab = tabs_->addTab(view.make(document_, tabs_), tr(view.title));
+    tabs_->setTabToolTip(tab, tr(view.tool_tip));
+  }
   setCentralWidget(tabs_);
 
   for (PlotWidget* plot : tabs_->findChildren<PlotWidget*>()) {
@@ -213,7 +203,8 @@ void MainWindow::createMenus() {
   connect(follow, &QAction::toggled, document_, &ExplorerDocument::setFollowLive);
   for (int i = 0; i < tabs_->count(); ++i) {
     QAction* tab = view->addAction(tabs_->tabText(i), this, [this, i] { tabs_->setCurrentIndex(i); });
-    tab->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
+    // Alt+1 to Alt+9: a tenth tab has its menu entry only.
+    if (i < 9) tab->setShortcut(QKeySequence(Qt::ALT | static_cast<Qt::Key>(Qt::Key_1 + i)));
   }
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));

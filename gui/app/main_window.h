@@ -1,18 +1,19 @@
 // MainWindow: accordion-gui's window - the run list, the schedule controls
-// and the seven tabs around one ExplorerDocument, with the menus, drag and
-// drop, recent files and the status bar a desktop app is expected to have.
+// and the tabs of ExplorerViews() around one ExplorerDocument, with the
+// menus, drag and drop, recent files and the status bar a desktop app is
+// expected to have.
 #ifndef ACCORDION_GUI_APP_MAIN_WINDOW_H_
 #define ACCORDION_GUI_APP_MAIN_WINDOW_H_
 
 #include <QMainWindow>
 #include <QPointer>
 #include <QStringList>
+#include <QTabWidget>
 
 class QDockWidget;
 class QLabel;
 class QMenu;
 class QMessageBox;
-class QTabWidget;
 
 namespace accordion::gui {
 
@@ -39,13 +40,21 @@ class MainWindow : public QMainWindow {
   ExplorerDocument* document() const { return document_; }
   RunListView* runList() const { return run_list_; }
   ScheduleControls* controls() const { return controls_; }
-  RegimesView* regimesView() const { return regimes_; }
-  LevelMapView* levelMapView() const { return level_map_; }
-  WhatIfView* whatIfView() const { return what_if_; }
-  CompareView* compareView() const { return compare_; }
-  TimelineView* timelineView() const { return timeline_; }
-  SweepView* sweepView() const { return sweep_; }
-  PoliciesView* policiesView() const { return policies_; }
+  // The tab of type View (one of ExplorerViews()), or null.
+  template <class View>
+  View* view() const {
+    for (int i = 0; i < tabs_->count(); ++i) {
+      if (auto* v = qobject_cast<View*>(tabs_->widget(i))) return v;
+    }
+    return nullptr;
+  }
+  RegimesView* regimesView() const;
+  LevelMapView* levelMapView() const;
+  WhatIfView* whatIfView() const;
+  CompareView* compareView() const;
+  TimelineView* timelineView() const;
+  SweepView* sweepView() const;
+  PoliciesView* policiesView() const;
   QTabWidget* tabs() const { return tabs_; }
   // Folders opened (File > Open folder…, or a directory on the command
   // line), watched for new traces.
@@ -68,7 +77,7 @@ class MainWindow : public QMainWindow {
 
   // Each tab's window grabbed to `dir`/<tab>.png; false with `error` set.
   bool saveTabScreenshots(const QString& dir, QString* error);
-  // Tab names as the screenshots use them: regimes, level-map, what-if, ...
+  // Tab names as --tab and the screenshots use them: ExplorerViewKeys().
   static QStringList tabKeys();
 
  public slots:
@@ -103,13 +112,6 @@ class MainWindow : public QMainWindow {
   RunListView* run_list_;
   ScheduleControls* controls_;
   QTabWidget* tabs_;
-  RegimesView* regimes_;
-  LevelMapView* level_map_;
-  WhatIfView* what_if_;
-  CompareView* compare_;
-  TimelineView* timeline_;
-  SweepView* sweep_;
-  PoliciesView* policies_;
   QDockWidget* runs_dock_ = nullptr;
   bool short_window_ = false;  // below kShortWindow: a smaller run list
   QMenu* recent_menu_ = nullptr;

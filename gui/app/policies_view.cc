@@ -157,31 +157,12 @@ void PoliciesView::redraw() {
     caption_->setText(tr("Accordion against the other policies that choose levels: AdaQS and Smith et al."));
     status_->clear();
     status_->hide();
-    table_->clear();
-    table_->setRowCount(0);
-    table_->setColumnCount(0);
-    notes_->clear();
+    clearTable();
     cli_->clear();
     plot_->showMessage(tr("No run open"));
     return;
   }
-  const ScheduleSettings& s = document_->scheduleSettings();
-  const WhatIfSettings& w = document_->whatIfSettings();
-  const ResolvedSchedule r = Resolve(run->view().run, s);
-  caption_->setText(
-      tr("%1 under each policy, re-derived from the signals the run recorded (Accordion at η %2, %3; %4). Times: "
-         "α–β estimate on the What-if tab's cluster (%5).%6")
-          .arg(QString::fromStdString(run->summary.name))
-          .arg(s.eta)
-          .arg(s.interval == 1 ? tr("a check every epoch") : tr("a check every %1 epochs").arg(s.interval))
-          .arg(BaselineCaption(r.scheme), Cluster(w),
-               InSet(DescriptionOf(r.scheme), SchemeSet::kCompressing)
-                   ? tr(" Error: the measured compression error at the chosen levels, a proxy, not an accuracy.")
-                   : QString()));
-  cli_->setText(QStringLiteral("accordion-sim compare-policies %1 %2")
-                    .arg(QFileInfo(QString::fromStdString(run->path)).fileName(),
-                         QString::fromStdString(CliFlagsOf(s, w, sim::TimingSource::kAnalytic))));
-  cli_->setToolTip(tr("The same table from the command line. Trace: %1").arg(QString::fromStdString(run->path)));
+  showCaption(*run);
 
   const auto table = document_->policies();
   if (!table) {
@@ -197,17 +178,48 @@ void PoliciesView::redraw() {
   if (!table->comparable) {
     status_->setText(tr("No comparison: %1").arg(QString::fromStdString(table->problem)));
     status_->show();
-    table_->clear();
-    table_->setRowCount(0);
-    table_->setColumnCount(0);
-    notes_->clear();
+    clearTable();
     plot_->showMessage(QString::fromStdString(table->problem));
     return;
   }
+  fillTable(*table);
+  showNotes(*table);
+  DrawPolicyComparison(plot_, *table);
+  plot_->markDrawn();
+  fitSplit();
+}
 
-  const std::vector<std::string> headers = PolicyTableHeaders(*table);
-  const std::vector<std::string> help = PolicyColumnHelp(*table);
-  const std::vector<std::vector<std::string>> cells = PolicyTableCells(*table);
+void PoliciesView::clearTable() {
+  table_->clear();
+  table_->setRowCount(0);
+  table_->setColumnCount(0);
+  notes_->clear();
+}
+
+void PoliciesView::showCaption(const RunData& run) {
+  const ScheduleSettings& s = document_->scheduleSettings();
+  const WhatIfSettings& w = document_->whatIfSettings();
+  const ResolvedSchedule r = Resolve(run.view().run, s);
+  caption_->setText(
+      tr("%1 under each policy, re-derived from the signals the run recorded (Accordion at η %2, %3; %4). Times: "
+         "α–β estimate on the What-if tab's cluster (%5).%6")
+          .arg(QString::fromStdString(run.summary.name))
+          .arg(s.eta)
+          .arg(s.interval == 1 ? tr("a check every epoch") : tr("a check every %1 epochs").arg(s.interval))
+          .arg(BaselineCaption(r.scheme), Cluster(w),
+               InSet(DescriptionOf(r.scheme), SchemeSet::kCompressing)
+                   ? tr(" Error: the measured compression error at the chosen levels, a proxy, not an accuracy.")
+                   : QString()));
+  cli_->setText(QStringLiteral("accordion-sim compare-policies %1 %2")
+                    .arg(QFileInfo(QString::fromStdString(run.path)).fileName(),
+                         QString::fromStdString(CliFlagsOf(s, w, sim::TimingSource::kAnalytic))));
+  cli_->setToolTip(tr("The same table from the command line. Trace: %1").arg(QString::fromStdString(run.path)));
+}
+
+void PoliciesView::fillTable(const PolicyTable& table) {
+  const std::vector<std::string> headers = PolicyTableHeaders(table);
+  const std::vector<std::string> help = PolicyColumnHelp(table);
+  const std::vector<std::vector<std::string>> cells = PolicyTableCells(table);
   table_->clear();
   table_->setColumnCount(static_cast<int>(headers.size()));
   table_->setRowCount(static_cast<int>(cells.size()));
@@ -217,7 +229,7 @@ void PoliciesView::redraw() {
     table_->setHorizontalHeaderItem(static_cast<int>(c), header);
   }
   for (size_t i = 0; i < cells.size(); ++i) {
-    const PolicyRow& row = table->comparison.rows[i];
+    const PolicyRow& row = table.comparison.rows[i];
     for (size_t c = 0; c < cells[i].size(); ++c) {
       QTableWidgetItem* item = Cell(QString::fromStdString(cells[i][c]), c > 0);
       if (row.name == "accordion") {
@@ -235,16 +247,18 @@ void PoliciesView::redraw() {
     table_->setColumnHidden(c, static_cast<size_t>(c) < empty.size() && empty[static_cast<size_t>(c)]);
   }
   fitTable();
+}
 
+void PoliciesView::showNotes(const PolicyTable& table) {
   // What the table leaves out, and the replay's warnings, under it; every
   // note of the replay in the tooltip, as accordion-sim prints them.
   QStringList shown, all;
-  for (const std::string& note : table->comparison.notes) shown << Escaped(note);
-  if (!table->projection_problem.empty()) {
-    shown << tr("<span style='color:#b35c00'><b>Not projected:</b> %1</span>").arg(Escaped(table->projection_problem));
+  for (const std::string& note : table.comparison.notes) shown << Escaped(note);
+  if (!table.projection_problem.empty()) {
+    shown << tr("<span style='color:#b35c00'><b>Not projected:</b> %1</span>").arg(Escaped(table.projection_problem));
   }
-  if (table->replay) {
-    for (const std::string& note : table->replay->notes) {
+  if (table.replay) {
+    for (const std::string& note : table.replay->notes) {
       all << Escaped(note);
       if (note.rfind("warning: ", 0) == 0) {
         shown << tr("<span style='color:#b35c00'><b>Warning:</b> %1</span>").arg(Escaped(note.substr(9)));
@@ -259,10 +273,6 @@ void PoliciesView::redraw() {
   }
   notes_->setText(shown.join("<br>"));
   notes_->setToolTip(all.isEmpty() ? QString() : "<p>" + all.join("</p><p>") + "</p>");
-
-  DrawPolicyComparison(plot_, *table);
-  plot_->markDrawn();
-  fitSplit();
 }
 
 void PoliciesView::fitSplit() {

@@ -21,6 +21,8 @@ namespace accordion::gui {
 
 class ExplorerDocument;
 class PlotWidget;
+struct PolicyTable;
+struct RunData;
 
 class PoliciesView : public QWidget {
   Q_OBJECT
@@ -45,6 +47,12 @@ class PoliciesView : public QWidget {
  private:
   // Asks the document for the comparison while this tab is seen.
   void refresh();
+  // redraw()'s parts: the empty table, the caption and command line above
+  // it, the table's cells, the notes under it.
+  void clearTable();
+  void showCaption(const RunData& run);
+  void fillTable(const PolicyTable& table);
+  void showNotes(const PolicyTable& table);
   void fitTable();
   // Gives the table and its notes the height they need, the figure the rest.
   void fitSplit();

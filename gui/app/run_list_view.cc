@@ -115,6 +115,13 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   folders_->setObjectName("runFolders");
   folders_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   folders_->hide();
+  setUpTable();
+  layOut();
+  connectSignals();
+  rebuild();
+}
+
+void RunListView::setUpTable() {
   table_->setObjectName("runTable");
   table_->setColumnCount(kColumnCount);
   table_->setHorizontalHeaderLabels({tr("Run"), tr("Model"), tr("Dataset"), tr("Scheme"), tr("Policy"),
@@ -147,7 +154,9 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
     if (run >= 0) emit closeRequested(run);
   });
   table_->addAction(close);
+}
 
+void RunListView::layOut() {
   auto* top = new QHBoxLayout;
   top->setContentsMargins(0, 0, 0, 0);
   // The filter as wide as a long run name, on the left; the folders line
@@ -161,7 +170,9 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
   layout->setSpacing(2);
   layout->addLayout(top);
   layout->addWidget(table_, 1);
+}
 
+void RunListView::connectSignals() {
   connect(filter_, &QLineEdit::textChanged, this, [this] {
     applyFilter();
     // The current run filtered out: the rows shown from the top, not the
@@ -209,7 +220,6 @@ RunListView::RunListView(ExplorerDocument* document, QWidget* parent)
     if (run < 0 || document_->isCompared(run) == checked) return;
     document_->setCompared(run, checked);
   });
-  rebuild();
 }
 
 int RunListView::runAt(int row) const {

@@ -64,6 +64,11 @@ class RunListView : public QWidget {
   void closeRequested(int index);
 
  private:
+  // The constructor's parts: the table's columns, headers and Delete
+  // action; the filter row above it; the widgets' and the document's signals.
+  void setUpTable();
+  void layOut();
+  void connectSignals();
   void rebuild();
   void fillRow(int row);
   void selectCurrent();

@@ -52,6 +52,20 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
       readout_(new QLabel(this)),
       state_(new QLabel(this)),
       reset_(new QPushButton(tr("Reset to recorded"), this)) {
+  setUpWidgets();
+  layOut();
+  connectWidgets();
+  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showSettings);
+  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showState);
+  connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showState);
+  connect(document_, &ExplorerDocument::regimesChanged, this, &ScheduleControls::showAnalysis);
+  connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showAnalysis);
+  showSettings();
+  showAnalysis();
+  showState();
+}
+
+void ScheduleControls::setUpWidgets() {
   eta_slider_->setObjectName("etaSlider");
   eta_slider_->setRange(1, static_cast<int>(std::lround(1.0 / kEtaStep)));
   eta_slider_->setPageStep(2);
@@ -101,7 +115,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   reset_->setObjectName("resetToRecordedButton");
   reset_->setToolTip(tr("The scheme, levels, η and interval this run was recorded with"));
   connect(reset_, &QPushButton::clicked, document_, &ExplorerDocument::resetToRecorded);
+}
 
+void ScheduleControls::layOut() {
   auto* eta_row = new QHBoxLayout;
   eta_row->addWidget(eta_slider_, 1);
   eta_row->addWidget(eta_spin_);
@@ -126,7 +142,9 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   layout->addWidget(box);
   layout->addWidget(out_box);
   layout->addStretch(1);
+}
 
+void ScheduleControls::connectWidgets() {
   connect(eta_slider_, &QSlider::valueChanged, this, [this](int v) {
     if (!updating_) eta_spin_->setValue(v * kEtaStep);
   });
@@ -155,15 +173,6 @@ ScheduleControls::ScheduleControls(ExplorerDocument* document, QWidget* parent)
   connect(high_spin_, &QDoubleSpinBox::valueChanged, this, [this] {
     if (!updating_) apply();
   });
-
-  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showSettings);
-  connect(document_, &ExplorerDocument::scheduleSettingsChanged, this, &ScheduleControls::showState);
-  connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showState);
-  connect(document_, &ExplorerDocument::regimesChanged, this, &ScheduleControls::showAnalysis);
-  connect(document_, &ExplorerDocument::currentRunChanged, this, &ScheduleControls::showAnalysis);
-  showSettings();
-  showAnalysis();
-  showState();
 }
 
 void ScheduleControls::showState() {

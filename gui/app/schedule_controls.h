@@ -38,6 +38,11 @@ class ScheduleControls : public QWidget {
   QPushButton* resetButton() const { return reset_; }
 
  private:
+  // The constructor's parts: names, ranges and tooltips; the form; the
+  // widgets' signals, which write to the document through apply().
+  void setUpWidgets();
+  void layOut();
+  void connectWidgets();
   void apply();            // widgets -> document
   void showSettings();     // document -> widgets
   void showAnalysis();     // read-outs and the levels' "auto (...)" texts

@@ -123,6 +123,25 @@ QCPItemText* AddMessage(QCustomPlot* plot, const QString& text) {
   return item;
 }
 
+QCPColorScale* AddColorScale(QCustomPlot* plot, QCPColorMap* map, const QCPColorGradient& gradient, double lower,
+                             double upper, int bar_width) {
+  auto* scale = new QCPColorScale(plot);
+  Body(plot)->addElement(0, 1, scale);
+  scale->setType(QCPAxis::atRight);
+  scale->setBarWidth(bar_width);
+  map->setColorScale(scale);
+  scale->setGradient(gradient);
+  scale->setDataRange(QCPRange(lower, upper));
+  map->setGradient(gradient);
+  map->setDataRange(QCPRange(lower, upper));
+  auto* group = new QCPMarginGroup(plot);
+  plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
+  // The plot takes the width; the scale only its bar and labels.
+  Body(plot)->setColumnStretchFactor(1, 0.001);
+  return scale;
+}
+
 QCPAbstractPlottable* AddLegendSwatch(QCustomPlot* plot, const QString& name, const QColor& fill) {
   auto* bars = new QCPBars(plot->xAxis, plot->yAxis);
   bars->setName(name);

@@ -21,6 +21,9 @@ class QCPAbstractItem;
 class QCPAbstractPlottable;
 class QCPAxis;
 class QCPAxisRect;
+class QCPColorGradient;
+class QCPColorMap;
+class QCPColorScale;
 class QCPGraph;
 class QCPItemRect;
 class QCPItemText;
@@ -139,6 +142,10 @@ void AddHorizontalLine(QCustomPlot* plot, double y, const QColor& color, Qt::Pen
                        double width = 1.2);
 // Centered grey message when a figure has nothing to show.
 QCPItemText* AddMessage(QCustomPlot* plot, const QString& text);
+// `map`'s colour scale, `bar_width` px wide, right of the axis rect and as
+// tall: `gradient` over [lower, upper] on both.
+QCPColorScale* AddColorScale(QCustomPlot* plot, QCPColorMap* map, const QCPColorGradient& gradient, double lower,
+                             double upper, int bar_width);
 
 // A legend entry without data (a swatch or a line): marked so that
 // FigureCsv leaves it out.

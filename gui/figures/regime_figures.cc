@@ -88,6 +88,7 @@ void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const st
 // one a fresh draw makes, item for item and in the same order.
 
 constexpr const char* kEtaLegend = "accordion_eta_legend";
+QColor EtaColor() { return QColor(0x11, 0x11, 0x11); }
 
 // What a figure's layout, legend and curves depend on besides the series
 // data (compared separately).
@@ -160,20 +161,10 @@ QCPGraph* AddLayerSeries(QCustomPlot* plot, int index, int count) {
   return graph;
 }
 
-}  // namespace
-
-void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
-                       const std::vector<int>& layers, bool grouped) {
-  using namespace style;
-  const TraceView& view = run.view();
-  const std::vector<int> shown = ShownLayers(run, layers);
-  const QString subtitle =
-      analysis.schedulable
-          ? QString("%1 — critical regimes re-derived at %2 (shaded) and as the run recorded them (strip)")
-                .arg(RunName(run), SettingsLine(analysis))
-          : QString("%1 — no regimes re-derived: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
-
-  // The series: one per layer, or one per group (root-sum-square).
+// One series per layer, or one per group (root-sum-square of its layers'
+// norms); `lo` and `hi` the range of their positive values.
+std::vector<style::SeriesData> NormSeries(const TraceView& view, const std::vector<int>& shown, bool grouped,
+                                          double* lo, double* hi) {
   std::vector<std::pair<QString, std::vector<int>>> series_layers;
   if (grouped) {
     std::map<std::string, size_t> index;
@@ -192,13 +183,10 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
       series_layers.push_back({QString::fromStdString(view.layers[static_cast<size_t>(l)].name), {l}});
     }
   }
-  double lo = std::numeric_limits<double>::infinity();
-  double hi = 0;
-  const int count = static_cast<int>(series_layers.size());
-  std::vector<style::SeriesData> series(static_cast<size_t>(count));
-  for (int s = 0; s < count; ++s) {
-    const auto& [name, members] = series_layers[static_cast<size_t>(s)];
-    style::SeriesData& d = series[static_cast<size_t>(s)];
+  std::vector<style::SeriesData> series(series_layers.size());
+  for (size_t s = 0; s < series_layers.size(); ++s) {
+    const auto& [name, members] = series_layers[s];
+    style::SeriesData& d = series[s];
     d.name = name;
     for (int e = 0; e < view.num_epochs(); ++e) {
       double sq = 0;
@@ -211,10 +199,134 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
       if (!(v > 0) || !std::isfinite(v)) continue;
       d.x.push_back(e);
       d.y.push_back(v);
-      lo = std::min(lo, v);
-      hi = std::max(hi, v);
+      *lo = std::min(*lo, v);
+      *hi = std::max(*hi, v);
     }
   }
+  return series;
+}
+
+// One series per layer, or per block (its layers' largest ratio): the
+// re-derived schedule's ratios, else the recorded ones.
+std::vector<style::SeriesData> RatioSeries(const RunData& run, const RegimeAnalysis& analysis,
+                                           const std::vector<int>& shown, bool grouped, double* lo, double* hi) {
+  const TraceView& view = run.view();
+  const bool derived = analysis.schedulable;
+  std::vector<LayerBlock> rows;
+  if (grouped) {
+    rows = LayerBlocks(run, shown);
+  } else {
+    for (int l : shown) rows.push_back({view.layers[static_cast<size_t>(l)].name, {l}});
+  }
+  auto ratio_of = [&](int e, int l) -> std::optional<double> {
+    std::optional<double> r;
+    if (derived) {
+      r = analysis.comparison.accordion.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+    } else if (static_cast<size_t>(e) < view.ratios.size() &&
+               static_cast<size_t>(l) < view.ratios[static_cast<size_t>(e)].size()) {
+      r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
+    }
+    if (!r || !(*r > 0) || !std::isfinite(*r)) return std::nullopt;
+    return r;
+  };
+  std::vector<style::SeriesData> series(rows.size());
+  for (size_t s = 0; s < rows.size(); ++s) {
+    const LayerBlock& row = rows[s];
+    style::SeriesData& d = series[s];
+    d.name = QString::fromStdString(row.name);
+    for (int e = 0; e < view.num_epochs(); ++e) {
+      std::optional<double> r;
+      for (int l : row.layers) {
+        const std::optional<double> rl = ratio_of(e, l);
+        if (rl && (!r || *rl > *r)) r = rl;
+      }
+      if (!r) continue;
+      d.x.push_back(e);
+      d.y.push_back(*r);
+      *lo = std::min(*lo, *r);
+      *hi = std::max(*hi, *r);
+    }
+  }
+  return series;
+}
+
+// The layers' (or groups') curves, the first kLegendLayers named and the
+// rest counted in a legend note; `discs` marks the named ones' points (the
+// background ones as lines only: hundreds of antialiased discs cost more
+// than the rest of the figure). True when any curve has a point.
+bool AddLayerCurves(QCustomPlot* plot, const std::vector<style::SeriesData>& series, bool grouped, bool discs) {
+  const int count = static_cast<int>(series.size());
+  bool any_data = false;
+  for (int s = 0; s < count; ++s) {
+    QCPGraph* graph = AddLayerSeries(plot, s, count);
+    graph->setName(series[static_cast<size_t>(s)].name);
+    StyleSeries(graph, s, count);
+    if (discs) {
+      const bool background = count > kLegendLayers && s >= kLegendLayers;
+      if (background) {
+        graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
+      } else {
+        style::SetDiscScatter(graph, graph->pen().color(), 5 + graph->pen().widthF());
+      }
+    }
+    graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
+    any_data = any_data || !series[static_cast<size_t>(s)].x.isEmpty();
+  }
+  if (count > kLegendLayers) {
+    style::AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
+  }
+  return any_data;
+}
+
+// The Hessian's top eigenvalue, whole model, on the right axis.
+void AddHessianCurve(QCustomPlot* plot, const RunData& run) {
+  QVector<double> hx, hy;
+  for (const HessianRecord& h : run.hessian) {
+    if (!h.block.empty() || !std::isfinite(h.eigenvalue)) continue;
+    hx.push_back(h.epoch);
+    hy.push_back(h.eigenvalue);
+  }
+  if (hx.isEmpty()) return;
+  QCPGraph* hessian = plot->addGraph(plot->xAxis, plot->yAxis2);
+  hessian->setName("Hessian λmax (right axis)");
+  hessian->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.4, Qt::DashDotLine));
+  hessian->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
+  hessian->setData(hx, hy, false);
+  style::StyleAxis(plot->yAxis2, "top Hessian eigenvalue λmax");
+  plot->yAxis2->setTickLabels(true);
+  bool found = false;
+  QCPRange r = hessian->getValueRange(found);
+  if (found) {
+    const double pad = std::max(1e-9, (r.upper - r.lower) * 0.1);
+    plot->yAxis2->setRange(std::max(0.0, r.lower - pad), r.upper + pad * 2);
+  }
+}
+
+// The eta line, on the regimes layer an in-place update swaps.
+void AddEtaLine(QCustomPlot* plot, double eta) {
+  QCPLayer* previous = plot->currentLayer();
+  plot->setCurrentLayer(style::kRegimesLayer);
+  style::AddHorizontalLine(plot, eta, EtaColor(), Qt::DashDotLine, 2);
+  plot->setCurrentLayer(previous);
+}
+
+}  // namespace
+
+void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
+                       const std::vector<int>& layers, bool grouped) {
+  using namespace style;
+  const TraceView& view = run.view();
+  const std::vector<int> shown = ShownLayers(run, layers);
+  const QString subtitle =
+      analysis.schedulable
+          ? QString("%1 — critical regimes re-derived at %2 (shaded) and as the run recorded them (strip)")
+                .arg(RunName(run), SettingsLine(analysis))
+          : QString("%1 — no regimes re-derived: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
+
+  double lo = std::numeric_limits<double>::infinity();
+  double hi = 0;
+  const std::vector<style::SeriesData> series = NormSeries(view, shown, grouped, &lo, &hi);
+  const int count = static_cast<int>(series.size());
   const std::vector<Band> bands = analysis.schedulable ? analysis.BandsFor(shown) : std::vector<Band>{};
   const std::vector<Band> no_effect = analysis.NoEffectBandsFor(shown);
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
@@ -237,41 +349,12 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   StyleAxis(plot->yAxis, "‖Δ‖ (accumulated gradient norm)");
   MakeLogAxis(plot->yAxis);
 
-  for (int s = 0; s < count; ++s) {
-    QCPGraph* graph = AddLayerSeries(plot, s, count);
-    graph->setName(series[static_cast<size_t>(s)].name);
-    StyleSeries(graph, s, count);
-    graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
-  }
-  if (count > kLegendLayers) {
-    AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
-  }
+  AddLayerCurves(plot, series, grouped, false);
 
   DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
   AddRegimeLegend(plot, analysis, no_effect, recorded, true);
 
-  // The Hessian's top eigenvalue, whole model, on the right axis.
-  QVector<double> hx, hy;
-  for (const HessianRecord& h : run.hessian) {
-    if (!h.block.empty() || !std::isfinite(h.eigenvalue)) continue;
-    hx.push_back(h.epoch);
-    hy.push_back(h.eigenvalue);
-  }
-  if (!hx.isEmpty()) {
-    QCPGraph* hessian = plot->addGraph(plot->xAxis, plot->yAxis2);
-    hessian->setName("Hessian λmax (right axis)");
-    hessian->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.4, Qt::DashDotLine));
-    hessian->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
-    hessian->setData(hx, hy, false);
-    StyleAxis(plot->yAxis2, "top Hessian eigenvalue λmax");
-    plot->yAxis2->setTickLabels(true);
-    bool found = false;
-    QCPRange r = hessian->getValueRange(found);
-    if (found) {
-      const double pad = std::max(1e-9, (r.upper - r.lower) * 0.1);
-      plot->yAxis2->setRange(std::max(0.0, r.lower - pad), r.upper + pad * 2);
-    }
-  }
+  AddHessianCurve(plot, run);
 
   plot->xAxis->setRange(-0.5, std::max(0.5, view.num_epochs() - 0.5));
   SetLogRange(plot->yAxis, lo, hi);
@@ -293,60 +376,20 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
                                    : QString("%1 — ratios as recorded (no schedule re-derived: %2)")
                                          .arg(RunName(run), QString::fromStdString(analysis.problem));
 
-  // The series: one per layer, or per block (its layers' largest ratio).
-  std::vector<LayerBlock> rows;
-  if (grouped) {
-    rows = LayerBlocks(run, shown);
-  } else {
-    for (int l : shown) rows.push_back({view.layers[static_cast<size_t>(l)].name, {l}});
-  }
-  auto ratio_of = [&](int e, int l) -> std::optional<double> {
-    std::optional<double> r;
-    if (derived) {
-      r = analysis.comparison.accordion.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
-    } else if (static_cast<size_t>(e) < view.ratios.size() &&
-               static_cast<size_t>(l) < view.ratios[static_cast<size_t>(e)].size()) {
-      r = view.ratios[static_cast<size_t>(e)][static_cast<size_t>(l)];
-    }
-    if (!r || !(*r > 0) || !std::isfinite(*r)) return std::nullopt;
-    return r;
-  };
   double lo = std::numeric_limits<double>::infinity();
   double hi = 0;
-  const int count = static_cast<int>(rows.size());
-  std::vector<style::SeriesData> series(static_cast<size_t>(count));
-  for (int s = 0; s < count; ++s) {
-    const LayerBlock& row = rows[static_cast<size_t>(s)];
-    style::SeriesData& d = series[static_cast<size_t>(s)];
-    d.name = QString::fromStdString(row.name);
-    for (int e = 0; e < view.num_epochs(); ++e) {
-      std::optional<double> r;
-      for (int l : row.layers) {
-        const std::optional<double> rl = ratio_of(e, l);
-        if (rl && (!r || *rl > *r)) r = rl;
-      }
-      if (!r) continue;
-      d.x.push_back(e);
-      d.y.push_back(*r);
-      lo = std::min(lo, *r);
-      hi = std::max(hi, *r);
-    }
-  }
+  const std::vector<style::SeriesData> series = RatioSeries(run, analysis, shown, grouped, &lo, &hi);
   const double eta = derived ? analysis.options.eta() : run.view().run.eta;
   const QString eta_name = QString("η = %1 (threshold)").arg(eta);
   const std::vector<Band> bands = derived ? analysis.BandsFor(shown) : std::vector<Band>{};
   const std::vector<Band> no_effect = analysis.NoEffectBandsFor(shown);
   const std::vector<Band> recorded = analysis.RecordedBandsFor(shown);
   const QString signature = Signature("ratios", run, analysis, shown, grouped, no_effect, recorded);
-  const QColor eta_color(0x11, 0x11, 0x11);
 
   if (style::CanUpdateInPlace(plot, signature, series)) {
     const style::InPlaceUpdate before = style::BeginInPlaceUpdate(plot, subtitle);
     QStringList changed = {"bands", kRegimesLayer};
-    QCPLayer* previous = plot->currentLayer();
-    plot->setCurrentLayer(kRegimesLayer);
-    AddHorizontalLine(plot, eta, eta_color, Qt::DashDotLine, 2);
-    plot->setCurrentLayer(previous);
+    AddEtaLine(plot, eta);
     for (int i = 0; i < plot->plottableCount(); ++i) {
       QCPAbstractPlottable* p = plot->plottable(i);
       if (p->property(kEtaLegend).toBool() && p->name() != eta_name) {
@@ -369,31 +412,9 @@ void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis
   StyleAxis(plot->yAxis, "relative change");
   MakeLogAxis(plot->yAxis);
 
-  bool any_data = false;
-  for (int s = 0; s < count; ++s) {
-    QCPGraph* graph = AddLayerSeries(plot, s, count);
-    graph->setName(series[static_cast<size_t>(s)].name);
-    StyleSeries(graph, s, count);
-    // Discs on the named layers' checks; the background ones as lines only
-    // (hundreds of antialiased discs cost more than the rest of the figure).
-    const bool background = count > kLegendLayers && s >= kLegendLayers;
-    if (background) {
-      graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
-    } else {
-      SetDiscScatter(graph, graph->pen().color(), 5 + graph->pen().widthF());
-    }
-    graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
-    any_data = any_data || !series[static_cast<size_t>(s)].x.isEmpty();
-  }
-  if (count > kLegendLayers) {
-    AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
-  }
-
-  QCPLayer* previous = plot->currentLayer();
-  plot->setCurrentLayer(kRegimesLayer);
-  AddHorizontalLine(plot, eta, eta_color, Qt::DashDotLine, 2);
-  plot->setCurrentLayer(previous);
-  AddLegendLine(plot, eta_name, eta_color, Qt::DashDotLine, 2)->setProperty(kEtaLegend, true);
+  const bool any_data = AddLayerCurves(plot, series, grouped, true);
+  AddEtaLine(plot, eta);
+  AddLegendLine(plot, eta_name, EtaColor(), Qt::DashDotLine, 2)->setProperty(kEtaLegend, true);
   // No legend entry for the check ticks here: the discs are the checks, and
   // the legend must fit beside a short plot.
   DrawRegimeItems(plot, analysis, bands, no_effect, recorded);
@@ -441,6 +462,133 @@ double RowValue(const TraceView& view, const Schedule& s, int epoch, const Layer
   return any_high ? 1.0 : 0.5;
 }
 
+// The level map's colour values: equal blocks of flat colour, each kind of
+// cell in the middle of its block, so the colour scale reads as a legend.
+struct LevelKinds {
+  bool any_neutral = false;
+  int kinds = 2;
+  double low = 0.25;
+  double neutral = 0.5;
+  double high = 0.75;
+};
+
+LevelKinds KindsOf(const TraceView& view, const Schedule& s, const std::vector<LayerBlock>& rows, bool cells) {
+  LevelKinds k;
+  const int epochs = view.num_epochs();
+  if (cells) {
+    for (int e = 0; e < epochs && !k.any_neutral; ++e) {
+      for (const LayerBlock& row : rows) k.any_neutral = k.any_neutral || RowValue(view, s, e, row) == 0.5;
+    }
+  }
+  k.kinds = k.any_neutral ? 3 : 2;
+  auto centre = [&k](int i) { return (i + 0.5) / k.kinds; };
+  k.low = centre(0);
+  k.neutral = k.any_neutral ? centre(1) : 0.5;
+  k.high = centre(k.kinds - 1);
+  return k;
+}
+
+void SetLevelCells(QCPColorMapData* data, const TraceView& view, const Schedule& s, const std::vector<LayerBlock>& rows,
+                   const LevelKinds& k) {
+  for (int e = 0; e < view.num_epochs(); ++e) {
+    for (int l = 0; l < static_cast<int>(rows.size()); ++l) {
+      const double v = RowValue(view, s, e, rows[static_cast<size_t>(l)]);
+      data->setCell(e, l, v == 0.5 ? k.neutral : (v == 0 ? k.low : k.high));
+    }
+  }
+}
+
+// Between eta steps only the cells and the subtitle change: everything
+// else is a function of these.
+QString LevelMapSignature(const RunData& run, const RegimeAnalysis& analysis, int layers, bool grouped,
+                          bool any_neutral) {
+  const Schedule& s = analysis.comparison.accordion;
+  QStringList decays;
+  for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
+  return QStringList{"levels",
+                     QString::fromStdString(run.path),
+                     QString::number(run.view().num_epochs()),
+                     QString::number(layers),
+                     QString::number(grouped),
+                     RunName(run),
+                     QString::number(any_neutral),
+                     QString::number(static_cast<int>(s.scheme.scheme())),
+                     QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low)),
+                     QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high)),
+                     decays.join(',')}
+      .join('|');
+}
+
+// The map drawn before for the same signature and size: its cells change.
+QCPColorMap* MapToUpdate(QCustomPlot* plot, const QString& signature, int epochs, int layers) {
+  using namespace style;
+  QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
+  if (map != nullptr && FigureSignature(plot) == signature && plot->layer(kRegimesLayer) != nullptr &&
+      map->layer() == plot->layer("bands") && BuffersCurrent(plot) && map->data()->keySize() == epochs &&
+      map->data()->valueSize() == layers) {
+    return map;
+  }
+  return nullptr;
+}
+
+// Epochs across, rows down with their names as ticks, thinned to what fits
+// (about 14 px per label).
+void SetUpLevelAxes(QCustomPlot* plot, const std::vector<LayerBlock>& rows, int epochs, bool grouped) {
+  using namespace style;
+  const int layers = static_cast<int>(rows.size());
+  plot->legend->setVisible(false);
+  StyleAxis(plot->xAxis, "epoch");
+  MakeWholeNumberAxis(plot->xAxis);
+  StyleAxis(plot->yAxis, grouped ? "layer group" : "layer");
+  plot->xAxis->grid()->setVisible(false);
+  plot->yAxis->grid()->setVisible(false);
+  plot->xAxis->setRange(-0.5, std::max(0.5, epochs - 0.5));
+  plot->yAxis->setRange(-0.5, std::max(0.5, layers - 0.5));
+  plot->yAxis->setRangeReversed(true);
+  QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
+  const int stride = std::max(1, (layers + 39) / 40);
+  for (int l = 0; l < layers; l += stride) {
+    names->addTick(l, QString::fromStdString(rows[static_cast<size_t>(l)].name));
+  }
+  plot->yAxis->setTicker(names);
+  plot->yAxis->setSubTicks(false);
+  QFont small = TickFont();
+  if (layers > 24) small.setPointSizeF(8);
+  plot->yAxis->setTickLabelFont(small);
+}
+
+QCPColorGradient LevelGradient(const LevelKinds& k) {
+  using namespace style;
+  QCPColorGradient gradient;
+  gradient.clearColorStops();
+  const std::vector<QColor> colors = k.any_neutral
+                                         ? std::vector<QColor>{LevelLowColor(), LevelNeutralColor(), LevelHighColor()}
+                                         : std::vector<QColor>{LevelLowColor(), LevelHighColor()};
+  for (int i = 0; i < k.kinds; ++i) {
+    gradient.setColorStopAt(static_cast<double>(i) / k.kinds + (i == 0 ? 0 : 1e-4), colors[static_cast<size_t>(i)]);
+    gradient.setColorStopAt(static_cast<double>(i + 1) / k.kinds, colors[static_cast<size_t>(i)]);
+  }
+  gradient.setLevelCount(600);
+  return gradient;
+}
+
+// The colour scale beside the map, its ticks naming the levels.
+void AddLevelScale(QCustomPlot* plot, QCPColorMap* map, const Schedule& s, const LevelKinds& k) {
+  using namespace style;
+  QCPColorScale* scale = AddColorScale(plot, map, LevelGradient(k), 0, 1, 18);
+  QSharedPointer<QCPAxisTickerText> meaning(new QCPAxisTickerText);
+  meaning->addTick(k.low, QString("low level: %1\n(critical regime)")
+                              .arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low))));
+  if (k.any_neutral) meaning->addTick(k.neutral, "no difference\n(same floats at\neither level)");
+  meaning->addTick(k.high,
+                   QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high))));
+  scale->axis()->setTicker(meaning);
+  scale->axis()->setSubTicks(false);
+  scale->axis()->setTickLength(0, 0);
+  scale->axis()->setSubTickLength(0, 0);
+  scale->axis()->setTickLabelFont(TickFont());
+}
+
 }  // namespace
 
 void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis, bool grouped) {
@@ -454,56 +602,15 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
           ? QString("%1 — %2").arg(RunName(run), SettingsLine(analysis))
           : QString("%1 — no schedule: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
   const bool cells = analysis.schedulable && epochs > 0 && layers > 0;
-  bool any_neutral = false;
-  if (cells) {
-    const Schedule& s = analysis.comparison.accordion;
-    for (int e = 0; e < epochs && !any_neutral; ++e) {
-      for (int l = 0; l < layers; ++l)
-        any_neutral = any_neutral || RowValue(view, s, e, rows[static_cast<size_t>(l)]) == 0.5;
-    }
-  }
-  // Equal blocks of flat colour: each kind of cell sits in the middle of its
-  // block, so the colour scale reads as a legend.
-  const int kinds = any_neutral ? 3 : 2;
-  auto centre = [kinds](int k) { return (k + 0.5) / kinds; };
-  const double z_low = centre(0);
-  const double z_neutral = any_neutral ? centre(1) : 0.5;
-  const double z_high = centre(kinds - 1);
-  auto set_cells = [&](QCPColorMapData* data) {
-    const Schedule& s = analysis.comparison.accordion;
-    for (int e = 0; e < epochs; ++e) {
-      for (int l = 0; l < layers; ++l) {
-        const double v = RowValue(view, s, e, rows[static_cast<size_t>(l)]);
-        data->setCell(e, l, v == 0.5 ? z_neutral : (v == 0 ? z_low : z_high));
-      }
-    }
-  };
-  // Between eta steps only the cells and the subtitle change: everything
-  // else is a function of these.
+  const Schedule& s = analysis.comparison.accordion;
+  const LevelKinds kinds = KindsOf(view, s, rows, cells);
   QString signature;
   if (cells) {
-    const Schedule& s = analysis.comparison.accordion;
-    QStringList decays;
-    for (int e : analysis.lr_decay_epochs) decays << QString::number(e);
-    signature = QStringList{"levels",
-                            QString::fromStdString(run.path),
-                            QString::number(epochs),
-                            QString::number(layers),
-                            QString::number(grouped),
-                            RunName(run),
-                            QString::number(any_neutral),
-                            QString::number(static_cast<int>(s.scheme.scheme())),
-                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low)),
-                            QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high)),
-                            decays.join(',')}
-                    .join('|');
-    QCPColorMap* map = plot->plottableCount() == 1 ? qobject_cast<QCPColorMap*>(plot->plottable(0)) : nullptr;
-    if (map != nullptr && style::FigureSignature(plot) == signature && plot->layer(kRegimesLayer) != nullptr &&
-        map->layer() == plot->layer("bands") && BuffersCurrent(plot) && map->data()->keySize() == epochs &&
-        map->data()->valueSize() == layers) {
-      const style::InPlaceUpdate before = style::BeginInPlaceUpdate(plot, subtitle);
-      set_cells(map->data());
-      style::EndInPlaceUpdate(plot, before, {"bands", kRegimesLayer});
+    signature = LevelMapSignature(run, analysis, layers, grouped, kinds.any_neutral);
+    if (QCPColorMap* map = MapToUpdate(plot, signature, epochs, layers)) {
+      const InPlaceUpdate before = BeginInPlaceUpdate(plot, subtitle);
+      SetLevelCells(map->data(), view, s, rows, kinds);
+      EndInPlaceUpdate(plot, before, {"bands", kRegimesLayer});
       return;
     }
   }
@@ -511,88 +618,30 @@ void DrawLevelMap(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& a
       plot,
       grouped ? "Levels Accordion chooses per layer group and epoch" : "Levels Accordion chooses per layer and epoch",
       subtitle);
-  style::StartFullDraw(plot);
-  plot->legend->setVisible(false);
-  StyleAxis(plot->xAxis, "epoch");
-  MakeWholeNumberAxis(plot->xAxis);
-  StyleAxis(plot->yAxis, grouped ? "layer group" : "layer");
-  plot->xAxis->grid()->setVisible(false);
-  plot->yAxis->grid()->setVisible(false);
-  plot->xAxis->setRange(-0.5, std::max(0.5, epochs - 0.5));
-  plot->yAxis->setRange(-0.5, std::max(0.5, layers - 0.5));
-  plot->yAxis->setRangeReversed(true);
-
-  // Layer names as ticks, thinned to what fits (about 14 px per label).
-  QSharedPointer<QCPAxisTickerText> names(new QCPAxisTickerText);
-  const int stride = std::max(1, (layers + 39) / 40);
-  for (int l = 0; l < layers; l += stride) {
-    names->addTick(l, QString::fromStdString(rows[static_cast<size_t>(l)].name));
-  }
-  plot->yAxis->setTicker(names);
-  plot->yAxis->setSubTicks(false);
-  QFont small = TickFont();
-  if (layers > 24) small.setPointSizeF(8);
-  plot->yAxis->setTickLabelFont(small);
-
+  StartFullDraw(plot);
+  SetUpLevelAxes(plot, rows, epochs, grouped);
   if (!cells) {
     AddMessage(plot, "No levels to show: " + QString::fromStdString(analysis.problem.empty()
                                                                         ? std::string("the run has no epochs")
                                                                         : analysis.problem));
     return;
   }
-  const Schedule& s = analysis.comparison.accordion;
-  QCPColorGradient gradient;
-  gradient.clearColorStops();
-  const std::vector<QColor> colors = any_neutral
-                                         ? std::vector<QColor>{LevelLowColor(), LevelNeutralColor(), LevelHighColor()}
-                                         : std::vector<QColor>{LevelLowColor(), LevelHighColor()};
-  for (int k = 0; k < kinds; ++k) {
-    gradient.setColorStopAt(static_cast<double>(k) / kinds + (k == 0 ? 0 : 1e-4), colors[static_cast<size_t>(k)]);
-    gradient.setColorStopAt(static_cast<double>(k + 1) / kinds, colors[static_cast<size_t>(k)]);
-  }
-  gradient.setLevelCount(600);
-
   auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
   map->setName(QString("level (%1 low, %2 high%3)")
-                   .arg(z_low, 0, 'g', 3)
-                   .arg(z_high, 0, 'g', 3)
-                   .arg(any_neutral ? QString(", %1 no difference").arg(z_neutral, 0, 'g', 3) : QString()));
+                   .arg(kinds.low, 0, 'g', 3)
+                   .arg(kinds.high, 0, 'g', 3)
+                   .arg(kinds.any_neutral ? QString(", %1 no difference").arg(kinds.neutral, 0, 'g', 3) : QString()));
   // Beneath the grid and the guide lines, on the buffered "bands" layer (it
   // holds nothing else here): a redraw for new cells re-renders just it.
   map->setLayer("bands");
   map->data()->setSize(epochs, layers);
   map->data()->setRange(QCPRange(0, epochs - 1), QCPRange(0, layers - 1));
-  set_cells(map->data());
+  SetLevelCells(map->data(), view, s, rows, kinds);
   map->setInterpolate(false);
   map->setTightBoundary(false);
-
-  auto* scale = new QCPColorScale(plot);
-  Body(plot)->addElement(0, 1, scale);
-  scale->setType(QCPAxis::atRight);
-  scale->setBarWidth(18);
-  map->setColorScale(scale);
-  scale->setGradient(gradient);
-  scale->setDataRange(QCPRange(0, 1));
-  map->setGradient(gradient);
-  map->setDataRange(QCPRange(0, 1));
-  QSharedPointer<QCPAxisTickerText> meaning(new QCPAxisTickerText);
-  meaning->addTick(z_low, QString("low level: %1\n(critical regime)")
-                              .arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_low))));
-  if (any_neutral) meaning->addTick(z_neutral, "no difference\n(same floats at\neither level)");
-  meaning->addTick(z_high,
-                   QString("high level: %1").arg(QString::fromStdString(LevelName(s.scheme.scheme(), s.level_high))));
-  scale->axis()->setTicker(meaning);
-  scale->axis()->setSubTicks(false);
-  scale->axis()->setTickLength(0, 0);
-  scale->axis()->setSubTickLength(0, 0);
-  scale->axis()->setTickLabelFont(TickFont());
-  auto* group = new QCPMarginGroup(plot);
-  plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  Body(plot)->setColumnStretchFactor(1, 0.001);
-
+  AddLevelScale(plot, map, s, kinds);
   for (int e : analysis.lr_decay_epochs) AddVerticalLine(plot, e + 0.5, GuideColor(), Qt::DashLine, 1.5);
-  style::SetFigureSignature(plot, signature);
+  SetFigureSignature(plot, signature);
 }
 
 bool LevelMapCellAt(const RunData& run, double x, double y, int* epoch, int* row, bool grouped) {

@@ -58,19 +58,9 @@ int IndexOf(const std::vector<int>& values, int v) {
   return it == values.end() ? -1 : static_cast<int>(it - values.begin());
 }
 
-}  // namespace
-
-void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, SweepMetric metric,
-                          const EtaIntervalMarks& marks) {
+// η across, the check interval up, each cell's value at its tick.
+void SetUpSweepAxes(QCustomPlot* plot, const EtaIntervalSweep& sweep) {
   using namespace style;
-  const bool time = metric == SweepMetric::kTime;
-  const QString what = time ? "Time" : "Floats";
-  const QString title = sweep.schedulable
-                            ? QString("%1 Accordion (%2) saves against static low").arg(what, LevelPair(sweep))
-                            : QString("%1 saved by η and check interval").arg(what);
-  const QString headline =
-      QString::fromStdString(EtaIntervalHeadline(sweep, metric, marks.recorded_eta, marks.recorded_interval));
-  ResetPlot(plot, title, headline.isEmpty() ? QString() : headline + ".");
   plot->legend->setVisible(false);
   StyleAxis(plot->xAxis, "η: relative change of ‖Δ‖ that counts as critical");
   StyleAxis(plot->yAxis, "check interval (epochs)");
@@ -88,27 +78,13 @@ void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, Swee
   plot->yAxis->setTicker(intervals);
   plot->xAxis->setSubTicks(false);
   plot->yAxis->setSubTicks(false);
+}
 
-  if (!sweep.schedulable) {
-    AddMessage(plot, "Nothing to sweep: " + QString::fromStdString(sweep.problem));
-    return;
-  }
-  if (time && !sweep.has_time) {
-    AddMessage(plot, "No projected time: " + QString::fromStdString(sweep.time_problem));
-    return;
-  }
-
-  // Saved fractions; the scale spans zero so that white means "saves
-  // nothing", blue saving (the high level's colour: what Accordion saves
-  // comes from compressing hard) and orange costing more.
-  double lo = 0, hi = 0;
-  for (const SweepCell& c : sweep.cells) {
-    const double v = sweep.Saved(c, metric);
-    if (!std::isfinite(v)) continue;
-    lo = std::min(lo, v * 100);
-    hi = std::max(hi, v * 100);
-  }
-  if (hi - lo < 1e-9) hi = lo + 1;
+// Saved fractions in percent; the scale spans zero so that white means
+// "saves nothing", blue saving (the high level's colour: what Accordion
+// saves comes from compressing hard) and orange costing more.
+QCPColorGradient SavedGradient(double lo, double hi) {
+  using namespace style;
   QCPColorGradient gradient;
   gradient.clearColorStops();
   const double zero = (0 - lo) / (hi - lo);
@@ -117,41 +93,21 @@ void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, Swee
   if (zero < 1) gradient.setColorStopAt(1, LevelHighColor());
   gradient.setNanHandling(QCPColorGradient::nhTransparent);
   gradient.setLevelCount(350);
+  return gradient;
+}
 
-  auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
-  map->setName(time ? "time saved against static low (%)" : "floats saved against static low (%)");
-  map->data()->setSize(nx, ny);
-  map->data()->setRange(QCPRange(0, std::max(1, nx - 1)), QCPRange(0, std::max(1, ny - 1)));
-  for (int j = 0; j < ny; ++j) {
-    for (int i = 0; i < nx; ++i) {
-      map->data()->setCell(i, j, sweep.Saved(sweep.at(i, j), metric) * 100);
-    }
-  }
-  map->setInterpolate(false);
-  map->setTightBoundary(false);
-  map->setGradient(gradient);
-  map->setDataRange(QCPRange(lo, hi));
-
-  auto* scale = new QCPColorScale(plot);
-  Body(plot)->addElement(0, 1, scale);
-  scale->setType(QCPAxis::atRight);
-  scale->setBarWidth(16);
-  map->setColorScale(scale);
-  scale->setGradient(gradient);
-  scale->setDataRange(QCPRange(lo, hi));
-  StyleAxis(scale->axis(), time ? "time saved vs static low (%)" : "floats saved vs static low (%)");
-  auto* group = new QCPMarginGroup(plot);
-  plot->axisRect()->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  scale->setMarginGroup(QCP::msBottom | QCP::msTop, group);
-  Body(plot)->setColumnStretchFactor(1, 0.001);
-
-  // Each cell's number in it, dark or light by what lies beneath.
+// Each cell's number in it, dark or light by what lies beneath, and its
+// critical epochs under it. `gradient` by value: QCPColorGradient::color
+// is not const.
+void LabelCells(QCustomPlot* plot, const EtaIntervalSweep& sweep, SweepMetric metric, QCPColorGradient gradient,
+                const QCPRange& range) {
+  using namespace style;
   QFont number = TickFont();
   number.setBold(true);
   QFont detail = TickFont();
   detail.setPointSizeF(std::max(7.0, detail.pointSizeF() - 1));
-  for (int j = 0; j < ny; ++j) {
-    for (int i = 0; i < nx; ++i) {
+  for (int j = 0; j < static_cast<int>(sweep.intervals.size()); ++j) {
+    for (int i = 0; i < static_cast<int>(sweep.etas.size()); ++i) {
       const SweepCell& c = sweep.at(i, j);
       const double v = sweep.Saved(c, metric);
       auto* label = new QCPItemText(plot);
@@ -160,7 +116,7 @@ void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, Swee
       label->setPositionAlignment(Qt::AlignCenter);
       label->setTextAlignment(Qt::AlignCenter);
       label->setFont(number);
-      const QColor under = std::isfinite(v) ? QColor(gradient.color(v * 100, QCPRange(lo, hi))) : BackgroundColor();
+      const QColor under = std::isfinite(v) ? QColor(gradient.color(v * 100, range)) : BackgroundColor();
       label->setColor(under.lightnessF() < 0.62 ? QColor(Qt::white) : QColor(0x22, 0x22, 0x22));
       label->setText(std::isfinite(v) ? Percent(v) : QString("–"));
       auto* sub = new QCPItemText(plot);
@@ -174,7 +130,12 @@ void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, Swee
       sub->setText(QString("%1 critical").arg(c.critical_epochs));
     }
   }
+}
 
+// The recorded setting outlined solid, the explored one dashed, each with
+// its legend line.
+void OutlineSettings(QCustomPlot* plot, const EtaIntervalSweep& sweep, const EtaIntervalMarks& marks) {
+  using namespace style;
   const int rx = IndexOf(sweep.etas, marks.recorded_eta);
   const int ry = IndexOf(sweep.intervals, marks.recorded_interval);
   const int cx = IndexOf(sweep.etas, marks.current_eta);
@@ -194,6 +155,58 @@ void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, Swee
     AddLegendLine(plot, QString("explored: η %1, interval %2").arg(Eta(marks.current_eta)).arg(marks.current_interval),
                   GuideColor(), Qt::DashLine, 2);
   }
+}
+
+}  // namespace
+
+void DrawEtaIntervalSweep(QCustomPlot* plot, const EtaIntervalSweep& sweep, SweepMetric metric,
+                          const EtaIntervalMarks& marks) {
+  using namespace style;
+  const bool time = metric == SweepMetric::kTime;
+  const QString what = time ? "Time" : "Floats";
+  const QString title = sweep.schedulable
+                            ? QString("%1 Accordion (%2) saves against static low").arg(what, LevelPair(sweep))
+                            : QString("%1 saved by η and check interval").arg(what);
+  const QString headline =
+      QString::fromStdString(EtaIntervalHeadline(sweep, metric, marks.recorded_eta, marks.recorded_interval));
+  ResetPlot(plot, title, headline.isEmpty() ? QString() : headline + ".");
+  SetUpSweepAxes(plot, sweep);
+  if (!sweep.schedulable) {
+    AddMessage(plot, "Nothing to sweep: " + QString::fromStdString(sweep.problem));
+    return;
+  }
+  if (time && !sweep.has_time) {
+    AddMessage(plot, "No projected time: " + QString::fromStdString(sweep.time_problem));
+    return;
+  }
+
+  double lo = 0, hi = 0;
+  for (const SweepCell& c : sweep.cells) {
+    const double v = sweep.Saved(c, metric);
+    if (!std::isfinite(v)) continue;
+    lo = std::min(lo, v * 100);
+    hi = std::max(hi, v * 100);
+  }
+  if (hi - lo < 1e-9) hi = lo + 1;
+  const QCPColorGradient gradient = SavedGradient(lo, hi);
+  const int nx = static_cast<int>(sweep.etas.size());
+  const int ny = static_cast<int>(sweep.intervals.size());
+  auto* map = new QCPColorMap(plot->xAxis, plot->yAxis);
+  map->setName(time ? "time saved against static low (%)" : "floats saved against static low (%)");
+  map->data()->setSize(nx, ny);
+  map->data()->setRange(QCPRange(0, std::max(1, nx - 1)), QCPRange(0, std::max(1, ny - 1)));
+  for (int j = 0; j < ny; ++j) {
+    for (int i = 0; i < nx; ++i) {
+      map->data()->setCell(i, j, sweep.Saved(sweep.at(i, j), metric) * 100);
+    }
+  }
+  map->setInterpolate(false);
+  map->setTightBoundary(false);
+  QCPColorScale* scale = AddColorScale(plot, map, gradient, lo, hi, 16);
+  StyleAxis(scale->axis(), time ? "time saved vs static low (%)" : "floats saved vs static low (%)");
+
+  LabelCells(plot, sweep, metric, gradient, QCPRange(lo, hi));
+  OutlineSettings(plot, sweep, marks);
   // The colour map has its own scale, not a legend entry.
   plot->legend->removeItem(plot->legend->itemWithPlottable(map));
   if (plot->legend->itemCount() > 0) {

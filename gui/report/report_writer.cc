@@ -169,11 +169,8 @@ QString TimingName(sim::TimingSource timing) {
   return timing == sim::TimingSource::kSimulate ? "SimGrid replay" : "α–β estimate";
 }
 
-// The report's figures, in the order index.html shows them.
-std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
-  const RunData& run = *in.runs.front();
-  const RegimeAnalysis& analysis = in.analysis;
-  const std::optional<WhatIfProjection>& best = BestProjection(in);
+// The report's figures of the run's regimes and levels.
+std::vector<ReportFigure> RegimeFigures(const RunData& run, const RegimeAnalysis& analysis) {
   return {
       {"regimes", "Gradient norms and critical regimes", "When is training in a critical regime?",
        [&run] {
@@ -207,6 +204,14 @@ std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
          DrawLevelMap(plot, run, analysis);
          return true;
        }},
+  };
+}
+
+// The figures of the projection onto the target cluster: `best` is
+// BestProjection's, null where nothing could be projected.
+std::vector<ReportFigure> ProjectionFigures(const ReportInput& in, const RunData& run,
+                                            const std::optional<WhatIfProjection>& best) {
+  return {
       {"projection", "Projected time to train", "How long would training take on the target cluster?",
        [&best] {
          return QString(
@@ -254,6 +259,12 @@ std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
          DrawIterationTimeline(plot, run, best ? &*best : nullptr, epoch);
          return true;
        }},
+  };
+}
+
+// The figures comparing every trace of the report.
+std::vector<ReportFigure> AccuracyFigures(const ReportInput& in) {
+  return {
       {"accuracy-epoch", "Accuracy by epoch", "Does any schedule cost accuracy?",
        [] {
          return QString(
@@ -275,6 +286,15 @@ std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
          return true;
        }},
   };
+}
+
+// The report's figures, in the order index.html shows them.
+std::vector<ReportFigure> ReportFigures(const ReportInput& in) {
+  const RunData& run = *in.runs.front();
+  std::vector<ReportFigure> figures = RegimeFigures(run, in.analysis);
+  for (ReportFigure& f : ProjectionFigures(in, run, BestProjection(in))) figures.push_back(std::move(f));
+  for (ReportFigure& f : AccuracyFigures(in)) figures.push_back(std::move(f));
+  return figures;
 }
 
 QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
