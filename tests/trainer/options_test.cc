@@ -798,7 +798,8 @@ TEST(TrainOptions, EveryNumberCheckKeepsItsMessage) {
       {[](TrainOptions& o) { o.decay_factor = 0; }, "--decay-factor must be in (0, 1]"},
       {[](TrainOptions& o) { o.accordion.eta(0); }, "--eta must be a positive number, not 0"},
       {[](TrainOptions& o) { o.accordion.interval(0); }, "--interval must be from 1 to 2147483647 epochs, not 0"},
-      {[](TrainOptions& o) { o.trace_iterations = -1; }, "--trace-iterations must be from 0 to 2147483647 steps, not -1"},
+      {[](TrainOptions& o) { o.trace_iterations = -1; },
+       "--trace-iterations must be from 0 to 2147483647 steps, not -1"},
       {[](TrainOptions& o) { o.bucket_mb = 0; }, "--bucket-mb must be above 0 and at most 1048576 (a TiB), not 0"},
       {[](TrainOptions& o) { o.limit_samples = -1; }, "--limit-samples must be >= 0"},
       {[](TrainOptions& o) {
