@@ -2,6 +2,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "analysis/run_settings.h"
 #include "common/errors.h"
 #include "traces/scheme_description.h"
 #include "traces/trace_error.h"
@@ -68,15 +69,14 @@ TraceView LoadTraceView(const std::string& path) {
 }
 
 CommunicationScheme RecordedScheme(const RunInfo& run, Scheme scheme) {
-  CommunicationScheme recorded(scheme);
-  if (scheme != run.scheme) return recorded;
-  const nlohmann::json config = nlohmann::json::parse(run.config_json, nullptr, /*allow_exceptions=*/false);
-  if (!config.is_object()) return recorded;
-  const auto vectors = config.find("topk_dense_vectors");
-  if (vectors != config.end() && vectors->is_boolean()) recorded.topk_dense_vectors(vectors->get<bool>());
-  const auto feedback = config.find("topk_error_feedback");
-  if (feedback != config.end() && feedback->is_string()) recorded.topk_error_feedback(*feedback != "off");
-  return recorded;
+  if (scheme != run.scheme) return CommunicationScheme(scheme);
+  // Through the run settings' table, which reads every form a writer used
+  // (the hook recorded topk_error_feedback as a boolean before November
+  // 2026, which read as "on" here whatever it said).
+  const RunSettings recorded = SettingsFromConfig(run.config_json);
+  return CommunicationScheme(scheme)
+      .topk_dense_vectors(recorded.scheme.topk_dense_vectors())
+      .topk_error_feedback(recorded.scheme.topk_error_feedback());
 }
 
 }  // namespace accordion

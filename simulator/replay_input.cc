@@ -7,6 +7,7 @@
 #include <tuple>
 
 #include "analysis/communication_plan.h"
+#include "analysis/run_settings.h"
 #include "common/errors.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
@@ -301,13 +302,12 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
 // The trainer's bucket size, if its configuration says; a configuration that
 // does not parse or does not say leaves the choice to the replay.
 std::optional<int64_t> RecordedBucketBytes(const RunInfo& run) {
-  const nlohmann::json config = nlohmann::json::parse(run.config_json, nullptr, false);
-  if (!config.is_object() || !config.contains("bucket_mb") || !config["bucket_mb"].is_number()) {
-    return std::nullopt;
-  }
-  const double mb = config["bucket_mb"].get<double>();
-  if (!(mb > 0) || mb > 1e6) return std::nullopt;
-  return static_cast<int64_t>(std::llround(mb * 1024 * 1024));
+  // Through the run settings' table: the same conversion the writers made.
+  RunSettings unknown;
+  unknown.bucket_mb = 0;  // a configuration that does not say keeps this
+  const RunSettings recorded = SettingsFromConfig(run.config_json, unknown);
+  if (!FieldWithKey("bucket_mb")->InBounds(recorded.bucket_mb)) return std::nullopt;
+  return BucketBytesOf(recorded);
 }
 
 }  // namespace

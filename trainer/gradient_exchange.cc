@@ -22,6 +22,19 @@ double Seconds(std::chrono::steady_clock::duration d) { return std::chrono::dura
 // overflow where t's norm still fits a float.
 torch::Tensor SquaredNorm(const torch::Tensor& t) { return t.norm().to(torch::kFloat64).square(); }
 
+// The dtype a 16-bit cast sends (the scheme's WireFormat).
+torch::ScalarType WireDtype(const SchemeDescription& d) {
+  switch (d.wire) {
+    case WireFormat::kFloat16:
+      return torch::kHalf;
+    case WireFormat::kBFloat16:
+      return torch::kBFloat16;
+    case WireFormat::kFloat32:
+      break;
+  }
+  return torch::kFloat32;
+}
+
 // Runs `ready` after autograd accumulated a parameter's gradient. Our own
 // FunctionPostHook rather than LambdaPostHook, whose constructor changed
 // between LibTorch 1.13 and 2.x; the hook interface did not.
@@ -210,7 +223,8 @@ void GradientExchange::SetLevels(const std::vector<double>& levels, int epoch) {
       bucket.packed = torch::empty({words}, device_);
       bucket.gathered = torch::empty({world, words}, device_);
     } else if (compressor_ == Compressor::kCast16) {
-      bucket.wire = torch::empty({offset}, torch::TensorOptions().device(device_).dtype(WireDtype()));
+      const torch::ScalarType wire = WireDtype(DescriptionOf(options_.scheme().scheme()));
+      bucket.wire = torch::empty({offset}, torch::TensorOptions().device(device_).dtype(wire));
     }
   }
   state_ = std::move(next);
@@ -277,19 +291,6 @@ void GradientExchange::Wait(Flight& flight) {
   timings_.comm_s += Seconds(Clock::now() - t);
   timings_.collectives[flight.record].duration_s = std::max(0.0, Seconds(flight.work->completed_at() - flight.start));
   flight.work.reset();
-}
-
-torch::ScalarType GradientExchange::WireDtype() const {
-  // The scheme's wire format: only a cast (Compressor::kCast16) has one other than float32.
-  switch (DescriptionOf(options_.scheme().scheme()).wire) {
-    case WireFormat::kFloat16:
-      return torch::kHalf;
-    case WireFormat::kBFloat16:
-      return torch::kBFloat16;
-    case WireFormat::kFloat32:
-      break;
-  }
-  return torch::kFloat32;
 }
 
 void GradientExchange::StartDense(int b) {

@@ -183,8 +183,6 @@ class GradientExchange {
   void Launch(int bucket);
   // The bucket's dense all-reduce (PowerSGD's and TopK's uncompressed
   // tensors), if it has any; and after it, their average.
-  // The dtype a 16-bit cast sends (the scheme's WireFormat).
-  torch::ScalarType WireDtype() const;
   void StartDense(int bucket);
   void FinishDense(int bucket);
   // Records the collective `work` runs; the kind gives its op and tag.

@@ -39,7 +39,8 @@ TEST(PolicyDescription, DescribesEveryPolicyOnceAndItsNameRoundTrips) {
 
 TEST(PolicyDescription, FitRuleForEveryScheme) {
   const std::map<Policy, std::set<Scheme>> fits = {
-      {Policy::kStatic, {Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch}},
+      {Policy::kStatic,
+       {Scheme::kDense, Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch, Scheme::kFp16, Scheme::kBf16}},
       {Policy::kAccordion, {Scheme::kPowerSgd, Scheme::kTopK, Scheme::kBatch}},
       {Policy::kAdaqs, {Scheme::kPowerSgd, Scheme::kTopK}},
       {Policy::kSmith, {Scheme::kBatch}},

@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "analysis/trace_view.h"
 #include "common/errors.h"
 #include "trainer/train_options.h"
 
@@ -84,6 +85,17 @@ TEST(RunSettings, AnOldHookTracesConfigurationReadsThroughTheTable) {
   EXPECT_EQ(SettingsFromConfig("not json").interval, RunSettings().interval);
 }
 
+TEST(RunSettings, AHookTracesTopKChoicesReadAsRecorded) {
+  RunInfo run;
+  run.scheme = Scheme::kTopK;
+  run.config_json = R"({"scheme":"topk","topk_error_feedback":false,"topk_dense_vectors":true})";
+  const CommunicationScheme recorded = RecordedScheme(run, Scheme::kTopK);
+  EXPECT_FALSE(recorded.topk_error_feedback());
+  EXPECT_TRUE(recorded.topk_dense_vectors());
+  // Another scheme than the run's takes its defaults.
+  EXPECT_TRUE(RecordedScheme(run, Scheme::kPowerSgd).topk_error_feedback());
+}
+
 TEST(RunSettings, KeywordsAreCheckedForKindAndBoundsInOneWording) {
   RunSettings s;
   EXPECT_EQ(ErrorOf([&] { SetKeyword(s, "interval", 0); }), "interval must be from 1 to 2147483647 epochs, not 0");
@@ -107,7 +119,7 @@ TEST(RunSettings, ChecksSpeakTheCallersVocabulary) {
   const std::string flags = ErrorOf([&] { CheckRunSettings(s, SettingVocabulary::kFlags); });
   const std::string keywords = ErrorOf([&] { CheckRunSettings(s, SettingVocabulary::kKeywords); });
   EXPECT_EQ(flags.rfind("--policy adaqs halves a compression", 0), 0u) << flags;
-  EXPECT_EQ(keywords.rfind("policy='adaqs' halves a compression", 0), 0u) << keywords;
+  EXPECT_EQ(keywords.rfind("policy adaqs halves a compression", 0), 0u) << keywords;
   s = RunSettings();
   s.msdr_factor = 1;
   EXPECT_EQ(ErrorOf([&] { CheckRunSettings(s, SettingVocabulary::kFlags); }),

@@ -114,7 +114,7 @@ TEST_F(TrainCli, BadConfigurationIsOneLineExitTwoAndLeavesNothing) {
       {"--dataset mnist --data-dir " + Path("nothing-here"), "not found"},
       {"--dataset fashion-mnist --data-dir " + dir_, "not found"},
       {"--dataset synthetic --batch-size 63 --nproc 2", "split evenly"},
-      {"--dataset synthetic --policy accordion", "compressing --scheme"},
+      {"--dataset synthetic --policy accordion", "--policy accordion chooses levels: it needs the"},
       {"--dataset synthetic --scheme powersgd --level 0.5", "PowerSGD rank"},
       {"--dataset synthetic --scheme topk --policy accordion --high 1.5", "TopK fraction"},
       {"--dataset synthetic --epochs 0", "--epochs"},

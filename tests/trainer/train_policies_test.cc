@@ -111,9 +111,9 @@ TEST_F(TrainPolicies, SmithRunGrowsTheBatchWhereTheLrWouldDecay) {
   ExpectRecordedLevels(t, derived);
   EXPECT_TRUE(view.error_profile.empty());  // no compression error to profile
 
-  const CommandResult compare = test_support::RunCommand(kAnalyze + " compare-policies " + trace + " --format csv");
+  const CommandResult compare = test_support::RunCommand(kAnalyze + " compare-policies " + trace + " --format json");
   ASSERT_EQ(compare.exit_code, 0) << compare.err;
-  EXPECT_NE(compare.out.find("\nsmith,"), std::string::npos) << compare.out;
+  EXPECT_NE(compare.out.find("\"smith\""), std::string::npos) << compare.out;
 }
 
 TEST_F(TrainPolicies, PoliciesThatDoNotFitTheSchemeAreRefused) {
