@@ -14,10 +14,13 @@
 
 namespace accordion::sim {
 
+// Four significant digits, as people read a link: "126.6 us", "9.412 Gb/s".
+// A fitted network carries more digits than it can stand behind; the
+// description of a platform is for reading, its JSON keeps every digit.
 inline std::string GbpsText(double bytes_per_s) {
-  return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 12) + " Gb/s";
+  return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 4) + " Gb/s";
 }
-inline std::string MicrosText(double s) { return FormatNumber(s * 1e6, 12) + " us"; }
+inline std::string MicrosText(double s) { return FormatNumber(s * 1e6, 4) + " us"; }
 
 // `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9).
 inline void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {

@@ -78,7 +78,9 @@ WhatIfView::WhatIfView(ExplorerDocument* document, QWidget* parent)
       document_(document),
       workers_(new QSpinBox(this)),
       bandwidth_(new QDoubleSpinBox(this)),
+      latency_given_(new QCheckBox(this)),
       latency_(new QDoubleSpinBox(this)),
+      latency_last_us_(sim::PlatformSpec().latency_s * 1e6),
       topology_(new QComboBox(this)),
       platform_file_(new QLabel(this)),
       network_model_(new QComboBox(this)),
@@ -143,7 +145,16 @@ void WhatIfView::setUpClusterControls() {
   latency_->setStepType(QAbstractSpinBox::AdaptiveDecimalStepType);
   latency_->setSuffix(tr(" µs"));
   latency_->setKeyboardTracking(false);
-  latency_->setToolTip(tr("Per link"));
+  latency_->setSpecialValueText(tr("the trace's network"));
+  latency_given_->setObjectName("latencyGivenCheck");
+  latency_given_->setAccessibleName(tr("Latency given"));
+  const QString latency_tip =
+      tr("Per link. Unchecked: the latency of the network the trace was recorded on (its probe's per-message "
+         "cost: the run's own stack, measured), as accordion-sim uses without --latency-us; %1 µs for a trace "
+         "without a probe. Check to ask about another network's latency.")
+          .arg(sim::PlatformSpec().latency_s * 1e6);
+  latency_given_->setToolTip(latency_tip);
+  latency_->setToolTip(latency_tip);
   topology_->setObjectName("topologyCombo");
   for (const sim::TopologyDescription& d : sim::AllTopologies()) {
     topology_->addItem(QString::fromUtf8(d.name), static_cast<int>(d.topology));
@@ -254,7 +265,10 @@ QScrollArea* WhatIfView::buildForm() {
   form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
   form->addRow(tr("Workers"), workers_);
   form->addRow(tr("Bandwidth"), bandwidth_);
-  form->addRow(tr("Latency"), latency_);
+  auto* latency_row = new QHBoxLayout;
+  latency_row->addWidget(latency_given_);
+  latency_row->addWidget(latency_, 1);
+  form->addRow(tr("Latency"), latency_row);
   form->addRow(tr("Topology"), topology_);
   form->addRow(QString(), platform_file_);
   for (const TopologyControl& c : topology_controls_) form->addRow(tr(c.parameter->label), c.spin);
@@ -341,6 +355,11 @@ void WhatIfView::connectControls() {
     apply();
   });
   connect(recorded_bandwidth_, &QDoubleSpinBox::valueChanged, this, &WhatIfView::apply);
+  connect(latency_given_, &QCheckBox::toggled, this, [this](bool given) {
+    if (updating_) return;
+    showLatency(given ? std::optional<double>(latency_last_us_) : std::nullopt);
+    apply();
+  });
   connect(topology_, &QComboBox::activated, this, &WhatIfView::chooseTopology);
   connect(simulate_, &QPushButton::clicked, document_, &ExplorerDocument::startSimulation);
   connect(cancel_, &QPushButton::clicked, document_, &ExplorerDocument::cancelSimulation);
@@ -434,7 +453,20 @@ void WhatIfView::updateTopologyFields() {
   platform_file_->setToolTip(QString::fromStdString(platform_path_));
   // A platform file brings its own links.
   bandwidth_->setEnabled(!file);
-  latency_->setEnabled(!file);
+  latency_given_->setEnabled(!file);
+  latency_->setEnabled(!file && latency_given_->isChecked());
+}
+
+// Not given reads "the trace's network" in the spin box (its special value,
+// below the range a latency takes), not a greyed number that could pass for it.
+void WhatIfView::showLatency(std::optional<double> us) {
+  const bool was_updating = updating_;
+  updating_ = true;
+  latency_given_->setChecked(us.has_value());
+  latency_->setMinimum(us ? 0 : -1);
+  latency_->setValue(us.value_or(-1));
+  latency_->setEnabled(us.has_value());
+  updating_ = was_updating;
 }
 
 // Unknown reads "unknown" in the spin box (its special value, at 0), not a
@@ -454,7 +486,8 @@ void WhatIfView::apply() {
   WhatIfSettings w = document_->whatIfSettings();
   w.workers = workers_->value();
   w.bandwidth_gbps = bandwidth_->value();
-  w.latency_us = latency_->value();
+  w.latency_us = latency_given_->isChecked() ? std::optional<double>(latency_->value()) : std::nullopt;
+  if (w.latency_us) latency_last_us_ = *w.latency_us;
   const int item = topology_->currentData().toInt();
   w.platform_file = item == kPlatformFileItem ? platform_path_ : std::string();
   if (w.platform_file.empty()) w.topology = static_cast<sim::Topology>(item);
@@ -473,7 +506,8 @@ void WhatIfView::showSettings() {
   updating_ = true;
   workers_->setValue(w.workers);
   bandwidth_->setValue(w.bandwidth_gbps);
-  latency_->setValue(w.latency_us);
+  if (w.latency_us) latency_last_us_ = *w.latency_us;
+  showLatency(w.latency_us);
   if (!w.platform_file.empty()) platform_path_ = w.platform_file;
   const int t = topology_->findData(w.platform_file.empty() ? static_cast<int>(w.topology) : kPlatformFileItem);
   topology_->setCurrentIndex(t >= 0 ? t : 0);

@@ -79,11 +79,14 @@ class WhatIfView : public QWidget {
   void chooseTopology(int index);
   void updateTopologyFields();
   void showRecorded(std::optional<double> gbps);
+  void showLatency(std::optional<double> us);
 
   ExplorerDocument* document_;
   QSpinBox* workers_;
   QDoubleSpinBox* bandwidth_;
+  QCheckBox* latency_given_;  // unchecked: the base platform's (the trace's network)
   QDoubleSpinBox* latency_;
+  double latency_last_us_;  // what checking "given" again brings back
   QComboBox* topology_;
   QLabel* platform_file_;
   // A control for each topology parameter that has a label, enabled while

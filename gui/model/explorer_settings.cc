@@ -54,7 +54,7 @@ sim::PlatformSpec PlatformOf(const WhatIfSettings& w, const sim::PlatformSpec& b
   } else {
     spec.topology = w.topology;
     spec.bandwidth_Bps = BytesPerSecondFromGbps(w.bandwidth_gbps);
-    spec.latency_s = w.latency_us * 1e-6;
+    if (w.latency_us) spec.latency_s = *w.latency_us * 1e-6;
     for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) p.set(spec, TopologyParameterOf(w, p));
     }
@@ -90,8 +90,8 @@ std::string CliFlagsOf(const ScheduleSettings& s, const WhatIfSettings& w, sim::
   if (!w.platform_file.empty()) {
     f << " --platform '" << w.platform_file << "'";
   } else {
-    f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12)
-      << " --latency-us " << FormatNumber(w.latency_us, 12);
+    f << " --topology " << sim::ToString(w.topology) << " --bandwidth-gbps " << FormatNumber(w.bandwidth_gbps, 12);
+    if (w.latency_us) f << " --latency-us " << FormatNumber(*w.latency_us, 12);
     for (const sim::TopologyParameter& p : sim::DescriptionOf(w.topology).parameters) {
       if (p.label) f << " " << p.Flag() << " " << FormatNumber(TopologyParameterOf(w, p), 12);
     }

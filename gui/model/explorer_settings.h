@@ -48,7 +48,10 @@ ResolvedSchedule Resolve(const RunInfo& run, const ScheduleSettings& settings);
 struct WhatIfSettings {
   int workers = 64;
   double bandwidth_gbps = 25;
-  double latency_us = 5;
+  // Per link, µs. Empty: the base platform's - the trace's recorded network
+  // where its probe anchors the replay (the per-message cost the run's own
+  // stack paid), else PlatformSpec's - as accordion-sim without --latency-us.
+  std::optional<double> latency_us;
   sim::Topology topology = sim::Topology::kStar;
   // Non-empty: the platform is this file's (JSON or SimGrid XML), which
   // brings its own topology, links and network model in place of the above.

@@ -377,7 +377,8 @@ void AddFlags(CLI::App& app, Args& a) {
   const WhatIfSettings what_if;
   cli::AddWorkersFlag(&app, &a.workers, std::to_string(what_if.workers));
   cli::AddBandwidthFlag(&app, &a.bandwidth_gbps, HelpNumber(what_if.bandwidth_gbps))->check(AboveZero());
-  cli::AddLatencyFlag(&app, &a.latency_us, HelpNumber(what_if.latency_us))->check(CLI::NonNegativeNumber);
+  cli::AddLatencyFlag(&app, &a.latency_us, cli::OverTrace(true, HelpNumber(sim::PlatformSpec().latency_s * 1e6)))
+      ->check(CLI::NonNegativeNumber);
   cli::AddTopologyFlag(&app, &a.topology, sim::ToString(what_if.topology))
       ->check(CLI::IsMember(sim::TopologyNameList()));
   a.topology_parameters.Add(&app, true);

@@ -15,10 +15,12 @@
 #include "analysis/results_table.h"
 #include "analysis/schedule_report.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/version.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
 #include "gui/model/headlines.h"
+#include "gui/model/what_if.h"
 #include "simulator/topology_description.h"
 #include "traces/policy_description.h"
 #include "traces/scheme_description.h"
@@ -323,7 +325,12 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
       if (p.label) t += Row({QString::fromUtf8(p.label), QString::number(TopologyParameterOf(w, p))});
     }
     t += Row({"bandwidth", QString::number(w.bandwidth_gbps) + " Gb/s"});
-    t += Row({"latency", QString::number(w.latency_us) + " µs"});
+    // The latency the projection used, and where it came from.
+    const double latency_us = PlatformOf(w, BasePlatformOf(*in.runs.front(), w)).latency_s * 1e6;
+    t += Row({"latency", QString::fromStdString(FormatNumber(latency_us, 4)) + " µs per link" +
+                             (w.latency_us                                   ? ""
+                              : in.runs.front()->input.network_probe.empty() ? " (the default: the trace has no probe)"
+                                                                             : " (the trace's recorded network)")});
     t += Row({"network model", w.network_model.empty()
                                    ? QString("automatic, as accordion-sim: the recorded network's where the trace "
                                              "has a probe, else %1")

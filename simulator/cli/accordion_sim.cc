@@ -53,21 +53,24 @@ struct PlatformFlags {
   std::optional<std::string> network_model, crosstraffic;
 
   // `link_values`: whether --bandwidth-gbps / --latency-us are single values
-  // here (a sweep lists them instead).
-  void Add(CLI::App* cmd, bool link_values) {
+  // here (a sweep lists them instead). `over_trace`: the flags change a
+  // trace's base platform (its recorded network where it has a probe), so
+  // the defaults the help states are that network's first.
+  void Add(CLI::App* cmd, bool link_values, bool over_trace) {
     const PlatformSpec defaults;
     cli::AddPlatformFileFlag(cmd, &file);
     cli::AddTopologyFlag(cmd, &topology, ToString(defaults.topology));
     if (link_values) {
-      cli::AddBandwidthFlag(cmd, &bandwidth_gbps, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)));
-      cli::AddLatencyFlag(cmd, &latency_us, HelpNumber(defaults.latency_s * 1e6));
+      cli::AddBandwidthFlag(cmd, &bandwidth_gbps,
+                            cli::OverTrace(over_trace, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps))));
+      cli::AddLatencyFlag(cmd, &latency_us, cli::OverTrace(over_trace, HelpNumber(defaults.latency_s * 1e6)));
     }
     cmd->add_option("--hosts", hosts,
                     "Hosts in the platform (default: one per worker; at most " + std::to_string(kMaxHosts) +
                         ", more than the largest clusters, in whole nodes or leaves too)");
     parameters.Add(cmd, false);
-    cli::AddNetworkModelFlag(cmd, &network_model);
-    cli::AddWindowFlags(cmd, &tcp_gamma, &crosstraffic);
+    cli::AddNetworkModelFlag(cmd, &network_model, over_trace);
+    cli::AddWindowFlags(cmd, &tcp_gamma, &crosstraffic, over_trace);
     cmd->add_option("--collective-overhead-us", collective_overhead_us,
                     "Software cost of one collective, microseconds (default " +
                         HelpNumber(defaults.collective_overhead_s * 1e6) + "; calibrate measures it)");
@@ -173,7 +176,7 @@ struct ReplayFlags {
         ->check(CLI::IsMember({"on", "off"}))
         ->capture_default_str();
     cmd->add_option("--recorded-latency-us", recorded_latency_us,
-                    "The link latency the trace was recorded at (default: the platform's)")
+                    "The link latency the trace was recorded at (default: its probe's fit, else the platform's)")
         ->check(CLI::Range(0.0, 1e7));
     cli::AddShaperFlags(cmd, &burst_kib, &line_gbps);
     cmd->add_option("--sim-timeout", timeout_s,
@@ -345,7 +348,7 @@ struct PolicyArgs {
 
   void Add(CLI::App* cmd) {
     cmd->add_option("trace", trace, "Trace file")->required();
-    platform.Add(cmd, true);
+    platform.Add(cmd, true, true);
     replay.Add(cmd, true);
     collective.Add(cmd);
     cli::AddMsdrFactorFlag(cmd, &msdr_factor);
@@ -658,7 +661,7 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayArgs& a) {
                                      "Project a trace onto a cluster and an Accordion setting: time, compute, exposed "
                                      "communication, bytes and speedups against static low and static high");
   cmd->add_option("trace", a.trace, "Trace file")->required();
-  a.platform.Add(cmd, true);
+  a.platform.Add(cmd, true, true);
   a.replay.Add(cmd, true);
   a.collective.Add(cmd);
   cli::AddFormatFlag(cmd, &a.format, {"table", "csv", "json"}, kTool);
@@ -731,12 +734,13 @@ CLI::App* AddSweepCommand(CLI::App& app, SweepArgs& a) {
       "most " +
           std::to_string(kMaxSweepPoints) + " points); each grid flag takes a list, e.g. 10,25");
   cmd->add_option("trace", a.trace, "Trace file")->required();
-  a.platform.Add(cmd, false);
+  a.platform.Add(cmd, false, true);
   a.replay.Add(cmd, false);
   a.collective.Add(cmd);
   const PlatformSpec defaults;
-  cli::AddBandwidthFlag(cmd, &a.grid.bandwidth_gbps, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps)));
-  cli::AddLatencyFlag(cmd, &a.grid.latency_us, HelpNumber(defaults.latency_s * 1e6));
+  cli::AddBandwidthFlag(cmd, &a.grid.bandwidth_gbps,
+                        cli::OverTrace(true, HelpNumber(GbpsFromBytesPerSecond(defaults.bandwidth_Bps))));
+  cli::AddLatencyFlag(cmd, &a.grid.latency_us, cli::OverTrace(true, HelpNumber(defaults.latency_s * 1e6)));
   cli::AddWorkersFlag(cmd, &a.grid.workers, "the trace's; at most " + std::to_string(kMaxHosts));
   CLI::Option* etas = cli::AddEtasFlag(cmd, &a.grid.eta, cli::TracesOwn("run.eta"));
   cli::AddDeprecatedAlias(cmd, kTool, "--eta", etas);
@@ -770,7 +774,7 @@ CLI::App* AddMergeCommand(CLI::App& app, MergeArgs& a) {
 CLI::App* AddCollectiveCommand(CLI::App& app, CollectiveArgs& a) {
   CLI::App* cmd =
       app.add_subcommand("collective", "Time one collective on a platform, simulated and with the alpha-beta formula");
-  a.platform.Add(cmd, true);
+  a.platform.Add(cmd, true, false);
   cli::AddWorkersFlag(cmd, &a.workers, std::to_string(a.workers));
   cmd->add_option("--bytes", a.bytes, "Bytes (all-reduce: the buffer; all-gather: per rank)")->capture_default_str();
   cmd->add_option("--op", a.op, "allreduce, allgather or broadcast")

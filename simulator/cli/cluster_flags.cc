@@ -59,21 +59,30 @@ CLI::Option* AddPlatformFileFlag(CLI::App* cmd, std::string* file) {
                          "topology and link flags");
 }
 
-CLI::Option* AddNetworkModelFlag(CLI::App* cmd, std::optional<std::string>* model) {
-  const std::vector<std::string> models = {"LV08", "CM02"};
-  return cmd->add_option("--network-model", *model,
-                         WithDefault("SimGrid's network model: " + JoinWords(models, ", ", " or "),
-                                     "CM02, exact, for a trace whose network probe anchors the replay, else " +
-                                         sim::NetworkOptions().model()));
+std::string OverTrace(bool over_trace, const std::string& otherwise, const std::string& recorded) {
+  return over_trace ? recorded + "; without a probe " + otherwise : otherwise;
 }
 
-void AddWindowFlags(CLI::App* cmd, std::optional<double>* tcp_gamma, std::optional<std::string>* crosstraffic) {
+// The recorded network is a star under SimGrid's exact setting (CM02, no
+// window, no cross-traffic), fitted to the probe: simulator/recorded_network.h.
+CLI::Option* AddNetworkModelFlag(CLI::App* cmd, std::optional<std::string>* model, bool over_trace) {
+  const std::vector<std::string> models = {"LV08", "CM02"};
+  return cmd->add_option(
+      "--network-model", *model,
+      WithDefault("SimGrid's network model: " + JoinWords(models, ", ", " or "),
+                  OverTrace(over_trace, sim::NetworkOptions().model(), "the recorded network's CM02, exact")));
+}
+
+void AddWindowFlags(CLI::App* cmd, std::optional<double>* tcp_gamma, std::optional<std::string>* crosstraffic,
+                    bool over_trace) {
   const sim::NetworkOptions network;
+  cmd->add_option("--tcp-gamma", *tcp_gamma,
+                  WithDefault("SimGrid's TCP window (network/TCP-gamma), bytes; 0: no window",
+                              OverTrace(over_trace, HelpNumber(network.tcp_gamma()), "the recorded network's 0")));
   cmd->add_option(
-      "--tcp-gamma", *tcp_gamma,
-      WithDefault("SimGrid's TCP window (network/TCP-gamma), bytes; 0: no window", HelpNumber(network.tcp_gamma())));
-  cmd->add_option("--crosstraffic", *crosstraffic,
-                  WithDefault("SimGrid's network/crosstraffic: on or off", network.crosstraffic() ? "on" : "off"))
+         "--crosstraffic", *crosstraffic,
+         WithDefault("SimGrid's network/crosstraffic: on or off",
+                     OverTrace(over_trace, network.crosstraffic() ? "on" : "off", "the recorded network's off")))
       ->check(CLI::IsMember({"on", "off"}));
 }
 

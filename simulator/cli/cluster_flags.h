@@ -34,11 +34,17 @@ CLI::Option* AddLatencyFlag(CLI::App* cmd, std::optional<double>* us, const std:
 CLI::Option* AddLatencyFlag(CLI::App* cmd, std::vector<double>* us, const std::string& default_text);
 CLI::Option* AddTopologyFlag(CLI::App* cmd, std::string* topology, const std::string& default_text);
 CLI::Option* AddPlatformFileFlag(CLI::App* cmd, std::string* file);
+// A link flag's default where the flags change a trace's base platform
+// (`over_trace`): `recorded`, the network the trace's probe recorded, else
+// `otherwise` (PlatformSpec's). Without a trace, `otherwise` alone.
+std::string OverTrace(bool over_trace, const std::string& otherwise,
+                      const std::string& recorded = "the trace's recorded network (its probe's fit)");
 // --network-model: SimGrid's; the default is the base platform's. Unchecked
 // here: accordion-sim's platform check names the models in its own words.
-CLI::Option* AddNetworkModelFlag(CLI::App* cmd, std::optional<std::string>* model);
+CLI::Option* AddNetworkModelFlag(CLI::App* cmd, std::optional<std::string>* model, bool over_trace = true);
 // --tcp-gamma (SimGrid's TCP window) and --crosstraffic.
-void AddWindowFlags(CLI::App* cmd, std::optional<double>* tcp_gamma, std::optional<std::string>* crosstraffic);
+void AddWindowFlags(CLI::App* cmd, std::optional<double>* tcp_gamma, std::optional<std::string>* crosstraffic,
+                    bool over_trace);
 // --burst-kib and --line-gbps: a token-bucket shaper on the links.
 void AddShaperFlags(CLI::App* cmd, std::optional<double>* burst_kib, std::optional<double>* line_gbps);
 CLI::Option* AddRecordedBandwidthFlag(CLI::App* cmd, std::optional<double>* gbps);

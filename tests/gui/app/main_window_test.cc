@@ -666,6 +666,10 @@ class MainWindowTest : public QObject {
     ExplorerDocument* doc = window.document();
     what_if->findChild<QSpinBox*>("workersSpin")->setValue(16);
     what_if->findChild<QDoubleSpinBox*>("bandwidthSpin")->setValue(10);
+    // Unchecked, the latency is the trace's network's, as accordion-sim's without --latency-us.
+    QVERIFY(!doc->whatIfSettings().latency_us.has_value());
+    QVERIFY(!what_if->findChild<QDoubleSpinBox*>("latencySpin")->isEnabled());
+    what_if->findChild<QCheckBox*>("latencyGivenCheck")->setChecked(true);
     what_if->findChild<QDoubleSpinBox*>("latencySpin")->setValue(20);
     auto* topology = what_if->findChild<QComboBox*>("topologyCombo");
     topology->setCurrentIndex(topology->findText("fat-tree"));
@@ -674,7 +678,7 @@ class MainWindowTest : public QObject {
     allreduce->setCurrentIndex(allreduce->findText("tree"));
     QCOMPARE(doc->whatIfSettings().workers, 16);
     QCOMPARE(doc->whatIfSettings().bandwidth_gbps, 10.0);
-    QCOMPARE(doc->whatIfSettings().latency_us, 20.0);
+    QCOMPARE(doc->whatIfSettings().latency_us.value_or(-1), 20.0);
     QCOMPARE(doc->whatIfSettings().topology, sim::Topology::kFatTree);
     QCOMPARE(doc->whatIfSettings().allreduce, sim::AllReduceAlgorithm::kTree);
     doc->waitForIdle();

@@ -288,7 +288,7 @@ class RunSettingsTest : public QObject {
     // times, and the replay's own words for the network.
     const QString out = ScratchDir("one-answer-report") + "/report";
     Run(kBin + "/accordion-report " + Quote(trace) + " --out " + Quote(out) +
-        " --workers 64 --bandwidth-gbps 25 --latency-us 5 --topology star");
+        " --workers 64 --bandwidth-gbps 25 --topology star");
     QFile index(out + "/index.html");
     QVERIFY2(index.open(QIODevice::ReadOnly), qPrintable(out));
     const QString html = QString::fromUtf8(index.readAll());
