@@ -346,5 +346,37 @@ TEST(BreakEvenBandwidth, NoCrossingInTheRangeIsNone) {
   EXPECT_TRUE(AdviceJson(a).at("break_even_gbps").is_null());
 }
 
+// The advice is the most exact setting within 1 % of the fastest: dense,
+// then bf16 (before fp16: the same bytes, float32's range), then the best
+// compressed setting - at every rate, whichever wins there.
+TEST(AdviseLevels, TheMostExactSettingWithinOnePercentOfTheFastest) {
+  const ReplayInput input = LoadReplayInput(kAccordion);
+  for (double gbps : {0.01, 1.0, 25.0, 10000.0}) {
+    const Advice a = AdviseLevels(input, At(gbps).workers(64), AdvisorOptions().etas({0.7}).break_even(std::nullopt));
+    EXPECT_FALSE(a.break_even.has_value());
+    ASSERT_EQ(a.whole_gradient.size(), 3u);
+    EXPECT_EQ(ToString(a.whole_gradient[1].scheme), std::string("bf16"));
+    double fastest = a.compressed_s();
+    for (const WholeGradientTime& w : a.whole_gradient) fastest = std::min(fastest, w.projected_s);
+    std::string want = a.best ? "accordion" : "static";
+    for (const WholeGradientTime& w : a.whole_gradient) {
+      if (w.projected_s <= fastest * 1.01) {
+        want = ToString(w.scheme);
+        break;
+      }
+    }
+    const std::string got = a.kind == AdviceKind::kWholeGradient ? ToString(a.whole_gradient_scheme) : ToString(a.kind);
+    EXPECT_EQ(got, want) << gbps << " Gb/s";
+    if (gbps == 10000.0) {
+      // Bytes cost nothing: a cast saves too little to give up exactness.
+      EXPECT_EQ(got, "dense");
+    }
+    if (gbps == 0.01) {
+      // Bytes cost everything: compression.
+      EXPECT_TRUE(got == "accordion" || got == "static") << got;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace accordion::sim
