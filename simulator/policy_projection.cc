@@ -326,8 +326,8 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
     out << "every gradient every step:";
     for (size_t i = 0; i < a.whole_gradient.size(); ++i) {
       const WholeGradientTime& w = a.whole_gradient[i];
-      out << (i == 0 ? " " : ", ") << DescriptionOf(w.scheme).title << " " << Seconds(w.projected_s) << " ("
-          << FormatPrintf("%.4g", w.payload_bytes / 4) << " floats/worker)";
+      // No floats here: the candidates' are counted at the trace's workers.
+      out << (i == 0 ? " " : ", ") << DescriptionOf(w.scheme).title << " " << Seconds(w.projected_s);
     }
     out << " projected\n";
   }

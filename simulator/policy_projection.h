@@ -92,7 +92,7 @@ struct AdvisorCandidate {
 struct WholeGradientTime {
   Scheme scheme = Scheme::kDense;
   double projected_s = 0;
-  double payload_bytes = 0;  // one worker's, on the wire
+  double payload_bytes = 0;  // one worker's on the wire, at the projected worker count
 };
 
 // What the advice is: an Accordion pair, staying at the static reference,
