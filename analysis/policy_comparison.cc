@@ -31,7 +31,46 @@ PolicyRow MakeRow(const TraceView& view, std::string name, std::string label, Sc
   return row;
 }
 
+// A time ratio, "1.93x"; "—" where either side is missing.
+std::string Ratio(std::optional<double> numerator, std::optional<double> denominator) {
+  if (!numerator || !denominator || !(*denominator > 0)) return "—";
+  return FormatPrintf("%.2fx", *numerator / *denominator);
+}
+
+std::optional<double> Speedup(const PolicyRow* against, const PolicyRow& row) {
+  if (against == nullptr || !against->projected_s || !row.projected_s || !(*row.projected_s > 0)) return std::nullopt;
+  return *against->projected_s / *row.projected_s;
+}
+
+// The fastest projected row of the other kind than `row`'s (compressed or
+// whole-gradient); nullptr where none is.
+const PolicyRow* FastestOfOtherKind(const PolicyComparison& c, const PolicyRow& row) {
+  const std::vector<PolicyRow>& other = row.whole_gradient ? c.rows : c.whole_gradient;
+  const PolicyRow* best = nullptr;
+  for (const PolicyRow& r : other) {
+    if (r.projected_s && (best == nullptr || *r.projected_s < *best->projected_s)) best = &r;
+  }
+  return best;
+}
+
 }  // namespace
+
+const PolicyRow* PolicyComparison::dense() const {
+  for (const PolicyRow& row : whole_gradient) {
+    if (row.whole_gradient && DescriptionOf(*row.whole_gradient).dense_baseline) return &row;
+  }
+  return nullptr;
+}
+
+const PolicyRow* PolicyComparison::fastest() const {
+  const PolicyRow* best = nullptr;
+  for (const std::vector<PolicyRow>* list : {&whole_gradient, &rows}) {
+    for (const PolicyRow& row : *list) {
+      if (row.projected_s && (best == nullptr || *row.projected_s < *best->projected_s)) best = &row;
+    }
+  }
+  return best;
+}
 
 std::vector<Policy> DefaultPolicies(Scheme scheme) {
   if (!DescriptionOf(scheme).has_levels()) return {};
@@ -94,45 +133,86 @@ PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const Pol
 }
 
 void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
-  const PolicyRow& base = c.baseline();
-  const bool projected = base.projected_s.has_value();
-  out << std::left << std::setw(38) << "policy" << std::right << std::setw(14) << "floats/worker" << std::setw(10)
-      << "vs low" << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(9) << "changes";
-  if (projected) out << std::setw(14) << "projected s" << std::setw(10) << "speedup";
+  const PolicyRow* base = c.rows.empty() ? nullptr : &c.baseline();
+  const PolicyRow* dense = c.dense();
+  const bool projected = c.fastest() != nullptr;
+  // Without policies (a dense trace) nothing is against static low.
+  out << std::left << std::setw(38) << "policy" << std::right << std::setw(14) << "floats/worker";
+  if (base != nullptr) out << std::setw(10) << "vs low";
+  out << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(9) << "changes";
+  if (projected) out << std::setw(14) << "projected s";
+  if (projected && base != nullptr) out << std::setw(10) << "speedup";
+  if (projected && dense != nullptr) out << std::setw(10) << "vs dense";
   out << '\n';
-  for (const PolicyRow& row : c.rows) {
+  auto write = [&](const PolicyRow& row) {
     out << std::left << std::setw(38) << row.label << std::right << std::setw(14)
-        << FormatPrintf("%.4g", row.cost.total_floats) << std::setw(10)
-        << (row.cost.total_floats > 0 ? FormatPrintf("%.2fx", base.cost.total_floats / row.cost.total_floats) : "n/a")
-        << std::setw(11) << (row.error ? FormatPrintf("%.4f", row.error->mean) : "—  ") << std::setw(15)
+        << FormatPrintf("%.4g", row.cost.total_floats);
+    if (base != nullptr) {
+      out << std::setw(10)
+          << (row.cost.total_floats > 0 ? FormatPrintf("%.2fx", base->cost.total_floats / row.cost.total_floats)
+                                        : "n/a");
+    }
+    out << std::setw(11) << (row.error ? FormatPrintf("%.4f", row.error->mean) : "—  ") << std::setw(15)
         << (row.error && row.error->critical_mean ? FormatPrintf("%.4f", *row.error->critical_mean) : "—  ")
         << std::setw(9) << row.level_changes;
-    if (projected) {
-      out << std::setw(14) << (row.projected_s ? FormatPrintf("%.4g", *row.projected_s) : "—  ") << std::setw(10)
-          << (row.projected_s && *row.projected_s > 0 ? FormatPrintf("%.2fx", *base.projected_s / *row.projected_s)
-                                                      : "—");
+    if (projected) out << std::setw(14) << (row.projected_s ? FormatPrintf("%.4g", *row.projected_s) : "—  ");
+    if (projected && base != nullptr) {
+      const std::optional<double> speedup = Speedup(base, row);
+      out << std::setw(10) << (speedup ? FormatPrintf("%.2fx", *speedup) : "—");
+    }
+    if (projected && dense != nullptr) {
+      const std::optional<double> vs_dense = Speedup(dense, row);
+      out << std::setw(10) << (vs_dense ? FormatPrintf("%.2fx", *vs_dense) : "—");
+    }
+    out << '\n';
+  };
+  for (const PolicyRow& row : c.rows) write(row);
+  for (const PolicyRow& row : c.whole_gradient) write(row);
+  out << "\n(";
+  if (base != nullptr) out << "vs low: static low's floats over the policy's - how many times less it sends; ";
+  out << "error: mean relative compression error of the layers at the chosen levels, from the trace's error "
+         "profile; crit.: over the epochs the run found critical; a proxy, not an accuracy";
+  if (!c.whole_gradient.empty()) {
+    out << "; dense, fp16 and bf16 send every gradient every step, the casts in 16 bits: floats count the wire's "
+           "bytes / 4, so a cast's are half of dense's";
+  }
+  if (projected && base != nullptr) out << "; speedup: static low's time over the row's";
+  if (projected && dense != nullptr) out << "; vs dense: dense's time over the row's";
+  out << ")\n";
+  if (const PolicyRow* fastest = c.fastest(); fastest != nullptr && !c.whole_gradient.empty()) {
+    const PolicyRow* other = FastestOfOtherKind(c, *fastest);
+    if (other == nullptr && fastest != dense) other = dense;
+    out << "fastest: " << fastest->label;
+    if (other != nullptr) {
+      out << ", " << Ratio(other->projected_s, fastest->projected_s) << " faster than " << other->label;
     }
     out << '\n';
   }
-  out << "\n(vs low: static low's floats over the policy's - how many times less it sends; error: mean relative "
-         "compression error of the layers at the chosen levels, from the trace's error profile; crit.: over the "
-         "epochs the run found critical; a proxy, not an accuracy)\n";
   for (const std::string& note : c.notes) out << "note: " << note << '\n';
 }
 
 void WritePolicyCsv(const PolicyComparison& c, std::ostream& out) {
-  out << "policy,label,floats_per_worker,saving_vs_static_low,error_proxy,critical_error_proxy,level_changes,"
-         "projected_s\n";
-  for (const PolicyRow& row : c.rows) {
-    out << row.name << ",\"" << row.label << "\"," << std::setprecision(17) << row.cost.total_floats << ','
-        << (row.cost.total_floats > 0 ? c.baseline().cost.total_floats / row.cost.total_floats : 0) << ',';
+  // scheme and speedup_vs_dense after the label: the columns from
+  // floats_per_worker on keep their places counted from the end.
+  out << "policy,label,scheme,speedup_vs_dense,floats_per_worker,saving_vs_static_low,error_proxy,"
+         "critical_error_proxy,level_changes,projected_s\n";
+  const PolicyRow* base = c.rows.empty() ? nullptr : &c.baseline();
+  auto write = [&](const PolicyRow& row) {
+    out << row.name << ",\"" << row.label << "\"," << ToString(row.whole_gradient.value_or(c.scheme)) << ','
+        << std::setprecision(17);
+    if (const std::optional<double> vs_dense = Speedup(c.dense(), row)) out << *vs_dense;
+    out << ',' << row.cost.total_floats << ',';
+    if (base != nullptr && row.cost.total_floats > 0) out << base->cost.total_floats / row.cost.total_floats;
+    out << ',';
     if (row.error) out << row.error->mean;
     out << ',';
     if (row.error && row.error->critical_mean) out << *row.error->critical_mean;
     out << ',' << row.level_changes << ',';
     if (row.projected_s) out << *row.projected_s;
     out << '\n';
-  }
+  };
+  for (const PolicyRow& row : c.rows) write(row);
+  for (const PolicyRow& row : c.whole_gradient) write(row);
 }
 
 void WritePolicyJson(const PolicyComparison& c, std::ostream& out) {
@@ -144,24 +224,42 @@ void WritePolicyJson(const PolicyComparison& c, std::ostream& out) {
   doc["level_low"] = c.settings.accordion().level_low();
   doc["level_high"] = c.settings.accordion().level_high();
   doc["msdr_factor"] = c.settings.msdr_factor();
-  json rows = json::array();
-  for (const PolicyRow& row : c.rows) {
+  const PolicyRow* base = c.rows.empty() ? nullptr : &c.baseline();
+  auto row_json = [&](const PolicyRow& row) {
     json r;
     r["policy"] = row.name;
     r["label"] = row.label;
     r["floats_per_worker"] = row.cost.total_floats;
-    r["saving_vs_static_low"] =
-        row.cost.total_floats > 0 ? json(c.baseline().cost.total_floats / row.cost.total_floats) : json(nullptr);
+    r["saving_vs_static_low"] = base != nullptr && row.cost.total_floats > 0
+                                    ? json(base->cost.total_floats / row.cost.total_floats)
+                                    : json(nullptr);
     r["error_proxy"] = row.error ? json(row.error->mean) : json(nullptr);
     r["critical_error_proxy"] = row.error && row.error->critical_mean ? json(*row.error->critical_mean) : json(nullptr);
     r["level_changes"] = row.level_changes;
     r["projected_s"] = row.projected_s ? json(*row.projected_s) : json(nullptr);
+    const std::optional<double> vs_dense = Speedup(c.dense(), row);
+    r["speedup_vs_dense"] = vs_dense ? json(*vs_dense) : json(nullptr);
     json levels = json::array();
     for (int e = 0; e < row.schedule.num_epochs(); ++e) levels.push_back(row.schedule.levels[e]);
     r["levels"] = levels;
-    rows.push_back(r);
-  }
+    return r;
+  };
+  json rows = json::array();
+  for (const PolicyRow& row : c.rows) rows.push_back(row_json(row));
   doc["policies"] = rows;
+  json whole = json::array();
+  for (const PolicyRow& row : c.whole_gradient) {
+    json r = row_json(row);
+    const SchemeDescription& d = DescriptionOf(*row.whole_gradient);
+    r["scheme"] = d.name;
+    // The bound a cast's rounding keeps each value it sends within,
+    // relative; dense sends float32 as computed (error 0).
+    r["unit_roundoff"] = d.dense_baseline ? json(0.0) : json(UnitRoundoff(d.wire));
+    whole.push_back(r);
+  }
+  doc["whole_gradient"] = whole;
+  const PolicyRow* fastest = c.fastest();
+  doc["fastest"] = fastest != nullptr ? json(fastest->name) : json(nullptr);
   doc["notes"] = c.notes;
   out << doc.dump(1) << '\n';
 }

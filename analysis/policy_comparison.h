@@ -4,6 +4,8 @@
 //
 //   static low, static high, Accordion, and AdaQS (PowerSGD, TopK) or
 //   Smith et al. (batch): the policies that fit the scheme, or those asked.
+//   Where a simulator projected them (sim::ProjectPolicies), the exchanges
+//   compression has to beat follow: dense and the 16-bit casts.
 //
 // Thread-safe: pure functions; the Write* functions touch only their stream.
 #ifndef ACCORDION_ANALYSIS_POLICY_COMPARISON_H_
@@ -27,16 +29,29 @@ struct PolicyRow {
   std::optional<ErrorProxy> error;
   std::optional<double> projected_s;  // time to train, when a simulator projected it
   int level_changes = 0;              // epochs whose levels differ from the epoch before
+  // Set on a whole-gradient row (PolicyComparison::whole_gradient): the
+  // scheme it sends every gradient with (dense, fp16, bf16).
+  std::optional<Scheme> whole_gradient;
 };
 
 struct PolicyComparison {
   Scheme scheme = Scheme::kDense;
-  PolicySettings settings;  // eta, interval, levels, MSDR factor
-  std::vector<PolicyRow> rows;
+  PolicySettings settings;      // eta, interval, levels, MSDR factor
+  std::vector<PolicyRow> rows;  // empty for a scheme without levels
+  // Every gradient every step, dense first (WholeGradientSchemes), each
+  // projected: total_floats is the wire's bytes / 4 (a cast's are half of
+  // dense's); dense's error 0, a cast's empty (its rounding is not
+  // profiled). Empty where nothing was projected.
+  std::vector<PolicyRow> whole_gradient;
   // Policies asked for that the trace or scheme cannot feed, with why.
   std::vector<std::string> notes;
   // The row the ratios are against: static low (the accurate baseline).
   const PolicyRow& baseline() const { return rows.front(); }
+  // The dense row of whole_gradient; nullptr without one.
+  const PolicyRow* dense() const;
+  // The projected row of either list with the shortest time (a tie: the
+  // more exact, whole-gradient rows first); nullptr where none is.
+  const PolicyRow* fastest() const;
 };
 
 // The policies that fit `scheme` when none are asked: accordion and adaqs
@@ -52,9 +67,11 @@ PolicyComparison ComparePolicies(const TraceView& view, Scheme scheme, const Pol
 // "AdaQS rank 1 -> 2", "Smith et al. batch 128 -> 1024".
 std::string PolicyLabel(Policy policy, Scheme scheme, double level_low, double level_high);
 
-// One row per policy: floats per worker, their ratio to static low, the
-// error proxy (all epochs; critical epochs), level changes and, where set,
-// projected time and speedup over static low.
+// One row per policy and whole-gradient exchange: floats per worker, their
+// ratio to static low, the error proxy (all epochs; critical epochs), level
+// changes and, where set, projected time and speedup over static low and
+// over dense; the table ends with the fastest row, against the fastest of
+// the other kind (compressed or whole-gradient).
 void WritePolicyTable(const PolicyComparison& c, std::ostream& out);
 void WritePolicyCsv(const PolicyComparison& c, std::ostream& out);
 void WritePolicyJson(const PolicyComparison& c, std::ostream& out);

@@ -38,27 +38,104 @@ const ScheduleProjection* ProjectionNamed(const ReplayResult& r, const std::stri
   return nullptr;
 }
 
+PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, Scheme scheme, bool critical_epochs) {
+  PolicyRow row;
+  row.name = p.name;
+  row.label = p.label;
+  row.schedule = StaticSchedule(view, scheme, 0);
+  row.cost = CostOf(view, row.schedule);
+  // The wire's bytes at the projected worker count, in floats: a cast's
+  // are half of dense's.
+  row.cost.total_floats = p.total.payload_bytes / 4;
+  row.projected_s = p.total.time_s;
+  row.whole_gradient = scheme;
+  if (DescriptionOf(scheme).dense_baseline) {
+    // Dense sends the gradients as computed: no compression error at all.
+    // A cast's rounding is not profiled, so its proxy stays empty.
+    row.error = ErrorProxy();
+    if (critical_epochs) row.error->critical_mean = 0;
+  }
+  return row;
+}
+
 }  // namespace
 
 ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions& options,
-                                  const std::vector<Policy>& asked) {
+                                  const std::vector<Policy>& asked, WholeGradientRows whole_gradient) {
   const TraceView& view = input.view;
   const Scheme scheme = options.scheme().value_or(view.run.scheme);
   ProjectedPolicies out;
-  out.comparison = ComparePolicies(view, scheme, SettingsOf(view, options, scheme), asked);
-  std::vector<Policy> derived;
-  for (const PolicyRow& row : out.comparison.rows) {
-    if (const auto p = ParsePolicy(row.name)) derived.push_back(*p);
+  const bool whole = whole_gradient == WholeGradientRows::kProject;
+  if (whole && !DescriptionOf(scheme).has_levels()) {
+    // Nothing for a policy to choose; the whole-gradient rows still compare.
+    out.comparison.scheme = scheme;
+    out.comparison.notes.push_back(std::string("the policies choose levels, and ") + ToString(scheme) +
+                                   " has none: compare-policies ranks them on a " +
+                                   JoinSchemeNames(SchemeSet::kWithLevels, ", ", " or ") + " trace");
+    out.replay = ReplayEngine(ReplayOptions(options).policies({})).Run(input);
+  } else {
+    out.comparison = ComparePolicies(view, scheme, SettingsOf(view, options, scheme), asked);
+    std::vector<Policy> derived;
+    for (const PolicyRow& row : out.comparison.rows) {
+      if (const auto p = ParsePolicy(row.name)) derived.push_back(*p);
+    }
+    out.replay = ReplayEngine(ReplayOptions(options).policies(derived)).Run(input);
+    for (PolicyRow& row : out.comparison.rows) {
+      const ScheduleProjection* p = ProjectionNamed(out.replay, row.name);
+      if (p == nullptr) continue;
+      row.projected_s = p->total.time_s;
+      // At the projected worker count (steps per epoch follow it).
+      row.cost.total_floats = p->total.payload_bytes / 4;
+    }
   }
-  out.replay = ReplayEngine(ReplayOptions(options).policies(derived)).Run(input);
-  for (PolicyRow& row : out.comparison.rows) {
-    const ScheduleProjection* p = ProjectionNamed(out.replay, row.name);
-    if (p == nullptr) continue;
-    row.projected_s = p->total.time_s;
-    // At the projected worker count (steps per epoch follow it).
-    row.cost.total_floats = p->total.payload_bytes / 4;
+  if (!whole) return out;
+  const bool critical = !out.comparison.rows.empty() && out.comparison.rows.front().error &&
+                        out.comparison.rows.front().error->critical_mean.has_value();
+  std::vector<std::string> casts;
+  for (Scheme s : WholeGradientSchemes()) {
+    out.comparison.whole_gradient.push_back(
+        WholeGradientRow(view, ProjectWholeGradient(input, options, s), s, critical));
+    const SchemeDescription& d = DescriptionOf(s);
+    if (!d.dense_baseline) {
+      casts.push_back(std::string(d.name) + " within " + FormatPrintf("%.2g", UnitRoundoff(d.wire)));
+    }
+  }
+  if (!casts.empty()) {
+    out.comparison.notes.push_back(
+        "the 16-bit casts' rounding is not profiled (error —): each value a cast sends is within its unit roundoff "
+        "of itself, relative (" +
+        JoinWords(casts, ", ", " and ") +
+        "), and the 16-bit sums round again at each step of the all-reduce; dense is exact (error 0)");
   }
   return out;
+}
+
+const char* ToString(AdviceKind kind) {
+  switch (kind) {
+    case AdviceKind::kAccordion:
+      return "accordion";
+    case AdviceKind::kStatic:
+      return "static";
+    case AdviceKind::kWholeGradient:
+      return "whole-gradient";
+  }
+  return "";
+}
+
+std::string Advice::CompressedLabel() const {
+  if (best) {
+    return "Accordion eta " + FormatPrintf("%g", best->eta) + " " + LevelName(scheme, best->level_low) + " / " +
+           LevelName(scheme, best->level_high);
+  }
+  return "static " + LevelName(scheme, reference);
+}
+
+const WholeGradientTime& Advice::FastestWholeGradient() const {
+  const WholeGradientTime* fastest = &whole_gradient.front();
+  for (const WholeGradientTime& w : whole_gradient) {
+    if (w.projected_s < fastest->projected_s) fastest = &w;
+  }
+  return *fastest;
 }
 
 Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, const AdvisorOptions& advisor) {
@@ -146,8 +223,85 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   if (!a.candidates.empty() && a.candidates.front().admissible && *a.candidates.front().projected_s < a.reference_s) {
     a.best = a.candidates.front();
   }
+
+  // Not compressing at all is an answer too: every gradient every step,
+  // dense or cast to 16 bits, on the same cluster.
+  a.timing = at_reference.timing;
+  a.bandwidth_gbps = GbpsFromBytesPerSecond(replay.platform().bandwidth_Bps);
+  double fastest = a.compressed_s();
+  for (Scheme s : WholeGradientSchemes()) {
+    const ScheduleProjection p = ProjectWholeGradient(input, replay, s);
+    a.whole_gradient.push_back({s, p.total.time_s, p.total.payload_bytes});
+    fastest = std::min(fastest, p.total.time_s);
+  }
+  // The most exact setting within the margin of the fastest: dense, the
+  // casts (the widest range first), then compression.
+  a.kind = a.best ? AdviceKind::kAccordion : AdviceKind::kStatic;
+  for (const WholeGradientTime& w : a.whole_gradient) {
+    if (w.projected_s <= fastest * (1 + kExactnessMargin)) {
+      a.kind = AdviceKind::kWholeGradient;
+      a.whole_gradient_scheme = w.scheme;
+      break;
+    }
+  }
+  if (advisor.break_even()) {
+    ReplayOptions compressed = replay;
+    if (a.best) {
+      compressed.eta(a.best->eta).level_low(a.best->level_low).level_high(a.best->level_high);
+    } else {
+      compressed.level_low(a.reference).level_high(a.reference);
+    }
+    try {
+      a.break_even = BreakEvenBandwidth(input, compressed, *advisor.break_even());
+    } catch (const InputError& e) {
+      a.break_even_problem = e.what();
+    }
+  }
   return a;
 }
+
+namespace {
+
+const char* TimingText(TimingSource timing) {
+  return timing == TimingSource::kAnalytic ? "the analytic alpha-beta model" : ToString(timing);
+}
+
+// "bf16 casts", "whole float32 gradients".
+std::string WholeGradientText(Scheme scheme) {
+  const SchemeDescription& d = DescriptionOf(scheme);
+  return d.dense_baseline ? std::string("whole float32 gradients") : std::string(d.title) + "s";
+}
+
+std::string Seconds(double s) { return FormatPrintf("%.4g", s) + " s"; }
+
+void WriteBreakEven(const Advice& a, std::ostream& out) {
+  if (!a.break_even_problem.empty()) {
+    out << "break-even: not searched: " << a.break_even_problem << '\n';
+    return;
+  }
+  if (!a.break_even) return;
+  const BreakEven& b = *a.break_even;
+  const std::string range = FormatPrintf("%g", b.min_gbps) + " to " + FormatPrintf("%g", b.max_gbps) + " Gb/s";
+  const std::string timed = std::string("timed by ") + TimingText(b.timing);
+  if (!b.gbps) {
+    out << "break-even: none - compression (" << a.CompressedLabel() << ") is "
+        << (b.compression_below ? "faster" : "slower") << " than every whole-gradient exchange at every rate from "
+        << range << " at " << b.workers << " workers (" << timed << ")\n";
+    return;
+  }
+  const WholeGradientTime& whole = a.FastestWholeGradient();
+  const bool compression_faster = a.compressed_s() < whole.projected_s;
+  out << "break-even: compression pays " << (b.compression_below ? "below " : "above ") << FormatPrintf("%.3g", *b.gbps)
+      << " Gb/s at " << b.workers << " workers (" << a.CompressedLabel() << " vs "
+      << DescriptionOf(b.whole_scheme).title << ": " << Seconds(b.compressed_s) << " and " << Seconds(b.whole_s)
+      << " there, " << timed << "); at " << FormatPrintf("%.3g", a.bandwidth_gbps) << " Gb/s "
+      << (compression_faster ? a.CompressedLabel() : std::string(DescriptionOf(whole.scheme).title)) << " is "
+      << FormatPrintf("%.2fx",
+                      compression_faster ? whole.projected_s / a.compressed_s() : a.compressed_s() / whole.projected_s)
+      << " faster\n";
+}
+
+}  // namespace
 
 void WriteAdviceTable(const Advice& a, std::ostream& out) {
   out << "Level advice for " << ToString(a.scheme) << " on " << a.platform << " (" << a.workers << " workers)\n"
@@ -168,22 +322,63 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
         << (c.projected_s ? FormatPrintf("%.2fx", a.reference_s / *c.projected_s) : "") << "\n";
   }
   out << "\n";
-  if (a.best) {
+  if (!a.whole_gradient.empty()) {
+    out << "every gradient every step:";
+    for (size_t i = 0; i < a.whole_gradient.size(); ++i) {
+      const WholeGradientTime& w = a.whole_gradient[i];
+      // No floats here: the candidates' are counted at the trace's workers.
+      out << (i == 0 ? " " : ", ") << DescriptionOf(w.scheme).title << " " << Seconds(w.projected_s);
+    }
+    out << " projected\n";
+  }
+  const std::string fastest_whole =
+      a.whole_gradient.empty() ? std::string() : DescriptionOf(a.FastestWholeGradient().scheme).title;
+  const std::string vs_whole = a.whole_gradient.empty()
+                                   ? std::string()
+                                   : FormatPrintf("%.2fx", a.FastestWholeGradient().projected_s / a.compressed_s()) +
+                                         " faster than " + fastest_whole + ", the fastest whole-gradient exchange";
+  if (a.kind == AdviceKind::kWholeGradient) {
+    const SchemeDescription& d = DescriptionOf(a.whole_gradient_scheme);
+    double advised_s = 0, advised_bytes = 0;
+    for (const WholeGradientTime& w : a.whole_gradient) {
+      if (w.scheme == a.whole_gradient_scheme) advised_s = w.projected_s, advised_bytes = w.payload_bytes;
+    }
+    out << "advice: don't compress - send " << WholeGradientText(a.whole_gradient_scheme) << " (--scheme " << d.name
+        << "): static " << LevelName(a.scheme, a.reference) << "'s " << Seconds(a.reference_s) << " -> "
+        << Seconds(advised_s) << " projected, " << FormatPrintf("%.2fx", a.compressed_s() / advised_s)
+        << " faster than the best compressed setting (" << a.CompressedLabel() << ")\n";
+    // Another cast of the same bytes: say what choosing this one gave up.
+    for (const WholeGradientTime& w : a.whole_gradient) {
+      const SchemeDescription& other = DescriptionOf(w.scheme);
+      if (w.scheme == a.whole_gradient_scheme || other.dense_baseline || d.dense_baseline ||
+          w.payload_bytes != advised_bytes) {
+        continue;
+      }
+      out << "(" << other.name << " sends the same bytes with finer rounding - unit roundoff "
+          << FormatPrintf("%.2g", UnitRoundoff(other.wire)) << " against " << FormatPrintf("%.2g", UnitRoundoff(d.wire))
+          << " - but a narrower range: " << ExponentBits(other.wire) << " exponent bits against "
+          << ExponentBits(d.wire) << ", float32's; " << d.name << " is PyTorch's " << d.name << "_compress_hook)\n";
+    }
+  } else if (a.best) {
     out << "advice: --policy accordion --eta " << FormatPrintf("%g", a.best->eta) << " --low "
         << FormatPrintf("%g", a.best->level_low) << " --high " << FormatPrintf("%g", a.best->level_high) << " ("
         << FormatPrintf("%.2fx", a.reference_s / *a.best->projected_s) << " faster than static "
-        << LevelName(a.scheme, a.reference) << " projected)\n";
-  } else if (!a.candidates.empty() && a.candidates.front().admissible) {
-    out << "advice: stay at static " << LevelName(a.scheme, a.reference)
-        << ": no pair that keeps the critical epochs' error within the tolerance is projected faster (the fastest, "
-        << "eta " << FormatPrintf("%g", a.candidates.front().eta) << " "
-        << LevelName(a.scheme, a.candidates.front().level_low) << " / "
-        << LevelName(a.scheme, a.candidates.front().level_high) << ", takes "
-        << FormatPrintf("%.2fx", *a.candidates.front().projected_s / a.reference_s) << " its time)\n";
+        << LevelName(a.scheme, a.reference) << " projected" << (vs_whole.empty() ? "" : ", " + vs_whole) << ")\n";
   } else {
-    out << "advice: none of the pairs keeps the critical epochs' error within the tolerance; stay at static "
-        << LevelName(a.scheme, a.reference) << "\n";
+    if (!a.candidates.empty() && a.candidates.front().admissible) {
+      out << "advice: stay at static " << LevelName(a.scheme, a.reference)
+          << ": no pair that keeps the critical epochs' error within the tolerance is projected faster (the fastest, "
+          << "eta " << FormatPrintf("%g", a.candidates.front().eta) << " "
+          << LevelName(a.scheme, a.candidates.front().level_low) << " / "
+          << LevelName(a.scheme, a.candidates.front().level_high) << ", takes "
+          << FormatPrintf("%.2fx", *a.candidates.front().projected_s / a.reference_s) << " its time)\n";
+    } else {
+      out << "advice: none of the pairs keeps the critical epochs' error within the tolerance; stay at static "
+          << LevelName(a.scheme, a.reference) << "\n";
+    }
+    if (!vs_whole.empty()) out << "(static " << LevelName(a.scheme, a.reference) << " is " << vs_whole << ")\n";
   }
+  WriteBreakEven(a, out);
   out << "This is a projection from one run's gradients and error profile, not an accuracy guarantee: "
          "check the advice with a real run (docs/policies.md).\n";
 }
@@ -214,7 +409,62 @@ nlohmann::json AdviceJson(const Advice& a) {
   json rows = json::array();
   for (const AdvisorCandidate& c : a.candidates) rows.push_back(row(c));
   j["candidates"] = rows;
-  j["advice"] = a.best ? row(*a.best) : json(nullptr);
+  json whole = json::array();
+  for (const WholeGradientTime& w : a.whole_gradient) {
+    const SchemeDescription& d = DescriptionOf(w.scheme);
+    whole.push_back({{"scheme", d.name},
+                     {"label", d.title},
+                     {"projected_s", w.projected_s},
+                     {"payload_bytes", w.payload_bytes},
+                     {"unit_roundoff", d.dense_baseline ? 0.0 : UnitRoundoff(d.wire)}});
+  }
+  j["whole_gradient"] = whole;
+  j["best_compressed"] = {{"label", a.CompressedLabel()}, {"projected_s", a.compressed_s()}};
+  // The advice: the candidate's own keys where it is one (as before), and
+  // what it is in every case.
+  json advice = a.kind == AdviceKind::kAccordion ? row(*a.best) : json::object();
+  advice["kind"] = ToString(a.kind);
+  if (a.kind == AdviceKind::kWholeGradient) {
+    advice["scheme"] = ToString(a.whole_gradient_scheme);
+    for (const WholeGradientTime& w : a.whole_gradient) {
+      if (w.scheme != a.whole_gradient_scheme) continue;
+      advice["projected_s"] = w.projected_s;
+      advice["speedup_vs_best_compressed"] = a.compressed_s() / w.projected_s;
+    }
+  } else {
+    advice["scheme"] = ToString(a.scheme);
+    if (a.kind == AdviceKind::kStatic) {
+      advice["level"] = a.reference;
+      advice["projected_s"] = a.reference_s;
+    }
+    if (!a.whole_gradient.empty()) {
+      advice["speedup_vs_whole_gradient"] = a.FastestWholeGradient().projected_s / a.compressed_s();
+    }
+  }
+  advice["speedup_vs_reference"] = a.reference_s / advice["projected_s"].get<double>();
+  j["advice"] = advice;
+  json break_even = nullptr;
+  if (a.break_even) {
+    const BreakEven& b = *a.break_even;
+    break_even = {{"gbps", b.gbps ? json(*b.gbps) : json(nullptr)},
+                  {"compression_below", b.compression_below},
+                  {"compressed", a.CompressedLabel()},
+                  {"min_gbps", b.min_gbps},
+                  {"max_gbps", b.max_gbps},
+                  {"workers", b.workers},
+                  {"timing", ToString(b.timing)}};
+    if (b.gbps) {
+      break_even["whole_gradient"] = ToString(b.whole_scheme);
+      break_even["compressed_s"] = b.compressed_s;
+      break_even["whole_gradient_s"] = b.whole_s;
+    }
+  } else if (!a.break_even_problem.empty()) {
+    break_even = {{"problem", a.break_even_problem}};
+  }
+  j["break_even"] = break_even;
+  j["break_even_gbps"] = a.break_even && a.break_even->gbps ? json(*a.break_even->gbps) : json(nullptr);
+  j["bandwidth_gbps"] = a.bandwidth_gbps;
+  j["timing"] = ToString(a.timing);
   j["note"] = "a projection from one run's gradients and error profile, not an accuracy guarantee";
   return j;
 }

@@ -2,14 +2,18 @@
 // projected onto a cluster by the replay engine, and the level advisor that
 // searches Accordion's settings with it.
 //
-//   ProjectPolicies: the comparison table with each row's time to train.
+//   ProjectPolicies: the comparison table with each row's time to train,
+//     and (asked) the whole-gradient exchanges: dense, fp16 and bf16 casts.
 //   AdviseLevels: for each eta and pair of the levels the trace profiled,
 //     Accordion's schedule, its error proxy in the run's critical epochs
 //     and its projected time; a pair is admissible when that error is at
 //     most the reference low level's (the run's level_low) times
-//     1 + tolerance, and the advice is the admissible pair with the
-//     shortest projected time. A projection from one run's gradients, not
-//     an accuracy guarantee: docs/policies.md says what it leaves out.
+//     1 + tolerance, and the best compressed setting is the admissible pair
+//     with the shortest projected time (the static reference where none is
+//     faster). The advice is the most exact of that setting, dense and the
+//     casts whose time is within 1 % of the fastest's: not compressing at
+//     all is advice too. A projection from one run's gradients, not an
+//     accuracy guarantee: docs/policies.md says what it leaves out.
 //
 // Thread safety: pure functions of their arguments; each runs replays of
 // its own (ReplayEngine::Run is const).
@@ -26,6 +30,7 @@
 #include "analysis/policy_comparison.h"
 #include "common/options.h"
 #include "simulator/replay_engine.h"
+#include "simulator/whole_gradient.h"
 
 namespace accordion::sim {
 
@@ -34,11 +39,23 @@ struct ProjectedPolicies {
   ReplayResult replay;          // the platform, notes and per-epoch projections
 };
 
+// Whether ProjectPolicies projects the whole-gradient rows too (three more
+// replays): accordion-sim's commands do; the explorer's Policies tab and the
+// report show the policies alone.
+enum class WholeGradientRows { kOmit, kProject };
+
 // `asked` empty: the policies that fit the trace's scheme and signals.
 // `options` says the cluster and the settings (eta, interval, levels, MSDR
 // factor); floats per worker are counted at the projected worker count.
+// With kProject, a scheme without levels (a dense or cast trace) gives the
+// whole-gradient rows alone and a note; with kOmit it throws InputError.
 ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions& options,
-                                  const std::vector<Policy>& asked);
+                                  const std::vector<Policy>& asked,
+                                  WholeGradientRows whole_gradient = WholeGradientRows::kOmit);
+
+// A less exact exchange is advised only this much faster, relative, than
+// the more exact one: dense over a cast within 1 %, a cast over compression.
+inline constexpr double kExactnessMargin = 0.01;
 
 // How many thresholds one advice tries at most: each costs a replay per
 // admissible pair (64 took about 7 s on the committed MLP trace).
@@ -55,6 +72,9 @@ class AdvisorOptions {
   /// The accurate level the advice must match in critical regimes; empty:
   /// the run's level_low. Default: empty.
   ACCORDION_ARG(std::optional<double>, reference);
+  /// The break-even link rate's search; empty: not searched. Default: the
+  /// analytic α–β timing over 0.01 to 10000 Gb/s.
+  ACCORDION_ARG(std::optional<BreakEvenOptions>, break_even) = BreakEvenOptions().timing(TimingSource::kAnalytic);
 };
 
 struct AdvisorCandidate {
@@ -68,6 +88,18 @@ struct AdvisorCandidate {
   bool admissible = false;
 };
 
+// One whole-gradient exchange on the advice's cluster.
+struct WholeGradientTime {
+  Scheme scheme = Scheme::kDense;
+  double projected_s = 0;
+  double payload_bytes = 0;  // one worker's on the wire, at the projected worker count
+};
+
+// What the advice is: an Accordion pair, staying at the static reference,
+// or no compression (Advice::whole_gradient_scheme).
+enum class AdviceKind { kAccordion, kStatic, kWholeGradient };
+const char* ToString(AdviceKind kind);  // "accordion", "static", "whole-gradient"
+
 struct Advice {
   Scheme scheme = Scheme::kDense;
   double reference = 0;                 // the reference low level
@@ -79,12 +111,30 @@ struct Advice {
   int workers = 0;
   std::vector<AdvisorCandidate> candidates;  // admissible first, fastest first
   // The fastest admissible candidate, where it is projected faster than the
-  // static reference; otherwise empty, and the advice is to stay there.
+  // static reference; otherwise empty, and the best compressed setting is
+  // the reference.
   std::optional<AdvisorCandidate> best;
+  // Dense, then the casts (WholeGradientSchemes), on the same cluster.
+  std::vector<WholeGradientTime> whole_gradient;
+  AdviceKind kind = AdviceKind::kStatic;
+  Scheme whole_gradient_scheme = Scheme::kDense;  // kind kWholeGradient: the one advised
+  // Where the best compressed setting and the fastest whole-gradient
+  // exchange take the same time, at these workers; empty when not searched.
+  std::optional<BreakEven> break_even;
+  std::string break_even_problem;                 // why not searched, where it could not be (an XML platform)
+  double bandwidth_gbps = 0;                      // the asked link rate
+  TimingSource timing = TimingSource::kSimulate;  // what timed the projections
+
+  // The best compressed setting's projected time: best's, else the reference's.
+  double compressed_s() const { return best ? *best->projected_s : reference_s; }
+  // "Accordion eta 0.7 rank 8 / rank 4" or "static rank 2".
+  std::string CompressedLabel() const;
+  // The fastest whole-gradient exchange (a tie: the more exact).
+  const WholeGradientTime& FastestWholeGradient() const;
 };
 
 // Throws InputError when the trace has no error profile or its scheme no
-// compression error (dense, batch).
+// compression error (dense, batch, the casts).
 Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, const AdvisorOptions& advisor);
 
 void WriteAdviceTable(const Advice& advice, std::ostream& out);

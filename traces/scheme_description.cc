@@ -1,6 +1,8 @@
 #include "traces/scheme_description.h"
 
+#include <algorithm>
 #include <array>
+#include <cmath>
 #include <stdexcept>
 
 #include "common/number_format.h"
@@ -91,6 +93,43 @@ Scheme DenseBaselineScheme() {
   throw std::logic_error("no dense baseline scheme");
 }
 
+int ExponentBits(WireFormat wire) {
+  switch (wire) {
+    case WireFormat::kFloat32:
+    case WireFormat::kBFloat16:
+      return 8;
+    case WireFormat::kFloat16:
+      return 5;
+  }
+  throw std::logic_error("not a wire format");
+}
+
+double UnitRoundoff(WireFormat wire) {
+  switch (wire) {
+    case WireFormat::kFloat32:
+      return std::ldexp(1.0, -24);
+    case WireFormat::kFloat16:
+      return std::ldexp(1.0, -11);
+    case WireFormat::kBFloat16:
+      return std::ldexp(1.0, -8);
+  }
+  throw std::logic_error("not a wire format");
+}
+
+std::vector<Scheme> WholeGradientSchemes() {
+  std::vector<const SchemeDescription*> set;
+  for (const SchemeDescription& d : AllSchemes()) {
+    if (InSet(d, SchemeSet::kWholeGradient)) set.push_back(&d);
+  }
+  std::stable_sort(set.begin(), set.end(), [](const SchemeDescription* a, const SchemeDescription* b) {
+    if (a->dense_baseline != b->dense_baseline) return a->dense_baseline;
+    return ExponentBits(a->wire) > ExponentBits(b->wire);
+  });
+  std::vector<Scheme> out;
+  for (const SchemeDescription* d : set) out.push_back(d->scheme);
+  return out;
+}
+
 bool InSet(const SchemeDescription& d, SchemeSet set) {
   switch (set) {
     case SchemeSet::kAll:
@@ -105,6 +144,8 @@ bool InSet(const SchemeDescription& d, SchemeSet set) {
       return !d.error_profile_levels.empty();
     case SchemeSet::kHalvable:
       return d.halvable;
+    case SchemeSet::kWholeGradient:
+      return !d.has_levels() && (d.compressor == Compressor::kNone || d.compressor == Compressor::kCast16);
   }
   return false;
 }

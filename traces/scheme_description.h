@@ -110,6 +110,18 @@ const SchemeDescription& DescriptionOf(Scheme scheme);
 // The scheme whose description is dense_baseline.
 Scheme DenseBaselineScheme();
 
+// The exponent bits of a wire format: its range (bfloat16 has float32's, so
+// it neither overflows nor underflows where float32 does not).
+int ExponentBits(WireFormat wire);
+// Its unit roundoff: a value cast to it is within this much of itself,
+// relative (2^-24, 2^-11, 2^-8).
+double UnitRoundoff(WireFormat wire);
+
+// The schemes in SchemeSet::kWholeGradient, the most exact first: the dense
+// baseline, then the casts, the widest range first (bf16 before fp16: the
+// same bytes, and no overflow). A tie in time goes to the first.
+std::vector<Scheme> WholeGradientSchemes();
+
 // Groups of schemes a rule is about. A flag that belongs to a group checks
 // InSet and names SchemeNames of the same group, so its rule and its
 // messages cannot disagree.
@@ -122,6 +134,10 @@ enum class SchemeSet {
   // the error proxy reports and advise weighs: not a 16-bit cast's rounding.
   kCompressing,
   kHalvable,  // halvable: the schemes policy adaqs fits
+  // No levels, and every entry of every gradient sent every step (no
+  // compressor that drops any): the exchanges compression has to beat
+  // (dense and the 16-bit casts), compare-policies' and advise's baselines.
+  kWholeGradient,
 };
 bool InSet(const SchemeDescription& d, SchemeSet set);
 // The names of the schemes in `set`, for --scheme's choices.

@@ -371,7 +371,7 @@ int RunComparePolicies(const PolicyArgs& a) {
   const ReplayInput input = LoadReplayInput(a.trace);
   std::vector<Policy> asked;
   for (const std::string& name : a.policies) asked.push_back(*ParsePolicy(name));
-  const ProjectedPolicies p = ProjectPolicies(input, a.Options(input), asked);
+  const ProjectedPolicies p = ProjectPolicies(input, a.Options(input), asked, WholeGradientRows::kProject);
   WriteOutput(a.out, [&](std::ostream& out) {
     if (a.format == "json") {
       std::ostringstream table;
@@ -677,9 +677,9 @@ CLI::App* AddReplayCommand(CLI::App& app, ReplayArgs& a) {
 CLI::App* AddComparePoliciesCommand(CLI::App& app, PolicyArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "compare-policies",
-      "Project every policy's schedule (static low and high, Accordion, AdaQS or Smith et al.) onto a cluster: "
-      "floats per worker, error proxy and time to train side by side (accordion-analyze compare-policies runs "
-      "this)");
+      "Project every policy's schedule (static low and high, Accordion, AdaQS or Smith et al.) and the exchanges "
+      "that send every gradient - dense and the fp16 and bf16 casts - onto a cluster: floats per worker, error "
+      "proxy and time to train side by side, and which is fastest (accordion-analyze compare-policies runs this)");
   a.Add(cmd);
   cli::AddPoliciesFlag(cmd, &a.policies);
   return cmd;
@@ -688,9 +688,10 @@ CLI::App* AddComparePoliciesCommand(CLI::App& app, PolicyArgs& a) {
 CLI::App* AddAdviseCommand(CLI::App& app, PolicyArgs& a) {
   CLI::App* cmd = app.add_subcommand(
       "advise",
-      "Recommend Accordion's low and high levels and eta for a cluster from one run's error profile: the fastest "
-      "projected setting whose critical epochs keep the reference level's error (a projection, not an accuracy "
-      "guarantee)");
+      "Recommend Accordion's low and high levels and eta for a cluster from one run's error profile - the fastest "
+      "projected setting whose critical epochs keep the reference level's error - or not to compress, where "
+      "dense or a 16-bit cast (fp16, bf16) is projected faster; with the link rate below which compression pays "
+      "(a projection, not an accuracy guarantee)");
   a.Add(cmd);
   cli::AddEtasFlag(cmd, &a.etas, cli::HelpList(AdvisorOptions().etas()));
   cmd->add_option("--tolerance", a.tolerance,

@@ -183,5 +183,27 @@ TEST(SchemeDescription, FactsOfErrorsHalvingAndTheBaseline) {
   EXPECT_EQ(DenseBaselineScheme(), Scheme::kDense);
 }
 
+// The exchanges compression has to beat (compare-policies' and advise's
+// baselines): no levels and every entry sent, so not batch (levels) nor a
+// compressor that drops entries; dense first, then bf16 before fp16 - the
+// same bytes, and bfloat16 keeps float32's range.
+TEST(SchemeDescription, WholeGradientSchemesSendEveryEntry) {
+  EXPECT_EQ(SchemeNames(SchemeSet::kWholeGradient), (std::vector<std::string>{"dense", "fp16", "bf16"}));
+  EXPECT_EQ(WholeGradientSchemes(), (std::vector<Scheme>{Scheme::kDense, Scheme::kBf16, Scheme::kFp16}));
+  for (const SchemeDescription& d : AllSchemes()) {
+    EXPECT_EQ(InSet(d, SchemeSet::kWholeGradient),
+              !d.has_levels() && (d.compressor == Compressor::kNone || d.compressor == Compressor::kCast16))
+        << d.name;
+    if (InSet(d, SchemeSet::kWholeGradient)) {
+      EXPECT_FALSE(InSet(d, SchemeSet::kCompressing)) << d.name;
+    }
+  }
+  EXPECT_EQ(UnitRoundoff(WireFormat::kFloat16), 1.0 / 2048);
+  EXPECT_EQ(UnitRoundoff(WireFormat::kBFloat16), 1.0 / 256);
+  EXPECT_EQ(UnitRoundoff(WireFormat::kFloat32), 1.0 / (1 << 24));
+  EXPECT_EQ(ExponentBits(WireFormat::kBFloat16), ExponentBits(WireFormat::kFloat32));
+  EXPECT_LT(ExponentBits(WireFormat::kFloat16), ExponentBits(WireFormat::kBFloat16));
+}
+
 }  // namespace
 }  // namespace accordion
