@@ -1,6 +1,8 @@
 #include "analysis/policy_comparison.h"
 
+#include <algorithm>
 #include <iomanip>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -70,6 +72,86 @@ const PolicyRow* PolicyComparison::fastest() const {
     }
   }
   return best;
+}
+
+namespace {
+
+bool SameTraining(const RunInfo& a, const RunInfo& b, int a_epochs, int b_epochs) {
+  return a.model == b.model && a.dataset == b.dataset && a.world_size == b.world_size && a.batch_size == b.batch_size &&
+         a.train_samples == b.train_samples && a_epochs == b_epochs;
+}
+
+// Whether `run` ran `row`'s setting of comparison `c`.
+bool RanSetting(const PolicyComparison& c, const PolicyRow& row, const RunInfo& run) {
+  if (row.whole_gradient) return run.scheme == *row.whole_gradient;
+  if (run.scheme != c.scheme) return false;
+  const AccordionOptions& a = c.settings.accordion();
+  const PolicyDescription& policy = DescriptionOf(run.policy);
+  if (row.name == "static-low" || row.name == "static-high") {
+    const double level = row.name == "static-low" ? a.level_low() : a.level_high();
+    return policy.one_level() && run.level_low == level && run.level_high == level;
+  }
+  if (row.name != policy.name || run.level_low != a.level_low() || run.level_high != a.level_high()) return false;
+  return run.interval == a.interval() && run.eta == a.eta();
+}
+
+}  // namespace
+
+bool AnyRecordedAccuracy(const PolicyComparison& c) {
+  for (const std::vector<PolicyRow>* list : {&c.rows, &c.whole_gradient}) {
+    for (const PolicyRow& row : *list) {
+      if (row.recorded_accuracy) return true;
+    }
+  }
+  return false;
+}
+
+std::string RecordedAccuracyText(const PolicyRow& row) {
+  if (!row.recorded_accuracy) return "—";
+  std::string text = FormatPrintf("%.2f %%", *row.recorded_accuracy * 100);
+  if (row.recorded_runs > 1) text += " (n " + std::to_string(row.recorded_runs) + ")";
+  return text;
+}
+
+int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::vector<const TraceView*>& given) {
+  // One run once: the same trace given twice (the compared one among
+  // --runs) is one seed, not two. A run_id names a run; older traces have none.
+  std::vector<const TraceView*> runs;
+  std::set<std::string> ids;
+  for (const TraceView* r : given) {
+    if (std::find(runs.begin(), runs.end(), r) != runs.end()) continue;
+    if (!r->run.run_id.empty() && !ids.insert(r->run.run_id).second) continue;
+    runs.push_back(r);
+  }
+  std::vector<bool> counted(runs.size(), false);
+  for (std::vector<PolicyRow>* list : {&c.rows, &c.whole_gradient}) {
+    for (PolicyRow& row : *list) {
+      double sum = 0;
+      int n = 0;
+      for (size_t i = 0; i < runs.size(); ++i) {
+        const TraceView& r = *runs[i];
+        if (r.epochs.empty() || !SameTraining(view.run, r.run, view.num_epochs(), r.num_epochs())) continue;
+        if (!RanSetting(c, row, r.run) || !Recorded(r.epochs.back().test_acc)) continue;
+        sum += r.epochs.back().test_acc;
+        ++n;
+        counted[i] = true;
+      }
+      row.recorded_runs = n;
+      row.recorded_accuracy = n > 0 ? std::optional<double>(sum / n) : std::nullopt;
+    }
+  }
+  return static_cast<int>(std::count(counted.begin(), counted.end(), true));
+}
+
+std::string FastestSummary(const PolicyComparison& c) {
+  const PolicyRow* fastest = c.fastest();
+  if (fastest == nullptr || c.whole_gradient.empty()) return {};
+  const PolicyRow* other = FastestOfOtherKind(c, *fastest);
+  const PolicyRow* dense = c.dense();
+  if (other == nullptr && fastest != dense) other = dense;
+  std::string text = fastest->label;
+  if (other != nullptr) text += ", " + Ratio(other->projected_s, fastest->projected_s) + " faster than " + other->label;
+  return text;
 }
 
 std::vector<Policy> DefaultPolicies(Scheme scheme) {
@@ -143,6 +225,8 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
   if (projected) out << std::setw(14) << "projected s";
   if (projected && base != nullptr) out << std::setw(10) << "speedup";
   if (projected && dense != nullptr) out << std::setw(10) << "vs dense";
+  const bool accuracy = AnyRecordedAccuracy(c);
+  if (accuracy) out << std::setw(16) << "accuracy (run)";
   out << '\n';
   auto write = [&](const PolicyRow& row) {
     out << std::left << std::setw(38) << row.label << std::right << std::setw(14)
@@ -164,6 +248,7 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
       const std::optional<double> vs_dense = Speedup(dense, row);
       out << std::setw(10) << (vs_dense ? FormatPrintf("%.2fx", *vs_dense) : "—");
     }
+    if (accuracy) out << std::setw(16) << RecordedAccuracyText(row);
     out << '\n';
   };
   for (const PolicyRow& row : c.rows) write(row);
@@ -178,30 +263,28 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
   }
   if (projected && base != nullptr) out << "; speedup: static low's time over the row's";
   if (projected && dense != nullptr) out << "; vs dense: dense's time over the row's";
-  out << ")\n";
-  if (const PolicyRow* fastest = c.fastest(); fastest != nullptr && !c.whole_gradient.empty()) {
-    const PolicyRow* other = FastestOfOtherKind(c, *fastest);
-    if (other == nullptr && fastest != dense) other = dense;
-    out << "fastest: " << fastest->label;
-    if (other != nullptr) {
-      out << ", " << Ratio(other->projected_s, fastest->projected_s) << " faster than " << other->label;
-    }
-    out << '\n';
+  if (accuracy) {
+    out << "; accuracy (run): the final test accuracy recorded runs of the row's setting reached, their mean "
+           "over n runs (seeds) where more than one";
   }
+  out << ")\n";
+  if (const std::string fastest = FastestSummary(c); !fastest.empty()) out << "fastest: " << fastest << '\n';
   for (const std::string& note : c.notes) out << "note: " << note << '\n';
 }
 
 void WritePolicyCsv(const PolicyComparison& c, std::ostream& out) {
   // scheme and speedup_vs_dense after the label: the columns from
   // floats_per_worker on keep their places counted from the end.
-  out << "policy,label,scheme,speedup_vs_dense,floats_per_worker,saving_vs_static_low,error_proxy,"
-         "critical_error_proxy,level_changes,projected_s\n";
+  out << "policy,label,scheme,speedup_vs_dense,recorded_accuracy,recorded_runs,floats_per_worker,"
+         "saving_vs_static_low,error_proxy,critical_error_proxy,level_changes,projected_s\n";
   const PolicyRow* base = c.rows.empty() ? nullptr : &c.baseline();
   auto write = [&](const PolicyRow& row) {
     out << row.name << ",\"" << row.label << "\"," << ToString(row.whole_gradient.value_or(c.scheme)) << ','
         << std::setprecision(17);
     if (const std::optional<double> vs_dense = Speedup(c.dense(), row)) out << *vs_dense;
-    out << ',' << row.cost.total_floats << ',';
+    out << ',';
+    if (row.recorded_accuracy) out << *row.recorded_accuracy;
+    out << ',' << row.recorded_runs << ',' << row.cost.total_floats << ',';
     if (base != nullptr && row.cost.total_floats > 0) out << base->cost.total_floats / row.cost.total_floats;
     out << ',';
     if (row.error) out << row.error->mean;
@@ -239,6 +322,8 @@ void WritePolicyJson(const PolicyComparison& c, std::ostream& out) {
     r["projected_s"] = row.projected_s ? json(*row.projected_s) : json(nullptr);
     const std::optional<double> vs_dense = Speedup(c.dense(), row);
     r["speedup_vs_dense"] = vs_dense ? json(*vs_dense) : json(nullptr);
+    r["recorded_accuracy"] = row.recorded_accuracy ? json(*row.recorded_accuracy) : json(nullptr);
+    r["recorded_runs"] = row.recorded_runs;
     json levels = json::array();
     for (int e = 0; e < row.schedule.num_epochs(); ++e) levels.push_back(row.schedule.levels[e]);
     r["levels"] = levels;

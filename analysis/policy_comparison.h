@@ -32,6 +32,10 @@ struct PolicyRow {
   // Set on a whole-gradient row (PolicyComparison::whole_gradient): the
   // scheme it sends every gradient with (dense, fp16, bf16).
   std::optional<Scheme> whole_gradient;
+  // The final test accuracy of recorded runs of this row's setting
+  // (AddRecordedAccuracy): their mean, and how many there were (seeds).
+  std::optional<double> recorded_accuracy;
+  int recorded_runs = 0;
 };
 
 struct PolicyComparison {
@@ -53,6 +57,26 @@ struct PolicyComparison {
   // more exact, whole-gradient rows first); nullptr where none is.
   const PolicyRow* fastest() const;
 };
+
+// Fills each row's recorded_accuracy from `runs` (the compared trace among
+// them or not): a run counts for a row when it trained the same model on
+// the same data with the same workers, global batch and epochs as `view`,
+// and ran the row's setting - the scheme and policy, its levels (a static
+// row: one level throughout), and for a switching policy the same eta and
+// interval; a whole-gradient row: a run of that scheme. Its accuracy is its
+// last epoch's test accuracy; runs that recorded none do not count. Returns
+// how many runs counted for some row.
+int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::vector<const TraceView*>& runs);
+// Whether any row has one; a row's as the tables write it: "90.00 %",
+// "89.95 % (n 3)", "—".
+bool AnyRecordedAccuracy(const PolicyComparison& c);
+std::string RecordedAccuracyText(const PolicyRow& row);
+
+// "bf16 cast, 2.91x faster than static rank 2": the fastest projected row
+// against the fastest of the other kind (compressed against whole-gradient),
+// as the table's "fastest:" line says it; empty where nothing was
+// projected or there are no whole-gradient rows.
+std::string FastestSummary(const PolicyComparison& c);
 
 // The policies that fit `scheme` when none are asked: accordion and adaqs
 // (PowerSGD, TopK) or accordion and smith (batch).

@@ -38,7 +38,11 @@ const ScheduleProjection* ProjectionNamed(const ReplayResult& r, const std::stri
   return nullptr;
 }
 
-PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, Scheme scheme, bool critical_epochs) {
+// `with_error`: whether the compared schedules have an error proxy (a
+// compressing scheme's); beside a batch run's, which have none, dense's 0
+// would fill a column nothing else is in.
+PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, Scheme scheme, bool with_error,
+                           bool critical_epochs) {
   PolicyRow row;
   row.name = p.name;
   row.label = p.label;
@@ -49,7 +53,7 @@ PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, S
   row.cost.total_floats = p.total.payload_bytes / 4;
   row.projected_s = p.total.time_s;
   row.whole_gradient = scheme;
-  if (DescriptionOf(scheme).dense_baseline) {
+  if (with_error && DescriptionOf(scheme).dense_baseline) {
     // Dense sends the gradients as computed: no compression error at all.
     // A cast's rounding is not profiled, so its proxy stays empty.
     row.error = ErrorProxy();
@@ -93,8 +97,10 @@ ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions&
                         out.comparison.rows.front().error->critical_mean.has_value();
   std::vector<std::string> casts;
   for (Scheme s : WholeGradientSchemes()) {
+    out.whole_gradient.push_back(ProjectWholeGradient(input, options, s));
     out.comparison.whole_gradient.push_back(
-        WholeGradientRow(view, ProjectWholeGradient(input, options, s), s, critical));
+        WholeGradientRow(view, out.whole_gradient.back(), s,
+                         InSet(DescriptionOf(out.comparison.scheme), SchemeSet::kCompressing), critical));
     const SchemeDescription& d = DescriptionOf(s);
     if (!d.dense_baseline) {
       casts.push_back(std::string(d.name) + " within " + FormatPrintf("%.2g", UnitRoundoff(d.wire)));

@@ -37,11 +37,14 @@ namespace accordion::sim {
 struct ProjectedPolicies {
   PolicyComparison comparison;  // rows with projected_s set
   ReplayResult replay;          // the platform, notes and per-epoch projections
+  // Each whole-gradient row's projection, in the order of
+  // comparison.whole_gradient (empty with WholeGradientRows::kOmit).
+  std::vector<ScheduleProjection> whole_gradient;
 };
 
 // Whether ProjectPolicies projects the whole-gradient rows too (three more
-// replays): accordion-sim's commands do; the explorer's Policies tab and the
-// report show the policies alone.
+// replays): accordion-sim's commands, the explorer's Policies tab and the
+// report do; kOmit is for callers that want the policies alone.
 enum class WholeGradientRows { kOmit, kProject };
 
 // `asked` empty: the policies that fit the trace's scheme and signals.

@@ -70,6 +70,7 @@ PoliciesView::PoliciesView(ExplorerDocument* document, QWidget* parent)
       document_(document),
       caption_(new QLabel(this)),
       status_(new QLabel(this)),
+      verdict_(new QLabel(this)),
       table_(new QTableWidget(this)),
       notes_(new QLabel(this)),
       cli_(new QLabel(this)),
@@ -77,6 +78,10 @@ PoliciesView::PoliciesView(ExplorerDocument* document, QWidget* parent)
   caption_->setWordWrap(true);
   status_->setObjectName("policiesStatus");
   status_->setWordWrap(true);
+  verdict_->setObjectName("policiesVerdict");
+  verdict_->setWordWrap(true);
+  verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  verdict_->hide();
   table_->setObjectName("policiesTable");
   table_->verticalHeader()->setVisible(false);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -105,6 +110,7 @@ PoliciesView::PoliciesView(ExplorerDocument* document, QWidget* parent)
   auto* top = top_ = new QWidget(this);
   auto* top_layout = new QVBoxLayout(top);
   top_layout->setContentsMargins(0, 0, 0, 0);
+  top_layout->addWidget(verdict_);
   top_layout->addWidget(table_, 0, Qt::AlignLeft);
   top_layout->addWidget(notes_);
   top_layout->addWidget(cli_);
@@ -182,7 +188,13 @@ void PoliciesView::redraw() {
     plot_->showMessage(QString::fromStdString(table->problem));
     return;
   }
-  fillTable(*table);
+  // The accuracy each setting reached where an open run recorded it.
+  std::vector<std::shared_ptr<const RunData>> open;
+  for (int i = 0; i < document_->runCount(); ++i) open.push_back(document_->run(i));
+  fillTable(WithRecordedAccuracy(*table, *run, open));
+  const std::string verdict = PolicyVerdict(*table);
+  verdict_->setText("<b>" + Escaped(verdict) + "</b>");
+  verdict_->setVisible(!verdict.empty());
   showNotes(*table);
   DrawPolicyComparison(plot_, *table);
   plot_->markDrawn();
@@ -190,6 +202,8 @@ void PoliciesView::redraw() {
 }
 
 void PoliciesView::clearTable() {
+  verdict_->clear();
+  verdict_->hide();
   table_->clear();
   table_->setRowCount(0);
   table_->setColumnCount(0);
@@ -228,8 +242,9 @@ void PoliciesView::fillTable(const PolicyTable& table) {
     header->setToolTip(QString::fromStdString(help[c]));
     table_->setHorizontalHeaderItem(static_cast<int>(c), header);
   }
+  const std::vector<const PolicyRow*> rows = table.AllRows();
   for (size_t i = 0; i < cells.size(); ++i) {
-    const PolicyRow& row = table.comparison.rows[i];
+    const PolicyRow& row = *rows[i];
     for (size_t c = 0; c < cells[i].size(); ++c) {
       QTableWidgetItem* item = Cell(QString::fromStdString(cells[i][c]), c > 0);
       if (row.name == "accordion") {
@@ -254,6 +269,9 @@ void PoliciesView::showNotes(const PolicyTable& table) {
   // note of the replay in the tooltip, as accordion-sim prints them.
   QStringList shown, all;
   for (const std::string& note : table.comparison.notes) shown << Escaped(note);
+  if (!table.break_even_problem.empty()) {
+    shown << tr("No break-even rate: %1").arg(Escaped(table.break_even_problem));
+  }
   if (!table.projection_problem.empty()) {
     shown << tr("<span style='color:#b35c00'><b>Not projected:</b> %1</span>").arg(Escaped(table.projection_problem));
   }

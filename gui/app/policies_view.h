@@ -35,6 +35,7 @@ class PoliciesView : public QWidget {
   // The notes under the table: policies the trace cannot feed, the
   // replay's warnings, why nothing was projected.
   QLabel* notesLabel() const { return notes_; }
+  QLabel* verdictLabel() const { return verdict_; }
   QLabel* cliLabel() const { return cli_; }
 
  public slots:
@@ -60,6 +61,7 @@ class PoliciesView : public QWidget {
   ExplorerDocument* document_;
   QLabel* caption_;
   QLabel* status_;
+  QLabel* verdict_;  // the fastest row and the break-even rate (PolicyVerdict)
   QTableWidget* table_;
   QLabel* notes_;
   QLabel* cli_;

@@ -301,8 +301,10 @@ QString PolicyBarLabel(const PolicyRow& row) {
 
 void DrawPolicyComparison(QCustomPlot* plot, const PolicyTable& table) {
   using namespace style;
-  const std::vector<PolicyRow>& rows = table.comparison.rows;
-  if (rows.empty()) {
+  // The policies, then dense and the 16-bit casts where they were projected.
+  std::vector<PolicyRow> rows;
+  for (const PolicyRow* row : table.AllRows()) rows.push_back(*row);
+  if (table.comparison.rows.empty()) {
     ResetPlot(plot, "Policies");
     AddMessage(plot, QString::fromStdString(table.problem.empty() ? "No policy to compare" : table.problem));
     return;

@@ -32,8 +32,19 @@ PolicySettings SettingsOf(const RunData& run, const ScheduleSettings& s) {
 
 }  // namespace
 
+std::vector<const PolicyRow*> PolicyTable::AllRows() const {
+  std::vector<const PolicyRow*> all;
+  for (const PolicyRow& row : comparison.rows) all.push_back(&row);
+  for (const PolicyRow& row : comparison.whole_gradient) all.push_back(&row);
+  return all;
+}
+
 const sim::ScheduleProjection* PolicyTable::projectionOf(size_t row) const {
-  if (!replay || row >= comparison.rows.size()) return nullptr;
+  if (!replay) return nullptr;
+  if (row >= comparison.rows.size()) {
+    const size_t w = row - comparison.rows.size();
+    return w < whole_gradient.size() ? &whole_gradient[w] : nullptr;
+  }
   const std::string& name = comparison.rows[row].name;
   for (const sim::ScheduleProjection* p : {&replay->static_low, &replay->static_high, &replay->accordion}) {
     if (p->name == name) return p;
@@ -58,9 +69,19 @@ PolicyTable ComparePoliciesOf(const RunData& run, const ScheduleSettings& s, con
   try {
     if (!run.replayable) throw InputError(run.replay_problem);
     const sim::ReplayOptions options = ReplayOptionsOf(s, w, timing, BasePlatformOf(run, w)).cancel(cancel);
-    sim::ProjectedPolicies p = sim::ProjectPolicies(run.input, options, {});
+    sim::ProjectedPolicies p = sim::ProjectPolicies(run.input, options, {}, sim::WholeGradientRows::kProject);
     t.comparison = std::move(p.comparison);
     t.replay = std::move(p.replay);
+    t.whole_gradient = std::move(p.whole_gradient);
+    // As advise searches it: α–β at every rate (about a hundred replays).
+    try {
+      t.break_even =
+          sim::BreakEvenBandwidth(run.input, options, sim::BreakEvenOptions().timing(sim::TimingSource::kAnalytic));
+    } catch (const sim::Cancelled&) {
+      throw;
+    } catch (const std::exception& e) {
+      t.break_even_problem = e.what();
+    }
   } catch (const sim::Cancelled&) {
     throw;
   } catch (const std::exception& e) {
@@ -85,8 +106,21 @@ std::vector<std::string> PolicyTableHeaders(const PolicyTable& table) {
   if (table.projected()) {
     h.push_back("projected time");
     h.push_back("speedup vs static low");
+    h.push_back("vs dense");
   }
+  if (AnyRecordedAccuracy(table.comparison)) h.push_back("accuracy (run)");
   return h;
+}
+
+PolicyTable WithRecordedAccuracy(const PolicyTable& table, const RunData& run,
+                                 const std::vector<std::shared_ptr<const RunData>>& runs) {
+  PolicyTable out = table;
+  std::vector<const TraceView*> views;
+  for (const auto& r : runs) {
+    if (r) views.push_back(&r->view());
+  }
+  if (out.comparable) AddRecordedAccuracy(out.comparison, run.view(), views);
+  return out;
 }
 
 std::vector<std::string> PolicyColumnHelp(const PolicyTable& table) {
@@ -104,6 +138,15 @@ std::vector<std::string> PolicyColumnHelp(const PolicyTable& table) {
     h.push_back(table.timing == sim::TimingSource::kSimulate ? "Time to train, SimGrid replay on the cluster"
                                                              : "Time to train, α–β estimate on the cluster");
     h.push_back("Static low's projected time over the policy's: above 1.00× the policy trains faster");
+    h.push_back(
+        "Dense's projected time over the row's: below 1.00× the row trains slower than sending every gradient "
+        "whole. Dense, bf16 and fp16 send every gradient every step (the casts in 16 bits, as PyTorch's "
+        "compress hooks: half the bytes); their floats count the wire's bytes / 4");
+  }
+  if (AnyRecordedAccuracy(table.comparison)) {
+    h.push_back(
+        "The final test accuracy the open runs of the row's setting reached (the same model, data, workers, batch "
+        "and epochs; the mean over n runs where more than one): measured, beside the projected time");
   }
   return h;
 }
@@ -112,7 +155,9 @@ std::vector<std::vector<std::string>> PolicyTableCells(const PolicyTable& table)
   std::vector<std::vector<std::string>> rows;
   if (table.comparison.rows.empty()) return rows;
   const PolicyRow& base = table.comparison.baseline();
-  for (const PolicyRow& row : table.comparison.rows) {
+  const PolicyRow* dense = table.comparison.dense();
+  for (const PolicyRow* each : table.AllRows()) {
+    const PolicyRow& row = *each;
     std::vector<std::string> cells;
     cells.push_back(PolicyDisplayLabel(row));
     cells.push_back(PolicyFloatsText(row.cost.total_floats));
@@ -126,7 +171,11 @@ std::vector<std::vector<std::string>> PolicyTableCells(const PolicyTable& table)
       cells.push_back(row.projected_s && base.projected_s && *row.projected_s > 0
                           ? PolicyRatioText(*base.projected_s / *row.projected_s)
                           : kMissing);
+      cells.push_back(row.projected_s && dense != nullptr && dense->projected_s && *row.projected_s > 0
+                          ? PolicyRatioText(*dense->projected_s / *row.projected_s)
+                          : kMissing);
     }
+    if (AnyRecordedAccuracy(table.comparison)) cells.push_back(RecordedAccuracyText(row));
     rows.push_back(std::move(cells));
   }
   return rows;
@@ -140,6 +189,32 @@ std::vector<bool> EmptyPolicyColumns(const std::vector<std::vector<std::string>>
     for (size_t c = 1; c < row.size() && c < empty.size(); ++c) empty[c] = empty[c] && row[c] == kMissing;
   }
   return empty;
+}
+
+std::string PolicyVerdict(const PolicyTable& table) {
+  std::string fastest = FastestSummary(table.comparison);
+  if (fastest.empty()) return {};
+  // "2.91x" as the tables write ratios: "2.91×".
+  for (size_t x = fastest.find("x faster"); x != std::string::npos; x = fastest.find("x faster", x)) {
+    fastest.replace(x, 1, "×");
+  }
+  std::string text = "Fastest on this cluster: " + fastest + ".";
+  if (table.break_even) {
+    const sim::BreakEven& b = *table.break_even;
+    const std::string at = " at " + std::to_string(b.workers) + " workers";
+    const std::string range = Printf("%g", b.min_gbps) + " to " + Printf("%g", b.max_gbps) + " Gb/s";
+    if (b.gbps) {
+      text += (b.compression_below ? " Accordion beats every whole-gradient exchange only below "
+                                   : " Accordion beats every whole-gradient exchange only above ") +
+              Printf("%.3g", *b.gbps) + " Gb/s" + at + ", where it and the " + DescriptionOf(b.whole_scheme).title +
+              " take the same time.";
+    } else {
+      text += b.compression_below
+                  ? " Accordion beats every whole-gradient exchange at every rate from " + range + at + "."
+                  : " Accordion beats no whole-gradient exchange at any rate from " + range + at + ".";
+    }
+  }
+  return text;
 }
 
 std::string PolicyFloatsText(double v) {

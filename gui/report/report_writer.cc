@@ -482,6 +482,12 @@ QString ProjectionHtml(const ReportInput& in) {
   }
   const std::string sweep = SweepHeadline(in.sweep);
   if (!sweep.empty()) h += "<p>" + Html(sweep) + ", by the α–β estimate.</p>\n";
+  // Whether to compress at all: the best policy against dense and the casts.
+  if (in.policies) {
+    if (const std::string verdict = PolicyVerdict(*in.policies); !verdict.empty()) {
+      h += "<p><b>Compress at all?</b> " + Html(verdict) + " (<a href=\"#policies\">Policies</a>)</p>\n";
+    }
+  }
   return h;
 }
 
@@ -503,7 +509,8 @@ QString FiguresHtml(const std::vector<FigureEntry>& figures) {
 // projected times as a figure.
 QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
   if (!in.policies) return {};
-  const PolicyTable& t = *in.policies;
+  // The accuracy each setting reached, where one of the report's runs ran it.
+  const PolicyTable t = WithRecordedAccuracy(*in.policies, *in.runs.front(), in.runs);
   const Scheme scheme = in.analysis.resolved.scheme;
   const bool compressing = InSet(DescriptionOf(scheme), SchemeSet::kCompressing);
   const std::optional<Policy> baseline_policy = BaselinePolicyFor(scheme);
@@ -535,14 +542,21 @@ QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
                      : " The error proxy's columns are left out: the " + QString(DescriptionOf(scheme).title) +
                            " scheme has no compression error.";
   }
-  h += "</p>\n<table class=\"policies\">\n";
+  h += "</p>\n";
+  if (const std::string verdict = PolicyVerdict(t); !verdict.empty()) {
+    h += "<p class=\"verdict\"><b>" + Html(verdict) + "</b></p>\n";
+  }
+  if (!t.break_even_problem.empty())
+    h += "<p class=\"note\">No break-even rate: " + Html(t.break_even_problem) + "</p>\n";
+  h += "<table class=\"policies\">\n";
   QStringList header_cells;
   for (size_t c = 0; c < headers.size(); ++c) {
     if (shown(c)) header_cells << Html(headers[c]);
   }
   h += Header(header_cells);
+  const std::vector<const PolicyRow*> rows = t.AllRows();
   for (size_t i = 0; i < cells.size(); ++i) {
-    const bool accordion = t.comparison.rows[i].name == "accordion";
+    const bool accordion = rows[i]->name == "accordion";
     QStringList row;
     for (size_t c = 0; c < cells[i].size(); ++c) {
       if (!shown(c)) continue;
@@ -621,7 +635,9 @@ void WriteReport(const ReportInput& in, const QString& dir) {
                        "static low."
                      : "Floats one worker sends under each policy, and how many times fewer than static low.",
                  false);
-    WriteFile(dir + "/policies.csv", StreamBytes([&](std::ostream& o) { WritePolicyCsv(in.policies->comparison, o); }));
+    const PolicyTable with_accuracy = WithRecordedAccuracy(*in.policies, *in.runs.front(), in.runs);
+    WriteFile(dir + "/policies.csv",
+              StreamBytes([&](std::ostream& o) { WritePolicyCsv(with_accuracy.comparison, o); }));
   }
   const std::vector<ResultsRow> results = BuildResultsTable(TracePaths(in));
   WriteTables(in, results, dir);

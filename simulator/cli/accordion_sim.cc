@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "analysis/cli/shared_flags.h"
+#include "analysis/trace_view.h"
 #include "common/cli.h"
 #include "common/errors.h"
 #include "common/number_format.h"
@@ -338,6 +339,7 @@ struct PolicyArgs {
   ReplayFlags replay;
   CollectiveFlags collective;
   std::vector<std::string> policies;  // compare-policies; empty: those that fit
+  std::vector<std::string> runs;      // compare-policies: recorded runs whose accuracy to show
   std::optional<double> msdr_factor;
   std::vector<double> etas = AdvisorOptions().etas();  // advise
   double tolerance = AdvisorOptions().tolerance();
@@ -366,12 +368,34 @@ struct PolicyArgs {
   }
 };
 
+// Each row's accuracy from the recorded runs of its setting: the trace's
+// own and --runs'; a run that counted for no row is a note, not an error.
+void AddRunsAccuracy(ProjectedPolicies& p, const ReplayInput& input, const std::vector<std::string>& paths) {
+  std::vector<TraceView> views;
+  views.reserve(paths.size());
+  for (const std::string& path : paths) views.push_back(LoadTraceView(path));
+  std::vector<const TraceView*> runs = {&input.view};
+  for (const TraceView& v : views) runs.push_back(&v);
+  AddRecordedAccuracy(p.comparison, input.view, runs);
+  for (size_t i = 0; i < views.size(); ++i) {
+    PolicyComparison alone = p.comparison;
+    if (AddRecordedAccuracy(alone, input.view, {&views[i]}) == 0) {
+      p.comparison.notes.push_back("--runs " + paths[i] +
+                                   ": not a run of this training (model, data, workers, batch, epochs) at a "
+                                   "compared setting, or it recorded no test accuracy");
+    }
+  }
+}
+
 int RunComparePolicies(const PolicyArgs& a) {
-  CheckOutput(a.out, OutputOptions().inputs(Inputs(a.trace, a.platform.file)).overwrite(a.overwrite));
+  std::vector<std::string> inputs = Inputs(a.trace, a.platform.file);
+  inputs.insert(inputs.end(), a.runs.begin(), a.runs.end());
+  CheckOutput(a.out, OutputOptions().inputs(inputs).overwrite(a.overwrite));
   const ReplayInput input = LoadReplayInput(a.trace);
   std::vector<Policy> asked;
   for (const std::string& name : a.policies) asked.push_back(*ParsePolicy(name));
-  const ProjectedPolicies p = ProjectPolicies(input, a.Options(input), asked, WholeGradientRows::kProject);
+  ProjectedPolicies p = ProjectPolicies(input, a.Options(input), asked, WholeGradientRows::kProject);
+  AddRunsAccuracy(p, input, a.runs);
   WriteOutput(a.out, [&](std::ostream& out) {
     if (a.format == "json") {
       std::ostringstream table;
@@ -682,6 +706,10 @@ CLI::App* AddComparePoliciesCommand(CLI::App& app, PolicyArgs& a) {
       "proxy and time to train side by side, and which is fastest (accordion-analyze compare-policies runs this)");
   a.Add(cmd);
   cli::AddPoliciesFlag(cmd, &a.policies);
+  cmd->add_option("--runs", a.runs,
+                  "Recorded runs of the same training under other policies or schemes (traces): each row shows "
+                  "the final test accuracy its setting's runs reached beside its time (default: the trace's own)")
+      ->check(CLI::ExistingFile);
   return cmd;
 }
 

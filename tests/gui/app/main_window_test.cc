@@ -1153,9 +1153,13 @@ class MainWindowTest : public QObject {
     QVERIFY(policies && policies->comparable && policies->projected());
 
     QTableWidget* table = window.policiesView()->table();
-    QCOMPARE(table->rowCount(), 4);
-    const QStringList names = {"static rank 4", "static rank 1", "Accordion rank 4 / rank 1", "AdaQS rank 1 → rank 4"};
-    for (int row = 0; row < 4; ++row) QCOMPARE(CellText(table, row, 0), names[row]);
+    // The four policies, then what they have to beat: every gradient whole,
+    // dense or cast to 16 bits.
+    QCOMPARE(table->rowCount(), 7);
+    const QStringList names = {
+        "static rank 4", "static rank 1", "Accordion rank 4 / rank 1", "AdaQS rank 1 → rank 4", "dense",
+        "bf16 cast",     "fp16 cast"};
+    for (int row = 0; row < 7; ++row) QCOMPARE(CellText(table, row, 0), names[row]);
     const int floats = ColumnNamed(table, "floats / worker at 64 workers");
     const int vs_low = ColumnNamed(table, "vs static low");
     const int error = ColumnNamed(table, "error (all epochs)");
@@ -1188,6 +1192,24 @@ class MainWindowTest : public QObject {
     }
     QCOMPARE(CellText(table, 0, speedup), QString("1.00×"));
     QCOMPARE(CellText(table, 0, vs_low), QString("1.00×"));
+    // Dense is the what-if's dense baseline on the same cluster, to the last
+    // bit; every row's "vs dense" is dense's time over its own; a cast sends
+    // half of dense's bytes.
+    const std::vector<PolicyRow>& whole = policies->comparison.whole_gradient;
+    QCOMPARE(whole.size(), size_t{3});
+    QCOMPARE(whole[0].projected_s.value(), estimate->dense.total.time_s);
+    QCOMPARE(whole[1].cost.total_floats * 2, whole[0].cost.total_floats);
+    const int vs_dense = ColumnNamed(table, "vs dense");
+    QVERIFY(vs_dense > 0);
+    QCOMPARE(CellText(table, 4, vs_dense), QString("1.00×"));
+    QCOMPARE(CellText(table, 2, vs_dense),
+             QString::fromStdString(PolicyRatioText(*whole[0].projected_s / *rows[2].projected_s)));
+    QCOMPARE(CellText(table, 5, error), QString("—"));  // a cast's rounding is not profiled
+    // Above the table, which is fastest and the rate Accordion would need.
+    const QString verdict = window.policiesView()->verdictLabel()->text();
+    QVERIFY2(verdict.contains("Fastest on this cluster: "), qPrintable(verdict));
+    QVERIFY(policies->break_even.has_value());
+    QVERIFY2(verdict.contains("Accordion beats"), qPrintable(verdict));
     // Rank 1 sends the fewest floats and makes the largest error; rank 4 the opposite.
     QVERIFY(rows[1].cost.total_floats < rows[3].cost.total_floats);
     QVERIFY(rows[3].cost.total_floats < rows[0].cost.total_floats);
@@ -1209,7 +1231,7 @@ class MainWindowTest : public QObject {
     QVERIFY(plot->plottableCount() >= 4);
     auto* bars = qobject_cast<QCPBars*>(plot->plottable(0));
     QVERIFY(bars != nullptr);
-    QCOMPARE(bars->data()->size(), 4);
+    QCOMPARE(bars->data()->size(), 7);
     QVERIFY(window.policiesView()->cliLabel()->text().startsWith("accordion-sim compare-policies powersgd-v4.trace"));
     QVERIFY(window.policiesView()->notesLabel()->text().contains("note(s) of the replay"));
     if (const QString shots = qEnvironmentVariable("ACCORDION_SCREENSHOT_DIR"); !shots.isEmpty()) {
@@ -1233,7 +1255,7 @@ class MainWindowTest : public QObject {
     doc->waitForIdle();
     QApplication::processEvents();
     QVERIFY(doc->policies() != nullptr);
-    QCOMPARE(table->rowCount(), 4);
+    QCOMPARE(table->rowCount(), 7);
     QCOMPARE(CellText(table, 3, 0), QString("Smith et al. batch 128 → batch 512"));
     QCOMPARE(CellText(table, 0, ColumnNamed(table, "speedup vs static low")), QString("1.00×"));
     QVERIFY(table->isColumnHidden(ColumnNamed(table, "error (all epochs)")));
@@ -1253,8 +1275,8 @@ class MainWindowTest : public QObject {
     window.runList()->table()->selectRow(doc->indexOfPath(QFileInfo(SampleTrace(kPowerSgd)).absoluteFilePath()));
     doc->waitForIdle();
     QApplication::processEvents();
-    QCOMPARE(table->rowCount(), 3);
-    for (int row = 0; row < 3; ++row) QVERIFY(!CellText(table, row, 0).startsWith("AdaQS"));
+    QCOMPARE(table->rowCount(), 6);  // three policies, dense and the two casts
+    for (int row = 0; row < 6; ++row) QVERIFY(!CellText(table, row, 0).startsWith("AdaQS"));
     const QString notes = window.policiesView()->notesLabel()->text();
     QVERIFY2(notes.contains("policy adaqs reads each layer's gradient mean norm"), qPrintable(notes));
     QCOMPARE(window.errorCount(), 0);

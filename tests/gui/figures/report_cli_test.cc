@@ -162,7 +162,7 @@ class ReportCliTest : public QObject {
     QFile csv(out + "/policies.csv");
     QVERIFY(csv.open(QIODevice::ReadOnly));
     QStringList lines = QString::fromUtf8(csv.readAll()).split('\n', Qt::SkipEmptyParts);
-    QCOMPARE(lines.size(), 5);  // the header, four policies
+    QCOMPARE(lines.size(), 8);  // the header, four policies, dense and the two casts
     const double static_low_s = rows[0].toObject()["projected_s"].toDouble();
     for (int i = 0; i < 4; ++i) {
       const QJsonObject row = rows[i].toObject();
@@ -178,12 +178,18 @@ class ReportCliTest : public QObject {
       // The table's cells are those numbers, as the tab writes them.
       const QString cell = QString::fromStdString(accordion::gui::PolicySecondsText(projected));
       const QString speedup = QString::fromStdString(accordion::gui::PolicyRatioText(static_low_s / projected));
-      QVERIFY2(policies.contains("<td class=\"num\">" + cell + "</td><td class=\"num\">" + speedup + "</td></tr>"),
+      QVERIFY2(policies.contains("<td class=\"num\">" + cell + "</td><td class=\"num\">" + speedup +
+                                 "</td><td class=\"num\">"),
                qPrintable(cell + " " + speedup));
     }
     QCOMPARE(rows[3].toObject()["policy"].toString(), QString("adaqs"));
-    QVERIFY(policies.contains("<td class=\"num\">" + QString::fromStdString(accordion::gui::PolicyRatioText(1)) +
-                              "</td></tr>"));  // static low against itself: 1.00×
+    // Static low against itself, and dense against itself: 1.00× (speedup, vs dense).
+    const QString one = QString::fromStdString(accordion::gui::PolicyRatioText(1));
+    QVERIFY(policies.contains(QRegularExpression("<tr><td>static rank 4</td>.*<td class=\"num\">" + one +
+                                                 "</td><td class=\"num\">[0-9.]+×</td>")));
+    QVERIFY(policies.contains(QRegularExpression("<tr><td>dense</td>.*<td class=\"num\">" + one + "</td>")));
+    QVERIFY(policies.contains("<td>dense</td>") && policies.contains("<td>bf16 cast</td>"));
+    QVERIFY2(policies.contains("<p class=\"verdict\"><b>Fastest on this cluster: "), "report: the verdict");
 
     // The batch scheme: Smith et al.; its error columns left out.
     const QString batch = test_support::WritePolicyTrace(parent, "batch-v4.trace", accordion::Scheme::kBatch);
