@@ -145,8 +145,9 @@ std::vector<std::string> PolicyColumnHelp(const PolicyTable& table) {
   }
   if (AnyRecordedAccuracy(table.comparison)) {
     h.push_back(
-        "The final test accuracy the open runs of the row's setting reached (the same model, data, workers, batch "
-        "and epochs; the mean over n runs where more than one): measured, beside the projected time");
+        "The final test accuracy that runs of the row's setting reached (the runs open in the explorer, the traces "
+        "given to the report: the same model, data, workers, batch and epochs; the mean over n runs where more "
+        "than one): measured, beside the projected time");
   }
   return h;
 }
