@@ -14,6 +14,12 @@ replayed with no flags at all (identity: anchored on its own network probe,
 the median step's error), and each trace recorded at one rate replayed at
 every other rate with --bandwidth-gbps alone (the default route), against
 what that rate's runs measured.
+
+The break-even (issue 48), where powersgd and one of dense, bf16 or fp16 ran:
+per rate, PowerSGD's and the whole gradients' measured and predicted median
+steps (the default route from the recorded rate; bf16 and fp16 also projected
+from the dense trace with --scheme), and the rate where PowerSGD stops beating
+them, interpolated on a log scale where the sign of the difference changes.
 """
 import argparse
 import csv
@@ -243,6 +249,256 @@ def median_step_summary(points):
                      f"{sum(e <= 0.10 for e in ae)}/{len(ae)} points within 10 %, median |error| "
                      f"{statistics.median(ae) * 100:.1f} %, largest {max(ae) * 100:.1f} %")
     return lines
+
+
+# --- break-even: compress or send whole gradients ---------------------------------
+WHOLE = ("dense", "bf16", "fp16")  # whole gradients (fp32, or cast to 16 bits)
+COMPRESSED = "powersgd"
+
+
+def crossings(points):
+    """points: (Gb/s, t_compressed - t_whole) in rising rate, None where either is missing. The rates where
+    the sign changes, interpolated on a log scale between the two rates around it: (Gb/s, 'up' where
+    compression stops winning as the rate rises, 'down' where it starts to)."""
+    pts = [(g, d) for g, d in points if d is not None]
+    out = []
+    for (g1, d1), (g2, d2) in zip(pts, pts[1:]):
+        if d1 == 0:
+            continue  # counted as its own point below
+        if d1 * d2 < 0 or d2 == 0:
+            f = -d1 / (d2 - d1)
+            out.append((g1 ** (1 - f) * g2 ** f, "up" if d1 < 0 else "down"))
+    if pts and pts[0][1] == 0:
+        out.insert(0, (pts[0][0], "at"))
+    return out
+
+
+def gbps_name(g):
+    return f"{g:.3g} Gb/s" if g >= 1 else f"{g * 1000:.3g} Mb/s"
+
+
+def crossing_text(points, rates_g):
+    """One crossing's words; (text, the single crossing's Gb/s or None)."""
+    xs = crossings(points)
+    valid = [d for _, d in points if d is not None]
+    lo, hi = gbps_name(min(rates_g)), gbps_name(max(rates_g))
+    if not valid:
+        return "no points", None
+    if not xs:
+        if all(d < 0 for d in valid):
+            return f"none between {lo} and {hi}: PowerSGD faster at every rate", None
+        if all(d > 0 for d in valid):
+            return f"none between {lo} and {hi}: PowerSGD slower at every rate", None
+        return "none", None
+    words = []
+    for g, kind in xs:
+        words.append(gbps_name(g) + ("" if kind == "up" else " (PowerSGD starts to win above it)"
+                                     if kind == "down" else " (equal there)"))
+    if len(xs) == 1 and xs[0][1] in ("up", "at"):
+        return words[0], xs[0][0]
+    return f"{len(xs)} sign changes: " + ", ".join(words) + " (no single break-even)", None
+
+
+def breakeven(a, manifest, worlds, rates, schemes, platform, have_cal, problems):
+    """The report's break-even section: markdown lines, and summary lines."""
+    wholes = [s for s in WHOLE if s in schemes]
+    if COMPRESSED not in schemes or not wholes:
+        return [], []
+    traces = {}  # (W, scheme, rate) -> {repeat: path}
+    for r in manifest:
+        if r["kind"] == "train" and r["status"] == "ok":
+            traces.setdefault((int(r["workers"]), r["label"], r["rate"].lower()), {})[r["repeat"]] = r["path"]
+    cal = a.calibrate_on.lower()
+    g_cal = rate_gbps(a.calibrate_on)
+    rates = sorted(rates, key=rate_gbps)
+    rates_g = [rate_gbps(r) for r in rates]
+
+    def stem(p):
+        return p[:-len(".trace")] if p.endswith(".trace") else p
+
+    def med(xs):
+        return statistics.median(xs) if xs else None
+
+    def diff(c, w):
+        return None if c is None or w is None else c - w
+
+    def band(xs):
+        """The repeats' range: min–max, or the middle half (quartiles) from 4 repeats on."""
+        if not xs:
+            return None, None
+        if len(xs) >= 4:
+            q = statistics.quantiles(xs, n=4)
+            return q[0], q[2]
+        return min(xs), max(xs)
+
+    # Measured: each run's median step and mean step (its --timing recorded replay).
+    meas = {}  # (W, scheme, rate) -> ([median steps], [mean steps])
+    for (W, scheme, rate), runs in traces.items():
+        if scheme not in wholes + [COMPRESSED]:
+            continue
+        mm, mn = [], []
+        for rep, path in sorted(runs.items()):
+            got, err = replay_json(a.sim, path, ["--timing", "recorded"], stem(path) + ".recorded.json")
+            if err:
+                problems.append(f"break-even: replay --timing recorded W={W} {rate} {scheme} r{rep}: {err}")
+                continue
+            mm.append(got[0]["median_measured_iteration_s"])
+            mn.append(got[0]["measured_iteration_s"])
+        meas[(W, scheme, rate)] = (mm, mn)
+
+    # Predicted from the runs at the recorded rate C, every repeat's trace: the default route
+    # (--bandwidth-gbps R alone, at C too), the calibrated route (as the training-step table),
+    # and the whole gradients cast to 16 bits projected from the dense trace (--scheme bf16|fp16).
+    cache = {}
+
+    def predict(W, scheme, rate, extra, tag, from_scheme=None):
+        """(median of the replays' median steps, median of their mean steps) over the recorded repeats. A
+        replay under another scheme than the trace's has no measured_vs_replayed: its schedule's mean step."""
+        key = (W, scheme, rate, tag, from_scheme)
+        if key not in cache:
+            cache[key] = predict_once(W, scheme, rate, extra, tag, from_scheme)
+        return cache[key]
+
+    def predict_once(W, scheme, rate, extra, tag, from_scheme):
+        srcs = traces.get((W, from_scheme or scheme, cal), {})
+        medians, means = [], []
+        for rep, src in sorted(srcs.items()):
+            dest = f"{stem(src)}.breakeven-{tag}-{rate}.json"
+            args = extra + ["--bandwidth-gbps", f"{rate_gbps(rate):g}"]
+            if from_scheme:
+                _, err = run([a.sim, "replay", src, "--format", "json", "--out", dest, "--overwrite"] + args)
+                try:
+                    if err is None:
+                        means.append(json.load(open(dest))["schedules"]["static-high"]["total"]["iteration_s"])
+                except (OSError, ValueError, KeyError) as e:
+                    err = f"no schedules in {dest}: {e}"
+            else:
+                got, err = replay_json(a.sim, src, args, dest)
+                if err is None:
+                    medians.append(got[0]["median_replayed_iteration_s"])
+                    means.append(got[0]["replayed_iteration_s"])
+            if err:
+                problems.append(f"break-even: replay ({tag}) W={W} {a.calibrate_on} -> {rate} "
+                                f"{from_scheme or scheme} r{rep}: {err}")
+        return med(medians), med(means)
+
+    md = ["## Break-even: compress or send whole gradients", "",
+          f"PowerSGD (rank 2) against the whole gradients ({', '.join(wholes)}): the rate below which "
+          "compression wins. Measured: each run's median sampled step (`median_measured_iteration_s`), median of "
+          "the repeats (min–max of the repeats). Predicted: the runs recorded at "
+          f"{rate_name(a.calibrate_on)} (every repeat), `accordion-sim replay TRACE@{a.calibrate_on} "
+          "--bandwidth-gbps R` (the default route, anchored on that trace's probe; at the recorded rate too), "
+          "`median_replayed_iteration_s`, median over the recorded repeats. Projected: what the advisor does "
+          "without a 16-bit run, the dense trace at the recorded rate replayed with `--scheme bf16` (or fp16) "
+          "`--bandwidth-gbps R`; such a replay has no measured step to anchor a median on, so it gives the "
+          "schedule's mean step, compared with the runs' mean step (`measured_iteration_s`) and, for its crossing, "
+          "with PowerSGD's mean step by the default route. Calibrated route (where the calibration ran): "
+          "`--platform calibrated.json --recorded-bandwidth-gbps C --bandwidth-gbps R`, mean steps. "
+          "Δ = t(PowerSGD) − t(whole): negative, PowerSGD faster. The crossing: where Δ changes sign, "
+          "interpolated on a log scale of the rate between the two rates around it (none is named where Δ keeps "
+          "its sign over the measured rates). \"overlap\": the two schemes' repeats overlap (min–max; from 4 "
+          "repeats on, their middle halves, first to third quartile), so which is faster there is within the "
+          "runs' noise.", ""]
+    summ = []
+    for W in worlds:
+        for whole in wholes:
+            proj = whole in ("bf16", "fp16") and "dense" in schemes
+            rows, pm, pp, pj, pmn, pc_p = [], [], [], [], [], []
+            agree = agree_n = agree_clear = clear_n = 0
+            verdicts = {"PowerSGD": [], whole: [], "overlap": []}  # measured: rates by which wins clearly
+            for rate, g in zip(rates, rates_g):
+                mc, mw = meas.get((W, COMPRESSED, rate.lower()), ([], [])), meas.get((W, whole, rate.lower()), ([], []))
+                tc_m, tw_m = med(mc[0]), med(mw[0])
+                tc_p, tc_pmean = predict(W, COMPRESSED, rate, [], "default")
+                tw_p, _ = predict(W, whole, rate, [], "default")
+                # The projection has a mean step only: against the runs' mean steps.
+                tw_j = predict(W, whole, rate, ["--scheme", whole], "from-dense", from_scheme="dense")[1] \
+                    if proj else None
+                tc_mn, tw_mn = med(mc[1]), med(mw[1])
+                pmn.append((g, diff(tc_mn, tw_mn)))
+                if have_cal:
+                    calx = ["--platform", platform, "--recorded-bandwidth-gbps", f"{g_cal:g}"]
+                    # The calibrated route against the runs' mean step, as the training-step table.
+                    tc_c = predict(W, COMPRESSED, rate, calx, "calibrated")[1]
+                    tw_c = predict(W, whole, rate, calx, "calibrated")[1]
+                    pc_p.append((g, diff(tc_c, tw_c)))
+                dm, dp, dj = diff(tc_m, tw_m), diff(tc_p, tw_p), diff(tc_pmean, tw_j)
+                pm.append((g, dm))
+                pp.append((g, dp))
+                pj.append((g, dj))
+                # The repeats' ranges overlap: the measured winner is within the runs' noise.
+                (c_lo, c_hi), (w_lo, w_hi) = band(mc[0]), band(mw[0])
+                overlap = bool(mc[0] and mw[0]) and c_lo <= w_hi and w_lo <= c_hi
+                if dm is not None:
+                    verdicts["overlap" if overlap else ("PowerSGD" if dm < 0 else whole)].append(rate_name(rate))
+                if dm is not None and dp is not None:
+                    agree_n += 1
+                    agree += (dm < 0) == (dp < 0)
+                    if not overlap:
+                        clear_n += 1
+                        agree_clear += (dm < 0) == (dp < 0)
+
+                def cell(xs):
+                    if not xs:
+                        return "n/a"
+                    return ms(med(xs)) + (f" ({ms(min(xs))}–{ms(max(xs))})" if len(xs) > 1 else "")
+
+                def win(d):
+                    return "n/a" if d is None else ("PowerSGD" if d < 0 else whole)
+
+                here = " (recorded)" if rate.lower() == cal else ""
+                row = (f"| {W} | {rate_name(rate)}{here} | {cell(mc[0])} | {cell(mw[0])} "
+                       f"| {win(dm)}{', overlap' if overlap and dm is not None else ''} "
+                       f"| {ms(tc_p) if tc_p is not None else 'n/a'} | {ms(tw_p) if tw_p is not None else 'n/a'} "
+                       f"| {win(dp)} | {pct(rel(tc_p, tc_m))} | {pct(rel(tw_p, tw_m))} |")
+                if proj:
+                    row += (f" {ms(tw_j) if tw_j is not None else 'n/a'} | {pct(rel(tw_j, tw_mn))} | {win(dj)} |")
+                rows.append(row)
+            head = (f"| W | rate | PowerSGD measured ms | {whole} measured ms | faster (measured) "
+                    f"| PowerSGD predicted ms | {whole} predicted ms | faster (predicted) | PowerSGD error "
+                    f"| {whole} error |")
+            sep = "|---|---|---|---|---|---|---|---|---|---|"
+            if proj:
+                head += f" {whole} projected from dense, mean ms | its error (mean step) | faster (projected) |"
+                sep += "---|---|---|"
+            md += [f"### PowerSGD against {whole}, {W} workers", "", head, sep] + rows + [""]
+            mt, mg = crossing_text(pm, rates_g)
+            pt, pg = crossing_text(pp, rates_g)
+            lines = [f"- measured crossing: **{mt}**; beyond the repeats' overlap, PowerSGD faster at: "
+                     f"{', '.join(verdicts['PowerSGD']) or 'none'}; {whole} faster at: "
+                     f"{', '.join(verdicts[whole]) or 'none'}; the repeats overlap at: "
+                     f"{', '.join(verdicts['overlap']) or 'none'}",
+                     f"- predicted crossing (default route from {rate_name(a.calibrate_on)}): **{pt}**"
+                     + (f"; {pct(rel(pg, mg))} of the measured rate" if pg and mg else "")]
+            cmt, cmg = crossing_text(pmn, rates_g)
+            lines.append(f"- on mean steps (`measured_iteration_s`), measured crossing: {cmt}")
+            if proj:
+                jt, jg = crossing_text(pj, rates_g)
+                lines.append(f"- predicted crossing, {whole} projected from the dense trace (mean steps, PowerSGD "
+                             f"by the default route): **{jt}**"
+                             + (f"; {pct(rel(jg, cmg))} of the measured mean-step crossing" if jg and cmg else ""))
+            if have_cal:
+                cpt, cpg = crossing_text(pc_p, rates_g)
+                lines.append(f"- predicted crossing, calibrated route (mean steps, as the training-step table): {cpt}"
+                             + (f"; {pct(rel(cpg, cmg))} of the measured mean-step crossing" if cpg and cmg else ""))
+            lines.append(f"- the faster of the two, predicted against measured: the same at {agree} of {agree_n} "
+                         f"rates; {agree_clear} of {clear_n} where the repeats do not overlap")
+            md += lines + [""]
+            summ.append(f"- break-even, PowerSGD against {whole}, {W} workers: measured {mt}; predicted {pt}"
+                        + (f" ({pct(rel(pg, mg))})" if pg and mg else ""))
+    # The runs' own spread: (max - min) / median of the repeats' median steps, every scheme and rate here.
+    spreads = [(max(v[0]) - min(v[0])) / statistics.median(v[0]) for k, v in meas.items() if len(v[0]) > 1]
+    if spreads:
+        md.append(f"The repeats' spread in median step ((max − min) / median, {len(spreads)} scheme-rate points of "
+                  f"these schemes): median {statistics.median(spreads) * 100:.1f} %, "
+                  f"largest {max(spreads) * 100:.1f} %.")
+        iqr = [(q[2] - q[0]) / statistics.median(v[0]) for v in meas.values() if len(v[0]) >= 4
+               for q in [statistics.quantiles(v[0], n=4)]]
+        if iqr:
+            md[-1] += (f" Interquartile range / median (from 4 repeats on): median "
+                       f"{statistics.median(iqr) * 100:.1f} %, largest {max(iqr) * 100:.1f} %.")
+        md.append("")
+    return md, summ
 
 
 def main():
@@ -563,6 +819,9 @@ def main():
     md += dflt_rows or ["| | | | | | no default-route replay ran | | | | | | | | |"]
     md += [""]
 
+    be_md, be_summary = breakeven(a, manifest, worlds, rates, schemes, platform, have_cal, problems)
+    md += be_md
+
     if anchors:
         md += ["## Recorded networks", "",
                "The network each replay anchored on, fitted from the trainer's start-up probe (the first run's "
@@ -618,6 +877,7 @@ def main():
                       f"{label}: mean |error| {statistics.mean(d) * 100:.1f} % against {statistics.mean(c) * 100:.1f} %, "
                       f"largest {max(d) * 100:.1f} % against {max(c) * 100:.1f} %; the default route closer at "
                       f"{sum(x < y for x, y in zip(d, c))} of {len(pts)} points")
+    md += be_summary
     if recorded_errs:
         md.append(f"- training steps, `--timing recorded`: median |error| {statistics.median(recorded_errs) * 100:.1f} %, "
                   f"largest {max(recorded_errs) * 100:.1f} % over {len(recorded_errs)} runs")

@@ -12,7 +12,7 @@
 #
 #   sudo bench/simulator/netns_validation.sh [--build build/release] [--sim PATH] [--bench PATH]
 #        [--workers 2,4,8] [--bandwidths 100mbit,1gbit,5gbit] [--calibrate-on 1gbit]
-#        [--latency-ms 0.5] [--schemes dense,powersgd,topk,accordion] [--repeats 3]
+#        [--latency-ms 0.5] [--schemes dense,powersgd,topk,accordion,bf16,fp16] [--repeats 3]
 #        [--epochs 1] [--limit-samples 3072] [--batch-size 128] [--trace-iterations 20]
 #        [--bucket-mb 0.004] [--bench-iters 10] [--calibration-iters 30] [--run-timeout 600]
 #        [--burst BYTES] [--out DIR] [--quick]
@@ -20,7 +20,11 @@
 # --quick: 2 workers, 100mbit and 1gbit, 1 repeat, dense and powersgd (a smoke
 # run of a few minutes); flags given beside it still win. Schemes: dense;
 # powersgd (static rank 2); topk (static fraction 0.1); accordion (PowerSGD
-# under Accordion, ranks 2 / 1). --latency-ms 0 adds no netem; where the
+# under Accordion, ranks 2 / 1); bf16 and fp16 (whole gradients cast to 16
+# bits for the all-reduce, no levels). With powersgd and dense or bf16 among
+# the schemes, the report adds the break-even: measured and predicted step
+# times per rate and the rate where PowerSGD stops beating the whole-gradient
+# exchange. --latency-ms 0 adds no netem; where the
 # kernel has no netem the run goes on without the delay and the report says so.
 # --burst: tbf's bucket in bytes at every rate (262144: 256 KiB, a token
 # bucket with burst credits as cloud instances shape their links); without,
@@ -106,7 +110,8 @@ for r in "${RATES[@]}"; do
 done
 [[ ",${BANDWIDTHS,,}," == *",${CALIBRATE_ON,,},"* ]] || die "--calibrate-on must be one of --bandwidths"
 for s in "${SCHEME_LIST[@]}"; do
-  [[ $s =~ ^(dense|powersgd|topk|accordion)$ ]] || die "--schemes takes dense, powersgd, topk and accordion, not '$s'"
+  [[ $s =~ ^(dense|powersgd|topk|accordion|bf16|fp16)$ ]] ||
+    die "--schemes takes dense, powersgd, topk, accordion, bf16 and fp16, not '$s'"
 done
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, not '$REPEATS'"
 [[ $LATENCY_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--latency-ms must be a number of milliseconds >= 0, not '$LATENCY_MS'"
@@ -291,6 +296,7 @@ train() { # W rate scheme repeat
     powersgd) flags=(--scheme powersgd --policy static --level 2) ;;
     topk) flags=(--scheme topk --policy static --level 0.1) ;;
     accordion) flags=(--scheme powersgd --policy accordion --low 2 --high 1 --interval 1) ;;
+    bf16 | fp16) flags=(--scheme "$scheme") ;;
   esac
   mkdir -p "$dir"
   trace=$dir/$scheme.r$rep.trace
