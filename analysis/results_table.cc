@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
@@ -31,9 +32,11 @@ std::string Fixed(double v, int digits) {
 std::string WithCi(const MeanCi& m, double scale, int digits) {
   if (m.n == 0) return "—";  // no run recorded it
   std::string s = Fixed(m.mean * scale, digits);
-  if (m.n > 1) s += " ± " + Fixed(m.half_width * scale, digits);
+  if (m.has_ci()) s += " ± " + Fixed(m.half_width * scale, digits);
   return s;
 }
+
+std::string RatioText(const std::optional<double>& ratio) { return ratio ? Fixed(*ratio, 2) + "×" : "—"; }
 
 // " (2 of 3 runs)" where some runs of the row recorded no test accuracy.
 std::string AccuracyRuns(const ResultsRow& r) {
@@ -57,8 +60,45 @@ std::string SettingName(Scheme scheme, Policy policy, double level_low, double l
   return std::string(DescriptionOf(policy).title) + " (" + levels + ")";
 }
 
-SettingKey SettingKeyOf(const RunInfo& r) {
-  return {r.model, r.dataset, static_cast<int>(r.scheme), static_cast<int>(r.policy), r.level_low, r.level_high};
+bool TrainingKey::operator<(const TrainingKey& o) const {
+  return std::tie(model, dataset, workers, epochs, batch_size, lr_schedule) <
+         std::tie(o.model, o.dataset, o.workers, o.epochs, o.batch_size, o.lr_schedule);
+}
+
+bool TrainingKey::operator==(const TrainingKey& o) const { return !(*this < o) && !(o < *this); }
+
+TrainingKey TrainingKeyOf(const TraceView& view) {
+  const RunInfo& r = view.run;
+  TrainingKey k;
+  k.model = r.model;
+  k.dataset = r.dataset;
+  k.workers = r.world_size;
+  // The epochs it trained: a run cut short reached its accuracy earlier,
+  // and is no seed of the runs that went on (its row says incomplete).
+  k.epochs = view.num_epochs();
+  k.batch_size = r.batch_size;
+  for (const EpochRecord& e : view.epochs) k.lr_schedule.push_back(Recorded(e.schedule_lr) ? e.schedule_lr : e.lr);
+  return k;
+}
+
+bool SettingKey::operator<(const SettingKey& o) const {
+  return std::tie(training, scheme, policy, level_low, level_high, eta, interval) <
+         std::tie(o.training, o.scheme, o.policy, o.level_low, o.level_high, o.eta, o.interval);
+}
+
+SettingKey SettingKeyOf(const TraceView& view) {
+  const RunInfo& r = view.run;
+  SettingKey k;
+  k.training = TrainingKeyOf(view);
+  k.scheme = r.scheme;
+  k.policy = r.policy;
+  k.level_low = r.level_low;
+  k.level_high = r.level_high;
+  if (!DescriptionOf(r.policy).one_level()) {
+    k.eta = r.eta;
+    k.interval = r.interval;
+  }
+  return k;
 }
 
 MeanCi MeanWithCi95(const std::vector<double>& values) {
@@ -67,7 +107,7 @@ MeanCi MeanWithCi95(const std::vector<double>& values) {
   if (m.n == 0) return m;
   for (double v : values) m.mean += v;
   m.mean /= m.n;
-  if (m.n < 2) return m;
+  if (!m.has_ci()) return m;
   double ss = 0;
   for (double v : values) ss += (v - m.mean) * (v - m.mean);
   const double sd = std::sqrt(ss / (m.n - 1));
@@ -77,6 +117,34 @@ MeanCi MeanWithCi95(const std::vector<double>& values) {
   return m;
 }
 
+namespace {
+
+// The rows' ratios: against the first static row of the same training and
+// scheme (the paper's 1x row), and against dense of the same training.
+void SetRatios(std::vector<ResultsRow>& rows, const std::vector<TrainingKey>& training) {
+  auto ratio = [](const MeanCi& base, const MeanCi& row) { return row.mean > 0 ? base.mean / row.mean : 0; };
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const ResultsRow* base = nullptr;
+    const ResultsRow* dense = nullptr;
+    for (size_t j = 0; j < rows.size(); ++j) {
+      if (!(training[j] == training[i])) continue;
+      const ResultsRow& cand = rows[j];
+      if (base == nullptr && cand.scheme == rows[i].scheme && DescriptionOf(cand.policy).one_level()) base = &cand;
+      if (dense == nullptr && DescriptionOf(cand.scheme).dense_baseline) dense = &cand;
+    }
+    if (base != nullptr) {
+      rows[i].floats_ratio = ratio(base->floats, rows[i].floats);
+      rows[i].seconds_ratio = ratio(base->seconds, rows[i].seconds);
+    }
+    if (dense != nullptr) {
+      rows[i].floats_vs_dense = ratio(dense->floats, rows[i].floats);
+      rows[i].seconds_vs_dense = ratio(dense->seconds, rows[i].seconds);
+    }
+  }
+}
+
+}  // namespace
+
 std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths) {
   if (trace_paths.empty()) throw InputError("no traces given");
   std::map<SettingKey, ResultsRow> groups;
@@ -84,10 +152,13 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
   for (const std::string& path : trace_paths) {
     const TraceView v = LoadTraceView(path);
     const RunInfo& r = v.run;
-    const SettingKey key = SettingKeyOf(r);
+    const SettingKey key = SettingKeyOf(v);
     ResultsRow& row = groups[key];
     row.model = r.model;
     row.dataset = r.dataset;
+    row.workers = key.training.workers;
+    row.epochs = key.training.epochs;
+    row.batch_size = key.training.batch_size;
     row.scheme = r.scheme;
     row.policy = r.policy;
     row.level_low = r.level_low;
@@ -102,67 +173,85 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     }
     // A run that recorded no test accuracy (kNotRecorded) is left out of
     // the mean, not counted as 0.
-    if (Recorded(v.epochs.back().test_acc)) acc[key].push_back(v.epochs.back().test_acc);
+    if (!v.epochs.empty() && Recorded(v.epochs.back().test_acc)) acc[key].push_back(v.epochs.back().test_acc);
     floats[key].push_back(f);
     secs[key].push_back(s);
   }
-  std::vector<ResultsRow> rows;
+  std::vector<std::pair<SettingKey, ResultsRow>> keyed;
   for (auto& [key, row] : groups) {
     row.accuracy = MeanWithCi95(acc[key]);
     row.floats = MeanWithCi95(floats[key]);
     row.seconds = MeanWithCi95(secs[key]);
-    rows.push_back(row);
+    keyed.emplace_back(key, row);
   }
-  // Within a (model, dataset, scheme) block: static rows by decreasing floats,
-  // then Accordion, AdaQS and Smith et al.; the first static row is the 1x baseline.
-  std::sort(rows.begin(), rows.end(), [](const ResultsRow& a, const ResultsRow& b) {
-    const auto block_a = std::tie(a.model, a.dataset, a.scheme);
-    const auto block_b = std::tie(b.model, b.dataset, b.scheme);
+  // Within a training and scheme: static rows by decreasing floats, then
+  // Accordion, AdaQS and Smith et al.; the first static row is the 1x baseline.
+  std::sort(keyed.begin(), keyed.end(), [](const auto& x, const auto& y) {
+    const ResultsRow& a = x.second;
+    const ResultsRow& b = y.second;
+    const auto block_a = std::tie(a.model, a.dataset, a.workers, a.epochs, a.batch_size);
+    const auto block_b = std::tie(b.model, b.dataset, b.workers, b.epochs, b.batch_size);
     if (block_a != block_b) return block_a < block_b;
+    if (!(x.first.training == y.first.training)) return x.first.training < y.first.training;
+    if (a.scheme != b.scheme) return static_cast<int>(a.scheme) < static_cast<int>(b.scheme);
     if (a.policy != b.policy) return static_cast<int>(a.policy) < static_cast<int>(b.policy);
     return a.floats.mean > b.floats.mean;
   });
-  for (size_t i = 0; i < rows.size(); ++i) {
-    const ResultsRow* base = nullptr;
-    for (const ResultsRow& cand : rows) {
-      if (cand.model == rows[i].model && cand.dataset == rows[i].dataset && cand.scheme == rows[i].scheme &&
-          DescriptionOf(cand.policy).one_level()) {
-        base = &cand;
-        break;
-      }
-    }
-    if (!base) base = &rows[i];
-    rows[i].floats_ratio = rows[i].floats.mean > 0 ? base->floats.mean / rows[i].floats.mean : 0;
-    rows[i].seconds_ratio = rows[i].seconds.mean > 0 ? base->seconds.mean / rows[i].seconds.mean : 0;
+  std::vector<ResultsRow> rows;
+  std::vector<TrainingKey> training;
+  for (auto& [key, row] : keyed) {
+    rows.push_back(std::move(row));
+    training.push_back(key.training);
   }
+  SetRatios(rows, training);
   return rows;
 }
 
 void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out) {
-  out << "| model | dataset | scheme | setting | runs | test accuracy (%) | floats sent (M) | "
-         "| time (s) | |\n";
-  out << "|---|---|---|---|---|---|---|---|---|---|\n";
+  bool any_dense = false;
+  for (const ResultsRow& r : rows) any_dense = any_dense || r.floats_vs_dense.has_value();
+  out << "| model | dataset | workers | epochs | scheme | setting | n | test accuracy (%) | floats sent (M) | (×) |"
+      << (any_dense ? " vs dense |" : "") << " time (s) | (×) |" << (any_dense ? " vs dense |" : "") << "\n";
+  out << "|---|---|---|---|---|---|---|---|---|---|" << (any_dense ? "---|" : "") << "---|---|"
+      << (any_dense ? "---|" : "") << "\n";
   for (const ResultsRow& r : rows) {
-    out << "| " << r.model << " | " << r.dataset << " | " << ToString(r.scheme) << " | " << r.setting << " | "
-        << r.traces.size() << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
-        << WithCi(r.accuracy, 100, 2) << AccuracyRuns(r) << " | " << WithCi(r.floats, 1e-6, 1) << " | ("
-        << Fixed(r.floats_ratio, 2) << "×) | " << WithCi(r.seconds, 1, 1) << " | (" << Fixed(r.seconds_ratio, 2)
-        << "×) |\n";
+    out << "| " << r.model << " | " << r.dataset << " | " << r.workers << " | " << r.epochs << " | "
+        << ToString(r.scheme) << " | " << r.setting << " | " << r.traces.size()
+        << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
+        << WithCi(r.accuracy, 100, 2) << AccuracyRuns(r) << " | " << WithCi(r.floats, 1e-6, 1) << " | "
+        << RatioText(r.floats_ratio) << " |";
+    if (any_dense) out << " " << RatioText(r.floats_vs_dense) << " |";
+    out << " " << WithCi(r.seconds, 1, 1) << " | " << RatioText(r.seconds_ratio) << " |";
+    if (any_dense) out << " " << RatioText(r.seconds_vs_dense) << " |";
+    out << "\n";
   }
-  out << "\nMean ± 95 % confidence half-width over the runs of each setting (Student's t); "
-         "floats are per worker; (×) is the 1× row's value divided by this row's.\n";
+  out << "\nRuns are seeds of one row when model, dataset, workers, epochs, global batch, LR schedule, scheme, "
+         "policy, levels (and a switching policy's eta and interval) agree; n is how many. Mean, and ± its 95 % "
+         "confidence half-width (Student's t) from "
+      << MeanCi::kMinRunsForCi
+      << " runs on; floats are per worker. (×): the scheme's 1× row (its static setting that sends the most, same "
+         "training) over this row's, — where the traces hold none"
+      << (any_dense ? "; vs dense: the dense row of the same training over this row's" : "") << ".\n";
 }
 
 void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out) {
-  out << "model,dataset,scheme,policy,level_low,level_high,setting,runs,incomplete,"
-         "accuracy_mean,accuracy_ci95,floats_mean,floats_ci95,floats_ratio,seconds_mean,"
-         "seconds_ci95,seconds_ratio\n";
+  out << "model,dataset,workers,epochs,batch_size,scheme,policy,level_low,level_high,setting,runs,incomplete,"
+         "accuracy_mean,accuracy_ci95,floats_mean,floats_ci95,floats_ratio,floats_vs_dense,seconds_mean,"
+         "seconds_ci95,seconds_ratio,seconds_vs_dense\n";
+  // A confidence half-width only from kMinRunsForCi runs on; empty below.
+  auto ci = [](const MeanCi& m) { return m.has_ci() ? OrEmpty(m, m.half_width) : std::string(); };
+  auto opt = [](const std::optional<double>& v) {
+    char buf[32];
+    std::snprintf(buf, sizeof(buf), "%g", v.value_or(0));
+    return v ? std::string(buf) : std::string();
+  };
   for (const ResultsRow& r : rows) {
-    out << r.model << ',' << r.dataset << ',' << ToString(r.scheme) << ',' << ToString(r.policy) << ',' << r.level_low
-        << ',' << r.level_high << ",\"" << r.setting << "\"," << r.traces.size() << ',' << r.incomplete << ','
-        << OrEmpty(r.accuracy, r.accuracy.mean) << ',' << OrEmpty(r.accuracy, r.accuracy.half_width) << ','
-        << r.floats.mean << ',' << r.floats.half_width << ',' << r.floats_ratio << ',' << r.seconds.mean << ','
-        << r.seconds.half_width << ',' << r.seconds_ratio << '\n';
+    out << r.model << ',' << r.dataset << ',' << r.workers << ',' << r.epochs << ',' << r.batch_size << ','
+        << ToString(r.scheme) << ',' << ToString(r.policy) << ',' << r.level_low << ',' << r.level_high << ",\""
+        << r.setting << "\"," << r.traces.size() << ',' << r.incomplete << ',' << OrEmpty(r.accuracy, r.accuracy.mean)
+        << ',' << ci(r.accuracy) << ',' << r.floats.mean << ',' << ci(r.floats) << ',' << opt(r.floats_ratio) << ','
+        << opt(r.floats_vs_dense) << ',' << r.seconds.mean << ',' << ci(r.seconds) << ',' << opt(r.seconds_ratio) << ','
+        << opt(r.seconds_vs_dense) << '\n';
   }
 }
 
@@ -170,11 +259,17 @@ void WriteResultsJson(const std::vector<ResultsRow>& rows, std::ostream& out) {
   nlohmann::json doc = nlohmann::json::array();
   // No run of the setting recorded it: null, not a mean of 0.
   auto ci = [](const MeanCi& m) {
-    return m.n == 0 ? nlohmann::json(nullptr) : nlohmann::json{{"mean", m.mean}, {"ci95", m.half_width}, {"n", m.n}};
+    if (m.n == 0) return nlohmann::json(nullptr);
+    return nlohmann::json{
+        {"mean", m.mean}, {"ci95", m.has_ci() ? nlohmann::json(m.half_width) : nlohmann::json(nullptr)}, {"n", m.n}};
   };
+  auto opt = [](const std::optional<double>& v) { return v ? nlohmann::json(*v) : nlohmann::json(nullptr); };
   for (const ResultsRow& r : rows) {
     doc.push_back({{"model", r.model},
                    {"dataset", r.dataset},
+                   {"workers", r.workers},
+                   {"epochs", r.epochs},
+                   {"batch_size", r.batch_size},
                    {"scheme", ToString(r.scheme)},
                    {"policy", ToString(r.policy)},
                    {"level_low", r.level_low},
@@ -184,9 +279,11 @@ void WriteResultsJson(const std::vector<ResultsRow>& rows, std::ostream& out) {
                    {"incomplete", r.incomplete},
                    {"accuracy", ci(r.accuracy)},
                    {"floats", ci(r.floats)},
-                   {"floats_ratio", r.floats_ratio},
+                   {"floats_ratio", opt(r.floats_ratio)},
+                   {"floats_vs_dense", opt(r.floats_vs_dense)},
                    {"seconds", ci(r.seconds)},
-                   {"seconds_ratio", r.seconds_ratio}});
+                   {"seconds_ratio", opt(r.seconds_ratio)},
+                   {"seconds_vs_dense", opt(r.seconds_vs_dense)}});
   }
   out << doc.dump(1) << '\n';
 }

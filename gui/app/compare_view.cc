@@ -38,7 +38,7 @@ QTableWidgetItem* Cell(const QString& text, bool number) {
 // "—" where no run recorded it (n 0: a test accuracy the runs left out).
 QString WithCi(const MeanCi& m, const QString& text, const QString& half) {
   if (m.n == 0) return QStringLiteral("—");
-  return m.n > 1 ? QStringLiteral("%1 ± %2").arg(text, half) : text;
+  return m.has_ci() ? QStringLiteral("%1 ± %2").arg(text, half) : text;
 }
 
 }  // namespace
@@ -53,11 +53,20 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       warning_(new QLabel(this)),
       refresh_timer_(new QTimer(this)) {
   table_->setObjectName("resultsTable");
-  table_->setColumnCount(9);
-  table_->setHorizontalHeaderLabels({tr("Model"), tr("Dataset"), tr("Setting"), tr("Runs"), tr("Accuracy"),
-                                     tr("Floats sent"), tr("Floats ratio"), tr("Time"), tr("Time ratio")});
-  table_->horizontalHeaderItem(4)->setToolTip(tr("Final test accuracy, mean ± 95 % confidence interval over runs"));
-  table_->horizontalHeaderItem(6)->setToolTip(tr("The setting that sends the most, divided by this row's"));
+  table_->setColumnCount(12);
+  table_->setHorizontalHeaderLabels({tr("Model"), tr("Dataset"), tr("Workers"), tr("Setting"), tr("Runs"),
+                                     tr("Accuracy"), tr("Floats sent"), tr("Floats ratio"), tr("vs dense"), tr("Time"),
+                                     tr("Time ratio"), tr("vs dense")});
+  table_->horizontalHeaderItem(4)->setToolTip(
+      tr("Runs of this setting (seeds): the same model, data, workers, epochs, global batch, LR schedule, scheme, "
+         "policy and levels"));
+  table_->horizontalHeaderItem(5)->setToolTip(
+      tr("Final test accuracy: the mean, ± its 95 % confidence interval from %1 runs on").arg(MeanCi::kMinRunsForCi));
+  table_->horizontalHeaderItem(7)->setToolTip(
+      tr("The scheme's setting that sends the most (same training), divided by this row's: the paper's ratio"));
+  const QString vs_dense = tr("Dense's, same training, divided by this row's (— where no dense run is open)");
+  table_->horizontalHeaderItem(8)->setToolTip(vs_dense);
+  table_->horizontalHeaderItem(11)->setToolTip(vs_dense);
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -180,32 +189,40 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
       bold.setBold(true);
       setting->setFont(bold);
     }
+    // "—" where the traces hold no row to divide by.
+    auto vs_dense = [](const std::optional<double>& ratio) {
+      return ratio ? style::Times(*ratio) : QStringLiteral("—");
+    };
     table_->setItem(i, 0, Cell(QString::fromStdString(r.model), false));
     table_->setItem(i, 1, Cell(QString::fromStdString(r.dataset), false));
-    table_->setItem(i, 2, setting);
+    table_->setItem(i, 2, Cell(QString::number(r.workers), true));
+    table_->setItem(i, 3, setting);
     QString runs = QString::number(r.traces.size());
     if (r.incomplete > 0) runs += tr(" (%1 incomplete)").arg(r.incomplete);
-    table_->setItem(i, 3, Cell(runs, true));
-    table_->setItem(i, 4,
+    table_->setItem(i, 4, Cell(runs, true));
+    table_->setItem(i, 5,
                     Cell(WithCi(r.accuracy, QString::number(r.accuracy.mean * 100, 'f', 2) + " %",
                                 QString::number(r.accuracy.half_width * 100, 'f', 2)),
                          true));
-    table_->setItem(i, 5, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
-    table_->setItem(i, 6, Cell(style::Times(r.floats_ratio), true));
-    table_->setItem(i, 7,
+    table_->setItem(i, 6, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
+    table_->setItem(i, 7, Cell(vs_dense(r.floats_ratio), true));
+    table_->setItem(i, 8, Cell(vs_dense(r.floats_vs_dense), true));
+    table_->setItem(i, 9,
                     Cell(WithCi(r.seconds, FormatSeconds(r.seconds.mean), FormatSeconds(r.seconds.half_width)), true));
-    table_->setItem(i, 8, Cell(style::Times(r.seconds_ratio), true));
+    table_->setItem(i, 10, Cell(vs_dense(r.seconds_ratio), true));
+    table_->setItem(i, 11, Cell(vs_dense(r.seconds_vs_dense), true));
   }
   table_->resizeColumnsToContents();
   // The setting names the row: it gets the spare width, not the last column.
-  table_->horizontalHeader()->resizeSection(2, table_->horizontalHeader()->sectionSize(2) + 60);
+  table_->horizontalHeader()->resizeSection(3, table_->horizontalHeader()->sectionSize(3) + 60);
   if (!error.isEmpty()) {
     status_->setText(tr("Results table: %1").arg(error));
   } else if (rows.empty()) {
     status_->setText(tr("Check runs in the run list to tabulate them."));
   } else {
-    status_->setText(tr("Final accuracy, floats sent per worker and wall time per setting; mean ± 95 % CI over "
-                        "runs (seeds); ratios against the setting that sends the most.%1")
+    status_->setText(tr("Final accuracy, floats sent per worker and wall time per setting (runs of one training "
+                        "and setting; n under Runs); mean, ± 95 % CI from 3 runs on; ratios against the scheme's "
+                        "setting that sends the most, and against dense where a dense run is open.%1")
                          .arg(incomplete > 0 ? tr(" %1 run(s) not complete.").arg(incomplete) : QString()));
   }
 }

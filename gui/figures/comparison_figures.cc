@@ -31,6 +31,7 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
   SettingGroups g;
   std::map<SettingKey, int> index;
   std::set<std::pair<std::string, std::string>> tasks;
+  std::set<int> workers;
   std::vector<SettingKey> keys;
   for (const auto& run : runs) {
     if (!run) {
@@ -39,7 +40,8 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
     }
     const RunInfo& r = run->view().run;
     tasks.insert({r.model, r.dataset});
-    const SettingKey key = SettingKeyOf(r);
+    workers.insert(r.world_size);
+    const SettingKey key = SettingKeyOf(run->view());
     auto [it, added] = index.emplace(key, static_cast<int>(keys.size()));
     if (added) {
       keys.push_back(key);
@@ -54,8 +56,10 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
     if (tasks.size() > 1) {
       g.labels[i] +=
           QString(" · %1 / %2")
-              .arg(QString::fromStdString(std::get<0>(keys[i])), QString::fromStdString(std::get<1>(keys[i])));
+              .arg(QString::fromStdString(keys[i].training.model), QString::fromStdString(keys[i].training.dataset));
     }
+    // ... or of several worker counts: which one (never averaged together).
+    if (workers.size() > 1) g.labels[i] += QString(" · %1 workers").arg(keys[i].training.workers);
     if (g.runs[i] > 1) g.labels[i] += QString(" (%1 runs)").arg(g.runs[i]);
   }
   return g;

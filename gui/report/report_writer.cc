@@ -594,21 +594,25 @@ QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
 // The results table and, when given, the command line; then the page's end.
 QString ResultsHtml(const ReportInput& in, const std::vector<ResultsRow>& results) {
   QString h =
-      "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: mean ± 95 % "
-      "confidence interval over the runs of each setting; ratios against the setting that sends the most.</p>\n";
-  h += "<table>\n" + Header({"model", "dataset", "setting", "runs", "test accuracy", "floats sent / worker",
-                             "floats ratio", "time", "time ratio"});
+      "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: runs are seeds "
+      "of one row when model, dataset, workers, epochs, global batch, LR schedule, scheme, policy and levels "
+      "agree; the mean, ± its 95 % confidence interval from 3 runs on; ratios against the scheme's setting that "
+      "sends the most, and against dense of the same training where a dense run is among the traces.</p>\n";
+  h += "<table>\n" + Header({"model", "dataset", "workers", "setting", "runs", "test accuracy", "floats sent / worker",
+                             "floats ratio", "vs dense", "time", "time ratio", "vs dense"});
   // n 0: no run of the setting recorded it.
   auto ci = [](const MeanCi& m, const std::function<QString(double)>& fmt) {
-    return m.n == 0 ? QString("—") : m.n > 1 ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
+    return m.n == 0 ? QString("—") : m.has_ci() ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
   };
+  auto vs_dense = [](const std::optional<double>& ratio) { return ratio ? style::Times(*ratio) : QString("—"); };
   for (const ResultsRow& r : results) {
     QString runs = QString::number(r.traces.size());
     if (r.incomplete > 0) runs += " (" + QString::number(r.incomplete) + " incomplete)";
-    h += Row({Html(r.model), Html(r.dataset), Html(r.setting), runs,
+    h += Row({Html(r.model), Html(r.dataset), QString::number(r.workers), Html(r.setting), runs,
               ci(r.accuracy, [](double v) { return QString::number(v * 100, 'f', 2) + " %"; }),
-              ci(r.floats, [](double v) { return style::Sci(v); }), style::Times(r.floats_ratio),
-              ci(r.seconds, [](double v) { return style::Seconds(v); }), style::Times(r.seconds_ratio)});
+              ci(r.floats, [](double v) { return style::Sci(v); }), vs_dense(r.floats_ratio),
+              vs_dense(r.floats_vs_dense), ci(r.seconds, [](double v) { return style::Seconds(v); }),
+              vs_dense(r.seconds_ratio), vs_dense(r.seconds_vs_dense)});
   }
   h += "</table>\n<p>Data: <a href=\"results.csv\">results.csv</a></p>\n";
   if (!in.command_line.empty()) {

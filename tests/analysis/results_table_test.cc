@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <sstream>
 
 #include "tests/support/temp_dir_test.h"
@@ -53,16 +54,90 @@ TEST_F(ResultsTableTest, GroupsSeedsIntoPaperRowsWithRatiosAgainstStaticLow) {
   EXPECT_EQ(rows[1].setting, "rank 1");
   EXPECT_EQ(rows[2].setting, "Accordion (rank 2 / rank 1)");
   for (const auto& r : rows) EXPECT_EQ(r.accuracy.n, 3);
-  EXPECT_DOUBLE_EQ(rows[0].floats_ratio, 1.0);
+  EXPECT_DOUBLE_EQ(rows[0].floats_ratio.value(), 1.0);
   // Rank 1 sends fewer floats than rank 2; Accordion lies between.
-  EXPECT_GT(rows[1].floats_ratio, rows[2].floats_ratio);
-  EXPECT_GT(rows[2].floats_ratio, 1.0);
-  EXPECT_DOUBLE_EQ(rows[1].floats_ratio, rows[0].floats.mean / rows[1].floats.mean);
+  EXPECT_GT(rows[1].floats_ratio.value(), rows[2].floats_ratio.value());
+  EXPECT_GT(rows[2].floats_ratio.value(), 1.0);
+  EXPECT_DOUBLE_EQ(rows[1].floats_ratio.value(), rows[0].floats.mean / rows[1].floats.mean);
   // Floats do not depend on the seed: no spread.
   EXPECT_DOUBLE_EQ(rows[0].floats.half_width, 0.0);
   std::stringstream md;
   WriteResultsMarkdown(rows, md);
-  EXPECT_NE(md.str().find("| mlp | synthetic | powersgd | rank 1 | 3 |"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("| mlp | synthetic | 4 | 40 | powersgd | rank 1 | 3 |"), std::string::npos) << md.str();
+  // Three runs: an interval.
+  EXPECT_TRUE(rows[0].accuracy.has_ci());
+  EXPECT_LT(md.str().find(" ± "), md.str().find("\n\n"));
+}
+
+// A 1-worker and a 2-worker run of one setting are two rows, never one
+// averaged "85.34 ± 74.01"; two runs are a mean without an interval.
+TEST_F(ResultsTableTest, RunsOfAnotherTrainingAreNotSeeds) {
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 12;
+  o.decay_epochs = {8};
+  auto write = [&](int workers, int epochs, uint64_t seed) {
+    o.world_size = workers;
+    o.epochs = epochs;
+    o.seed = seed;
+    const std::string path =
+        dir_ + "/w" + std::to_string(workers) + "-e" + std::to_string(epochs) + "-s" + std::to_string(seed) + ".trace";
+    synthetic::WriteSyntheticTrace(path, o);
+    paths_.push_back(path);
+  };
+  write(1, 12, 1);
+  write(2, 12, 1);
+  write(2, 12, 2);
+  write(2, 6, 3);  // fewer epochs: another training too
+  const auto rows = BuildResultsTable(paths_);
+  ASSERT_EQ(rows.size(), 3u);
+  std::map<std::pair<int, int>, ResultsRow> by;
+  for (const ResultsRow& r : rows) by[{r.workers, r.epochs}] = r;
+  const std::pair<int, int> one{1, 12}, two{2, 12}, short_run{2, 6};
+  ASSERT_EQ(by.count(one) + by.count(two) + by.count(short_run), 3u);
+  EXPECT_EQ(by[one].traces.size(), 1u);
+  EXPECT_EQ(by[two].traces.size(), 2u);
+  // Two seeds: the mean, no interval (t = 12.7 would make one up).
+  EXPECT_EQ(by[two].accuracy.n, 2);
+  EXPECT_FALSE(by[two].accuracy.has_ci());
+  EXPECT_EQ(by[two].accuracy.half_width, 0.0);
+  std::stringstream md;
+  WriteResultsMarkdown(rows, md);
+  const std::string table = md.str().substr(0, md.str().find("\n\n"));  // the rows, not the footnote
+  EXPECT_EQ(table.find(" ± "), std::string::npos) << md.str();
+}
+
+// Accordion beside dense, with no static run: no "1.00x" against itself,
+// and its floats against dense's.
+TEST_F(ResultsTableTest, RatiosAgainstDenseAndNoneWithoutTheSchemesStaticRow) {
+  synthetic::SyntheticTraceOptions o;
+  o.model = "mlp";
+  o.epochs = 12;
+  o.decay_epochs = {8};
+  o.scheme = Scheme::kDense;
+  o.policy = Policy::kStatic;
+  o.level_low = o.level_high = 0;
+  const std::string dense = dir_ + "/dense.trace";
+  synthetic::WriteSyntheticTrace(dense, o);
+  o.scheme = Scheme::kPowerSgd;
+  o.policy = Policy::kAccordion;
+  o.level_low = 2;
+  o.level_high = 1;
+  const std::string accordion = dir_ + "/accordion.trace";
+  synthetic::WriteSyntheticTrace(accordion, o);
+  const auto rows = BuildResultsTable({dense, accordion});
+  ASSERT_EQ(rows.size(), 2u);
+  const ResultsRow& d = rows[0].scheme == Scheme::kPowerSgd ? rows[1] : rows[0];
+  const ResultsRow& a = rows[0].scheme == Scheme::kPowerSgd ? rows[0] : rows[1];
+  EXPECT_DOUBLE_EQ(d.floats_vs_dense.value(), 1.0);
+  EXPECT_DOUBLE_EQ(a.floats_vs_dense.value(), d.floats.mean / a.floats.mean);
+  EXPECT_GT(a.floats_vs_dense.value(), 10.0);  // PowerSGD rank 2 / 1 sends far less
+  EXPECT_FALSE(a.floats_ratio.has_value());    // no static PowerSGD row to be 1x
+  EXPECT_DOUBLE_EQ(d.floats_ratio.value(), 1.0);
+  std::stringstream md;
+  WriteResultsMarkdown(rows, md);
+  EXPECT_NE(md.str().find("| — |"), std::string::npos) << md.str();
+  EXPECT_NE(md.str().find("vs dense"), std::string::npos) << md.str();
 }
 
 }  // namespace

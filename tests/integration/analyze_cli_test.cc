@@ -167,7 +167,7 @@ TEST_F(AnalyzeCli, TableGroupsRunsIntoPaperRows) {
   EXPECT_EQ(rows[0]["floats_ratio"], 1.0);
   EXPECT_EQ(rows[2]["setting"], "Accordion (rank 2 / rank 1)");
   const CommandResult md = Analyze("table " + low + " " + high);
-  EXPECT_NE(md.out.find("| resnet18 | synthetic | powersgd | rank 1 | 1 |"), std::string::npos) << md.out;
+  EXPECT_NE(md.out.find("| resnet18 | synthetic | 4 | 30 | powersgd | rank 1 | 1 |"), std::string::npos) << md.out;
   ExpectBadInput("table", "traces");
   ExpectBadInput("table " + low + " /etc/hostname", "not an SQLite file");
 }

@@ -874,7 +874,7 @@ class MainWindowTest : public QObject {
     QTRY_VERIFY(!compare->tableLoading());
     QTRY_COMPARE(compare->table()->rowCount(), 3);
     QStringList settings;
-    for (int r = 0; r < 3; ++r) settings << CellText(compare->table(), r, 2);
+    for (int r = 0; r < 3; ++r) settings << CellText(compare->table(), r, 3);
     QVERIFY(settings.filter("Accordion").size() == 1);
     // The 1x row: the setting that sends the most.
     QVERIFY(settings.contains(
