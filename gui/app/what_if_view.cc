@@ -30,6 +30,7 @@
 #include "gui/model/explorer_document.h"
 #include "gui/model/headlines.h"
 #include "simulator/topology_description.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -376,7 +377,10 @@ void WhatIfView::connectDocument() {
     showProjection();
     showSweep();
   });
-  connect(document_, &ExplorerDocument::estimateChanged, this, &WhatIfView::showProjection);
+  connect(document_, &ExplorerDocument::estimateChanged, this, [this] {
+    showProjection();
+    showSweep();  // a scheme without levels has none to show
+  });
   connect(document_, &ExplorerDocument::sweepChanged, this, &WhatIfView::showSweep);
   connect(document_, &ExplorerDocument::simulationStarted, this, [this] {
     simulate_->setEnabled(false);
@@ -592,6 +596,13 @@ void WhatIfView::showProjection() {
   const double dense_s = projection->dense.total.time_s;
   const sim::ScheduleProjection* rows[4] = {&r.accordion, &r.static_low, &r.static_high, &projection->dense};
   const QString names[4] = {tr("Accordion"), tr("static low"), tr("static high"), tr("dense")};
+  // A scheme without levels has no schedule: dense, and the cast where the
+  // run is one; not "Accordion", "static dense", "static dense", all alike.
+  const SchemeDescription& scheme = DescriptionOf(r.scheme);
+  for (int i = 0; i < 4; ++i) {
+    const bool shown = scheme.has_levels() || i == 3 || (i == 1 && !scheme.dense_baseline);
+    results_->setRowHidden(i, !shown);
+  }
   for (int i = 0; i < 4; ++i) {
     const sim::ScheduleProjection& p = *rows[i];
     // "Accordion rank 2 / rank 1" does not fit the column; the tooltip has it.
@@ -630,8 +641,13 @@ void WhatIfView::showProjection() {
     side_scroll_->setMinimumWidth(side_scroll_->widget()->minimumSizeHint().width() +
                                   side_scroll_->verticalScrollBar()->sizeHint().width());
   }
-  results_->setToolTip(QString::fromStdString(
-      ProjectionHeadline(r.accordion.total.time_s, dense_s, r.static_low.total.time_s, r.static_high.total.time_s)));
+  results_->setToolTip(
+      scheme.has_levels()
+          ? QString::fromStdString(ProjectionHeadline(r.accordion.total.time_s, dense_s, r.static_low.total.time_s,
+                                                      r.static_high.total.time_s))
+          : tr("No schedule: %1 communication has no levels to switch; choose PowerSGD, TopK or batch size in the "
+               "Schedule panel to explore one")
+                .arg(QString::fromUtf8(scheme.title)));
   showAssumptions(*run, *projection);
   DrawProjection(projection_plot_, *projection);
   projection_plot_->markDrawn();
@@ -694,6 +710,13 @@ void WhatIfView::showSweep() {
   }
   if (!sweep) {
     if (!document_->projectionProblem().isEmpty()) sweep_plot_->showMessage(QString());
+    return;
+  }
+  const auto projection = document_->projection();
+  if (projection && !DescriptionOf(projection->result.scheme).has_levels()) {
+    // Short: the message is one line across the plot.
+    sweep_plot_->showMessage(tr("No schedule: %1 has no levels to switch")
+                                 .arg(QString::fromUtf8(DescriptionOf(projection->result.scheme).title)));
     return;
   }
   DrawBandwidthSweep(sweep_plot_, *sweep, document_->whatIfSettings().bandwidth_gbps);

@@ -10,6 +10,7 @@
 #include "gui/figures/figures.h"
 #include "gui/model/headlines.h"
 #include "simulator/collectives.h"
+#include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
@@ -90,9 +91,15 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   // into the neighbouring bars' labels at the app's widths. The title names
   // the model; the subtitle adds only the all-reduce to the cluster.
   const double accordion_s = r.accordion.total.time_s;
+  // A scheme without levels (dense, a cast) has no schedule: its static and
+  // "Accordion" projections are one and the same, so they are not drawn as
+  // three bars "as fast as dense".
+  const SchemeDescription& scheme = DescriptionOf(r.scheme);
+  const bool schedule = scheme.has_levels();
   // Against dense only: with static low too the cluster line is cut off in
   // the app's plot (the table's tooltip has all three).
-  const std::string against = ProjectionHeadline(accordion_s, projection.dense.total.time_s, 0, 0);
+  const std::string against = schedule ? ProjectionHeadline(accordion_s, projection.dense.total.time_s, 0, 0)
+                                       : "No schedule: " + std::string(scheme.title) + " has no levels to switch";
   const QString speedups = against.empty() ? QString() : QString::fromStdString(against) + " — ";
   ResetPlot(
       plot, "Projected time to train — " + ModelWords(projection.timing),
@@ -101,8 +108,12 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   StyleAxis(plot->yAxis, "time to train (s)");
   plot->xAxis->grid()->setVisible(false);
 
-  const std::vector<const sim::ScheduleProjection*> schedules = {&projection.dense, &r.static_low, &r.static_high,
-                                                                 &r.accordion};
+  std::vector<const sim::ScheduleProjection*> schedules = {&projection.dense, &r.static_low, &r.static_high,
+                                                           &r.accordion};
+  if (!schedule) {
+    schedules = {&projection.dense};
+    if (!scheme.dense_baseline) schedules.push_back(&r.static_low);  // the cast beside dense
+  }
   QVector<double> keys;
   std::vector<QVector<double>> values(Components().size());
   QSharedPointer<QCPAxisTickerText> ticker(new QCPAxisTickerText);
@@ -112,10 +123,11 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
     const double key = static_cast<double>(i + 1);
     keys.push_back(key);
     for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(s.total.*(Components()[c].field));
-    const bool accordion = i + 1 == schedules.size();
+    const bool accordion = schedule && i + 1 == schedules.size();
     // Accordion's levels are the two static bars' labels and are in the
     // subtitles: "Accordion TopK 99% / TopK 10%" is wider than its slot.
     QString label = accordion ? QString("Accordion") : QString::fromStdString(s.label.empty() ? s.name : s.label);
+    if (!schedule && i > 0) label = QString::fromUtf8(scheme.title);
     if (label.isEmpty()) label = i == 0 ? "dense" : "";
     // "static rank 2" over two lines ("static" / "rank 2"): one line runs
     // into the next bar's label in a narrow plot, and a last label wider
@@ -228,9 +240,14 @@ void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& 
 void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   using namespace style;
   const sim::ReplayResult& r = projection.result;
-  ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.timing),
-            ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
-                "; shaded: epochs whose low-level layers change the traffic");
+  if (DescriptionOf(r.scheme).has_levels()) {
+    ResetPlot(plot, "Accordion's projected epochs — " + ModelWords(projection.timing),
+              ClusterLine(r) + "; " + QString::fromStdString(r.accordion.label) +
+                  "; shaded: epochs whose low-level layers change the traffic");
+  } else {
+    ResetPlot(plot, "Projected epochs — " + ModelWords(projection.timing),
+              ClusterLine(r) + "; " + DescriptionOf(r.scheme).title + ": no levels, no schedule");
+  }
   StyleAxis(plot->xAxis, "epoch");
   MakeWholeNumberAxis(plot->xAxis);
   StyleAxis(plot->yAxis, "time per epoch (s)");

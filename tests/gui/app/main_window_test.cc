@@ -658,6 +658,30 @@ class MainWindowTest : public QObject {
     doc->waitForIdle();
   }
 
+  // A dense run has no schedule: the table shows dense alone, not
+  // "Accordion", "static dense" and "static dense" all alike, and the
+  // bandwidth figure says why it has nothing to show.
+  void whatIfShowsNoScheduleForADenseRun() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kDense)});
+    window.tabs()->setCurrentWidget(window.whatIfView());
+    ExplorerDocument* doc = window.document();
+    doc->waitForIdle();
+    QApplication::processEvents();
+    QVERIFY(doc->estimate() != nullptr);
+    QTableWidget* results = window.whatIfView()->resultsTable();
+    for (int row = 0; row < 3; ++row) QVERIFY2(results->isRowHidden(row), qPrintable(QString::number(row)));
+    QVERIFY(!results->isRowHidden(3));
+    QCOMPARE(CellText(results, 3, 0), QString("dense"));
+    QVERIFY(results->toolTip().startsWith("No schedule: dense"));
+    // A PowerSGD run shows every row again.
+    OpenAndSettle(window, {SampleTrace(kPowerSgd)});
+    doc->waitForIdle();
+    QApplication::processEvents();
+    for (int row = 0; row < 4; ++row) QVERIFY(!results->isRowHidden(row));
+  }
+
   void whatIfFormProjectsTheRun() {
     MainWindow window;
     window.show();
