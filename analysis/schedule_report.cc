@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "analysis/communication_accounting.h"
+#include "common/number_format.h"
 #include "traces/policy_description.h"
 #include "traces/scheme_description.h"
 
@@ -109,7 +110,7 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
     case LevelMotion::kHighToLow:
       out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_high) << " towards "
           << LevelName(c.scheme, s.level_low) << ", the compression halving each time the gradients' MSDR falls "
-          << "by " << c.msdr_factor << "x; checked every " << c.options.interval() << " epochs\n\n";
+          << "by " << c.msdr_factor << "x; checked " << EveryEpochs(c.options.interval()) << "\n\n";
       break;
     case LevelMotion::kLowToHigh:
       out << "scheme " << ToString(c.scheme) << ": from " << LevelName(c.scheme, s.level_low)
@@ -119,7 +120,7 @@ void WriteScheduleTable(const TraceView& view, const ScheduleComparison& c, std:
     default:
       out << "scheme " << ToString(c.scheme) << ": low " << LevelName(c.scheme, s.level_low)
           << " in critical regimes, high " << LevelName(c.scheme, s.level_high) << " elsewhere; eta " << c.options.eta()
-          << ", check every " << c.options.interval() << " epochs\n\n";
+          << ", check " << EveryEpochs(c.options.interval()) << "\n\n";
   }
   out << std::setw(5) << "epoch" << std::setw(12) << "lr" << std::setw(7) << "check" << std::setw(10) << "critical"
       << std::setw(14) << "floats/worker"

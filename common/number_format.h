@@ -26,6 +26,11 @@ std::string FormatPrintf(const char* format, double value);
 // away from the number a user reads, and a 16th or 17th digit would show it.
 inline std::string HelpNumber(double value) { return FormatNumber(value, 15); }
 
+// "every epoch", "every 2 epochs": a check interval as people say it.
+inline std::string EveryEpochs(int interval) {
+  return interval == 1 ? "every epoch" : "every " + std::to_string(interval) + " epochs";
+}
+
 // "a, b or c": `words` joined by `separator`, the last two by `before_last`.
 std::string JoinWords(const std::vector<std::string>& words, const std::string& separator,
                       const std::string& before_last);

@@ -1,13 +1,13 @@
 #include "simulator/replay_report.h"
 
 #include <algorithm>
-
-#include <cstring>
-
 #include <cstdio>
-
+#include <cstring>
 #include <iomanip>
+
 #include <nlohmann/json.hpp>
+
+#include "common/number_format.h"
 
 namespace accordion::sim {
 
@@ -67,7 +67,7 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
   if (!r.shaper.empty()) out << "shaper:   token bucket on every link, " << r.shaper << "\n";
   out << "timing:   " << r.communication << "; " << r.timed_patterns << " iteration patterns timed ("
       << r.distinct_patterns << " distinct)\n";
-  out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check every " << r.interval << " epochs\n";
+  out << "setting:  " << ToString(r.scheme) << ", eta " << r.eta << ", check " << EveryEpochs(r.interval) << "\n";
   out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3 << " ms, backward "
       << r.profile.backward_s * 1e3 << " ms, compression " << r.profile.compress_s * 1e3 << " ms, other "
       << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0) << r.profile.per_worker_batch

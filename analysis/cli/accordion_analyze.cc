@@ -21,6 +21,7 @@
 #include "analysis/trace_view.h"
 #include "common/cli.h"
 #include "common/errors.h"
+#include "common/number_format.h"
 #include "common/output_file.h"
 #include "traces/policy_description.h"
 #include "traces/schema.h"
@@ -322,8 +323,8 @@ int RunRegimes(const RegimesArgs& args) {
   const RegimeSeries norm = DetectFromGradientNorms(view, eta, interval);
   const RegimeSeries eigen = DetectFromHessian(hessian, view.num_epochs(), args.hessian_threshold);
   std::cout << "Critical regimes of " << view.run.model << " on " << view.run.dataset
-            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta " << eta << ", every "
-            << interval << " epochs) against the top Hessian "
+            << (view.run.synthetic ? " (SYNTHETIC trace)" : "") << ": gradient norm (eta " << eta << ", "
+            << EveryEpochs(interval) << ") against the top Hessian "
             << "eigenvalue (threshold " << args.hessian_threshold << ")\n\n";
   WriteRegimeComparison(view, hessian, norm, eigen, std::cout);
   if (hessian.empty()) {

@@ -11,6 +11,7 @@
 #include <QVBoxLayout>
 #include <algorithm>
 
+#include "common/number_format.h"
 #include "gui/app/plot_widget.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
@@ -261,10 +262,10 @@ void RegimesView::redraw() {
   }
   QString text;
   if (analysis->schedulable) {
-    text = tr("<b>Critical regimes</b> (re-derived at η %1, every %2 epochs): %3 &nbsp;·&nbsp; "
+    text = tr("<b>Critical regimes</b> (re-derived at η %1, %2): %3 &nbsp;·&nbsp; "
               "<span style='color:#666'>as recorded: %4</span>")
                .arg(document_->scheduleSettings().eta)
-               .arg(document_->scheduleSettings().interval)
+               .arg(QString::fromStdString(EveryEpochs(document_->scheduleSettings().interval)))
                .arg(BandsText(analysis->model_bands), BandsText(analysis->recorded_model_bands));
     // Said apart: a layer sent alike at both levels being critical changes nothing.
     if (!analysis->no_effect_bands.empty()) {

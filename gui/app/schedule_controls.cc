@@ -14,6 +14,7 @@
 #include <cmath>
 
 #include "analysis/schedule_report.h"
+#include "common/number_format.h"
 #include "gui/app/run_list_view.h"
 #include "gui/figures/figure_style.h"
 #include "gui/model/explorer_document.h"
@@ -180,7 +181,9 @@ void ScheduleControls::showState() {
   const bool recorded = document_->settingsAsRecorded();
   const ScheduleSettings r = document_->recordedSettings();
   // Short, to share a line with the button; the tooltip has the values.
-  const QString what = tr("scheme and levels as the trace has them, η %1, every %2 epochs").arg(r.eta).arg(r.interval);
+  const QString what = tr("scheme and levels as the trace has them, η %1, %2")
+                           .arg(r.eta)
+                           .arg(QString::fromStdString(EveryEpochs(r.interval)));
   state_->setText(!run       ? QString()
                   : recorded ? tr("<span style='color:#555'>As recorded</span>")
                              : tr("<b style='color:#b36b00'>Explored</b>"));

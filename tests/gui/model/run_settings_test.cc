@@ -172,7 +172,9 @@ class RunSettingsTest : public QObject {
 
     // analyze regimes
     const QString regimes = QString::fromStdString(Run(kBin + "/accordion-analyze regimes " + t));
-    const QString every = QString("(eta %1, every %2 epochs)").arg(Number(eta)).arg(interval);
+    const QString every =
+        QString("(eta %1, %2)")
+            .arg(Number(eta), interval == 1 ? "every epoch" : QString("every %1 epochs").arg(interval));
     QVERIFY2(regimes.contains(every), qPrintable(regimes.left(300)));
 
     // sim replay
