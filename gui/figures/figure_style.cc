@@ -264,6 +264,11 @@ QString Times(double ratio) {
   return QString::number(ratio, 'f', 2) + QStringLiteral("×");
 }
 
+QString SecondsOnAxis(double s) {
+  // 'g' drops to exponents from 1e6 s (11 days) on: no training here is that long.
+  return QString::number(s, 'g', s >= 1000 ? 4 : 3) + " s";
+}
+
 QString Seconds(double s) {
   const double a = std::fabs(s);
   if (a >= 3600) return QString::number(s / 3600, 'f', 2) + " h";

@@ -223,6 +223,9 @@ QImage RenderFigure(QCustomPlot* plot, int width = kExportWidth, int height = kE
 // Compact numbers: 3.44e7, 1.2 s, 45 ms.
 QString Sci(double v);
 QString Seconds(double s);
+// A time labelled on an axis in seconds: seconds, three significant figures
+// ("0.999 s", "46.5 s"), so a label never reads "998.58 ms" beside ticks in s.
+QString SecondsOnAxis(double s);
 // A ratio as "1.44×"; "–" when it is not a positive finite number.
 QString Times(double ratio);
 

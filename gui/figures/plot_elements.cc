@@ -224,9 +224,10 @@ class FittingLegend : public QCPLegend {
 };
 
 // An axis rect whose axis labels never run past its sides: a label longer
-// than its axis (a y label on a short plot) drops its parenthesis, else
-// ends in "…". The full label stays in the axis' kFullLabel property, for
-// the CSV's header.
+// than its axis (a y label on a short plot) shortens its words and keeps
+// its unit - "time per e… (s)", never "time per e…", whose numbers could
+// be seconds or milliseconds. The full label stays in the axis'
+// kFullLabel property, for the CSV's header.
 class FittingAxisRect : public QCPAxisRect {
  public:
   using QCPAxisRect::QCPAxisRect;
@@ -241,8 +242,14 @@ class FittingAxisRect : public QCPAxisRect {
       const int room = (vertical ? rect().height() : rect().width()) + 20;
       const QFontMetrics metrics(axis->labelFont());
       QString shown = full;
-      if (metrics.horizontalAdvance(shown) > room && shown.contains(" (")) shown = shown.section(" (", 0, 0);
-      if (metrics.horizontalAdvance(shown) > room) shown = metrics.elidedText(shown, Qt::ElideRight, room);
+      if (metrics.horizontalAdvance(shown) > room) {
+        const int unit_at = full.lastIndexOf(" (");
+        const QString unit = unit_at > 0 && full.endsWith(')') ? full.mid(unit_at) : QString();
+        const QString words = unit.isEmpty() ? full : full.left(unit_at);
+        const QString cut =
+            metrics.elidedText(words, Qt::ElideRight, std::max(0, room - metrics.horizontalAdvance(unit)));
+        shown = cut.isEmpty() ? unit.trimmed() : cut + unit;  // no room for a word: the unit alone
+      }
       if (axis->label() != shown) axis->setLabel(shown);
     }
   }

@@ -147,7 +147,7 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   for (size_t i = 0; i < schedules.size(); ++i) {
     const double t = schedules[i]->total.time_s;
     const bool accordion = i + 1 == schedules.size();
-    AddLabel(plot, static_cast<double>(i + 1), t, Seconds(t), accordion);
+    AddLabel(plot, static_cast<double>(i + 1), t, SecondsOnAxis(t), accordion);
   }
   PlaceLegendTop(plot, 4);
 }
@@ -383,7 +383,7 @@ void DrawPolicyComparison(QCustomPlot* plot, const PolicyTable& table) {
     if (projected) {
       const double t = rows[i].projected_s.value_or(0);
       const QString speedup = QString::fromStdString(PolicyRatioText(t > 0 ? base_s / t : 0));
-      AddLabel(plot, keys[static_cast<int>(i)], t, Seconds(t) + "\n" + speedup, !baseline && base_s / t > 1.005);
+      AddLabel(plot, keys[static_cast<int>(i)], t, SecondsOnAxis(t) + "\n" + speedup, !baseline && base_s / t > 1.005);
     } else {
       const double f = rows[i].cost.total_floats;
       AddLabel(plot, keys[static_cast<int>(i)], f,

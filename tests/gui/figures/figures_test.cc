@@ -312,6 +312,28 @@ class FiguresTest : public QObject {
     whole(plot.xAxis, "accuracy");
   }
 
+  // A y label longer than its short plot is cut, and keeps its unit: the
+  // numbers beside it stay readable as seconds, not "time per e…".
+  void axisLabelsCutKeepTheirUnit() {
+    QCustomPlot plot;
+    DrawLevelMap(&plot, *run_, analysis_);  // any figure: it installs the fitting axis rect
+    st::StyleAxis(plot.yAxis, "time per epoch on the cluster (s)");
+    st::RenderFigure(&plot, 900, 220);
+    const QString shown = plot.yAxis->label();
+    QVERIFY2(shown.endsWith(" (s)"), qPrintable(shown));
+    QVERIFY2(shown.contains(QChar(0x2026)), qPrintable(shown));  // shortened: "…"
+    st::RenderFigure(&plot, 900, 900);
+    QCOMPARE(plot.yAxis->label(), QString("time per epoch on the cluster (s)"));  // whole where it fits
+  }
+
+  // Bar labels over an axis in seconds are in seconds, to three figures.
+  void barLabelsAreInTheAxisUnit() {
+    QCOMPARE(st::SecondsOnAxis(0.99858), QString("0.999 s"));
+    QCOMPARE(st::SecondsOnAxis(46.46), QString("46.5 s"));
+    QCOMPARE(st::SecondsOnAxis(1234.4), QString("1234 s"));
+    QCOMPARE(st::SecondsOnAxis(0.0384), QString("0.0384 s"));
+  }
+
   void logAxesAreLabelledInDecades() {
     const QRegularExpression decade("^(0\\.0*1|10*|10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)(×)?$");
     const QRegularExpression one_two_five("^([125]0*|0\\.0*[125]|([25]×)?10[⁰¹²³⁴⁵⁶⁷⁸⁹⁻]+)(×)?$");
