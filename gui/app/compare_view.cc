@@ -137,8 +137,13 @@ void CompareView::refresh() {
     by_epoch_->showMessage(text);
     by_floats_->showMessage(text);
   } else {
-    DrawAccuracyComparison(by_epoch_, runs, CompareAxis::kEpoch);
-    DrawAccuracyComparison(by_floats_, runs, CompareAxis::kFloats);
+    // Each run in its own colour, the run list's swatch, whichever are checked.
+    std::vector<int> colours;
+    for (int i = 0; i < document_->runCount(); ++i) {
+      if (document_->isCompared(i)) colours.push_back(i);  // as comparedRuns() lists them
+    }
+    DrawAccuracyComparison(by_epoch_, runs, CompareAxis::kEpoch, colours);
+    DrawAccuracyComparison(by_floats_, runs, CompareAxis::kFloats, colours);
     by_epoch_->markDrawn();
     by_floats_->markDrawn();
   }

@@ -13,6 +13,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "gui/figures/figure_style.h"
 #include "gui/model/explorer_document.h"
 #include "gui/model/trace_folder.h"
 
@@ -325,6 +326,8 @@ void RunListView::fillRow(int row) {
   auto* name = Cell(QString::fromStdString(s.name), false);
   name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
   name->setCheckState(document_->isCompared(index) ? Qt::Checked : Qt::Unchecked);
+  // The run's colour in every figure that draws several runs (Compare, the report).
+  name->setData(Qt::DecorationRole, style::PaletteColor(index));
   QString tip = QString::fromStdString(run->path);
   if (s.synthetic) tip += tr("\nSYNTHETIC: generated, no training produced it");
   if (!run->replayable) tip += tr("\nNo what-if: ") + QString::fromStdString(run->replay_problem);

@@ -68,7 +68,7 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
 }  // namespace
 
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
-                            CompareAxis axis) {
+                            CompareAxis axis, const std::vector<int>& colours) {
   using namespace style;
   const bool floats = axis == CompareAxis::kFloats;
   const SettingGroups groups = GroupBySetting(runs);
@@ -87,8 +87,8 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   std::vector<QPen> setting_pens(groups.labels.size());
-  int index = 0;
-  bool any_epoch = false;  // a run with epochs, recorded accuracy or not
+  std::vector<int> setting_colour(groups.labels.size(), -1);  // its first run's
+  bool any_epoch = false;                                     // a run with epochs, recorded accuracy or not
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto& run = runs[r];
     if (!run) continue;
@@ -99,14 +99,16 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     g->setName(QString::fromStdString(run->summary.name));
     const bool accordion = DescriptionOf(view.run.policy).critical_regimes;
     const int setting = groups.of_run[r];
-    const QPen pen(PaletteColor(groups.grouped ? setting : index), accordion ? 2.2 : 1.6,
+    const int own = r < colours.size() ? colours[r] : static_cast<int>(r);
+    int& shared = setting_colour[static_cast<size_t>(setting)];
+    if (shared < 0) shared = own;
+    const QPen pen(PaletteColor(groups.grouped ? shared : own), accordion ? 2.2 : 1.6,
                    accordion ? Qt::SolidLine : Qt::DashLine);
     g->setPen(pen);
     if (groups.grouped) {
       g->removeFromLegend();
       setting_pens[static_cast<size_t>(setting)] = pen;
     }
-    ++index;
     QVector<double> x, y;
     double cumulative = 0;
     for (const EpochRecord& e : view.epochs) {

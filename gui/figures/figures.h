@@ -68,9 +68,12 @@ QString PolicyBarLabel(const PolicyRow& row);
 
 enum class CompareAxis { kEpoch, kFloats };
 // Test accuracy of each run against epoch, or against cumulative floats
-// sent (the paper's Figure 1, right).
+// sent (the paper's Figure 1, right). `colours[r]`: runs[r]'s palette
+// index, the run's own in every view (its place among the open runs: the
+// run list's swatch); empty: its place in `runs`. Seeds of one setting
+// share their first run's colour.
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
-                            CompareAxis axis);
+                            CompareAxis axis, const std::vector<int>& colours = {});
 
 // One iteration as bars on tracks: measured (the trace's compute and
 // collectives, rank 0) above simulated (`projection`'s Accordion schedule at

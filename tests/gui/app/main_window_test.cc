@@ -4,6 +4,7 @@
 // timeline tabs, and the accordion-gui command line.
 #include <QApplication>
 #include <QCheckBox>
+#include <map>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -905,10 +906,30 @@ class MainWindowTest : public QObject {
         QString::fromStdString(BuildResultsTable({SampleTrace(kPowerSgd).toStdString()}).front().setting)));
     QCOMPARE(compare->epochPlot()->graphCount(), 3);
     QCOMPARE(compare->floatsPlot()->graphCount(), 3);
-    // Unchecking a run takes it out of both plots and the table.
-    window.runList()->table()->item(0, RunListView::kName)->setCheckState(Qt::Unchecked);
+    // Each run's colour: its curve's is its swatch in the run list.
+    const auto colours = [&] {
+      std::map<QString, QColor> by_run;
+      for (int g = 0; g < compare->epochPlot()->graphCount(); ++g) {
+        by_run[compare->epochPlot()->graph(g)->name()] = compare->epochPlot()->graph(g)->pen().color();
+      }
+      return by_run;
+    };
+    const std::map<QString, QColor> before = colours();
+    QTableWidget* list = window.runList()->table();
+    for (int row = 0; row < list->rowCount(); ++row) {
+      const QTableWidgetItem* name = list->item(row, RunListView::kName);
+      QCOMPARE(name->data(Qt::DecorationRole).value<QColor>(), before.at(name->text()));
+    }
+    // Unchecking a run takes it out of both plots and the table, and the
+    // others keep their colours.
+    const QString gone = list->item(0, RunListView::kName)->text();
+    list->item(0, RunListView::kName)->setCheckState(Qt::Unchecked);
     QTRY_COMPARE(compare->epochPlot()->graphCount(), 2);
     QTRY_COMPARE(compare->table()->rowCount(), 2);
+    for (const auto& [run, colour] : colours()) {
+      QVERIFY(run != gone);
+      QCOMPARE(colour, before.at(run));
+    }
   }
 
   void compareWarnsWhenRunsAreNotLikeForLike() {
