@@ -1,6 +1,8 @@
 #include "gui/app/compare_view.h"
 
+#include <QComboBox>
 #include <QFutureWatcher>
+#include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
 #include <QSplitter>
@@ -49,6 +51,7 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       by_epoch_(new PlotWidget("accuracy-by-epoch", this)),
       by_floats_(new PlotWidget("accuracy-by-floats", this)),
       table_(new QTableWidget(this)),
+      metric_(new QComboBox(this)),
       status_(new QLabel(this)),
       warning_(new QLabel(this)),
       refresh_timer_(new QTimer(this)) {
@@ -90,6 +93,18 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   refresh_timer_->setInterval(50);
   connect(refresh_timer_, &QTimer::timeout, this, &CompareView::refresh);
 
+  metric_->setObjectName("compareMetricCombo");
+  for (CompareMetric m : {CompareMetric::kTestAccuracy, CompareMetric::kTrainLoss, CompareMetric::kThroughput}) {
+    metric_->addItem(tr(ToString(m)), static_cast<int>(m));
+  }
+  metric_->setToolTip(
+      tr("What the plots draw per epoch. Test accuracy where no checked run recorded one (the "
+         "Python hook's default) draws the training loss, which every run records."));
+  connect(metric_, &QComboBox::currentIndexChanged, this, &CompareView::scheduleRefresh);
+  auto* metric_row = new QHBoxLayout;
+  metric_row->addWidget(new QLabel(tr("Plot"), this));
+  metric_row->addWidget(metric_);
+  metric_row->addStretch(1);
   auto* plots = new QSplitter(Qt::Horizontal, this);
   plots->addWidget(by_epoch_);
   plots->addWidget(by_floats_);
@@ -113,6 +128,7 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(warning_);
+  layout->addLayout(metric_row);
   layout->addWidget(split, 1);
 
   connect(document_, &ExplorerDocument::runsChanged, this, &CompareView::scheduleRefresh);
@@ -142,8 +158,11 @@ void CompareView::refresh() {
     for (int i = 0; i < document_->runCount(); ++i) {
       if (document_->isCompared(i)) colours.push_back(i);  // as comparedRuns() lists them
     }
-    DrawAccuracyComparison(by_epoch_, runs, CompareAxis::kEpoch, colours);
-    DrawAccuracyComparison(by_floats_, runs, CompareAxis::kFloats, colours);
+    CompareMetric metric = static_cast<CompareMetric>(metric_->currentData().toInt());
+    // No test accuracy to show: the loss every run records, not two empty plots.
+    if (metric == CompareMetric::kTestAccuracy && !AnyRecorded(runs, metric)) metric = CompareMetric::kTrainLoss;
+    DrawAccuracyComparison(by_epoch_, runs, CompareAxis::kEpoch, colours, metric);
+    DrawAccuracyComparison(by_floats_, runs, CompareAxis::kFloats, colours, metric);
     by_epoch_->markDrawn();
     by_floats_->markDrawn();
   }

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+class QComboBox;
 class QLabel;
 class QTableWidget;
 class QTimer;
@@ -35,6 +36,10 @@ class CompareView : public QWidget {
   PlotWidget* epochPlot() const { return by_epoch_; }
   PlotWidget* floatsPlot() const { return by_floats_; }
   QTableWidget* table() const { return table_; }
+  // What the two plots draw: test accuracy (the default), training loss or
+  // throughput. Test accuracy where no compared run recorded one (the
+  // hook's default) draws the training loss instead, and says so.
+  QComboBox* metricCombo() const { return metric_; }
   // The line above the plots saying what differs between the checked runs
   // (model, dataset, workers); hidden when they are like for like.
   QLabel* warningLabel() const { return warning_; }
@@ -53,6 +58,7 @@ class CompareView : public QWidget {
   PlotWidget* by_epoch_;
   PlotWidget* by_floats_;
   QTableWidget* table_;
+  QComboBox* metric_;
   QLabel* status_;
   QLabel* warning_;
   QTimer* refresh_timer_;

@@ -1,4 +1,5 @@
-// Comparison across runs: test accuracy against epoch or floats sent.
+// Comparison across runs: test accuracy, training loss or throughput against
+// epoch or floats sent.
 #include <qcustomplot.h>
 
 #include <algorithm>
@@ -65,23 +66,65 @@ SettingGroups GroupBySetting(const std::vector<std::shared_ptr<const RunData>>& 
   return g;
 }
 
+// `metric` of one epoch as drawn (accuracy in %); NaN where not recorded.
+double MetricOf(const RunInfo& run, const EpochRecord& e, CompareMetric metric) {
+  switch (metric) {
+    case CompareMetric::kTestAccuracy:
+      return e.test_acc * 100;  // NaN stays NaN
+    case CompareMetric::kTrainLoss:
+      return e.train_loss;
+    case CompareMetric::kThroughput:
+      return run.train_samples > 0 && e.total_s > 0 ? run.train_samples / e.total_s : kNotRecorded;
+  }
+  return kNotRecorded;
+}
+
 }  // namespace
 
+const char* ToString(CompareMetric metric) {
+  switch (metric) {
+    case CompareMetric::kTestAccuracy:
+      return "test accuracy";
+    case CompareMetric::kTrainLoss:
+      return "training loss";
+    case CompareMetric::kThroughput:
+      return "throughput";
+  }
+  return "";
+}
+
+bool AnyRecorded(const std::vector<std::shared_ptr<const RunData>>& runs, CompareMetric metric) {
+  for (const auto& run : runs) {
+    if (!run) continue;
+    for (const EpochRecord& e : run->view().epochs) {
+      if (Recorded(MetricOf(run->view().run, e, metric))) return true;
+    }
+  }
+  return false;
+}
+
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
-                            CompareAxis axis, const std::vector<int>& colours) {
+                            CompareAxis axis, const std::vector<int>& colours, CompareMetric metric) {
   using namespace style;
   const bool floats = axis == CompareAxis::kFloats;
   const SettingGroups groups = GroupBySetting(runs);
   const QString lines = groups.grouped ? "one colour per setting; Accordion solid, static dashed"
                                        : "Accordion runs solid, static and other policies dashed";
-  ResetPlot(plot, floats ? "Test accuracy against data sent" : "Test accuracy against epoch",
-            floats ? QString("floats each worker sent so far (log scale); further left is cheaper for the same "
-                             "accuracy") +
+  QString what = ToString(metric);
+  what[0] = what[0].toUpper();
+  const bool accuracy = metric == CompareMetric::kTestAccuracy;
+  ResetPlot(plot, what + (floats ? " against data sent" : " against epoch"),
+            floats ? QString("floats each worker sent so far (log scale); further left is cheaper for the same ") +
+                         (accuracy                              ? "accuracy"
+                          : metric == CompareMetric::kTrainLoss ? "loss"
+                                                                : "throughput") +
                          (groups.grouped ? "; one colour per setting" : "")
                    : lines);
   StyleAxis(plot->xAxis, floats ? "floats sent per worker (cumulative)" : "epoch");
   if (!floats) MakeWholeNumberAxis(plot->xAxis);
-  StyleAxis(plot->yAxis, "test accuracy (%)");
+  StyleAxis(plot->yAxis, accuracy                              ? "test accuracy (%)"
+                         : metric == CompareMetric::kTrainLoss ? "training loss"
+                                                               : "throughput (samples/s)");
   if (floats) MakeLogAxis(plot->xAxis);
 
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
@@ -116,9 +159,10 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
       const double key = floats ? cumulative : e.epoch;
       if (floats && !(key > 0)) continue;
       any_epoch = true;
-      if (!Recorded(e.test_acc)) continue;  // not recorded: no point, never 0 %
+      const double value = MetricOf(view.run, e, metric);
+      if (!Recorded(value)) continue;  // not recorded: no point, never 0 %
       x.push_back(key);
-      y.push_back(e.test_acc * 100);
+      y.push_back(value);
     }
     g->setData(x, y, true);
     for (int i = 0; i < x.size(); ++i) {
@@ -139,9 +183,9 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     }
   }
   if (!(xhi >= xlo)) {
-    AddMessage(plot, any_epoch ? "No run recorded a test accuracy" : "No runs to compare");
+    AddMessage(plot, any_epoch ? "No run recorded a " + QString(ToString(metric)) : QString("No runs to compare"));
     plot->xAxis->setRange(floats ? 1 : 0, floats ? 10 : 1);
-    plot->yAxis->setRange(0, 100);
+    plot->yAxis->setRange(0, accuracy ? 100 : 1);
     return;
   }
   if (floats) {
@@ -149,8 +193,8 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   } else {
     plot->xAxis->setRange(xlo - 0.5, xhi + 0.5);
   }
-  const double pad = std::max(0.5, (yhi - ylo) * 0.08);
-  plot->yAxis->setRange(std::max(0.0, ylo - pad * 3), std::min(100.0, yhi + pad));
+  const double pad = std::max(accuracy ? 0.5 : 1e-9, (yhi - ylo) * 0.08);
+  plot->yAxis->setRange(std::max(0.0, ylo - pad * 3), accuracy ? std::min(100.0, yhi + pad) : yhi + pad);
   // Above the plot: inside, it sat on the curves.
   PlaceLegendTop(plot, 3);
 }

@@ -67,13 +67,22 @@ void DrawPolicyComparison(QCustomPlot* plot, const PolicyTable& table);
 QString PolicyBarLabel(const PolicyRow& row);
 
 enum class CompareAxis { kEpoch, kFloats };
+// What the comparison draws of each run per epoch: its test accuracy, its
+// training loss (every run records it; the hook records no test accuracy
+// unless given one), or its throughput (training samples per second).
+enum class CompareMetric { kTestAccuracy, kTrainLoss, kThroughput };
+// "test accuracy", "training loss", "throughput".
+const char* ToString(CompareMetric metric);
+// Whether any of `runs` recorded `metric` in some epoch.
+bool AnyRecorded(const std::vector<std::shared_ptr<const RunData>>& runs, CompareMetric metric);
 // Test accuracy of each run against epoch, or against cumulative floats
 // sent (the paper's Figure 1, right). `colours[r]`: runs[r]'s palette
 // index, the run's own in every view (its place among the open runs: the
 // run list's swatch); empty: its place in `runs`. Seeds of one setting
 // share their first run's colour.
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
-                            CompareAxis axis, const std::vector<int>& colours = {});
+                            CompareAxis axis, const std::vector<int>& colours = {},
+                            CompareMetric metric = CompareMetric::kTestAccuracy);
 
 // One iteration as bars on tracks: measured (the trace's compute and
 // collectives, rank 0) above simulated (`projection`'s Accordion schedule at

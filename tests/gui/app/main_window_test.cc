@@ -41,6 +41,7 @@
 #include "gui/app/main_window.h"
 #include "gui/app/plot_widget.h"
 #include "gui/app/policies_view.h"
+#include "gui/figures/figures.h"
 #include "gui/app/recent_files.h"
 #include "gui/app/regimes_view.h"
 #include "gui/app/run_list_view.h"
@@ -930,6 +931,39 @@ class MainWindowTest : public QObject {
       QVERIFY(run != gone);
       QCOMPARE(colour, before.at(run));
     }
+  }
+
+  // Runs that recorded no test accuracy (the hook's default) are compared
+  // by their training loss, not shown as two empty plots; the menu also
+  // offers throughput.
+  void compareDrawsTheLossWhereNoRunRecordedAccuracy() {
+    synthetic::SyntheticTraceOptions o;
+    o.model = "mlp";
+    o.epochs = 6;
+    o.world_size = 2;
+    o.decay_epochs = {4};
+    o.writer = kWriterPythonHook;
+    o.record_test_metrics = false;
+    const QString dir = ScratchDir("compare-loss");
+    const QString a = accordion::gui::test_support::WriteSynthetic(dir, "hook-a.trace", o);
+    o.seed = 2;
+    o.policy = Policy::kStatic;
+    o.level_low = o.level_high = 2;
+    const QString b = accordion::gui::test_support::WriteSynthetic(dir, "hook-b.trace", o);
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {a, b});
+    CompareView* compare = window.compareView();
+    window.tabs()->setCurrentWidget(compare);
+    QTRY_VERIFY(!compare->tableLoading());
+    QTRY_COMPARE(compare->epochPlot()->graphCount(), 2);
+    QCOMPARE(compare->epochPlot()->yAxis->label(), QString("training loss"));
+    for (int g = 0; g < 2; ++g) QCOMPARE(compare->epochPlot()->graph(g)->data()->size(), 6);
+    QComboBox* metric = compare->metricCombo();
+    metric->setCurrentIndex(metric->findData(static_cast<int>(accordion::gui::CompareMetric::kThroughput)));
+    QTRY_COMPARE(compare->epochPlot()->yAxis->label(), QString("throughput (samples/s)"));
+    QVERIFY(compare->epochPlot()->graph(0)->data()->size() == 6);
+    QVERIFY(compare->epochPlot()->graph(0)->data()->at(0)->value > 0);
   }
 
   void compareWarnsWhenRunsAreNotLikeForLike() {
