@@ -10,6 +10,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 #include <QtConcurrent/QtConcurrentRun>
+#include <algorithm>
 #include <exception>
 
 #include "analysis/results_table.h"
@@ -201,6 +202,9 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
   loading_ = false;
   table_->setRowCount(static_cast<int>(rows.size()));
   int incomplete = 0;
+  double longest = 0;
+  for (const ResultsRow& r : rows) longest = std::max(longest, r.seconds.mean);
+  const TimeColumn time_column(longest);
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const ResultsRow& r = rows[static_cast<size_t>(i)];
     incomplete += r.incomplete;
@@ -231,8 +235,9 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
     table_->setItem(i, 6, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
     table_->setItem(i, 7, Cell(vs_dense(r.floats_ratio), true));
     table_->setItem(i, 8, Cell(vs_dense(r.floats_vs_dense), true));
-    table_->setItem(i, 9,
-                    Cell(WithCi(r.seconds, FormatSeconds(r.seconds.mean), FormatSeconds(r.seconds.half_width)), true));
+    table_->setItem(
+        i, 9,
+        Cell(WithCi(r.seconds, time_column.Format(r.seconds.mean), time_column.Format(r.seconds.half_width)), true));
     table_->setItem(i, 10, Cell(vs_dense(r.seconds_ratio), true));
     table_->setItem(i, 11, Cell(vs_dense(r.seconds_vs_dense), true));
   }

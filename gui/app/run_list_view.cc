@@ -94,6 +94,27 @@ QString FormatSeconds(double seconds) {
   return QString::number(seconds / 86400, 'f', 1) + " days";
 }
 
+TimeColumn::TimeColumn(double largest) : unit_(QStringLiteral("s")) {
+  const double a = std::isfinite(largest) ? std::fabs(largest) : 0;
+  if (a >= 7200) {
+    scale_ = 3600;
+    unit_ = QStringLiteral("h");
+  } else if (a > 0 && a < 1e-3) {
+    scale_ = 1e-6;
+    unit_ = QStringLiteral("µs");
+  } else if (a > 0 && a < 1) {
+    scale_ = 1e-3;
+    unit_ = QStringLiteral("ms");
+  }
+  const double in_unit = a / scale_;
+  decimals_ = in_unit > 0 ? std::clamp(2 - static_cast<int>(std::floor(std::log10(in_unit))), 0, 3) : 1;
+}
+
+QString TimeColumn::Format(double seconds) const {
+  if (!(seconds >= 0) || !std::isfinite(seconds)) return QStringLiteral("–");
+  return QString::number(seconds / scale_, 'f', decimals_) + " " + unit_;
+}
+
 QString FormatEpochs(const RunSummary& summary) {
   QString text = QStringLiteral("%1/%2").arg(summary.epochs).arg(summary.epochs_planned);
   if (summary.status == "running")
@@ -316,6 +337,19 @@ void RunListView::rebuild() {
   selectCurrent();
 }
 
+void RunListView::fillTimeColumn() {
+  double largest = 0;
+  for (int i = 0; i < document_->runCount(); ++i) {
+    if (const auto run = document_->run(i)) largest = std::max(largest, run->summary.seconds);
+  }
+  const TimeColumn column(largest);
+  for (int row = 0; row < table_->rowCount(); ++row) {
+    const auto run = document_->run(runAt(row));
+    QTableWidgetItem* item = table_->item(row, kTime);
+    if (run && item != nullptr) item->setText(column.Format(run->summary.seconds));
+  }
+}
+
 void RunListView::fillRow(int row) {
   const int index = runAt(row);
   const auto run = document_->run(index);
@@ -350,6 +384,7 @@ void RunListView::fillRow(int row) {
                        true));
   table_->setItem(row, kFloats, Cell(FormatFloats(s.floats_sent), true));
   table_->setItem(row, kTime, Cell(FormatSeconds(s.seconds), true));
+  fillTimeColumn();
   updating_ = was_updating;
 }
 

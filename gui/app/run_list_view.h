@@ -51,6 +51,8 @@ class RunListView : public QWidget {
   // The run (document index) a row shows, and the row showing a run; -1
   // when none.
   int runAt(int row) const;
+  // The Time column in one unit, the largest run's (TimeColumn).
+  void fillTimeColumn();
   int rowOf(int run) const;
   // Sorts by `column` (-1: the order the runs were opened), as a click on
   // its header does.
@@ -88,6 +90,20 @@ class RunListView : public QWidget {
 // Cell texts, shared with the status bar: "12.4 M", "3 min 05 s".
 QString FormatFloats(double floats);
 QString FormatSeconds(double seconds);
+// One unit for a column of times, so a column never reads "2 min 30 s"
+// above "82.0 s" above "334.0 ms": chosen by the column's largest value
+// (h from 2 h, s from 1 s, ms from 1 ms, else µs), with the decimals that
+// give that value three significant figures.
+class TimeColumn {
+ public:
+  explicit TimeColumn(double largest_seconds);
+  QString Format(double seconds) const;  // "–" when not a time
+
+ private:
+  double scale_ = 1;  // seconds per unit
+  QString unit_;
+  int decimals_ = 0;
+};
 QString FormatEpochs(const RunSummary& summary);
 
 }  // namespace accordion::gui

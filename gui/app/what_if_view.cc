@@ -603,6 +603,13 @@ void WhatIfView::showProjection() {
     const bool shown = scheme.has_levels() || i == 3 || (i == 1 && !scheme.dense_baseline);
     results_->setRowHidden(i, !shown);
   }
+  // Each column in one unit, its largest row's.
+  double longest = 0, longest_step = 0;
+  for (const sim::ScheduleProjection* p : rows) {
+    longest = std::max(longest, p->total.time_s);
+    longest_step = std::max(longest_step, p->total.iteration_s);
+  }
+  const TimeColumn time_column(longest), step_column(longest_step);
   for (int i = 0; i < 4; ++i) {
     const sim::ScheduleProjection& p = *rows[i];
     // "Accordion rank 2 / rank 1" does not fit the column; the tooltip has it.
@@ -614,8 +621,8 @@ void WhatIfView::showProjection() {
       name->setFont(bold);
     }
     results_->setItem(i, 0, name);
-    results_->setItem(i, 1, Cell(FormatSeconds(p.total.time_s), true));
-    results_->setItem(i, 2, Cell(FormatSeconds(p.total.iteration_s), true));
+    results_->setItem(i, 1, Cell(time_column.Format(p.total.time_s), true));
+    results_->setItem(i, 2, Cell(step_column.Format(p.total.iteration_s), true));
     // The headlines' wording, not a ratio: "0.58×" read as faster when it was slower.
     const std::string against = CompareTimes(p.total.time_s, dense_s, "");
     results_->setItem(i, 3,

@@ -248,7 +248,11 @@ class FittingAxisRect : public QCPAxisRect {
         const QString words = unit.isEmpty() ? full : full.left(unit_at);
         const QString cut =
             metrics.elidedText(words, Qt::ElideRight, std::max(0, room - metrics.horizontalAdvance(unit)));
-        shown = cut.isEmpty() ? unit.trimmed() : cut + unit;  // no room for a word: the unit alone
+        // No room for a word beside the parenthesis (a long one is a gloss,
+        // not a unit): the words alone, cut.
+        const bool fits =
+            !cut.isEmpty() && cut != QString(QChar(0x2026)) && metrics.horizontalAdvance(cut + unit) <= room;
+        shown = fits ? cut + unit : metrics.elidedText(words, Qt::ElideRight, room);
       }
       if (axis->label() != shown) axis->setLabel(shown);
     }

@@ -69,6 +69,21 @@ class RunListTest : public QObject {
   Q_OBJECT
 
  private slots:
+  // A column of times in one unit, the largest row's, to three figures: not
+  // "2 min 12 s" above "85.1 s" above "334.0 ms".
+  void aTimeColumnHasOneUnit() {
+    const TimeColumn seconds(132.4);
+    QCOMPARE(seconds.Format(132.4), QString("132 s"));
+    QCOMPARE(seconds.Format(85.1), QString("85 s"));
+    QCOMPARE(seconds.Format(0.334), QString("0 s"));
+    const TimeColumn short_runs(45.6);
+    QCOMPARE(short_runs.Format(15.5), QString("15.5 s"));
+    const TimeColumn steps(0.334);
+    QCOMPARE(steps.Format(0.0456), QString("46 ms"));  // the column's decimals, the largest's
+    QCOMPARE(TimeColumn(0.0456).Format(0.0456), QString("45.6 ms"));
+    QCOMPARE(TimeColumn(9000).Format(9000), QString("2.50 h"));
+    QCOMPARE(seconds.Format(-1), QString("–"));
+  }
   void initTestCase() {
     QStandardPaths::setTestModeEnabled(true);
     QCoreApplication::setOrganizationName("Accordion Toolkit");
