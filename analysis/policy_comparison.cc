@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <iomanip>
-#include <set>
 
 #include <nlohmann/json.hpp>
 
@@ -33,10 +32,10 @@ PolicyRow MakeRow(const TraceView& view, std::string name, std::string label, Sc
   return row;
 }
 
-// A time ratio, "1.93x"; "—" where either side is missing.
-std::string Ratio(std::optional<double> numerator, std::optional<double> denominator) {
+// A time ratio, "1.93x" (or the sign `times` gives); "—" where either side is missing.
+std::string Ratio(std::optional<double> numerator, std::optional<double> denominator, const std::string& times = "x") {
   if (!numerator || !denominator || !(*denominator > 0)) return "—";
-  return FormatPrintf("%.2fx", *numerator / *denominator);
+  return FormatPrintf("%.2f", *numerator / *denominator) + times;
 }
 
 std::optional<double> Speedup(const PolicyRow* against, const PolicyRow& row) {
@@ -113,15 +112,21 @@ std::string RecordedAccuracyText(const PolicyRow& row) {
   return text;
 }
 
-int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::vector<const TraceView*>& given) {
+std::vector<bool> AddRecordedAccuracy(PolicyComparison& c, const TraceView& view,
+                                      const std::vector<const TraceView*>& runs) {
   // One run once: the same trace given twice (the compared one among
-  // --runs) is one seed, not two. A run_id names a run; older traces have none.
-  std::vector<const TraceView*> runs;
-  std::set<std::string> ids;
-  for (const TraceView* r : given) {
-    if (std::find(runs.begin(), runs.end(), r) != runs.end()) continue;
-    if (!r->run.run_id.empty() && !ids.insert(r->run.run_id).second) continue;
-    runs.push_back(r);
+  // --runs) is one seed, not two. A run_id names a run; older traces have
+  // none. first[i]: the index of the run runs[i] repeats (itself if none).
+  std::vector<size_t> first(runs.size());
+  for (size_t i = 0; i < runs.size(); ++i) {
+    first[i] = i;
+    for (size_t j = 0; j < i; ++j) {
+      const bool same_id = !runs[i]->run.run_id.empty() && runs[i]->run.run_id == runs[j]->run.run_id;
+      if (runs[i] == runs[j] || same_id) {
+        first[i] = first[j];
+        break;
+      }
+    }
   }
   std::vector<bool> counted(runs.size(), false);
   for (std::vector<PolicyRow>* list : {&c.rows, &c.whole_gradient}) {
@@ -130,7 +135,9 @@ int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::v
       int n = 0;
       for (size_t i = 0; i < runs.size(); ++i) {
         const TraceView& r = *runs[i];
-        if (r.epochs.empty() || !SameTraining(view.run, r.run, view.num_epochs(), r.num_epochs())) continue;
+        if (first[i] != i || r.epochs.empty() || !SameTraining(view.run, r.run, view.num_epochs(), r.num_epochs())) {
+          continue;
+        }
         if (!RanSetting(c, row, r.run) || !Recorded(r.epochs.back().test_acc)) continue;
         sum += r.epochs.back().test_acc;
         ++n;
@@ -140,17 +147,19 @@ int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::v
       row.recorded_accuracy = n > 0 ? std::optional<double>(sum / n) : std::nullopt;
     }
   }
-  return static_cast<int>(std::count(counted.begin(), counted.end(), true));
+  for (size_t i = 0; i < runs.size(); ++i) counted[i] = counted[first[i]];
+  return counted;
 }
 
-std::string FastestSummary(const PolicyComparison& c) {
+std::string FastestSummary(const PolicyComparison& c, const std::string& times) {
   const PolicyRow* fastest = c.fastest();
   if (fastest == nullptr || c.whole_gradient.empty()) return {};
   const PolicyRow* other = FastestOfOtherKind(c, *fastest);
   const PolicyRow* dense = c.dense();
   if (other == nullptr && fastest != dense) other = dense;
   std::string text = fastest->label;
-  if (other != nullptr) text += ", " + Ratio(other->projected_s, fastest->projected_s) + " faster than " + other->label;
+  if (other != nullptr)
+    text += ", " + Ratio(other->projected_s, fastest->projected_s, times) + " faster than " + other->label;
   return text;
 }
 

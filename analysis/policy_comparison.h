@@ -64,9 +64,11 @@ struct PolicyComparison {
 // and ran the row's setting - the scheme and policy, its levels (a static
 // row: one level throughout), and for a switching policy the same eta and
 // interval; a whole-gradient row: a run of that scheme. Its accuracy is its
-// last epoch's test accuracy; runs that recorded none do not count. Returns
-// how many runs counted for some row.
-int AddRecordedAccuracy(PolicyComparison& c, const TraceView& view, const std::vector<const TraceView*>& runs);
+// last epoch's test accuracy; runs that recorded none do not count, nor does
+// a run given twice (the same trace, or the same run_id). Returns, for each
+// of `runs`, whether it counted for some row.
+std::vector<bool> AddRecordedAccuracy(PolicyComparison& c, const TraceView& view,
+                                      const std::vector<const TraceView*>& runs);
 // Whether any row has one; a row's as the tables write it: "90.00 %",
 // "89.95 % (n 3)", "—".
 bool AnyRecordedAccuracy(const PolicyComparison& c);
@@ -76,7 +78,9 @@ std::string RecordedAccuracyText(const PolicyRow& row);
 // against the fastest of the other kind (compressed against whole-gradient),
 // as the table's "fastest:" line says it; empty where nothing was
 // projected or there are no whole-gradient rows.
-std::string FastestSummary(const PolicyComparison& c);
+// `times`: the ratio's sign, "x" on terminals, "×" where the text is UTF-8
+// for people (the explorer, the report).
+std::string FastestSummary(const PolicyComparison& c, const std::string& times = "x");
 
 // The policies that fit `scheme` when none are asked: accordion and adaqs
 // (PowerSGD, TopK) or accordion and smith (batch).

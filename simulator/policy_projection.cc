@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iomanip>
 #include <set>
+#include <stdexcept>
 
 #include "common/number_format.h"
 #include "analysis/error_proxy.h"
@@ -26,16 +27,6 @@ PolicySettings SettingsOf(const TraceView& view, const ReplayOptions& options, S
                      .level_low(low)
                      .level_high(high))
       .msdr_factor(options.msdr_factor().value_or(view.run.msdr_factor));
-}
-
-const ScheduleProjection* ProjectionNamed(const ReplayResult& r, const std::string& name) {
-  for (const ScheduleProjection* p : {&r.static_low, &r.static_high, &r.accordion}) {
-    if (p->name == name) return p;
-  }
-  for (const ScheduleProjection& p : r.policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
 }
 
 // `with_error`: whether the compared schedules have an error proxy (a
@@ -85,7 +76,7 @@ ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions&
     }
     out.replay = ReplayEngine(ReplayOptions(options).policies(derived)).Run(input);
     for (PolicyRow& row : out.comparison.rows) {
-      const ScheduleProjection* p = ProjectionNamed(out.replay, row.name);
+      const ScheduleProjection* p = out.replay.Named(row.name);
       if (p == nullptr) continue;
       row.projected_s = p->total.time_s;
       // At the projected worker count (steps per epoch follow it).
@@ -142,6 +133,13 @@ const WholeGradientTime& Advice::FastestWholeGradient() const {
     if (w.projected_s < fastest->projected_s) fastest = &w;
   }
   return *fastest;
+}
+
+const WholeGradientTime& Advice::AdvisedWholeGradient() const {
+  for (const WholeGradientTime& w : whole_gradient) {
+    if (w.scheme == whole_gradient_scheme) return w;
+  }
+  throw std::logic_error("the advised whole-gradient exchange was not projected");
 }
 
 Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, const AdvisorOptions& advisor) {
@@ -345,10 +343,8 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
                                          " faster than " + fastest_whole + ", the fastest whole-gradient exchange";
   if (a.kind == AdviceKind::kWholeGradient) {
     const SchemeDescription& d = DescriptionOf(a.whole_gradient_scheme);
-    double advised_s = 0, advised_bytes = 0;
-    for (const WholeGradientTime& w : a.whole_gradient) {
-      if (w.scheme == a.whole_gradient_scheme) advised_s = w.projected_s, advised_bytes = w.payload_bytes;
-    }
+    const double advised_s = a.AdvisedWholeGradient().projected_s;
+    const double advised_bytes = a.AdvisedWholeGradient().payload_bytes;
     out << "advice: don't compress - send " << WholeGradientText(a.whole_gradient_scheme) << " (--scheme " << d.name
         << "): static " << LevelName(a.scheme, a.reference) << "'s " << Seconds(a.reference_s) << " -> "
         << Seconds(advised_s) << " projected, " << FormatPrintf("%.2fx", a.compressed_s() / advised_s)
@@ -432,11 +428,8 @@ nlohmann::json AdviceJson(const Advice& a) {
   advice["kind"] = ToString(a.kind);
   if (a.kind == AdviceKind::kWholeGradient) {
     advice["scheme"] = ToString(a.whole_gradient_scheme);
-    for (const WholeGradientTime& w : a.whole_gradient) {
-      if (w.scheme != a.whole_gradient_scheme) continue;
-      advice["projected_s"] = w.projected_s;
-      advice["speedup_vs_best_compressed"] = a.compressed_s() / w.projected_s;
-    }
+    advice["projected_s"] = a.AdvisedWholeGradient().projected_s;
+    advice["speedup_vs_best_compressed"] = a.compressed_s() / a.AdvisedWholeGradient().projected_s;
   } else {
     advice["scheme"] = ToString(a.scheme);
     if (a.kind == AdviceKind::kStatic) {

@@ -134,6 +134,8 @@ struct Advice {
   std::string CompressedLabel() const;
   // The fastest whole-gradient exchange (a tie: the more exact).
   const WholeGradientTime& FastestWholeGradient() const;
+  // kind kWholeGradient: the advised one's time (whole_gradient_scheme's).
+  const WholeGradientTime& AdvisedWholeGradient() const;
 };
 
 // Throws InputError when the trace has no error profile or its scheme no

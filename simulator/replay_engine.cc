@@ -957,4 +957,14 @@ ReplayResult ReplayEngine::Run(const ReplayInput& input, const std::function<voi
   return r;
 }
 
+const ScheduleProjection* ReplayResult::Named(const std::string& name) const {
+  for (const ScheduleProjection* p : {&static_low, &static_high, &accordion}) {
+    if (p->name == name) return p;
+  }
+  for (const ScheduleProjection& p : policies) {
+    if (p.name == name) return &p;
+  }
+  return nullptr;
+}
+
 }  // namespace accordion::sim

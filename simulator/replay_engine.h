@@ -202,6 +202,9 @@ struct ReplayResult {
   std::vector<std::string> notes;
 
   double speedup_vs_low() const { return static_low.total.time_s / accordion.total.time_s; }
+  // The schedule projection of that name ("static-low", "accordion",
+  // "adaqs"); nullptr where none.
+  const ScheduleProjection* Named(const std::string& name) const;
   double speedup_vs_high() const { return static_high.total.time_s / accordion.total.time_s; }
 };
 

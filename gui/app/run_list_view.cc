@@ -217,6 +217,7 @@ void RunListView::connectSignals() {
     }
     const int row = rowOf(index);
     if (row >= 0) fillRow(row);
+    fillTimeColumn();  // the run may now be the longest: the column's unit follows
     applyFilter();
   });
   connect(document_, &ExplorerDocument::comparedChanged, this, [this] {
@@ -331,6 +332,7 @@ void RunListView::rebuild() {
   updating_ = true;
   table_->setRowCount(document_->runCount());
   for (int row = 0; row < document_->runCount(); ++row) fillRow(row);
+  fillTimeColumn();
   updating_ = false;
   applyFilter();
   table_->resizeColumnsToContents();
@@ -384,7 +386,6 @@ void RunListView::fillRow(int row) {
                        true));
   table_->setItem(row, kFloats, Cell(FormatFloats(s.floats_sent), true));
   table_->setItem(row, kTime, Cell(FormatSeconds(s.seconds), true));
-  fillTimeColumn();
   updating_ = was_updating;
 }
 

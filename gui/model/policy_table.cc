@@ -45,14 +45,7 @@ const sim::ScheduleProjection* PolicyTable::projectionOf(size_t row) const {
     const size_t w = row - comparison.rows.size();
     return w < whole_gradient.size() ? &whole_gradient[w] : nullptr;
   }
-  const std::string& name = comparison.rows[row].name;
-  for (const sim::ScheduleProjection* p : {&replay->static_low, &replay->static_high, &replay->accordion}) {
-    if (p->name == name) return p;
-  }
-  for (const sim::ScheduleProjection& p : replay->policies) {
-    if (p.name == name) return &p;
-  }
-  return nullptr;
+  return replay->Named(comparison.rows[row].name);
 }
 
 PolicyTable ComparePoliciesOf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
@@ -193,12 +186,9 @@ std::vector<bool> EmptyPolicyColumns(const std::vector<std::vector<std::string>>
 }
 
 std::string PolicyVerdict(const PolicyTable& table) {
-  std::string fastest = FastestSummary(table.comparison);
+  // "2.91×", as the tables write ratios.
+  const std::string fastest = FastestSummary(table.comparison, "×");
   if (fastest.empty()) return {};
-  // "2.91x" as the tables write ratios: "2.91×".
-  for (size_t x = fastest.find("x faster"); x != std::string::npos; x = fastest.find("x faster", x)) {
-    fastest.replace(x, 1, "×");
-  }
   std::string text = "Fastest on this cluster: " + fastest + ".";
   if (table.break_even) {
     const sim::BreakEven& b = *table.break_even;

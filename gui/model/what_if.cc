@@ -5,21 +5,12 @@
 #include "common/errors.h"
 #include "simulator/child_process.h"
 #include "simulator/sweep.h"
+#include "simulator/whole_gradient.h"
 #include "traces/scheme_description.h"
 
 namespace accordion::gui {
 
 namespace {
-
-// Every layer dense on the same cluster: the baseline compression is judged by.
-// The scheme described as the dense baseline (SchemeDescription::dense_baseline).
-sim::ScheduleProjection DenseBaseline(const RunData& run, sim::ReplayOptions options) {
-  options.scheme(DenseBaselineScheme()).level_low(std::nullopt).level_high(std::nullopt);
-  sim::ScheduleProjection dense = sim::ReplayEngine(options).Run(run.input).static_low;
-  dense.name = "dense";
-  dense.label = "dense";
-  return dense;
-}
 
 WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
                          const std::function<void(int, int)>& progress) {
@@ -27,13 +18,16 @@ WhatIfProjection Project(const RunData& run, const sim::ReplayOptions& options,
   WhatIfProjection p;
   p.timing = options.timing();
   p.result = sim::ReplayEngine(options).Run(run.input, progress);
-  // The run is the baseline itself (another scheme without levels is not).
+  // Every layer dense on the same cluster: the baseline compression is
+  // judged by, as compare-policies' dense row. A dense run is that already
+  // (another scheme without levels is not): no second replay.
+  const SchemeDescription& dense = DescriptionOf(DenseBaselineScheme());
   if (DescriptionOf(p.result.scheme).dense_baseline) {
     p.dense = p.result.static_low;  // all three schedules are dense already
-    p.dense.name = "dense";
-    p.dense.label = "dense";
+    p.dense.name = dense.name;
+    p.dense.label = dense.title;
   } else {
-    p.dense = DenseBaseline(run, options);
+    p.dense = sim::ProjectWholeGradient(run.input, options, DenseBaselineScheme());
   }
   return p;
 }

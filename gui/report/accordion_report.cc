@@ -286,8 +286,11 @@ ReportInput BuildReportInput(const Args& a, const std::vector<std::shared_ptr<co
   // projection above (ComparePoliciesOf builds the replay options as
   // ProjectWhatIf does); for a scheme with levels only.
   if (DescriptionOf(in.analysis.resolved.scheme).has_levels()) {
-    in.policies = ComparePoliciesOf(current, in.schedule, in.what_if,
-                                    a.simulate() ? sim::TimingSource::kSimulate : sim::TimingSource::kAnalytic);
+    // With the accuracy each setting's runs among the report's reached.
+    in.policies = WithRecordedAccuracy(
+        ComparePoliciesOf(current, in.schedule, in.what_if,
+                          a.simulate() ? sim::TimingSource::kSimulate : sim::TimingSource::kAnalytic),
+        current, in.runs);
   }
   return in;
 }

@@ -509,8 +509,7 @@ QString FiguresHtml(const std::vector<FigureEntry>& figures) {
 // projected times as a figure.
 QString PoliciesHtml(const ReportInput& in, const FigureEntry* figure) {
   if (!in.policies) return {};
-  // The accuracy each setting reached, where one of the report's runs ran it.
-  const PolicyTable t = WithRecordedAccuracy(*in.policies, *in.runs.front(), in.runs);
+  const PolicyTable& t = *in.policies;
   const Scheme scheme = in.analysis.resolved.scheme;
   const bool compressing = InSet(DescriptionOf(scheme), SchemeSet::kCompressing);
   const std::optional<Policy> baseline_policy = BaselinePolicyFor(scheme);
@@ -639,9 +638,7 @@ void WriteReport(const ReportInput& in, const QString& dir) {
                        "static low."
                      : "Floats one worker sends under each policy, and how many times fewer than static low.",
                  false);
-    const PolicyTable with_accuracy = WithRecordedAccuracy(*in.policies, *in.runs.front(), in.runs);
-    WriteFile(dir + "/policies.csv",
-              StreamBytes([&](std::ostream& o) { WritePolicyCsv(with_accuracy.comparison, o); }));
+    WriteFile(dir + "/policies.csv", StreamBytes([&](std::ostream& o) { WritePolicyCsv(in.policies->comparison, o); }));
   }
   const std::vector<ResultsRow> results = BuildResultsTable(TracePaths(in));
   WriteTables(in, results, dir);

@@ -32,7 +32,8 @@ struct ReportInput {
   std::optional<WhatIfProjection> simulation;  // SimGrid, with --simulate
   std::vector<SweepPointResult> sweep;
   // Every policy against Accordion on the same cluster (the Policies
-  // section); empty for a scheme without levels.
+  // section), with the accuracy the report's runs of each setting reached
+  // (WithRecordedAccuracy); empty for a scheme without levels.
   std::optional<PolicyTable> policies;
   std::string projection_problem;  // why there is no projection, when there is none
   std::vector<std::string> notes;

@@ -376,10 +376,9 @@ void AddRunsAccuracy(ProjectedPolicies& p, const ReplayInput& input, const std::
   for (const std::string& path : paths) views.push_back(LoadTraceView(path));
   std::vector<const TraceView*> runs = {&input.view};
   for (const TraceView& v : views) runs.push_back(&v);
-  AddRecordedAccuracy(p.comparison, input.view, runs);
+  const std::vector<bool> counted = AddRecordedAccuracy(p.comparison, input.view, runs);
   for (size_t i = 0; i < views.size(); ++i) {
-    PolicyComparison alone = p.comparison;
-    if (AddRecordedAccuracy(alone, input.view, {&views[i]}) == 0) {
+    if (!counted[i + 1]) {  // runs[0] is the trace itself
       p.comparison.notes.push_back("--runs " + paths[i] +
                                    ": not a run of this training (model, data, workers, batch, epochs) at a "
                                    "compared setting, or it recorded no test accuracy");
