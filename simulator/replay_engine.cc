@@ -86,8 +86,11 @@ struct Setting {
   int workers = 0;
   std::vector<GradientBucket> buckets;
   double straggler = 1;  // expected slowest-rank slowdown of compute
-  // The steps of another scheme than the trace's: its most sampled steps,
-  // with none of its compression gaps.
+  // The profiles schedules are priced from: input.steps, or
+  // input.shared_steps (ReplayOptions::share_compute).
+  const std::vector<StepProfile>* profiles = nullptr;
+  // The steps of another scheme than the trace's: those at the run's own
+  // batch (else its most sampled), with none of its compression gaps.
   std::optional<StepProfile> foreign;
   int inexact_epochs = 0;         // epochs whose levels the trace did not sample
   bool recorded_buckets = false;  // the buckets are the trainer's
@@ -108,7 +111,7 @@ int64_t GlobalBatch(const Setting& s, const Schedule& schedule, int epoch) {
 
 const StepProfile& ProfileOf(Setting& s, const std::vector<double>& levels) {
   if (s.foreign) return *s.foreign;
-  const StepProfile& p = NearestStepProfile(*s.input, levels);
+  const StepProfile& p = NearestStepProfile(*s.profiles, levels);
   if (p.levels != levels) ++s.inexact_epochs;
   return p;
 }
@@ -622,9 +625,13 @@ std::vector<std::pair<int, EpochStep>> PlanRecorded(Setting& s, const ReplayResu
   if (r.workers != view.run.world_size || r.scheme != view.run.scheme) return plan;
   Schedule recorded = StaticSchedule(view, view.run.scheme, view.run.level_low);
   recorded.levels = view.levels;
+  // The measured epochs against their own steps, shared estimate or not.
+  const std::vector<StepProfile>* priced = s.profiles;
+  s.profiles = &s.input->steps;
   for (const auto& [epoch, measured] : s.input->measured_iteration_s) {
     plan.emplace_back(epoch, StepOf(s, recorded, epoch, book));
   }
+  s.profiles = priced;
   return plan;
 }
 
@@ -703,9 +710,21 @@ Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, cons
   if (r.scheme == view.run.scheme && DescriptionOf(r.scheme).compressor == Compressor::kSparse) {
     setting.decompress_scale = static_cast<double>(r.workers) / view.run.world_size;
   }
+  setting.profiles = options.share_compute() ? &input.shared_steps : &input.steps;
+  r.compute = input.compute;
+  if (!options.share_compute()) {
+    for (BatchCompute& b : r.compute) b.shared = b.levels.size() < 2;
+  }
   if (r.scheme != view.run.scheme) {
-    const StepProfile* most = &input.steps.front();
-    for (const StepProfile& p : input.steps) most = p.steps > most->steps ? &p : most;
+    // The run's own batch: a batch-size trace's dense projection computes
+    // what its static run at that batch did, not a larger batch scaled down.
+    const double own_batch = static_cast<double>(view.run.batch_size) / view.run.world_size;
+    const StepProfile* most = nullptr;
+    for (const StepProfile& p : *setting.profiles) {
+      const bool own = p.per_worker_batch == own_batch;
+      const bool most_own = most != nullptr && most->per_worker_batch == own_batch;
+      if (most == nullptr || (own && !most_own) || (own == most_own && p.steps > most->steps)) most = &p;
+    }
     setting.foreign = *most;
     setting.foreign->gap_s.clear();
     r.notes.push_back(std::string("compute as measured with ") + ToString(view.run.scheme) + "; the cost of " +

@@ -88,6 +88,12 @@ class ReplayOptions {
   ACCORDION_ARG(CollectiveOptions, collective);
   /// How finely SimGrid simulates a collective (network_simulation.h). Default: Fidelity::kAuto.
   ACCORDION_ARG(Fidelity, fidelity) = Fidelity::kAuto;
+  /// Price a batch's compute once across the levels the trace sampled
+  /// where the levels do not change it beyond the steps' own spread
+  /// (compute_estimate.h); false: each schedule epoch from its own levels'
+  /// steps, as measured. The check against the measured epochs always
+  /// uses their own. Default: true.
+  ACCORDION_ARG(bool, share_compute) = true;
   /// Time every distinct pattern once. Default: true.
   ACCORDION_ARG(bool, memoise) = true;
   /// Gradient bucket size; empty: the bucket size the trace's configuration
@@ -199,6 +205,10 @@ struct ReplayResult {
   int timed_patterns = 0;                  // patterns the model timed
   int distinct_patterns = 0;
   std::optional<MeasuredCheck> check;
+  // How each batch's compute was priced across levels: shared (one
+  // estimate) or per level, with the effect that decided it. With
+  // share_compute false every batch reads "per level".
+  std::vector<BatchCompute> compute;
   std::vector<std::string> notes;
 
   double speedup_vs_low() const { return static_low.total.time_s / accordion.total.time_s; }

@@ -276,6 +276,8 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
                      " has no sampled step with every layer's gradient-ready offset on some rank; "
                      "the grad_ready table is needed to replay it");
   }
+  in.compute = EstimateCompute(in.steps);
+  in.shared_steps = ShareCompute(in.steps, in.compute);
   for (auto& [key, seconds] : durations) in.collective_s[key] = Mean(seconds);
   std::map<CollectiveOp, std::vector<std::pair<double, double>>> points;
   for (const auto& [key, seconds] : in.collective_s)
@@ -348,10 +350,14 @@ bool RecordedCollectiveKey::operator<(const RecordedCollectiveKey& o) const {
 }
 
 const StepProfile& NearestStepProfile(const ReplayInput& input, const std::vector<double>& levels) {
-  if (input.steps.empty()) throw std::logic_error("a replay input without step profiles");
+  return NearestStepProfile(input.steps, levels);
+}
+
+const StepProfile& NearestStepProfile(const std::vector<StepProfile>& profiles, const std::vector<double>& levels) {
+  if (profiles.empty()) throw std::logic_error("a replay input without step profiles");
   const StepProfile* best = nullptr;
   std::pair<int, double> best_distance;
-  for (const StepProfile& p : input.steps) {
+  for (const StepProfile& p : profiles) {
     if (p.levels == levels) return p;
     std::pair<int, double> d{0, 0.0};
     for (size_t l = 0; l < levels.size() && l < p.levels.size(); ++l) {

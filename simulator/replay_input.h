@@ -15,6 +15,8 @@
 #include <vector>
 
 #include "analysis/trace_view.h"
+#include "simulator/compute_estimate.h"
+#include "simulator/step_profile.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -44,57 +46,6 @@ struct IterationProfile {
 // tag and bucket, which identify it within a step's plan.
 std::string CallName(const std::string& tag, int bucket);
 
-// One sampled step as a synchronous step sees it (StepProfile says how).
-struct StepSample {
-  double forward_s = 0;
-  double backward_s = 0;
-  std::vector<double> grad_ready_s;
-  std::map<std::string, double> gap_s;
-  std::map<std::string, double> network_s;  // each collective's, by "tag/bucket"
-  double tail_s = 0;
-  // A rank's own view only: from the end of its backward to the end of its
-  // last collective, as it measured it (the anchored replay moves this by
-  // what a what-if changes, so the recorded setting gives it back exactly).
-  double after_backward_s = 0;
-  // Of the tail, the decompression: all compression time less what was
-  // spent before issuing collectives (the gaps). TopK's grows with the
-  // number of workers (it adds every worker's k entries).
-  double decompress_s = 0;
-  bool valid = false;  // some rank had every layer's gradient-ready offset
-  // Each rank's own view, in its own clock, its collectives' times as it
-  // was blocked on them (waiting for the other ranks included): composing
-  // these reproduces what each rank measured, which checks the step model
-  // on the trace's own setting (--timing recorded). Ranks' clocks start at
-  // their own step start and are not aligned with each other.
-  std::vector<StepSample> per_rank;
-};
-
-// How the steps of one set of levels went, as a synchronous step sees them:
-// every collective waits for the last rank to reach it, so per sampled step
-// the slowest rank's times count, averaged over the steps. Times are from
-// the end of the slowest rank's forward pass (the start of backward).
-struct StepProfile {
-  std::vector<double> levels;  // the epochs' levels (one per layer)
-  double per_worker_batch = 0;
-  double forward_s = 0;              // slowest rank
-  double backward_s = 0;             // until the last rank's backward ended
-  std::vector<double> grad_ready_s;  // [layer]: when the last rank had it
-  // Host computation before each after-backward collective (PowerSGD's
-  // Q = G^T P), by "tag/bucket".
-  std::map<std::string, double> gap_s;
-  // From the end of backward or of the last collective, whichever is later,
-  // to the end of the step: decompression, the optimizer, loading the next
-  // batch. Mean over ranks.
-  double tail_s = 0;
-  double compress_s = 0;  // all compression and decompression, mean per rank (reported)
-  int64_t steps = 0;      // sampled steps averaged
-  // Each sampled step: the replay composes every one with the network's
-  // collective times and averages the steps, because a step's time is a
-  // maximum (of readiness and communication) and the mean of maxima is not
-  // the maximum of means.
-  std::vector<StepSample> samples;
-};
-
 // What one recorded collective took on the network, by its identity in the
 // step plan: per sampled step the shortest over ranks (the last rank to
 // arrive waited least), less any time it queued behind the collective
@@ -113,6 +64,12 @@ struct ReplayInput {
   TraceView view;
   IterationProfile profile;
   std::vector<StepProfile> steps;  // one per distinct set of levels sampled
+  // Each batch's compute across its levels (compute_estimate.h), and
+  // `steps` with the compute of the batches that share one estimate made
+  // equal: projections price schedules from these, the check against the
+  // measured epochs from `steps`.
+  std::vector<BatchCompute> compute;
+  std::vector<StepProfile> shared_steps;
   std::map<RecordedCollectiveKey, double> collective_s;
   // Per op, collective_s as a line: seconds = fixed_s + per_byte_s * bytes
   // (least squares; where sizes are too few or too alike to give a line
@@ -138,6 +95,8 @@ struct ReplayInput {
 // The measured steps closest to `levels`: the same levels if sampled, else
 // those differing in the fewest layers (then the smallest level ratios).
 const StepProfile& NearestStepProfile(const ReplayInput& input, const std::vector<double>& levels);
+// The same among `profiles` (input.steps or input.shared_steps).
+const StepProfile& NearestStepProfile(const std::vector<StepProfile>& profiles, const std::vector<double>& levels);
 
 // Throws InputError when the trace lacks what replay needs: sampled
 // iterations, and gradient-ready offsets for every layer.

@@ -1,6 +1,7 @@
 #include "simulator/replay_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <iomanip>
@@ -71,7 +72,12 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
   out << std::fixed << std::setprecision(2) << "step:     forward " << r.profile.forward_s * 1e3 << " ms, backward "
       << r.profile.backward_s * 1e3 << " ms, compression " << r.profile.compress_s * 1e3 << " ms, other "
       << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0) << r.profile.per_worker_batch
-      << " samples per worker\n\n";
+      << " samples per worker\n";
+  for (const BatchCompute& b : r.compute) {
+    out << "compute:  at " << FormatNumber(b.per_worker_batch) << " samples per worker, " << b.Describe(r.scheme)
+        << "\n";
+  }
+  out << "\n";
 
   out << std::left << std::setw(30) << "schedule" << std::right << std::setw(12) << "time_s" << std::setw(12)
       << "compute_s" << std::setw(12) << "compress_s" << std::setw(12) << "exposed_s" << std::setw(14) << "bytes/worker"
@@ -166,6 +172,19 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
                                  {"median_measured_iteration_s", r.check->median_measured_iteration_s},
                                  {"median_replayed_iteration_s", r.check->median_simulated_iteration_s},
                                  {"median_relative_error", r.check->median_relative_error}};
+  }
+  j["compute"] = nlohmann::json::array();
+  for (const BatchCompute& b : r.compute) {
+    nlohmann::json levels = nlohmann::json::array();
+    for (const LevelCompute& l : b.levels) {
+      levels.push_back({{"levels", l.levels}, {"mean_s", l.mean_s}, {"sd_s", l.sd_s}, {"steps", l.steps}});
+    }
+    j["compute"].push_back({{"per_worker_batch", b.per_worker_batch},
+                            {"shared", b.shared},
+                            {"mean_s", b.mean_s},
+                            {"within_sd_s", b.within_sd_s},
+                            {"effect", std::isfinite(b.effect) ? nlohmann::json(b.effect) : nlohmann::json()},
+                            {"levels", levels}});
   }
   j["notes"] = r.notes;
   return j;

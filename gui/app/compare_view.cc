@@ -53,6 +53,7 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       by_floats_(new PlotWidget("accuracy-by-floats", this)),
       table_(new QTableWidget(this)),
       metric_(new QComboBox(this)),
+      smoothing_(new QComboBox(this)),
       status_(new QLabel(this)),
       warning_(new QLabel(this)),
       refresh_timer_(new QTimer(this)) {
@@ -105,6 +106,22 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   auto* metric_row = new QHBoxLayout;
   metric_row->addWidget(new QLabel(tr("Plot"), this));
   metric_row->addWidget(metric_);
+  // Smoothing in sight, not only in the plots' right-click menu: noisy
+  // per-epoch curves are what Compare is read for.
+  smoothing_->setObjectName("compareSmoothingCombo");
+  for (double weight : PlotWidget::smoothingWeights()) {
+    smoothing_->addItem(weight > 0 ? QString::number(weight) : tr("off"), weight);
+  }
+  smoothing_->setToolTip(
+      tr("Exponential moving average of the curves (TensorBoard's): the raw points stay drawn faintly behind"));
+  connect(smoothing_, &QComboBox::currentIndexChanged, this, [this] {
+    const double weight = smoothing_->currentData().toDouble();
+    by_epoch_->setSmoothing(weight);
+    by_floats_->setSmoothing(weight);
+  });
+  metric_row->addSpacing(16);
+  metric_row->addWidget(new QLabel(tr("Smoothing"), this));
+  metric_row->addWidget(smoothing_);
   metric_row->addStretch(1);
   auto* plots = new QSplitter(Qt::Horizontal, this);
   plots->addWidget(by_epoch_);

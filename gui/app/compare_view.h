@@ -40,6 +40,8 @@ class CompareView : public QWidget {
   // throughput. Test accuracy where no compared run recorded one (the
   // hook's default) draws the training loss instead, and says so.
   QComboBox* metricCombo() const { return metric_; }
+  // The curves' smoothing, both plots at once (PlotWidget::setSmoothing).
+  QComboBox* smoothingCombo() const { return smoothing_; }
   // The line above the plots saying what differs between the checked runs
   // (model, dataset, workers); hidden when they are like for like.
   QLabel* warningLabel() const { return warning_; }
@@ -59,6 +61,7 @@ class CompareView : public QWidget {
   PlotWidget* by_floats_;
   QTableWidget* table_;
   QComboBox* metric_;
+  QComboBox* smoothing_;
   QLabel* status_;
   QLabel* warning_;
   QTimer* refresh_timer_;

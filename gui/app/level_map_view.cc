@@ -22,8 +22,10 @@ LevelMapView::LevelMapView(ExplorerDocument* document, QWidget* parent)
       plot_(new PlotWidget("level-map", this)) {
   caption_->setWordWrap(true);
   caption_->setText(
-      tr("The level Accordion picks for each layer in each epoch under the current settings: "
-         "low compression inside critical regimes, high outside. Hover a cell for its numbers."));
+      tr("The level Accordion picks for each layer in each epoch under the current settings: the low level "
+         "(low compression, small batch) where the layer is critical, the high level elsewhere; the batch only "
+         "grows. Low cells that change what a layer sends are the Regimes tab's shaded epochs. Hover a cell for "
+         "its numbers."));
   group_->setObjectName("levelMapGroupByBlock");
   group_->setToolTip(
       tr("One row per block (the layer name up to its first '.'), at the low level where any of "

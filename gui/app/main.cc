@@ -5,6 +5,7 @@
 #include <QCommandLineParser>
 #include <QDir>
 #include <QPalette>
+#include <QSize>
 #include <QStyle>
 #include <QStyleFactory>
 #include <QStyleHints>
@@ -110,6 +111,9 @@ int main(int argc, char** argv) {
   const QCommandLineOption version({"v", "version"}, "Show the version and exit.");
   QCommandLineOption screenshot("screenshot", "Load, settle, save every tab to DIR/<tab>.png and exit.", "DIR");
   screenshot.setFlags(QCommandLineOption::HiddenFromHelp);
+  QCommandLineOption window_size("window-size", "The window's size, as WIDTHxHEIGHT (screenshots at a laptop's).",
+                                 "WxH");
+  window_size.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption simulate("simulate", "Start the SimGrid replay of the first run at once.");
   simulate.setFlags(QCommandLineOption::HiddenFromHelp);
   QCommandLineOption tab("tab", "Show this tab first: " + accordion::gui::ExplorerViewKeyList() + ".", "TAB");
@@ -117,6 +121,7 @@ int main(int argc, char** argv) {
   parser.addOption(version);
   parser.addOption(screenshot);
   parser.addOption(simulate);
+  parser.addOption(window_size);
   parser.addOption(tab);
   QCommandLineOption theme("theme", "Colours: system (the desktop's, the default), dark or light.", "THEME", "system");
   parser.addOption(theme);
@@ -145,6 +150,17 @@ int main(int argc, char** argv) {
     return Fail(QStringLiteral("--tab: unknown tab '%1' (one of %2)").arg(parser.value(tab), tabs.join(", ")));
   }
 
+  QSize size;
+  if (parser.isSet(window_size)) {
+    const QStringList wh = parser.value(window_size).split('x');
+    bool w_ok = false, h_ok = false;
+    if (wh.size() == 2) size = QSize(wh[0].toInt(&w_ok), wh[1].toInt(&h_ok));
+    if (!w_ok || !h_ok || size.width() < 320 || size.height() < 240 || size.width() > 10000 || size.height() > 10000) {
+      return Fail(QStringLiteral("--window-size: '%1' is not WIDTHxHEIGHT between 320x240 and 10000x10000")
+                      .arg(parser.value(window_size)));
+    }
+  }
+
   if (!QStringList({"system", "dark", "light"}).contains(parser.value(theme))) {
     return Fail(QStringLiteral("--theme: unknown theme '%1' (one of system, dark, light)").arg(parser.value(theme)));
   }
@@ -155,6 +171,7 @@ int main(int argc, char** argv) {
   const bool screenshots = parser.isSet(screenshot);
   if (screenshots) window.setErrorDialogsEnabled(false);
   if (parser.isSet(tab)) window.tabs()->setCurrentIndex(static_cast<int>(tabs.indexOf(parser.value(tab))));
+  if (size.isValid()) window.resize(size);
   window.show();
   window.openFiles(parser.positionalArguments());
   if (parser.isSet(simulate)) {

@@ -233,9 +233,16 @@ std::vector<int> RegimesView::shownLayers() const {
   return shown;
 }
 
+void RegimesView::resizeEvent(QResizeEvent* event) {
+  QWidget::resizeEvent(event);
+  // Wide enough, or no longer, for the legend's eight named layers.
+  if (draw_count_ > 0 && RegimeLegendLayers(norms_) != legend_layers_) redraw();
+}
+
 void RegimesView::redraw() {
   rebuildLayerList();
   ++draw_count_;
+  legend_layers_ = RegimeLegendLayers(norms_);
   const auto run = document_->currentRun();
   const auto analysis = document_->regimes();
   if (!run || !analysis) {
@@ -262,24 +269,23 @@ void RegimesView::redraw() {
   }
   QString text;
   if (analysis->schedulable) {
-    text = tr("<b>Critical regimes</b> (re-derived at η %1, %2): %3 &nbsp;·&nbsp; "
+    // Each term said where it is shown, in as few words as fit a laptop's
+    // caption; the tooltip has them in full.
+    text = tr("<b>Low level</b>, sending more than static high (η %1, %2): %3 &nbsp;·&nbsp; "
               "<span style='color:#666'>as recorded: %4</span>")
                .arg(document_->scheduleSettings().eta)
                .arg(QString::fromStdString(EveryEpochs(document_->scheduleSettings().interval)))
                .arg(BandsText(analysis->model_bands), BandsText(analysis->recorded_model_bands));
-    // Said apart: a layer sent alike at both levels being critical changes nothing.
     if (!analysis->no_effect_bands.empty()) {
-      text +=
-          tr(" &nbsp;·&nbsp; <span style='color:#666'>no effect: %1</span>").arg(BandsText(analysis->no_effect_bands));
+      text += tr(" &nbsp;·&nbsp; <span style='color:#666'>critical (‖Δ‖ changed by η or more) but no effect on "
+                 "traffic: %1</span>")
+                  .arg(BandsText(analysis->no_effect_bands));
     }
   } else {
     text = tr("<b>No schedule:</b> %1").arg(QString::fromStdString(analysis->problem).toHtmlEscaped());
   }
   caption_->setText(text);
-  caption_->setToolTip(
-      tr("Critical regimes: epochs where a layer whose level changes what it sends is critical. "
-         "No effect: epochs where only layers both levels send alike (PowerSGD's 1-D tensors) are "
-         "critical - they send what static high sends."));
+  caption_->setToolTip(QString::fromUtf8(RegimeTermsExplained()));
 }
 
 void RegimesView::alignXAxes() {

@@ -42,6 +42,9 @@ class RegimesView : public QWidget {
  public slots:
   void redraw();
 
+ protected:
+  void resizeEvent(QResizeEvent* event) override;
+
  private:
   void rebuildLayerList();
   void applyFilter();
@@ -67,6 +70,7 @@ class RegimesView : public QWidget {
   std::vector<bool> checked_;   // [layer]
   std::vector<bool> matching_;  // [layer]: the filter shows it
   int draw_count_ = 0;
+  int legend_layers_ = 0;  // RegimeLegendLayers at the last draw
   bool updating_ = false;
   bool aligning_ = false;
   QMetaObject::Connection link_a_, link_b_;

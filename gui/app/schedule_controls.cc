@@ -278,7 +278,11 @@ void ScheduleControls::showAnalysis() {
     readout_->clear();
     return;
   }
-  resolved_->setText(tr("%1 inside critical regimes, %2 outside")
+  // The batch only grows (AccordionController's whole-model mode): a
+  // critical regime after the switch keeps the large batch.
+  const bool grows = DescriptionOf(r.scheme).level_kind == LevelKind::kGlobalBatch;
+  resolved_->setText((grows ? tr("%1 until the first critical regime ends, then %2 for good")
+                            : tr("%1 inside critical regimes, %2 outside"))
                          .arg(LevelText(r.scheme, r.level_low), LevelText(r.scheme, r.level_high)));
   const double acc = analysis->accordion_floats();
   const double low = analysis->low_floats();

@@ -145,8 +145,9 @@ void SweepView::redraw() {
   }
   caption_->setText(
       tr("What Accordion would have saved on %1 against static low at each η and check interval. A larger η or a "
-         "longer interval finds fewer critical epochs: more saved, more accuracy risked; each cell says how many "
-         "epochs stay critical. Times: α–β estimate on the What-if tab's cluster (%2). Hover a cell for its numbers, "
+         "longer interval finds fewer critical epochs: more saved, more accuracy risked. Each cell says how many "
+         "epochs run the low level (\"low\": Accordion sends more than static high there). Times: α–β estimate on the "
+         "What-if tab's cluster (%2). Hover a cell for its numbers, "
          "click it to explore it.")
           .arg(QString::fromStdString(run->summary.name), Cluster(document_->whatIfSettings())));
   const auto sweep = document_->etaIntervalSweep();

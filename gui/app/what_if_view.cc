@@ -667,8 +667,16 @@ void WhatIfView::showAssumptions(const RunData& run, const WhatIfProjection& pro
   const sim::ReplayResult& r = projection.result;
   const std::vector<sim::EpochProjection>& epochs = projection.dense.epochs;
   const int64_t per_worker = info.world_size > 0 ? info.batch_size / info.world_size : 0;
+  // How the schedules' compute was priced: one estimate across levels, or
+  // each its own where the levels change it (ReplayOptions::share_compute).
+  QString compute;
+  for (const sim::BatchCompute& b : r.compute) {
+    compute += tr("<br><b>Compute</b> at %1 samples per worker: %2")
+                   .arg(QString::fromStdString(FormatNumber(b.per_worker_batch)),
+                        QString::fromStdString(b.Describe(r.scheme)).toHtmlEscaped());
+  }
   if (epochs.empty() || per_worker <= 0) {
-    assumption_->clear();
+    assumption_->setText(compute.mid(4));
   } else {
     // The replay keeps each worker's batch (ReplayEngine): more workers make
     // a bigger global batch and fewer steps an epoch, which is most of why
@@ -681,7 +689,8 @@ void WhatIfView::showAssumptions(const RunData& run, const WhatIfProjection& pro
             .arg(epochs.front().global_batch)
             .arg(epochs.front().steps)
             .arg(info.world_size)
-            .arg(info.batch_size));
+            .arg(info.batch_size) +
+        compute);
   }
   // Both answers in hand: say so when they point different ways.
   const auto estimate = document_->estimate();

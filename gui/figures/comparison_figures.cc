@@ -170,8 +170,10 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
       xhi = std::max(xhi, x[i]);
     }
     // The tail of training decides the y range: the first epochs often sit
-    // far below and would squash the differences that matter.
-    const int from = std::max(0, static_cast<int>(y.size()) - std::max(3, static_cast<int>(y.size()) * 3 / 4));
+    // far below and would squash the differences that matter. A short run
+    // has no tail to speak of: every point is in range.
+    const int n = static_cast<int>(y.size());
+    const int from = n < 8 ? 0 : n - std::max(3, n * 3 / 4);
     for (int i = from; i < y.size(); ++i) {
       ylo = std::min(ylo, y[i]);
       yhi = std::max(yhi, y[i]);

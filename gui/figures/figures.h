@@ -35,6 +35,10 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
 // when one of them turned critical.
 void DrawCheckRatios(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
                      const std::vector<int>& layers, bool grouped = false);
+// How many layers those two figures name in their legends at `plot`'s
+// width (fewer in a narrow plot on screen: the legend stays one column
+// beside it); a view redraws them when a resize changes it.
+int RegimeLegendLayers(const QCustomPlot* plot);
 
 // Layer × epoch heat map of the levels Accordion chooses (the paper's
 // Figures 18-20): low level (critical) in one colour, high in another.

@@ -17,8 +17,10 @@ namespace accordion::gui {
 
 namespace {
 
-// Layers in the legend before "+N more".
-constexpr int kLegendLayers = 8;
+// Layers in the legend before "+N more": 8, or 3 in a plot narrower than
+// kWideLegendPlot, where a legend of 8 took two columns beside a plot
+// narrower than itself (Regimes at 1280×720); the layer list names them all.
+constexpr int kWideLegendPlot = 900;
 
 std::vector<int> ShownLayers(const RunData& run, const std::vector<int>& layers) {
   std::vector<int> shown;
@@ -65,14 +67,16 @@ void DrawRegimeItems(QCustomPlot* plot, const RegimeAnalysis& analysis, const st
 void AddRegimeLegend(QCustomPlot* plot, const RegimeAnalysis& analysis, const std::vector<Band>& no_effect,
                      const std::vector<Band>& recorded, bool check_legend) {
   using namespace style;
-  // Shaded orange only where a layer whose level changes its traffic is
-  // critical; a layer sent alike at both levels (PowerSGD's 1-D tensors)
-  // being critical changes nothing, and is grey.
-  if (analysis.schedulable) {
-    AddLegendSwatch(plot, "critical, re-derived: traffic changes", BandColor());
+  // Shaded orange only where a layer runs a low level that changes its
+  // traffic (regime_analysis.h's vocabulary); a critical epoch that changes
+  // nothing is grey.
+  if (analysis.schedulable) AddLegendSwatch(plot, kLowLevelTerm, BandColor());
+  if (!no_effect.empty()) AddLegendSwatch(plot, kNoEffectTerm, NoEffectBandColor());
+  if (!recorded.empty()) {
+    AddLegendSwatch(
+        plot, analysis.recorded_low_level.empty() ? "critical as recorded (strip)" : "low level as recorded (strip)",
+        RecordedStripColor());
   }
-  if (!no_effect.empty()) AddLegendSwatch(plot, "critical, no effect", NoEffectBandColor());
-  if (!recorded.empty()) AddLegendSwatch(plot, "critical as recorded (strip)", RecordedStripColor());
   if (!analysis.lr_decay_epochs.empty()) AddLegendLine(plot, "LR decay", GuideColor(), Qt::DashLine, 1.2);
   if (check_legend && !analysis.check_epochs.empty())
     AddLegendLine(plot, "regime check (top ticks)", GuideColor(), Qt::SolidLine, 2);
@@ -107,13 +111,14 @@ QString Signature(const char* figure, const RunData& run, const RegimeAnalysis& 
   return parts.join('|');
 }
 
-// The first kLegendLayers series in colour and antialiased; with more, the
+// The first LegendLayers series in colour and antialiased; with more, the
 // rest as thin aliased background lines (drawn first, so the named ones lie
 // on top): antialiasing dozens of curves is what made a redraw slow.
 void StyleSeries(QCPGraph* graph, int index, int count) {
   QColor color = style::PaletteColor(index);
   double width = 1.6;
-  if (count > kLegendLayers && index >= kLegendLayers) {
+  const int named = RegimeLegendLayers(graph->parentPlot());
+  if (count > named && index >= named) {
     color.setAlpha(150);
     width = 1.0;
     graph->setAntialiased(false);
@@ -151,10 +156,11 @@ void SetRatioRange(QCPAxis* axis, double lo, double hi, double eta) {
 }
 
 // The graph of series `index` of `count`: in the legend only among the
-// first kLegendLayers (taking the rest out afterwards re-laid the legend
+// first RegimeLegendLayers (taking the rest out afterwards re-laid the legend
 // out once per entry removed).
 QCPGraph* AddLayerSeries(QCustomPlot* plot, int index, int count) {
-  const bool in_legend = count <= kLegendLayers || index < kLegendLayers;
+  const int named = RegimeLegendLayers(plot);
+  const bool in_legend = count <= named || index < named;
   plot->setAutoAddPlottableToLegend(in_legend);
   QCPGraph* graph = style::AddSeries(plot->xAxis, plot->yAxis);
   plot->setAutoAddPlottableToLegend(true);
@@ -250,19 +256,20 @@ std::vector<style::SeriesData> RatioSeries(const RunData& run, const RegimeAnaly
   return series;
 }
 
-// The layers' (or groups') curves, the first kLegendLayers named and the
+// The layers' (or groups') curves, the first RegimeLegendLayers named and the
 // rest counted in a legend note; `discs` marks the named ones' points (the
 // background ones as lines only: hundreds of antialiased discs cost more
 // than the rest of the figure). True when any curve has a point.
 bool AddLayerCurves(QCustomPlot* plot, const std::vector<style::SeriesData>& series, bool grouped, bool discs) {
   const int count = static_cast<int>(series.size());
+  const int named = RegimeLegendLayers(plot);
   bool any_data = false;
   for (int s = 0; s < count; ++s) {
     QCPGraph* graph = AddLayerSeries(plot, s, count);
     graph->setName(series[static_cast<size_t>(s)].name);
     StyleSeries(graph, s, count);
     if (discs) {
-      const bool background = count > kLegendLayers && s >= kLegendLayers;
+      const bool background = count > named && s >= named;
       if (background) {
         graph->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssNone));
       } else {
@@ -272,8 +279,8 @@ bool AddLayerCurves(QCustomPlot* plot, const std::vector<style::SeriesData>& ser
     graph->setData(series[static_cast<size_t>(s)].x, series[static_cast<size_t>(s)].y, true);
     any_data = any_data || !series[static_cast<size_t>(s)].x.isEmpty();
   }
-  if (count > kLegendLayers) {
-    style::AddLegendNote(plot, QString("+%1 more %2").arg(count - kLegendLayers).arg(grouped ? "groups" : "layers"));
+  if (count > named) {
+    style::AddLegendNote(plot, QString("+%1 more %2").arg(count - named).arg(grouped ? "groups" : "layers"));
   }
   return any_data;
 }
@@ -312,6 +319,12 @@ void AddEtaLine(QCustomPlot* plot, double eta) {
 
 }  // namespace
 
+int RegimeLegendLayers(const QCustomPlot* plot) {
+  // A plot on screen only: one drawn off screen (a report's, an export's)
+  // is drawn at the size it is saved at, whatever its widget's width.
+  return plot != nullptr && plot->isVisible() && plot->width() < kWideLegendPlot ? 3 : 8;
+}
+
 void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,
                        const std::vector<int>& layers, bool grouped) {
   using namespace style;
@@ -319,7 +332,7 @@ void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalys
   const std::vector<int> shown = ShownLayers(run, layers);
   const QString subtitle =
       analysis.schedulable
-          ? QString("%1 — critical regimes re-derived at %2 (shaded) and as the run recorded them (strip)")
+          ? QString("%1 — low-level epochs re-derived at %2 (shaded) and as the run recorded them (strip)")
                 .arg(RunName(run), SettingsLine(analysis))
           : QString("%1 — no regimes re-derived: %2").arg(RunName(run), QString::fromStdString(analysis.problem));
 

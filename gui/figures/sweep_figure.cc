@@ -127,7 +127,7 @@ void LabelCells(QCustomPlot* plot, const EtaIntervalSweep& sweep, SweepMetric me
       sub->setPositionAlignment(Qt::AlignHCenter | Qt::AlignTop);
       sub->setFont(detail);
       sub->setColor(label->color());
-      sub->setText(QString("%1 critical").arg(c.critical_epochs));
+      sub->setText(QString("%1 low").arg(c.low_level_epochs));
     }
   }
 }
@@ -233,7 +233,7 @@ QString EtaIntervalTooltip(const EtaIntervalSweep& sweep, const SweepCell& cell)
                .arg(Eta(cell.eta))
                .arg(cell.interval)
                .arg(cell.interval == 1 ? "" : "s");
-  lines << QString("critical: %1 of %2 epochs").arg(cell.critical_epochs).arg(sweep.epochs);
+  lines << QString("%1: %2 of %3 epochs").arg(kLowLevelTerm).arg(cell.low_level_epochs).arg(sweep.epochs);
   const Scheme scheme = sweep.resolved.scheme;
   const QString low = "static low (" + QString::fromStdString(LevelName(scheme, sweep.resolved.level_low)) + ")";
   const QString high = "static high (" + QString::fromStdString(LevelName(scheme, sweep.resolved.level_high)) + ")";

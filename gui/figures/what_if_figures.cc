@@ -284,10 +284,8 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
     }
     return !bands.empty();
   };
-  if (shade(critical, BandColor())) AddLegendSwatch(plot, "low level, traffic changes (critical)", BandColor());
-  if (shade(no_effect, NoEffectBandColor())) {
-    AddLegendSwatch(plot, "critical, no effect", NoEffectBandColor());
-  }
+  if (shade(critical, BandColor())) AddLegendSwatch(plot, kLowLevelTerm, BandColor());
+  if (shade(no_effect, NoEffectBandColor())) AddLegendSwatch(plot, kNoEffectTerm, NoEffectBandColor());
   const double n = keys.isEmpty() ? 1 : keys.back() + 1;
   plot->xAxis->setRange(keys.isEmpty() ? -0.5 : keys.front() - 0.6, n - 0.4);
   plot->yAxis->setRange(0, top > 0 ? top * 1.08 : 1);

@@ -110,7 +110,7 @@ EtaIntervalSweep SweepEtaInterval(const RunData& run, const ScheduleSettings& se
       cell.eta = eta;
       cell.interval = interval;
       cell.floats = a.accordion_floats();
-      cell.critical_epochs = EpochsIn(a.model_bands);
+      cell.low_level_epochs = EpochsIn(a.model_bands);
       if (sweep.has_time) {
         const sim::ReplayOptions o = ReplayOptionsOf(s, what_if, sim::TimingSource::kAnalytic, base).cancel(cancel);
         cell.time_s = sim::ReplayEngine(o).Run(run.input).accordion.total.time_s;

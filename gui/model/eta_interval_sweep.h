@@ -41,8 +41,8 @@ EtaIntervalSweepOptions SweepOptionsFor(const RunInfo& run);
 struct SweepCell {
   double eta = 0;
   int interval = 0;
-  double floats = 0;        // Accordion, one worker over the run
-  int critical_epochs = 0;  // epochs where a layer whose level changes the traffic is critical
+  double floats = 0;         // Accordion, one worker over the run
+  int low_level_epochs = 0;  // epochs at the low level where it changes traffic (kLowLevelTerm)
   double time_s = std::numeric_limits<double>::quiet_NaN();  // α–β time to train; NaN without
 };
 

@@ -235,7 +235,7 @@ std::string EtaIntervalHeadline(const EtaIntervalSweep& sweep, SweepMetric metri
                 ")"
           : "";
   const std::string critical =
-      std::to_string(best->critical_epochs) + " of " + std::to_string(sweep.epochs) + " epochs critical";
+      std::to_string(best->low_level_epochs) + " of " + std::to_string(sweep.epochs) + " epochs at the low level";
   const std::string lead = best == recorded ? "The recorded " + Setting(*best) : Setting(*best);
   std::string out = best_saved > 0
                         ? lead + " saves the most" + others + ": " + SavedPercent(best_saved) + " %" +
@@ -248,7 +248,7 @@ std::string EtaIntervalHeadline(const EtaIntervalSweep& sweep, SweepMetric metri
     effect = "saves slightly less (also " + SavedPercent(recorded_saved) + " % when rounded)";
   }
   return out + "; the recorded " + Setting(*recorded) + " " + effect + ", " +
-         std::to_string(recorded->critical_epochs) + " critical";
+         std::to_string(recorded->low_level_epochs) + " at the low level";
 }
 
 }  // namespace accordion::gui

@@ -31,23 +31,6 @@ std::vector<bool> AnyOf(const std::vector<std::vector<bool>>& flags, const std::
   return out;
 }
 
-// `layers` (all when empty) less those `matters` says no to; empty
-// `matters`: all count.
-std::vector<int> Mattering(const std::vector<int>& layers, const std::vector<bool>& matters, int num_layers) {
-  std::vector<int> out;
-  auto add = [&](int l) {
-    if (l >= 0 && (matters.empty() || (l < static_cast<int>(matters.size()) && matters[static_cast<size_t>(l)]))) {
-      out.push_back(l);
-    }
-  };
-  if (layers.empty()) {
-    for (int l = 0; l < num_layers; ++l) add(l);
-  } else {
-    for (int l : layers) add(l);
-  }
-  return out;
-}
-
 std::vector<bool> LevelMatters(const TraceView& view, const CommunicationScheme& scheme, double low, double high) {
   std::vector<bool> out;
   const bool batch = DescriptionOf(scheme.scheme()).level_kind == LevelKind::kGlobalBatch;
@@ -57,12 +40,16 @@ std::vector<bool> LevelMatters(const TraceView& view, const CommunicationScheme&
   return out;
 }
 
-std::vector<std::vector<Band>> LayerBands(const std::vector<std::vector<bool>>& flags, int num_layers) {
-  std::vector<std::vector<Band>> out(num_layers);
-  for (int l = 0; l < num_layers; ++l) {
-    std::vector<bool> column(flags.size());
-    for (size_t e = 0; e < flags.size(); ++e) column[e] = flags[e][l];
-    out[l] = BandsOf(column);
+// [epoch][layer]: `levels` is not `high` where `matters` says the level
+// changes what the layer sends.
+std::vector<std::vector<bool>> LowLevel(const std::vector<std::vector<double>>& levels, double high,
+                                        const std::vector<bool>& matters) {
+  std::vector<std::vector<bool>> out(levels.size());
+  for (size_t e = 0; e < levels.size(); ++e) {
+    out[e].assign(levels[e].size(), false);
+    for (size_t l = 0; l < levels[e].size() && l < matters.size(); ++l) {
+      out[e][l] = matters[l] && levels[e][l] != high;
+    }
   }
   return out;
 }
@@ -94,28 +81,30 @@ std::vector<Band> BandsOf(const std::vector<bool>& flags) {
   return bands;
 }
 
+const char* RegimeTermsExplained() {
+  return "Critical: Accordion's check found a layer's gradient norm changing by η or more. "
+         "Low level (traffic changes): an epoch in which a layer whose two levels send differently runs the low "
+         "level, so Accordion sends other than static high - the Level map's low cells, the What-if's shaded "
+         "epochs and the Sweep's count. Critical, no effect: a critical epoch that changes no traffic - only "
+         "layers both levels send alike (PowerSGD's 1-D tensors) are critical, or the batch, which only grows, "
+         "is already large.";
+}
+
 std::vector<Band> RegimeAnalysis::BandsFor(const std::vector<int>& layers) const {
   if (!schedulable) return {};
-  const std::vector<int> shown = Mattering(layers, level_matters, static_cast<int>(level_matters.size()));
-  // AnyOf reads an empty list as every layer.
-  if (shown.empty()) return {};
-  return BandsOf(AnyOf(comparison.accordion.critical, shown));
+  return BandsOf(AnyOf(low_level, layers));
 }
 
 std::vector<Band> RegimeAnalysis::NoEffectBandsFor(const std::vector<int>& layers) const {
   if (!schedulable) return {};
   std::vector<bool> any = AnyOf(comparison.accordion.critical, layers);
-  for (const Band& b : BandsFor(layers)) {
-    for (int e = b.first; e <= b.last; ++e) any[static_cast<size_t>(e)] = false;
-  }
+  const std::vector<bool> low = AnyOf(low_level, layers);
+  for (size_t e = 0; e < any.size(); ++e) any[e] = any[e] && !low[e];
   return BandsOf(any);
 }
 
 std::vector<Band> RegimeAnalysis::RecordedBandsFor(const std::vector<int>& layers) const {
-  const int num_layers = recorded_critical.empty() ? 0 : static_cast<int>(recorded_critical.front().size());
-  const std::vector<int> shown = Mattering(layers, recorded_level_matters, num_layers);
-  if (shown.empty()) return {};
-  return BandsOf(AnyOf(recorded_critical, shown));
+  return BandsOf(AnyOf(recorded_low_level.empty() ? recorded_critical : recorded_low_level, layers));
 }
 
 RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settings) {
@@ -128,7 +117,6 @@ RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settin
                   .level_low(a.resolved.level_low)
                   .level_high(a.resolved.level_high);
   a.recorded_critical = RecordedFlags(view);
-  a.recorded_layer_bands = LayerBands(a.recorded_critical, view.num_layers());
   a.recorded_model_bands = a.RecordedBandsFor({});
   for (int e = 0; e + 1 < view.num_epochs(); ++e) {
     if (IsLrDecay(view.epochs[e].lr, view.epochs[e + 1].lr)) a.lr_decay_epochs.push_back(e);
@@ -150,13 +138,14 @@ RegimeAnalysis AnalyseRegimes(const RunData& run, const ScheduleSettings& settin
     if (s.checked[e]) a.check_epochs.push_back(e);
   }
   a.level_matters = LevelMatters(view, s.scheme, s.level_low, s.level_high);
-  a.layer_bands = LayerBands(s.critical, view.num_layers());
+  a.low_level = LowLevel(s.levels, s.level_high, a.level_matters);
   a.model_bands = a.BandsFor({});
   a.no_effect_bands = a.NoEffectBandsFor({});
-  // The recorded regimes changed the traffic of the same layers when the run
-  // switched between two levels of this scheme.
+  // Where the run switched between two levels of this scheme, its traffic
+  // changed where it ran the low one.
   if (s.scheme.scheme() == view.run.scheme && view.run.level_low != view.run.level_high) {
-    a.recorded_level_matters = LevelMatters(view, s.scheme, view.run.level_low, view.run.level_high);
+    a.recorded_low_level = LowLevel(view.levels, view.run.level_high,
+                                    LevelMatters(view, s.scheme, view.run.level_low, view.run.level_high));
     a.recorded_model_bands = a.RecordedBandsFor({});
   }
   return a;

@@ -24,6 +24,21 @@ struct Band {
 // Maximal runs of true in `flags`.
 std::vector<Band> BandsOf(const std::vector<bool>& flags);
 
+// The explorer's one vocabulary for regimes, in every tab and the report:
+// - critical: Accordion's check found a layer's gradient norm changing by η
+//   or more (the controller's flag);
+// - low level (traffic changes): an epoch in which a layer whose two levels
+//   send differently runs the low level, so Accordion sends other than
+//   static high - the Level map's low cells, the What-if's shaded epochs,
+//   the Sweep's count;
+// - critical, no effect: a critical epoch that changes no traffic (only
+//   layers both levels send alike are critical, or the batch, which only
+//   grows, is already large).
+inline constexpr char kLowLevelTerm[] = "low level: traffic changes";
+inline constexpr char kNoEffectTerm[] = "critical, no effect";
+// The three terms in a sentence each, for captions and tooltips.
+const char* RegimeTermsExplained();
+
 struct RegimeAnalysis {
   ResolvedSchedule resolved;
   AccordionOptions options;
@@ -36,26 +51,27 @@ struct RegimeAnalysis {
   // send different floats (a batch level always does: it changes the steps,
   // not a step's floats). PowerSGD sends 1-D tensors uncompressed at both.
   std::vector<bool> level_matters;  // [layer]
-  // Re-derived now: per layer, and for the model the epochs where a layer
-  // whose level matters is critical - the epochs whose traffic the regimes
-  // change. no_effect_bands: epochs critical only in layers whose level does
-  // not matter ("critical, no effect": same floats as static high).
-  std::vector<std::vector<Band>> layer_bands;  // [layer]
+  // Re-derived now, [epoch][layer]: the layer runs the low level and its
+  // level matters (kLowLevelTerm).
+  std::vector<std::vector<bool>> low_level;
+  // For the model: the low-level epochs (model_bands) and the critical
+  // epochs that change no traffic (no_effect_bands).
   std::vector<Band> model_bands;
   std::vector<Band> no_effect_bands;
-  // As the run recorded them (its own settings), for the same two views.
-  std::vector<std::vector<Band>> recorded_layer_bands;
+  // As the run recorded them (its own settings), for the same views: the
+  // epochs it ran the low level where it switched between two levels of
+  // the scheme re-derived now, else the epochs it flagged critical.
   std::vector<Band> recorded_model_bands;
-  std::vector<std::vector<bool>> recorded_critical;  // [epoch][layer]
-  std::vector<bool> recorded_level_matters;          // [layer]; empty: every layer
+  std::vector<std::vector<bool>> recorded_critical;   // [epoch][layer]
+  std::vector<std::vector<bool>> recorded_low_level;  // [epoch][layer]; empty: use recorded_critical
 
-  // Critical epochs for a subset of layers (any of them whose level matters
-  // critical); all layers when `layers` is empty. NoEffectBandsFor: epochs
-  // where only layers of the subset whose level does not matter are.
+  // Low-level epochs for a subset of layers (any of them at the low level
+  // where it matters); all layers when `layers` is empty. NoEffectBandsFor:
+  // epochs where a layer of the subset is critical but none is at a low
+  // level that matters.
   std::vector<Band> BandsFor(const std::vector<int>& layers) const;
   std::vector<Band> NoEffectBandsFor(const std::vector<int>& layers) const;
-  // The same as the run recorded them; filtered by level_matters where the
-  // run switched between two levels of the scheme re-derived now.
+  // The same as the run recorded them.
   std::vector<Band> RecordedBandsFor(const std::vector<int>& layers) const;
   // Floats per worker over the run.
   double accordion_floats() const { return comparison.accordion_cost.total_floats; }

@@ -357,6 +357,13 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   if (projection && !projection->result.shaper.empty()) {
     t += Row({"token-bucket shaper", Html(projection->result.shaper)});
   }
+  // How every schedule's compute was priced (one estimate, or per level).
+  if (projection) {
+    for (const sim::BatchCompute& b : projection->result.compute) {
+      t += Row({"compute at " + QString::fromStdString(FormatNumber(b.per_worker_batch)) + " samples per worker",
+                Html(b.Describe(projection->result.scheme))});
+    }
+  }
   t += Row({"the same projection with accordion-sim", "<code>accordion-sim replay " + Html(in.runs.front()->path) +
                                                           " " + Html(CliFlagsOf(s, w, shown)) + "</code>"});
   return t + "</table>\n";

@@ -964,6 +964,17 @@ class MainWindowTest : public QObject {
     QTRY_COMPARE(compare->epochPlot()->yAxis->label(), QString("throughput (samples/s)"));
     QVERIFY(compare->epochPlot()->graph(0)->data()->size() == 6);
     QVERIFY(compare->epochPlot()->graph(0)->data()->at(0)->value > 0);
+    // Smoothing from the visible control: both plots, and a redraw keeps it.
+    QComboBox* smoothing = compare->smoothingCombo();
+    QVERIFY(smoothing->isVisible());
+    smoothing->setCurrentIndex(smoothing->findData(0.9));
+    QCOMPARE(compare->epochPlot()->smoothing(), 0.9);
+    QCOMPARE(compare->floatsPlot()->smoothing(), 0.9);
+    metric->setCurrentIndex(metric->findData(static_cast<int>(accordion::gui::CompareMetric::kTrainLoss)));
+    QTRY_COMPARE(compare->epochPlot()->yAxis->label(), QString("training loss"));
+    QCOMPARE(compare->epochPlot()->smoothing(), 0.9);
+    smoothing->setCurrentIndex(smoothing->findData(0.0));
+    QCOMPARE(compare->epochPlot()->smoothing(), 0.0);
   }
 
   void compareWarnsWhenRunsAreNotLikeForLike() {
@@ -1152,7 +1163,8 @@ class MainWindowTest : public QObject {
                     static_cast<int>(plot->yAxis->coordToPixel(every_5)));
     const QString tip = view->tooltipAt(at);
     QVERIFY2(tip.startsWith("η 0.3, a check every 5 epochs"), qPrintable(tip));
-    QVERIFY2(tip.contains(QString("critical: %1 of 30 epochs").arg(cell.critical_epochs)), qPrintable(tip));
+    QVERIFY2(tip.contains(QString("low level: traffic changes: %1 of 30 epochs").arg(cell.low_level_epochs)),
+             qPrintable(tip));
     QVERIFY2(tip.contains("than static low"), qPrintable(tip));
     QVERIFY(view->tooltipAt(QPoint(1, 1)).isEmpty());
     QTest::mouseClick(plot, Qt::LeftButton, Qt::NoModifier, at);

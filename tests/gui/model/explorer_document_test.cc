@@ -222,6 +222,31 @@ class ExplorerDocumentTest : public QObject {
     for (int e = 7; e <= 10; ++e) QVERIFY(!recorded[e]);
   }
 
+  // The batch sample: the LR decay after epoch 19 makes the next epochs
+  // critical again, but the batch only grows and stays at 1024 there. The
+  // Regimes tab shades the small-batch epochs only, as the Level map shows
+  // them; the critical ones at 1024 are "critical, no effect".
+  void aBatchRunShadesTheSmallBatchEpochsNotEveryCriticalOne() {
+    ExplorerDocument doc;
+    doc.open({SampleTrace("fmnist-mlp-batch-accordion.trace")});
+    doc.waitForLoads();
+    const auto a = doc.regimes();
+    QVERIFY(a->schedulable);
+    const Schedule& s = a->comparison.accordion;
+    const std::vector<bool> shaded = Covered(a->model_bands, 30);
+    const std::vector<bool> no_effect = Covered(a->no_effect_bands, 30);
+    int critical_at_large_batch = 0;
+    for (int e = 0; e < 30; ++e) {
+      const bool small = s.levels[e][0] != s.level_high;
+      const bool critical = s.critical[e][0];
+      QCOMPARE(shaded[e], small);
+      QCOMPARE(no_effect[e], critical && !small);
+      critical_at_large_batch += critical && !small ? 1 : 0;
+    }
+    QVERIFY2(critical_at_large_batch > 0, "the LR decay's critical epochs at batch 1024 are the case tested");
+    QVERIFY(shaded[0] && !shaded[20] && no_effect[20]);
+  }
+
   void aDenseTraceIsExploredAsAnotherScheme() {
     ExplorerDocument doc;
     doc.open({SampleTrace("fmnist-mlp-dense.trace")});
