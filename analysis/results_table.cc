@@ -120,33 +120,48 @@ MeanCi MeanWithCi95(const std::vector<double>& values) {
 namespace {
 
 // The rows' ratios: against the first static row of the same training and
-// scheme (the paper's 1x row), and against dense of the same training.
-void SetRatios(std::vector<ResultsRow>& rows, const std::vector<TrainingKey>& training) {
+// scheme (the paper's 1x row), and against the baseline of the same
+// training - the row holding `pinned` (a trace) where it is of that
+// training, else dense.
+void SetRatios(std::vector<ResultsRow>& rows, const std::vector<TrainingKey>& training, const std::string& pinned) {
   auto ratio = [](const MeanCi& base, const MeanCi& row) { return row.mean > 0 ? base.mean / row.mean : 0; };
+  auto holds = [&](const ResultsRow& row) {
+    return !pinned.empty() && std::find(row.traces.begin(), row.traces.end(), pinned) != row.traces.end();
+  };
   for (size_t i = 0; i < rows.size(); ++i) {
     const ResultsRow* base = nullptr;
     const ResultsRow* dense = nullptr;
+    const ResultsRow* pin = nullptr;
     for (size_t j = 0; j < rows.size(); ++j) {
       if (!(training[j] == training[i])) continue;
       const ResultsRow& cand = rows[j];
       if (base == nullptr && cand.scheme == rows[i].scheme && DescriptionOf(cand.policy).one_level()) base = &cand;
       if (dense == nullptr && DescriptionOf(cand.scheme).dense_baseline) dense = &cand;
+      if (holds(cand)) pin = &cand;
     }
     if (base != nullptr) {
       rows[i].floats_ratio = ratio(base->floats, rows[i].floats);
       rows[i].seconds_ratio = ratio(base->seconds, rows[i].seconds);
     }
-    if (dense != nullptr) {
-      rows[i].floats_vs_dense = ratio(dense->floats, rows[i].floats);
-      rows[i].seconds_vs_dense = ratio(dense->seconds, rows[i].seconds);
+    const ResultsRow* against = pin != nullptr ? pin : dense;
+    if (against != nullptr) {
+      rows[i].baseline = against->setting;
+      rows[i].is_baseline = against == &rows[i];
+      rows[i].floats_vs_baseline = ratio(against->floats, rows[i].floats);
+      rows[i].seconds_vs_baseline = ratio(against->seconds, rows[i].seconds);
     }
   }
 }
 
 }  // namespace
 
-std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths) {
+std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths,
+                                          const ResultsTableOptions& options) {
   if (trace_paths.empty()) throw InputError("no traces given");
+  if (!options.baseline().empty() &&
+      std::find(trace_paths.begin(), trace_paths.end(), options.baseline()) == trace_paths.end()) {
+    throw InputError("the baseline " + options.baseline() + " is not one of the traces tabulated");
+  }
   std::map<SettingKey, ResultsRow> groups;
   std::map<SettingKey, std::vector<double>> acc, floats, secs;
   for (const std::string& path : trace_paths) {
@@ -203,26 +218,37 @@ std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_
     rows.push_back(std::move(row));
     training.push_back(key.training);
   }
-  SetRatios(rows, training);
+  SetRatios(rows, training, options.baseline());
   return rows;
+}
+
+std::string BaselineHeader(const std::vector<ResultsRow>& rows) {
+  std::string name;
+  for (const ResultsRow& r : rows) {
+    if (r.baseline.empty()) continue;
+    if (!name.empty() && name != r.baseline) return "baseline";
+    name = r.baseline;
+  }
+  return name.empty() ? "baseline" : name;
 }
 
 void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out) {
   bool any_dense = false;
-  for (const ResultsRow& r : rows) any_dense = any_dense || r.floats_vs_dense.has_value();
+  for (const ResultsRow& r : rows) any_dense = any_dense || r.floats_vs_baseline.has_value();
+  const std::string vs = " vs " + BaselineHeader(rows) + " |";
   out << "| model | dataset | workers | epochs | scheme | setting | n | test accuracy (%) | floats sent (M) | (×) |"
-      << (any_dense ? " vs dense |" : "") << " time (s) | (×) |" << (any_dense ? " vs dense |" : "") << "\n";
+      << (any_dense ? vs : "") << " time (s) | (×) |" << (any_dense ? vs : "") << "\n";
   out << "|---|---|---|---|---|---|---|---|---|---|" << (any_dense ? "---|" : "") << "---|---|"
       << (any_dense ? "---|" : "") << "\n";
   for (const ResultsRow& r : rows) {
     out << "| " << r.model << " | " << r.dataset << " | " << r.workers << " | " << r.epochs << " | "
-        << ToString(r.scheme) << " | " << r.setting << " | " << r.traces.size()
+        << ToString(r.scheme) << " | " << r.setting << (r.is_baseline ? " (baseline)" : "") << " | " << r.traces.size()
         << (r.incomplete ? " (" + std::to_string(r.incomplete) + " incomplete)" : "") << " | "
         << WithCi(r.accuracy, 100, 2) << AccuracyRuns(r) << " | " << WithCi(r.floats, 1e-6, 1) << " | "
         << RatioText(r.floats_ratio) << " |";
-    if (any_dense) out << " " << RatioText(r.floats_vs_dense) << " |";
+    if (any_dense) out << " " << RatioText(r.floats_vs_baseline) << " |";
     out << " " << WithCi(r.seconds, 1, 1) << " | " << RatioText(r.seconds_ratio) << " |";
-    if (any_dense) out << " " << RatioText(r.seconds_vs_dense) << " |";
+    if (any_dense) out << " " << RatioText(r.seconds_vs_baseline) << " |";
     out << "\n";
   }
   out << "\nRuns are seeds of one row when model, dataset, workers, epochs, global batch, LR schedule, scheme, "
@@ -231,13 +257,17 @@ void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out
       << MeanCi::kMinRunsForCi
       << " runs on; floats are per worker. (×): the scheme's 1× row (its static setting that sends the most, same "
          "training) over this row's, — where the traces hold none"
-      << (any_dense ? "; vs dense: the dense row of the same training over this row's" : "") << ".\n";
+      << (any_dense ? "; vs " + BaselineHeader(rows) +
+                          ": the baseline row of the same training (the one pinned by --baseline, else dense) over "
+                          "this row's"
+                    : std::string())
+      << ".\n";
 }
 
 void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out) {
   out << "model,dataset,workers,epochs,batch_size,scheme,policy,level_low,level_high,setting,runs,incomplete,"
-         "accuracy_mean,accuracy_ci95,floats_mean,floats_ci95,floats_ratio,floats_vs_dense,seconds_mean,"
-         "seconds_ci95,seconds_ratio,seconds_vs_dense\n";
+         "accuracy_mean,accuracy_ci95,floats_mean,floats_ci95,floats_ratio,baseline,floats_vs_baseline,seconds_mean,"
+         "seconds_ci95,seconds_ratio,seconds_vs_baseline\n";
   // A confidence half-width only from kMinRunsForCi runs on; empty below.
   auto ci = [](const MeanCi& m) { return m.has_ci() ? OrEmpty(m, m.half_width) : std::string(); };
   auto opt = [](const std::optional<double>& v) {
@@ -250,8 +280,8 @@ void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out) {
         << ToString(r.scheme) << ',' << ToString(r.policy) << ',' << r.level_low << ',' << r.level_high << ",\""
         << r.setting << "\"," << r.traces.size() << ',' << r.incomplete << ',' << OrEmpty(r.accuracy, r.accuracy.mean)
         << ',' << ci(r.accuracy) << ',' << r.floats.mean << ',' << ci(r.floats) << ',' << opt(r.floats_ratio) << ','
-        << opt(r.floats_vs_dense) << ',' << r.seconds.mean << ',' << ci(r.seconds) << ',' << opt(r.seconds_ratio) << ','
-        << opt(r.seconds_vs_dense) << '\n';
+        << "\"" << r.baseline << "\"," << opt(r.floats_vs_baseline) << ',' << r.seconds.mean << ',' << ci(r.seconds)
+        << ',' << opt(r.seconds_ratio) << ',' << opt(r.seconds_vs_baseline) << '\n';
   }
 }
 
@@ -280,10 +310,12 @@ void WriteResultsJson(const std::vector<ResultsRow>& rows, std::ostream& out) {
                    {"accuracy", ci(r.accuracy)},
                    {"floats", ci(r.floats)},
                    {"floats_ratio", opt(r.floats_ratio)},
-                   {"floats_vs_dense", opt(r.floats_vs_dense)},
+                   {"baseline", r.baseline.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.baseline)},
+                   {"is_baseline", r.is_baseline},
+                   {"floats_vs_baseline", opt(r.floats_vs_baseline)},
                    {"seconds", ci(r.seconds)},
                    {"seconds_ratio", opt(r.seconds_ratio)},
-                   {"seconds_vs_dense", opt(r.seconds_vs_dense)}});
+                   {"seconds_vs_baseline", opt(r.seconds_vs_baseline)}});
   }
   out << doc.dump(1) << '\n';
 }

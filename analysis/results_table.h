@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/options.h"
 #include "traces/records.h"
 
 namespace accordion {
@@ -92,16 +93,33 @@ struct ResultsRow {
   // traces hold none (an Accordion run alone is not 1x of itself).
   std::optional<double> floats_ratio;   // baseline floats / this row's floats
   std::optional<double> seconds_ratio;  // baseline time / this row's time
-  // Against dense (the dense baseline scheme) of the same training, where a
-  // dense run is among the traces.
-  std::optional<double> floats_vs_dense;
-  std::optional<double> seconds_vs_dense;
+  // Against the baseline of the same training: the pinned setting
+  // (ResultsTableOptions::baseline) where it is of this training, else
+  // dense where a dense run is among the traces. `baseline` is its setting's
+  // name ("dense", "rank 2"); empty, with no ratios, where there is none.
+  std::string baseline;
+  bool is_baseline = false;  // this row is its training's baseline
+  std::optional<double> floats_vs_baseline;
+  std::optional<double> seconds_vs_baseline;
+};
+
+// What the table's "vs" ratios are against.
+class ResultsTableOptions {
+  /// One of the traces tabulated: its setting is the baseline of the rows
+  /// of its training (W&B's pinned run); the others keep dense. Empty:
+  /// dense everywhere. Default: empty.
+  ACCORDION_ARG(std::string, baseline);
 };
 
 // Reads each trace (TraceError on a bad one) and groups them into rows,
 // ordered by training (model, dataset, workers, epochs, batch), scheme, then
 // static settings by decreasing floats, then Accordion.
-std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths);
+// InputError when the baseline is not one of `trace_paths`.
+std::vector<ResultsRow> BuildResultsTable(const std::vector<std::string>& trace_paths,
+                                          const ResultsTableOptions& options = ResultsTableOptions());
+// The one name of the rows' baselines ("dense"), or "baseline" where they
+// differ or none has one: the "vs" columns' header.
+std::string BaselineHeader(const std::vector<ResultsRow>& rows);
 
 void WriteResultsMarkdown(const std::vector<ResultsRow>& rows, std::ostream& out);
 void WriteResultsCsv(const std::vector<ResultsRow>& rows, std::ostream& out);

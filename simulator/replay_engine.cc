@@ -713,7 +713,10 @@ Setting MakeSetting(const ReplayInput& input, const ReplayOptions& options, cons
   setting.profiles = options.share_compute() ? &input.shared_steps : &input.steps;
   r.compute = input.compute;
   if (!options.share_compute()) {
-    for (BatchCompute& b : r.compute) b.shared = b.levels.size() < 2;
+    for (BatchCompute& b : r.compute) {
+      b.compute.shared = b.levels.size() < 2;
+      b.compression.shared = b.levels.size() < 2;
+    }
   }
   if (r.scheme != view.run.scheme) {
     // The run's own batch: a batch-size trace's dense projection computes

@@ -9,6 +9,7 @@
 #include "analysis/communication_plan.h"
 #include "analysis/run_settings.h"
 #include "common/errors.h"
+#include "traces/scheme_description.h"
 #include "traces/trace_reader.h"
 #include "traces/trace_validator.h"
 
@@ -174,6 +175,7 @@ StepSample SampleStep(const SampledStep& step, const std::vector<PlannedCollecti
           const double gap = std::max(0.0, c.start_s - waited);
           gap_sum[name] += gap;
           own.gap_s[name] = gap;
+          if (!pc.after_backward) own.in_backward_host_s += gap;
           if (pc.after_backward) host = c.start_s;
           const double started = std::max(c.start_s, previous_end);
           own.network_s[name] = std::max(0.0, finish - started);
@@ -192,6 +194,7 @@ StepSample SampleStep(const SampledStep& step, const std::vector<PlannedCollecti
     for (const auto& [name, gap] : own.gap_s) gaps += gap;
     own.decompress_s = std::min(own.tail_s, std::max(0.0, it.compress_s - gaps));
     sample.decompress_s += own.decompress_s / static_cast<double>(ranks.size());
+    sample.in_backward_host_s += own.in_backward_host_s / static_cast<double>(ranks.size());
     sample.per_rank.push_back(std::move(own));
   }
   for (const auto& [name, sum] : gap_sum) sample.gap_s[name] = sum / static_cast<double>(ranks.size());
@@ -275,6 +278,17 @@ void MeasureSteps(TraceReader& reader, const std::vector<IterationRecord>& rows,
     throw InputError(reader.path() +
                      " has no sampled step with every layer's gradient-ready offset on some rank; "
                      "the grad_ready table is needed to replay it");
+  }
+  // Without a compressor, what a step spends between a bucket's readiness
+  // and its issue is no compression (a micro-batched step's accumulation):
+  // it stays compute.
+  if (DescriptionOf(view.run.scheme).compressor == Compressor::kNone) {
+    for (StepProfile& p : in.steps) {
+      for (StepSample& s : p.samples) {
+        s.in_backward_host_s = 0;
+        for (StepSample& rank : s.per_rank) rank.in_backward_host_s = 0;
+      }
+    }
   }
   in.compute = EstimateCompute(in.steps);
   in.shared_steps = ShareCompute(in.steps, in.compute);

@@ -173,17 +173,27 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
                                  {"median_replayed_iteration_s", r.check->median_simulated_iteration_s},
                                  {"median_relative_error", r.check->median_relative_error}};
   }
+  // How each batch's compute and compression inside backward were priced.
+  auto estimate = [](const SharedEstimate& e) {
+    return nlohmann::json{{"shared", e.shared},
+                          {"mean_s", e.mean_s},
+                          {"within_sd_s", e.within_sd_s},
+                          {"effect", std::isfinite(e.effect) ? nlohmann::json(e.effect) : nlohmann::json()}};
+  };
   j["compute"] = nlohmann::json::array();
   for (const BatchCompute& b : r.compute) {
     nlohmann::json levels = nlohmann::json::array();
     for (const LevelCompute& l : b.levels) {
-      levels.push_back({{"levels", l.levels}, {"mean_s", l.mean_s}, {"sd_s", l.sd_s}, {"steps", l.steps}});
+      levels.push_back({{"levels", l.levels},
+                        {"steps", l.steps},
+                        {"compute_s", l.compute.mean_s},
+                        {"compute_sd_s", l.compute.sd_s},
+                        {"compression_s", l.compression.mean_s},
+                        {"compression_sd_s", l.compression.sd_s}});
     }
     j["compute"].push_back({{"per_worker_batch", b.per_worker_batch},
-                            {"shared", b.shared},
-                            {"mean_s", b.mean_s},
-                            {"within_sd_s", b.within_sd_s},
-                            {"effect", std::isfinite(b.effect) ? nlohmann::json(b.effect) : nlohmann::json()},
+                            {"compute", estimate(b.compute)},
+                            {"compression", estimate(b.compression)},
                             {"levels", levels}});
   }
   j["notes"] = r.notes;

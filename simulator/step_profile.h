@@ -15,6 +15,10 @@ namespace accordion::sim {
 struct StepSample {
   double forward_s = 0;
   double backward_s = 0;
+  // Of backward, the host's compression inside it: the gaps of the
+  // collectives issued while backward runs (PowerSGD's P, TopK's selection
+  // hold up the autograd thread); the mean over ranks.
+  double in_backward_host_s = 0;
   std::vector<double> grad_ready_s;
   std::map<std::string, double> gap_s;
   std::map<std::string, double> network_s;  // each collective's, by "tag/bucket"

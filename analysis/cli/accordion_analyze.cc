@@ -336,13 +336,14 @@ int RunRegimes(const RegimesArgs& args) {
 struct TableArgs {
   std::vector<std::string> traces;
   std::string format = "table";
+  std::string baseline;
 };
 
 int RunTable(const TableArgs& args) {
   const std::vector<std::string>& traces = args.traces;
   const std::string& format = args.format;
   for (const std::string& trace : traces) ValidateTrace(trace);
-  const std::vector<ResultsRow> rows = BuildResultsTable(traces);
+  const std::vector<ResultsRow> rows = BuildResultsTable(traces, ResultsTableOptions().baseline(args.baseline));
   if (format == "csv") {
     WriteResultsCsv(rows, std::cout);
   } else if (format == "json") {
@@ -402,6 +403,9 @@ CLI::App* AddTableCommand(CLI::App& app, TableArgs& a) {
                                      "Tabulate runs as the paper's Tables 1-6: accuracy, floats and time per "
                                      "setting, mean and 95% CI over seeds (table: Markdown)");
   cmd->add_option("traces", a.traces, "Trace files (several seeds per setting)")->required();
+  cmd->add_option("--baseline", a.baseline,
+                  "One of the traces: its setting is what the 'vs' columns of its training divide by "
+                  "(default: dense, where a dense run is among them)");
   cli::AddFormatFlag(cmd, &a.format, {"table", "csv", "json"}, kTool);
   return cmd;
 }

@@ -5,6 +5,7 @@
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QLabel>
+#include <QSignalBlocker>
 #include <QSplitter>
 #include <QTableWidget>
 #include <QTimer>
@@ -54,6 +55,7 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       table_(new QTableWidget(this)),
       metric_(new QComboBox(this)),
       smoothing_(new QComboBox(this)),
+      baseline_(new QComboBox(this)),
       status_(new QLabel(this)),
       warning_(new QLabel(this)),
       refresh_timer_(new QTimer(this)) {
@@ -69,9 +71,11 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
       tr("Final test accuracy: the mean, ± its 95 % confidence interval from %1 runs on").arg(MeanCi::kMinRunsForCi));
   table_->horizontalHeaderItem(7)->setToolTip(
       tr("The scheme's setting that sends the most (same training), divided by this row's: the paper's ratio"));
-  const QString vs_dense = tr("Dense's, same training, divided by this row's (— where no dense run is open)");
-  table_->horizontalHeaderItem(8)->setToolTip(vs_dense);
-  table_->horizontalHeaderItem(11)->setToolTip(vs_dense);
+  const QString vs_baseline =
+      tr("The baseline's (Baseline above: dense unless another run is pinned), same training, "
+         "divided by this row's (— where the training has no baseline open)");
+  table_->horizontalHeaderItem(8)->setToolTip(vs_baseline);
+  table_->horizontalHeaderItem(11)->setToolTip(vs_baseline);
   table_->verticalHeader()->setVisible(false);
   table_->verticalHeader()->setDefaultSectionSize(table_->fontMetrics().height() + 8);
   table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -122,6 +126,15 @@ CompareView::CompareView(ExplorerDocument* document, QWidget* parent)
   metric_row->addSpacing(16);
   metric_row->addWidget(new QLabel(tr("Smoothing"), this));
   metric_row->addWidget(smoothing_);
+  baseline_->setObjectName("compareBaselineCombo");
+  baseline_->setToolTip(
+      tr("What the table's \"vs\" columns divide by: dense of the same training by default, or "
+         "the setting of a run you pin (rows of another training keep dense)"));
+  baseline_->setSizeAdjustPolicy(QComboBox::AdjustToContents);
+  connect(baseline_, &QComboBox::activated, this, &CompareView::scheduleRefresh);
+  metric_row->addSpacing(16);
+  metric_row->addWidget(new QLabel(tr("Baseline"), this));
+  metric_row->addWidget(baseline_);
   metric_row->addStretch(1);
   auto* plots = new QSplitter(Qt::Horizontal, this);
   plots->addWidget(by_epoch_);
@@ -187,8 +200,10 @@ void CompareView::refresh() {
 
   std::vector<std::string> paths;
   for (const auto& run : runs) paths.push_back(run->path);
-  if (paths == table_paths_) return;
+  const std::string baseline = listBaselines(runs);
+  if (paths == table_paths_ && baseline == table_baseline_) return;
   table_paths_ = paths;
+  table_baseline_ = baseline;
   const uint64_t generation = ++generation_;
   if (paths.empty()) {
     showTable(generation, {}, QString());
@@ -203,15 +218,28 @@ void CompareView::refresh() {
     watcher->deleteLater();
     showTable(generation, job.rows, job.error);
   });
-  watcher->setFuture(QtConcurrent::run([paths] {
+  watcher->setFuture(QtConcurrent::run([paths, baseline] {
     TableJob job;
     try {
-      job.rows = BuildResultsTable(paths);
+      job.rows = BuildResultsTable(paths, ResultsTableOptions().baseline(baseline));
     } catch (const std::exception& e) {
       job.error = QString::fromUtf8(e.what());
     }
     return job;
   }));
+}
+
+std::string CompareView::listBaselines(const std::vector<std::shared_ptr<const RunData>>& runs) {
+  const QString pinned = baseline_->currentData().toString();
+  const QSignalBlocker block(baseline_);
+  baseline_->clear();
+  baseline_->addItem(tr("dense (default)"), QString());
+  for (const auto& run : runs) {
+    baseline_->addItem(QString::fromStdString(run->summary.name), QString::fromStdString(run->path));
+  }
+  const int kept = baseline_->findData(pinned);
+  baseline_->setCurrentIndex(kept >= 0 ? kept : 0);
+  return baseline_->currentData().toString().toStdString();
 }
 
 void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& rows, const QString& error) {
@@ -225,7 +253,7 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
   for (int i = 0; i < static_cast<int>(rows.size()); ++i) {
     const ResultsRow& r = rows[static_cast<size_t>(i)];
     incomplete += r.incomplete;
-    auto* setting = Cell(QString::fromStdString(r.setting), false);
+    auto* setting = Cell(QString::fromStdString(r.setting) + (r.is_baseline ? tr(" (baseline)") : QString()), false);
     QStringList traces;
     for (const std::string& t : r.traces) traces << QString::fromStdString(t);
     setting->setToolTip(traces.join('\n'));
@@ -251,13 +279,16 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
                          true));
     table_->setItem(i, 6, Cell(WithCi(r.floats, FormatFloats(r.floats.mean), FormatFloats(r.floats.half_width)), true));
     table_->setItem(i, 7, Cell(vs_dense(r.floats_ratio), true));
-    table_->setItem(i, 8, Cell(vs_dense(r.floats_vs_dense), true));
+    table_->setItem(i, 8, Cell(vs_dense(r.floats_vs_baseline), true));
     table_->setItem(
         i, 9,
         Cell(WithCi(r.seconds, time_column.Format(r.seconds.mean), time_column.Format(r.seconds.half_width)), true));
     table_->setItem(i, 10, Cell(vs_dense(r.seconds_ratio), true));
-    table_->setItem(i, 11, Cell(vs_dense(r.seconds_vs_dense), true));
+    table_->setItem(i, 11, Cell(vs_dense(r.seconds_vs_baseline), true));
   }
+  const QString vs = tr("vs %1").arg(QString::fromStdString(BaselineHeader(rows)));
+  table_->horizontalHeaderItem(8)->setText(vs);
+  table_->horizontalHeaderItem(11)->setText(vs);
   table_->resizeColumnsToContents();
   // The setting names the row: it gets the spare width, not the last column.
   table_->horizontalHeader()->resizeSection(3, table_->horizontalHeader()->sectionSize(3) + 60);
@@ -268,7 +299,7 @@ void CompareView::showTable(uint64_t generation, const std::vector<ResultsRow>& 
   } else {
     status_->setText(tr("Final accuracy, floats sent per worker and wall time per setting (runs of one training "
                         "and setting; n under Runs); mean, ± 95 % CI from 3 runs on; ratios against the scheme's "
-                        "setting that sends the most, and against dense where a dense run is open.%1")
+                        "setting that sends the most, and against the baseline (dense unless one is pinned).%1")
                          .arg(incomplete > 0 ? tr(" %1 run(s) not complete.").arg(incomplete) : QString()));
   }
 }

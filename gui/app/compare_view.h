@@ -10,6 +10,7 @@
 
 #include <QWidget>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -26,6 +27,7 @@ namespace accordion::gui {
 
 class ExplorerDocument;
 class PlotWidget;
+struct RunData;
 
 class CompareView : public QWidget {
   Q_OBJECT
@@ -42,6 +44,9 @@ class CompareView : public QWidget {
   QComboBox* metricCombo() const { return metric_; }
   // The curves' smoothing, both plots at once (PlotWidget::setSmoothing).
   QComboBox* smoothingCombo() const { return smoothing_; }
+  // The run whose setting the table's "vs" columns divide by (W&B's pinned
+  // run): "dense (default)", or one of the checked runs by its path.
+  QComboBox* baselineCombo() const { return baseline_; }
   // The line above the plots saying what differs between the checked runs
   // (model, dataset, workers); hidden when they are like for like.
   QLabel* warningLabel() const { return warning_; }
@@ -55,6 +60,9 @@ class CompareView : public QWidget {
 
  private:
   void showTable(uint64_t generation, const std::vector<ResultsRow>& rows, const QString& error);
+  // The baseline combo's items from the checked runs, keeping the pinned
+  // one while it is checked; returns the pinned path ("" for dense).
+  std::string listBaselines(const std::vector<std::shared_ptr<const RunData>>& runs);
 
   ExplorerDocument* document_;
   PlotWidget* by_epoch_;
@@ -62,11 +70,13 @@ class CompareView : public QWidget {
   QTableWidget* table_;
   QComboBox* metric_;
   QComboBox* smoothing_;
+  QComboBox* baseline_;
   QLabel* status_;
   QLabel* warning_;
   QTimer* refresh_timer_;
   uint64_t generation_ = 0;
   std::vector<std::string> table_paths_;
+  std::string table_baseline_;
   bool loading_ = false;
 };
 

@@ -66,6 +66,7 @@ struct Args {
   cli::TopologyParameterFlags topology_parameters;  // those the GUI has controls for
   // analytic: the α–β estimate only; simulate: a SimGrid replay beside it.
   std::string timing = sim::ToString(WhatIfProjection().timing);
+  std::string baseline;  // one of the traces; empty: dense
   bool simulate() const { return timing == sim::ToString(sim::TimingSource::kSimulate); }
 };
 
@@ -276,6 +277,12 @@ ReportInput BuildReportInput(const Args& a, const std::vector<std::shared_ptr<co
   in.schedule = ScheduleOf(a, current);
   in.what_if = WhatIfOf(a, current);
   in.command_line = command_line;
+  if (!a.baseline.empty()) {
+    for (const auto& run : runs) {
+      if (SamePath(QString::fromStdString(run->path), QString::fromStdString(a.baseline))) in.baseline = run->path;
+    }
+    if (in.baseline.empty()) throw InputError("--baseline " + a.baseline + " is not one of the traces reported on");
+  }
   in.analysis = AnalyseRegimes(current, in.schedule);
   const bool asked = !a.scheme.empty() || a.low || a.high;
   if (!in.analysis.schedulable && asked) throw InputError(in.analysis.problem);
@@ -372,6 +379,9 @@ void AddFlags(CLI::App& app, Args& a) {
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out", a.out, "Directory to write the report into")->required();
+  app.add_option("--baseline", a.baseline,
+                 "One of the traces: the results table's 'vs' columns divide by its setting (default: dense, "
+                 "where a dense run is among them)");
   cli::AddOverwriteFlag(&app, &a.overwrite);
   cli::AddEtaFlag(&app, &a.eta, "the first trace's run.eta");
   cli::AddIntervalFlag(&app, &a.interval, "the first trace's run.interval");

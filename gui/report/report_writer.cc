@@ -603,9 +603,11 @@ QString ResultsHtml(const ReportInput& in, const std::vector<ResultsRow>& result
       "<h2 id=\"results\">Results table</h2>\n<p>The traces grouped as in the paper's Tables 1–6: runs are seeds "
       "of one row when model, dataset, workers, epochs, global batch, LR schedule, scheme, policy and levels "
       "agree; the mean, ± its 95 % confidence interval from 3 runs on; ratios against the scheme's setting that "
-      "sends the most, and against dense of the same training where a dense run is among the traces.</p>\n";
+      "sends the most, and against the baseline of the same training: dense where a dense run is among the "
+      "traces, or the setting of the run given to <code>--baseline</code>.</p>\n";
+  const QString vs = "vs " + Html(BaselineHeader(results));
   h += "<table>\n" + Header({"model", "dataset", "workers", "setting", "runs", "test accuracy", "floats sent / worker",
-                             "floats ratio", "vs dense", "time", "time ratio", "vs dense"});
+                             "floats ratio", vs, "time", "time ratio", vs});
   // n 0: no run of the setting recorded it.
   auto ci = [](const MeanCi& m, const std::function<QString(double)>& fmt) {
     return m.n == 0 ? QString("—") : m.has_ci() ? fmt(m.mean) + " ± " + fmt(m.half_width) : fmt(m.mean);
@@ -614,11 +616,12 @@ QString ResultsHtml(const ReportInput& in, const std::vector<ResultsRow>& result
   for (const ResultsRow& r : results) {
     QString runs = QString::number(r.traces.size());
     if (r.incomplete > 0) runs += " (" + QString::number(r.incomplete) + " incomplete)";
-    h += Row({Html(r.model), Html(r.dataset), QString::number(r.workers), Html(r.setting), runs,
+    h += Row({Html(r.model), Html(r.dataset), QString::number(r.workers),
+              Html(r.setting) + (r.is_baseline ? " (baseline)" : ""), runs,
               ci(r.accuracy, [](double v) { return QString::number(v * 100, 'f', 2) + " %"; }),
               ci(r.floats, [](double v) { return style::Sci(v); }), vs_dense(r.floats_ratio),
-              vs_dense(r.floats_vs_dense), ci(r.seconds, [](double v) { return style::Seconds(v); }),
-              vs_dense(r.seconds_ratio), vs_dense(r.seconds_vs_dense)});
+              vs_dense(r.floats_vs_baseline), ci(r.seconds, [](double v) { return style::Seconds(v); }),
+              vs_dense(r.seconds_ratio), vs_dense(r.seconds_vs_baseline)});
   }
   h += "</table>\n<p>Data: <a href=\"results.csv\">results.csv</a></p>\n";
   if (!in.command_line.empty()) {
@@ -647,7 +650,8 @@ void WriteReport(const ReportInput& in, const QString& dir) {
                  false);
     WriteFile(dir + "/policies.csv", StreamBytes([&](std::ostream& o) { WritePolicyCsv(in.policies->comparison, o); }));
   }
-  const std::vector<ResultsRow> results = BuildResultsTable(TracePaths(in));
+  const std::vector<ResultsRow> results =
+      BuildResultsTable(TracePaths(in), ResultsTableOptions().baseline(in.baseline));
   WriteTables(in, results, dir);
   const std::optional<WhatIfProjection>& best = BestProjection(in);
   const QString html = HeadHtml(in) + RunsHtml(in) + "<h2 id=\"settings\">Settings</h2>\n" +

@@ -26,6 +26,9 @@ struct ReportInput {
   ScheduleSettings schedule;
   WhatIfSettings what_if;
   std::string command_line;  // as invoked, for the record
+  // One of the runs' paths: the results table's "vs" columns divide by its
+  // setting (ResultsTableOptions::baseline); empty: dense.
+  std::string baseline;
   // Derived for runs[0].
   RegimeAnalysis analysis;
   std::optional<WhatIfProjection> estimate;    // α–β

@@ -6,6 +6,7 @@
 #include <map>
 #include <sstream>
 
+#include "common/errors.h"
 #include "tests/support/temp_dir_test.h"
 #include "tests/support/synthetic_trace.h"
 
@@ -129,15 +130,59 @@ TEST_F(ResultsTableTest, RatiosAgainstDenseAndNoneWithoutTheSchemesStaticRow) {
   ASSERT_EQ(rows.size(), 2u);
   const ResultsRow& d = rows[0].scheme == Scheme::kPowerSgd ? rows[1] : rows[0];
   const ResultsRow& a = rows[0].scheme == Scheme::kPowerSgd ? rows[0] : rows[1];
-  EXPECT_DOUBLE_EQ(d.floats_vs_dense.value(), 1.0);
-  EXPECT_DOUBLE_EQ(a.floats_vs_dense.value(), d.floats.mean / a.floats.mean);
-  EXPECT_GT(a.floats_vs_dense.value(), 10.0);  // PowerSGD rank 2 / 1 sends far less
-  EXPECT_FALSE(a.floats_ratio.has_value());    // no static PowerSGD row to be 1x
+  EXPECT_DOUBLE_EQ(d.floats_vs_baseline.value(), 1.0);
+  EXPECT_TRUE(d.is_baseline);
+  EXPECT_EQ(a.baseline, "dense");
+  EXPECT_DOUBLE_EQ(a.floats_vs_baseline.value(), d.floats.mean / a.floats.mean);
+  EXPECT_GT(a.floats_vs_baseline.value(), 10.0);  // PowerSGD rank 2 / 1 sends far less
+  EXPECT_FALSE(a.floats_ratio.has_value());       // no static PowerSGD row to be 1x
   EXPECT_DOUBLE_EQ(d.floats_ratio.value(), 1.0);
   std::stringstream md;
   WriteResultsMarkdown(rows, md);
   EXPECT_NE(md.str().find("| — |"), std::string::npos) << md.str();
   EXPECT_NE(md.str().find("vs dense"), std::string::npos) << md.str();
+
+  // Pinned: the Accordion run is the baseline; dense is now its multiple.
+  const auto pinned = BuildResultsTable({dense, accordion}, ResultsTableOptions().baseline(accordion));
+  const ResultsRow& pd = pinned[0].scheme == Scheme::kPowerSgd ? pinned[1] : pinned[0];
+  const ResultsRow& pa = pinned[0].scheme == Scheme::kPowerSgd ? pinned[0] : pinned[1];
+  EXPECT_TRUE(pa.is_baseline);
+  EXPECT_FALSE(pd.is_baseline);
+  EXPECT_EQ(pd.baseline, "Accordion (rank 2 / rank 1)");
+  EXPECT_DOUBLE_EQ(pa.floats_vs_baseline.value(), 1.0);
+  EXPECT_DOUBLE_EQ(pd.floats_vs_baseline.value(), pa.floats.mean / pd.floats.mean);
+  EXPECT_LT(pd.floats_vs_baseline.value(), 0.1);
+  EXPECT_EQ(BaselineHeader(pinned), "Accordion (rank 2 / rank 1)");
+  std::stringstream pinned_md;
+  WriteResultsMarkdown(pinned, pinned_md);
+  EXPECT_NE(pinned_md.str().find("| vs Accordion (rank 2 / rank 1) |"), std::string::npos) << pinned_md.str();
+  EXPECT_NE(pinned_md.str().find("Accordion (rank 2 / rank 1) (baseline)"), std::string::npos) << pinned_md.str();
+  // A baseline that is not among the traces is an input error.
+  EXPECT_THROW(BuildResultsTable({dense}, ResultsTableOptions().baseline(accordion)), InputError);
+}
+
+TEST_F(ResultsTableTest, APinnedBaselineOfAnotherTrainingLeavesTheOthersOnDense) {
+  synthetic::SyntheticTraceOptions o;
+  o.epochs = 6;
+  o.scheme = Scheme::kDense;
+  o.policy = Policy::kStatic;
+  o.level_low = o.level_high = 0;
+  o.world_size = 2;
+  const std::string dense2 = dir_ + "/dense-2w.trace";
+  synthetic::WriteSyntheticTrace(dense2, o);
+  o.world_size = 4;
+  const std::string dense4 = dir_ + "/dense-4w.trace";
+  synthetic::WriteSyntheticTrace(dense4, o);
+  o.scheme = Scheme::kTopK;
+  o.level_low = o.level_high = 0.1;
+  const std::string topk4 = dir_ + "/topk-4w.trace";
+  synthetic::WriteSyntheticTrace(topk4, o);
+  const auto rows = BuildResultsTable({dense2, dense4, topk4}, ResultsTableOptions().baseline(topk4));
+  ASSERT_EQ(rows.size(), 3u);
+  for (const ResultsRow& r : rows) {
+    EXPECT_EQ(r.baseline, r.workers == 4 ? "TopK 10%" : "dense") << r.setting << " at " << r.workers;
+  }
+  EXPECT_EQ(BaselineHeader(rows), "baseline");
 }
 
 }  // namespace

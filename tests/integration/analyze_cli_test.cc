@@ -168,6 +168,15 @@ TEST_F(AnalyzeCli, TableGroupsRunsIntoPaperRows) {
   EXPECT_EQ(rows[2]["setting"], "Accordion (rank 2 / rank 1)");
   const CommandResult md = Analyze("table " + low + " " + high);
   EXPECT_NE(md.out.find("| resnet18 | synthetic | 4 | 30 | powersgd | rank 1 | 1 |"), std::string::npos) << md.out;
+  // Pinned: rank 2's row divides every row of its training.
+  const CommandResult pinned =
+      Analyze("table " + low + " " + high + " " + Trace() + " --baseline " + low + " --format json");
+  ASSERT_EQ(pinned.exit_code, 0) << pinned.err;
+  const auto pinned_rows = nlohmann::json::parse(pinned.out);
+  EXPECT_EQ(pinned_rows[0]["is_baseline"], true);
+  EXPECT_EQ(pinned_rows[1]["baseline"], "rank 2");
+  EXPECT_EQ(pinned_rows[1]["floats_vs_baseline"], pinned_rows[1]["floats_ratio"]);
+  ExpectBadInput("table " + low + " --baseline " + high, "not one of the traces");
   ExpectBadInput("table", "traces");
   ExpectBadInput("table " + low + " /etc/hostname", "not an SQLite file");
 }

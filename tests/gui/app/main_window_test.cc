@@ -977,6 +977,43 @@ class MainWindowTest : public QObject {
     QCOMPARE(compare->epochPlot()->smoothing(), 0.0);
   }
 
+  // W&B's pinned run: dense by default, any checked run on request; its
+  // row reads "(baseline)" and 1.00×, the others divide by it.
+  void comparePinsABaselineRun() {
+    MainWindow window;
+    window.show();
+    OpenAndSettle(window, {SampleTrace(kPowerSgd), SampleTrace(kDense)});
+    CompareView* compare = window.compareView();
+    window.tabs()->setCurrentWidget(compare);
+    QTRY_VERIFY(!compare->tableLoading());
+    QTableWidget* table = compare->table();
+    QTRY_COMPARE(table->rowCount(), 2);
+    QVERIFY(ColumnNamed(table, "vs dense") > 0);
+    QComboBox* baseline = compare->baselineCombo();
+    QVERIFY(baseline->isVisible());
+    QCOMPARE(baseline->count(), 3);  // dense (default) and the two runs
+    const int pin = baseline->findData(QString::fromStdString(window.document()->run(0)->path));
+    QVERIFY(pin > 0);
+    baseline->setCurrentIndex(pin);
+    emit baseline->activated(pin);
+    const QString accordion = "vs Accordion (rank 2 / rank 1)";
+    QTRY_VERIFY(ColumnNamed(table, accordion) > 0);
+    QTRY_VERIFY(!compare->tableLoading());
+    const int vs = ColumnNamed(table, accordion);
+    int pinned_row = -1, dense_row = -1;
+    for (int r = 0; r < table->rowCount(); ++r) {
+      if (CellText(table, r, 3).endsWith("(baseline)")) pinned_row = r;
+      if (CellText(table, r, 3) == "dense") dense_row = r;
+    }
+    QVERIFY(pinned_row >= 0 && dense_row >= 0);
+    QCOMPARE(CellText(table, pinned_row, vs), QString("1.00×"));
+    QVERIFY2(CellText(table, dense_row, vs).startsWith("0.0"), qPrintable(CellText(table, dense_row, vs)));
+    // Unchecked, the pinned run goes and dense is the baseline again.
+    window.document()->setCompared(0, false);
+    QTRY_VERIFY(ColumnNamed(table, "vs dense") > 0);
+    QCOMPARE(baseline->currentIndex(), 0);
+  }
+
   void compareWarnsWhenRunsAreNotLikeForLike() {
     MainWindow window;
     window.show();

@@ -82,7 +82,8 @@ class ReportCliTest : public QObject {
   void writesACompleteReport() {
     const QString parent = test_support::ScratchDir("report");
     const QString out = parent + "/report";
-    const Result r = RunReport(QStringList{Accordion(), Static1(), "--out", out} + kQuick);
+    // Static rank 1 pinned as the results table's baseline.
+    const Result r = RunReport(QStringList{Accordion(), Static1(), "--out", out, "--baseline", Static1()} + kQuick);
     QVERIFY2(r.code == 0, qPrintable(r.err));
     QCOMPARE(r.out.trimmed(), QDir(out).filePath("index.html"));
     for (const char* stem : {"regimes", "ratios", "level-map", "projection", "sweep", "epoch-breakdown", "timeline",
@@ -108,6 +109,8 @@ class ReportCliTest : public QObject {
     QVERIFY(html.contains("fmnist-mlp-powersgd-static-1.trace"));
     QVERIFY(html.contains("α–β estimate"));
     QVERIFY(html.contains("Accordion (rank 2 / rank 1)"));  // a results table row
+    QVERIFY(html.contains("<th>vs rank 1</th>"));
+    QVERIFY(html.contains("<td>rank 1 (baseline)</td>"));
     // Accordion's own "against it" cell is empty: aligned as the numbers are.
     QVERIFY(html.contains("<td class=\"num\">—</td></tr>"));
     // A schema v3 trace has no gradient moments: the Policies section says
@@ -386,6 +389,7 @@ class ReportCliTest : public QObject {
         {Accordion(), "--out", out, "--low", "1e308"},  // not an integer at all
         {Accordion(), "--out", out, "--high", "-1e308"},
         {Accordion(), "--out", out, "--bogus"},
+        {Accordion(), "--out", out, "--baseline", Static1()},  // not one of the traces
     };
     for (const QStringList& args : cases) {
       const Result r = RunReport(args);
