@@ -74,7 +74,7 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
       << r.profile.other_s * 1e3 << " ms at " << std::setprecision(0) << r.profile.per_worker_batch
       << " samples per worker\n";
   for (const BatchCompute& b : r.compute) {
-    out << "compute:  at " << FormatNumber(b.per_worker_batch) << " samples per worker, " << b.Describe(r.scheme)
+    out << "pricing:  at " << FormatNumber(b.per_worker_batch) << " samples per worker, " << b.Describe(r.scheme)
         << "\n";
   }
   out << "\n";

@@ -403,9 +403,7 @@ CLI::App* AddTableCommand(CLI::App& app, TableArgs& a) {
                                      "Tabulate runs as the paper's Tables 1-6: accuracy, floats and time per "
                                      "setting, mean and 95% CI over seeds (table: Markdown)");
   cmd->add_option("traces", a.traces, "Trace files (several seeds per setting)")->required();
-  cmd->add_option("--baseline", a.baseline,
-                  "One of the traces: its setting is what the 'vs' columns of its training divide by "
-                  "(default: dense, where a dense run is among them)");
+  cli::AddBaselineFlag(cmd, &a.baseline);
   cli::AddFormatFlag(cmd, &a.format, {"table", "csv", "json"}, kTool);
   return cmd;
 }

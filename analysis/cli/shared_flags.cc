@@ -131,6 +131,12 @@ CLI::Option* AddOverwriteFlag(CLI::App* cmd, bool* overwrite) {
                        "report)");
 }
 
+CLI::Option* AddBaselineFlag(CLI::App* cmd, std::string* baseline) {
+  return cmd->add_option("--baseline", *baseline,
+                         "One of the traces: the results table's 'vs' columns divide by its setting, for the rows of "
+                         "its training (default: dense, where a dense run is among them)");
+}
+
 void NoteDeprecated(const std::string& tool, const std::string& old, const std::string& replacement) {
   std::cerr << tool << ": note: " << old << " is deprecated; use " << replacement << "\n";
 }

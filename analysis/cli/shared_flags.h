@@ -61,6 +61,9 @@ CLI::Option* AddFormatFlag(CLI::App* cmd, std::string* format, const std::vector
 // --overwrite: replace an existing output.
 CLI::Option* AddOverwriteFlag(CLI::App* cmd, bool* overwrite);
 
+// --baseline TRACE: the results table's pinned run (ResultsTableOptions).
+CLI::Option* AddBaselineFlag(CLI::App* cmd, std::string* baseline);
+
 // Prints "<tool>: note: <old> is deprecated; use <replacement>" on stderr.
 void NoteDeprecated(const std::string& tool, const std::string& old, const std::string& replacement);
 

@@ -671,7 +671,7 @@ void WhatIfView::showAssumptions(const RunData& run, const WhatIfProjection& pro
   // each its own where the levels change it (ReplayOptions::share_compute).
   QString compute;
   for (const sim::BatchCompute& b : r.compute) {
-    compute += tr("<br><b>Compute</b> at %1 samples per worker: %2")
+    compute += tr("<br><b>Pricing</b> at %1 samples per worker: %2")
                    .arg(QString::fromStdString(FormatNumber(b.per_worker_batch)),
                         QString::fromStdString(b.Describe(r.scheme)).toHtmlEscaped());
   }

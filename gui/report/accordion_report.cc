@@ -379,9 +379,7 @@ void AddFlags(CLI::App& app, Args& a) {
       ->required()
       ->check(CLI::ExistingFile);
   app.add_option("--out", a.out, "Directory to write the report into")->required();
-  app.add_option("--baseline", a.baseline,
-                 "One of the traces: the results table's 'vs' columns divide by its setting (default: dense, "
-                 "where a dense run is among them)");
+  cli::AddBaselineFlag(&app, &a.baseline);
   cli::AddOverwriteFlag(&app, &a.overwrite);
   cli::AddEtaFlag(&app, &a.eta, "the first trace's run.eta");
   cli::AddIntervalFlag(&app, &a.interval, "the first trace's run.interval");

@@ -360,7 +360,7 @@ QString SettingsHtml(const ReportInput& in, sim::TimingSource shown) {
   // How every schedule's compute was priced (one estimate, or per level).
   if (projection) {
     for (const sim::BatchCompute& b : projection->result.compute) {
-      t += Row({"compute at " + QString::fromStdString(FormatNumber(b.per_worker_batch)) + " samples per worker",
+      t += Row({"pricing at " + QString::fromStdString(FormatNumber(b.per_worker_batch)) + " samples per worker",
                 Html(b.Describe(projection->result.scheme))});
     }
   }
