@@ -15,6 +15,13 @@ namespace {
 double StepCompute(const StepSample& s) { return s.forward_s + s.backward_s - s.in_backward_host_s; }
 double StepCompression(const StepSample& s) { return s.in_backward_host_s; }
 
+void ScaleCompute(StepSample& s, double by) {
+  s.forward_s *= by;
+  s.backward_s *= by;
+  s.in_backward_host_s *= by;
+  for (double& t : s.grad_ready_s) t *= by;
+}
+
 LevelSample Sample(const StepProfile& p, double (*of)(const StepSample&)) {
   LevelSample c;
   const auto n = static_cast<double>(p.samples.size());
@@ -109,10 +116,6 @@ std::string LevelsName(Scheme scheme, const std::vector<double>& levels) {
   return out.str();
 }
 
-}  // namespace
-
-namespace {
-
 void DescribeOne(std::ostream& out, const std::vector<LevelCompute>& levels, const SharedEstimate& e,
                  LevelSample LevelCompute::*quantity, Scheme scheme) {
   if (levels.size() < 2) {
@@ -164,24 +167,17 @@ std::vector<BatchCompute> EstimateCompute(const std::vector<StepProfile>& profil
   return batches;
 }
 
-namespace {
-
-void ScaleCompute(StepSample& s, double by) {
-  s.forward_s *= by;
-  s.backward_s *= by;
-  s.in_backward_host_s *= by;
-  for (double& t : s.grad_ready_s) t *= by;
-}
-
-}  // namespace
-
 std::vector<StepProfile> ShareCompute(const std::vector<StepProfile>& profiles,
                                       const std::vector<BatchCompute>& estimates) {
   std::vector<StepProfile> shared = profiles;
   for (StepProfile& p : shared) {
     for (const BatchCompute& b : estimates) {
       if (b.per_worker_batch != p.per_worker_batch || (!b.compute.shared && !b.compression.shared)) continue;
-      const LevelCompute own = Measure(p);
+      // The level as EstimateCompute measured it, not measured again.
+      auto measured =
+          std::find_if(b.levels.begin(), b.levels.end(), [&](const LevelCompute& l) { return l.levels == p.levels; });
+      if (measured == b.levels.end()) continue;
+      const LevelCompute& own = *measured;
       // The slowest rank's view, and each rank's own: the replay on the
       // trace's own network averages those, not the slowest rank's.
       auto target = [&](double compute, double compression, double own_compute, double own_compression) {
