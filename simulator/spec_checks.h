@@ -20,7 +20,7 @@ namespace accordion::sim {
 inline std::string GbpsText(double bytes_per_s) {
   return FormatNumber(GbpsFromBytesPerSecond(bytes_per_s), 4) + " Gb/s";
 }
-inline std::string MicrosText(double s) { return FormatNumber(s * 1e6, 4) + " us"; }
+inline std::string MicrosText(double s) { return FormatNumber(s * 1e6, 4) + " µs"; }
 
 // `unit` and `scale` put the value in the user's units ("Gb/s", 8 / 1e9).
 inline void RequirePositive(double v, const std::string& what, const char* unit = "", double scale = 1) {

@@ -24,7 +24,7 @@ int main() {
   }
   const Calibration fit = calibrator.Fit();
   for (const CalibrationSegment& s : fit.segments) {
-    std::printf("messages from %7.0f bytes: latency %5.1f us, bandwidth %5.2f Gb/s (%d samples)\n", s.min_message_bytes,
+    std::printf("messages from %7.0f bytes: latency %5.1f µs, bandwidth %5.2f Gb/s (%d samples)\n", s.min_message_bytes,
                 s.latency_s * 1e6, accordion::GbpsFromBytesPerSecond(s.bandwidth_Bps), s.samples);
   }
   // The platform: a star whose links reproduce the fit, with one host per

@@ -26,7 +26,7 @@ int main(int argc, char** argv) {
     const PlatformSpec spec = LoadPlatformFile(name);
     // Building the platform also checks that it holds the ranks.
     const PlatformProbe probe = ProbePlatform(spec, ranks);
-    std::printf("%s\n  %s\n  ring neighbours: %.1f us, %.1f Gb/s\n", name.c_str(), spec.Describe(ranks).c_str(),
+    std::printf("%s\n  %s\n  ring neighbours: %.1f µs, %.1f Gb/s\n", name.c_str(), spec.Describe(ranks).c_str(),
                 probe.ring_route.latency_s * 1e6, accordion::GbpsFromBytesPerSecond(probe.ring_route.bandwidth_Bps));
   }
   return 0;

@@ -184,10 +184,10 @@ void CompareView::refresh() {
     by_epoch_->showMessage(text);
     by_floats_->showMessage(text);
   } else {
-    // Each run in its own colour, the run list's swatch, whichever are checked.
+    // Each run in its setting's colour, the run list's swatch, whichever are checked.
     std::vector<int> colours;
     for (int i = 0; i < document_->runCount(); ++i) {
-      if (document_->isCompared(i)) colours.push_back(i);  // as comparedRuns() lists them
+      if (document_->isCompared(i)) colours.push_back(document_->colourOf(i));  // as comparedRuns() lists them
     }
     CompareMetric metric = static_cast<CompareMetric>(metric_->currentData().toInt());
     // No test accuracy to show: the loss every run records, not two empty plots.

@@ -363,8 +363,11 @@ void RunListView::fillRow(int row) {
   name->setFlags(name->flags() | Qt::ItemIsUserCheckable);
   name->setCheckState(document_->isCompared(index) ? Qt::Checked : Qt::Unchecked);
   // The run's colour in every figure that draws several runs (Compare, the report).
-  name->setData(Qt::DecorationRole, style::PaletteColor(index));
+  name->setData(Qt::DecorationRole, style::PaletteColor(document_->colourOf(index)));
   QString tip = QString::fromStdString(run->path);
+  int seeds = 0;
+  for (int i = 0; i < document_->runCount(); ++i) seeds += document_->colourOf(i) == document_->colourOf(index);
+  if (seeds > 1) tip += tr("\nOne colour with the %n other open run(s) of its setting (seeds)", nullptr, seeds - 1);
   if (s.synthetic) tip += tr("\nSYNTHETIC: generated, no training produced it");
   if (!run->replayable) tip += tr("\nNo what-if: ") + QString::fromStdString(run->replay_problem);
   name->setToolTip(tip);

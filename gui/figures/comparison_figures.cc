@@ -12,6 +12,7 @@
 #include "analysis/results_table.h"
 #include "gui/figures/figure_style.h"
 #include "gui/figures/figures.h"
+#include "gui/model/run_comparison.h"
 #include "traces/policy_description.h"
 
 namespace accordion::gui {
@@ -130,8 +131,8 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
   double ylo = std::numeric_limits<double>::infinity(), yhi = -ylo;
   double xlo = std::numeric_limits<double>::infinity(), xhi = -xlo;
   std::vector<QPen> setting_pens(groups.labels.size());
-  std::vector<int> setting_colour(groups.labels.size(), -1);  // its first run's
-  bool any_epoch = false;                                     // a run with epochs, recorded accuracy or not
+  const std::vector<int> palette = colours.size() >= runs.size() ? colours : RunColours(runs);
+  bool any_epoch = false;  // a run with epochs, recorded accuracy or not
   for (size_t r = 0; r < runs.size(); ++r) {
     const auto& run = runs[r];
     if (!run) continue;
@@ -142,11 +143,7 @@ void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr
     g->setName(QString::fromStdString(run->summary.name));
     const bool accordion = DescriptionOf(view.run.policy).critical_regimes;
     const int setting = groups.of_run[r];
-    const int own = r < colours.size() ? colours[r] : static_cast<int>(r);
-    int& shared = setting_colour[static_cast<size_t>(setting)];
-    if (shared < 0) shared = own;
-    const QPen pen(PaletteColor(groups.grouped ? shared : own), accordion ? 2.2 : 1.6,
-                   accordion ? Qt::SolidLine : Qt::DashLine);
+    const QPen pen(PaletteColor(palette[r]), accordion ? 2.2 : 1.6, accordion ? Qt::SolidLine : Qt::DashLine);
     g->setPen(pen);
     if (groups.grouped) {
       g->removeFromLegend();

@@ -119,6 +119,11 @@ QCPItemText* AddMessage(QCustomPlot* plot, const QString& text) {
   f.setPointSizeF(12);
   item->setFont(f);
   item->setColor(QColor(0x66, 0x66, 0x66));
+  // Above the curves and lines, on the background: η's line drawn on a
+  // higher layer struck it through.
+  if (QCPLayer* top = plot->layer("overlay")) item->setLayer(top);
+  item->setBrush(QBrush(Qt::white));
+  item->setPadding(QMargins(6, 2, 6, 2));
   item->setText(text);
   return item;
 }

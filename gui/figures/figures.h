@@ -81,9 +81,9 @@ const char* ToString(CompareMetric metric);
 bool AnyRecorded(const std::vector<std::shared_ptr<const RunData>>& runs, CompareMetric metric);
 // Test accuracy of each run against epoch, or against cumulative floats
 // sent (the paper's Figure 1, right). `colours[r]`: runs[r]'s palette
-// index, the run's own in every view (its place among the open runs: the
-// run list's swatch); empty: its place in `runs`. Seeds of one setting
-// share their first run's colour.
+// index, the run's own in every view (the run list's swatch, RunColours
+// over the open runs); empty: RunColours(runs). Seeds of one setting share
+// one colour and, drawn together, one legend entry.
 void DrawAccuracyComparison(QCustomPlot* plot, const std::vector<std::shared_ptr<const RunData>>& runs,
                             CompareAxis axis, const std::vector<int>& colours = {},
                             CompareMetric metric = CompareMetric::kTestAccuracy);

@@ -17,9 +17,11 @@ namespace accordion::gui {
 
 namespace {
 
-// Layers in the legend before "+N more": 8, or 3 in a plot narrower than
+// Layers in the legend before "+N more": 8, or 2 in a plot narrower than
 // kWideLegendPlot, where a legend of 8 took two columns beside a plot
-// narrower than itself (Regimes at 1280×720); the layer list names them all.
+// narrower than itself (Regimes at 1280×720: with the bands, the strip, LR
+// decay, the checks and the Hessian, 3 still spilled one entry into a second
+// column); the layer list names them all.
 constexpr int kWideLegendPlot = 900;
 
 std::vector<int> ShownLayers(const RunData& run, const std::vector<int>& layers) {
@@ -299,7 +301,8 @@ void AddHessianCurve(QCustomPlot* plot, const RunData& run) {
   hessian->setPen(QPen(QColor(0x22, 0x22, 0x22), 1.4, Qt::DashDotLine));
   hessian->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssCircle, 4));
   hessian->setData(hx, hy, false);
-  style::StyleAxis(plot->yAxis2, "top Hessian eigenvalue λmax");
+  // Short enough not to be cut beside a short plot ("top Hessian ei…").
+  style::StyleAxis(plot->yAxis2, "Hessian λmax");
   plot->yAxis2->setTickLabels(true);
   bool found = false;
   QCPRange r = hessian->getValueRange(found);
@@ -322,7 +325,7 @@ void AddEtaLine(QCustomPlot* plot, double eta) {
 int RegimeLegendLayers(const QCustomPlot* plot) {
   // A plot on screen only: one drawn off screen (a report's, an export's)
   // is drawn at the size it is saved at, whatever its widget's width.
-  return plot != nullptr && plot->isVisible() && plot->width() < kWideLegendPlot ? 3 : 8;
+  return plot != nullptr && plot->isVisible() && plot->width() < kWideLegendPlot ? 2 : 8;
 }
 
 void DrawGradientNorms(QCustomPlot* plot, const RunData& run, const RegimeAnalysis& analysis,

@@ -256,36 +256,17 @@ void DrawEpochBreakdown(QCustomPlot* plot, const WhatIfProjection& projection) {
   QVector<double> keys;
   std::vector<QVector<double>> values(Components().size());
   double top = 0;
-  // An epoch with layers at the low level changes the traffic only where it
-  // sends other than static high does (PowerSGD sends 1-D tensors dense at
-  // either level): those are shaded orange, the others grey.
-  std::vector<bool> critical, no_effect;
-  for (size_t i = 0; i < r.accordion.epochs.size(); ++i) {
-    const sim::EpochProjection& e = r.accordion.epochs[i];
+  for (const sim::EpochProjection& e : r.accordion.epochs) {
     keys.push_back(e.epoch);
     for (size_t c = 0; c < Components().size(); ++c) values[c].push_back(e.*(Components()[c].field));
     top = std::max(top, e.time_s);
-    bool changes = e.low_layers > 0;
-    if (changes && i < r.static_high.epochs.size()) {
-      const sim::EpochProjection& high = r.static_high.epochs[i];
-      changes = std::fabs(e.payload_bytes - high.payload_bytes) > 1e-9 * std::max(1.0, high.payload_bytes) ||
-                e.global_batch != high.global_batch;
-    }
-    critical.push_back(changes);
-    no_effect.push_back(e.low_layers > 0 && !changes);
   }
   StackedBars(plot, keys, values, 0.8);
-  auto shade = [&](const std::vector<bool>& flags, const QColor& color) {
-    const std::vector<Band> bands = BandsOf(flags);
-    for (const Band& b : bands) {
-      const double first = r.accordion.epochs[static_cast<size_t>(b.first)].epoch;
-      const double last = r.accordion.epochs[static_cast<size_t>(b.last)].epoch;
-      AddBand(plot, first - 0.5, last + 0.5, color);
-    }
-    return !bands.empty();
-  };
-  if (shade(critical, BandColor())) AddLegendSwatch(plot, kLowLevelTerm, BandColor());
-  if (shade(no_effect, NoEffectBandColor())) AddLegendSwatch(plot, kNoEffectTerm, NoEffectBandColor());
+  // Shaded as the Regimes tab shades the same schedule: one meaning per colour.
+  for (const Band& b : projection.low_level_bands) AddBand(plot, b.first - 0.5, b.last + 0.5, BandColor());
+  for (const Band& b : projection.no_effect_bands) AddBand(plot, b.first - 0.5, b.last + 0.5, NoEffectBandColor());
+  if (!projection.low_level_bands.empty()) AddLegendSwatch(plot, kLowLevelTerm, BandColor());
+  if (!projection.no_effect_bands.empty()) AddLegendSwatch(plot, kNoEffectTerm, NoEffectBandColor());
   const double n = keys.isEmpty() ? 1 : keys.back() + 1;
   plot->xAxis->setRange(keys.isEmpty() ? -0.5 : keys.front() - 0.6, n - 0.4);
   plot->yAxis->setRange(0, top > 0 ? top * 1.08 : 1);

@@ -12,6 +12,7 @@
 #include <map>
 
 #include "common/errors.h"
+#include "gui/model/run_comparison.h"
 #include "simulator/child_process.h"
 
 namespace accordion::gui {
@@ -92,6 +93,10 @@ int ExplorerDocument::indexOfPath(const QString& path) const {
 }
 
 bool ExplorerDocument::isCompared(int index) const { return index >= 0 && index < runCount() && compared_[index]; }
+
+int ExplorerDocument::colourOf(int index) const {
+  return index >= 0 && index < static_cast<int>(colours_.size()) ? colours_[static_cast<size_t>(index)] : index;
+}
 
 void ExplorerDocument::setCompared(int index, bool compared) {
   if (index < 0 || index >= runCount() || compared_[index] == compared) return;
@@ -189,6 +194,7 @@ void ExplorerDocument::deliverLoad(const QString& path, std::shared_ptr<const Ru
       if (current_ >= index) ++current_;
     }
     DisambiguateNames(runs_);
+    colours_ = RunColours(runs_);
     emit runsChanged();
     if (index == current_) {
       settingsOrRunChanged(true);  // the current run was read again
@@ -216,6 +222,7 @@ void ExplorerDocument::closeRun(int index) {
   compared_.erase(compared_.begin() + index);
   order_.erase(order_.begin() + index);
   DisambiguateNames(runs_);
+  colours_ = RunColours(runs_);
   if (index < current_ || current_ >= runCount()) --current_;
   emit runsChanged();
   updateLiveTimer();

@@ -59,6 +59,9 @@ class ExplorerDocument : public QObject {
   bool isCompared(int index) const;
   void setCompared(int index, bool compared);
   std::vector<std::shared_ptr<const RunData>> comparedRuns() const;
+  // The run's palette index in every view that draws several runs: one per
+  // setting among the open runs (RunColours), so seeds share theirs.
+  int colourOf(int index) const;
 
   // Reads the traces in the background; each one that loads is added (or
   // replaces the run already open from that path) in the order given, and
@@ -207,6 +210,7 @@ class ExplorerDocument : public QObject {
   bool busy() const;
 
   std::vector<std::shared_ptr<const RunData>> runs_;
+  std::vector<int> colours_;  // RunColours(runs_)
   std::vector<bool> compared_;
   std::vector<uint64_t> order_;  // when each run was asked for: list order
   uint64_t next_order_ = 0;

@@ -2,6 +2,9 @@
 
 #include <algorithm>
 #include <functional>
+#include <map>
+
+#include "analysis/results_table.h"
 
 namespace accordion::gui {
 
@@ -49,6 +52,20 @@ std::string ComparisonCaveat(const std::vector<std::shared_ptr<const RunData>>& 
   }
   if (differences.empty()) return {};
   return "Not like for like: these runs differ in " + Join(differences, ", ", " and ") + ".";
+}
+
+std::vector<int> RunColours(const std::vector<std::shared_ptr<const RunData>>& runs) {
+  std::map<SettingKey, int> of_setting;
+  std::vector<int> colours;
+  colours.reserve(runs.size());
+  for (const auto& run : runs) {
+    if (!run) {
+      colours.push_back(-1);
+      continue;
+    }
+    colours.push_back(of_setting.emplace(SettingKeyOf(run->view()), static_cast<int>(of_setting.size())).first->second);
+  }
+  return colours;
 }
 
 }  // namespace accordion::gui

@@ -42,7 +42,13 @@ sim::PlatformSpec BasePlatformOf(const RunData& run, const WhatIfSettings& w) {
 WhatIfProjection ProjectWhatIf(const RunData& run, const ScheduleSettings& s, const WhatIfSettings& w,
                                sim::TimingSource model, const std::atomic<bool>* cancel,
                                const std::function<void(int, int)>& progress) {
-  return Project(run, ReplayOptionsOf(s, w, model, BasePlatformOf(run, w)).cancel(cancel), progress);
+  WhatIfProjection p = Project(run, ReplayOptionsOf(s, w, model, BasePlatformOf(run, w)).cancel(cancel), progress);
+  const RegimeAnalysis regimes = AnalyseRegimes(run, s);
+  if (regimes.schedulable) {
+    p.low_level_bands = regimes.BandsFor({});
+    p.no_effect_bands = regimes.NoEffectBandsFor({});
+  }
+  return p;
 }
 
 std::vector<double> LogSpaced(double lo, double hi, int points) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "gui/model/explorer_settings.h"
+#include "gui/model/regime_analysis.h"
 #include "gui/model/run_data.h"
 #include "simulator/replay_engine.h"
 
@@ -23,6 +24,11 @@ struct WhatIfProjection {
   sim::TimingSource timing = sim::TimingSource::kAnalytic;  // which produced it
   sim::ReplayResult result;                                 // Accordion, static low, static high
   sim::ScheduleProjection dense;                            // every layer dense, same cluster
+  // The schedule's epochs as the Regimes tab shades them (RegimeAnalysis
+  // over every layer, regime_analysis.h's vocabulary): at a low level that
+  // changes the traffic, and critical with no effect on it.
+  std::vector<Band> low_level_bands;
+  std::vector<Band> no_effect_bands;
   double speedup_vs_dense() const { return dense.total.time_s / result.accordion.total.time_s; }
 };
 

@@ -311,7 +311,7 @@ TEST(PlatformOverheadAndHostCost, RoundTripThroughJsonAndAreValidated) {
   EXPECT_DOUBLE_EQ(back.collective_overhead_s, 250e-6);
   EXPECT_DOUBLE_EQ(back.host_s_per_byte, 2e-9);
   EXPECT_EQ(back.ToJson(), j);
-  EXPECT_NE(spec.Describe(4).find("collective overhead 250 us"), std::string::npos) << spec.Describe(4);
+  EXPECT_NE(spec.Describe(4).find("collective overhead 250 µs"), std::string::npos) << spec.Describe(4);
   EXPECT_NE(spec.Describe(4).find("host cost 2 ns/B"), std::string::npos) << spec.Describe(4);
 
   using test_support::InputErrorOf;

@@ -306,7 +306,7 @@ TEST_F(SimCli, CalibrateMixesTracesAndBenchmarkFilesAndKeepsTheHostCost) {
   ASSERT_EQ(replay.exit_code, 0) << replay.err;
   // 1 / (1/5 Gb/s + 0.2667 ns/B): 4.286 Gb/s, not 7.5 Gb/s x 5/10.
   EXPECT_NE(replay.out.find("links deliver 4.286"), std::string::npos) << replay.out;
-  EXPECT_NE(replay.out.find("collective overhead 40 us"), std::string::npos) << replay.out;
+  EXPECT_NE(replay.out.find("collective overhead 40 µs"), std::string::npos) << replay.out;
 
   ExpectBadInput("calibrate " + Path("bench2.json") + " --out " + Path("never.json") + " --link-gbps 0",
                  "--link-gbps must be a positive");

@@ -5,6 +5,7 @@
 #include <QApplication>
 #include <QCheckBox>
 #include <map>
+#include <set>
 #include <QComboBox>
 #include <QDir>
 #include <QDoubleSpinBox>
@@ -936,6 +937,38 @@ class MainWindowTest : public QObject {
   // Runs that recorded no test accuracy (the hook's default) are compared
   // by their training loss, not shown as two empty plots; the menu also
   // offers throughput.
+  void seedsOfOneSettingShareTheirColour() {
+    // Two seeds of rank 1 and one run of rank 2: the two seeds' swatches,
+    // and their curves, are one colour; rank 2's is another. Before, the
+    // second seed's swatch kept its own colour while its curve took the
+    // first seed's.
+    MainWindow window;
+    OpenAndSettle(window,
+                  {SampleTrace("fmnist-mlp-powersgd-static-1.trace"), SampleTrace("fmnist-mlp-powersgd-static-2.trace"),
+                   SampleTrace("seeds/seed-2/fmnist-mlp-powersgd-static-1.trace")});
+    ExplorerDocument* doc = window.document();
+    QCOMPARE(doc->runCount(), 3);
+    QCOMPARE(doc->colourOf(0), doc->colourOf(2));
+    QVERIFY(doc->colourOf(0) != doc->colourOf(1));
+    CompareView* compare = window.compareView();
+    // A curve per run, and a legend line per setting.
+    QTRY_COMPARE(compare->epochPlot()->graphCount(), 3 + 2);
+    std::map<QString, QColor> curve;
+    for (int g = 0; g < compare->epochPlot()->graphCount(); ++g) {
+      curve[compare->epochPlot()->graph(g)->name()] = compare->epochPlot()->graph(g)->pen().color();
+    }
+    QTableWidget* list = window.runList()->table();
+    std::set<QRgb> swatches;
+    for (int row = 0; row < list->rowCount(); ++row) {
+      const QTableWidgetItem* name = list->item(row, RunListView::kName);
+      const QColor swatch = name->data(Qt::DecorationRole).value<QColor>();
+      QCOMPARE(swatch, curve.at(name->text()));
+      swatches.insert(swatch.rgb());
+      if (name->text().contains("static-1")) QVERIFY2(name->toolTip().contains("(seeds)"), qPrintable(name->toolTip()));
+    }
+    QCOMPARE(swatches.size(), size_t{2});
+  }
+
   void compareDrawsTheLossWhereNoRunRecordedAccuracy() {
     synthetic::SyntheticTraceOptions o;
     o.model = "mlp";

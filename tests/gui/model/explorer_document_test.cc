@@ -12,6 +12,7 @@
 #include "analysis/schedule.h"
 #include "traces/trace_writer.h"
 #include "gui/model/explorer_document.h"
+#include "gui/model/what_if.h"
 #include "tests/gui/gui_test_support.h"
 #include "tests/support/run_command.h"
 
@@ -245,6 +246,13 @@ class ExplorerDocumentTest : public QObject {
     }
     QVERIFY2(critical_at_large_batch > 0, "the LR decay's critical epochs at batch 1024 are the case tested");
     QVERIFY(shaded[0] && !shaded[20] && no_effect[20]);
+    // The What-if's epoch breakdown shades the same epochs the same way (it
+    // used to find no effect from the projection's bytes: none at 20–22,
+    // where the batch stays at 1024).
+    const WhatIfProjection p =
+        ProjectWhatIf(*doc.currentRun(), doc.scheduleSettings(), doc.whatIfSettings(), sim::TimingSource::kAnalytic);
+    QVERIFY(p.low_level_bands == a->model_bands);
+    QVERIFY(p.no_effect_bands == a->no_effect_bands);
   }
 
   void aDenseTraceIsExploredAsAnotherScheme() {

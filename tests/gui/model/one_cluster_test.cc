@@ -62,7 +62,7 @@ class OneClusterTest : public QObject {
     QVERIFY(!replay.is_null());
     const std::string platform = replay["platform"].get<std::string>();
     QCOMPARE(QString::fromStdString(platform),
-             QString("star of 64 hosts, 25 Gb/s, 126.6 us per link, CM02 (TCP-gamma 0, cross-traffic off)"));
+             QString("star of 64 hosts, 25 Gb/s, 126.6 µs per link, CM02 (TCP-gamma 0, cross-traffic off)"));
     const auto time_of = [](const nlohmann::json& r, const char* name) {
       return r["schedules"][name]["total"]["time_s"].get<double>();
     };
