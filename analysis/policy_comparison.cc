@@ -158,8 +158,14 @@ std::string FastestSummary(const PolicyComparison& c, const std::string& times) 
   const PolicyRow* dense = c.dense();
   if (other == nullptr && fastest != dense) other = dense;
   std::string text = fastest->label;
-  if (other != nullptr)
+  if (other != nullptr) {
     text += ", " + Ratio(other->projected_s, fastest->projected_s, times) + " faster than " + other->label;
+    // Within the prediction bands, the ratio is no ranking.
+    if (fastest->projected_band && other->projected_band && fastest->projected_band->Overlaps(*other->projected_band)) {
+      text += " - but their bands overlap (" + fastest->projected_band->Text() + " s against " +
+              other->projected_band->Text() + " s): not distinguishable on this trace";
+    }
+  }
   return text;
 }
 
@@ -231,7 +237,7 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
   out << std::left << std::setw(38) << "policy" << std::right << std::setw(14) << "floats/worker";
   if (base != nullptr) out << std::setw(10) << "vs low";
   out << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(9) << "changes";
-  if (projected) out << std::setw(14) << "projected s";
+  if (projected) out << std::setw(14) << "projected s" << std::setw(18) << "band s (90 %)";
   if (projected && base != nullptr) out << std::setw(10) << "speedup";
   if (projected && dense != nullptr) out << std::setw(10) << "vs dense";
   const bool accuracy = AnyRecordedAccuracy(c);
@@ -248,7 +254,10 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
     out << std::setw(11) << (row.error ? FormatPrintf("%.4f", row.error->mean) : "—  ") << std::setw(15)
         << (row.error && row.error->critical_mean ? FormatPrintf("%.4f", *row.error->critical_mean) : "—  ")
         << std::setw(9) << row.level_changes;
-    if (projected) out << std::setw(14) << (row.projected_s ? FormatPrintf("%.4g", *row.projected_s) : "—  ");
+    if (projected) {
+      out << std::setw(14) << (row.projected_s ? FormatPrintf("%.4g", *row.projected_s) : "—  ") << std::setw(18)
+          << (row.projected_band ? row.projected_band->Text() : "—  ");
+    }
     if (projected && base != nullptr) {
       const std::optional<double> speedup = Speedup(base, row);
       out << std::setw(10) << (speedup ? FormatPrintf("%.2fx", *speedup) : "—");
@@ -270,6 +279,10 @@ void WritePolicyTable(const PolicyComparison& c, std::ostream& out) {
     out << "; dense, fp16 and bf16 send every gradient every step, the casts in 16 bits: floats count the wire's "
            "bytes / 4, so a cast's are half of dense's";
   }
+  if (projected) {
+    out << "; band: the range that held 90 % of the trace's recorded steps, carried through the model (every "
+           "step at that end)";
+  }
   if (projected && base != nullptr) out << "; speedup: static low's time over the row's";
   if (projected && dense != nullptr) out << "; vs dense: dense's time over the row's";
   if (accuracy) {
@@ -285,7 +298,8 @@ void WritePolicyCsv(const PolicyComparison& c, std::ostream& out) {
   // scheme and speedup_vs_dense after the label: the columns from
   // floats_per_worker on keep their places counted from the end.
   out << "policy,label,scheme,speedup_vs_dense,recorded_accuracy,recorded_runs,floats_per_worker,"
-         "saving_vs_static_low,error_proxy,critical_error_proxy,level_changes,projected_s\n";
+         "saving_vs_static_low,error_proxy,critical_error_proxy,level_changes,projected_s,projected_low_s,projected_"
+         "high_s\n";
   const PolicyRow* base = c.rows.empty() ? nullptr : &c.baseline();
   auto write = [&](const PolicyRow& row) {
     out << row.name << ",\"" << row.label << "\"," << ToString(row.whole_gradient.value_or(c.scheme)) << ','
@@ -301,6 +315,10 @@ void WritePolicyCsv(const PolicyComparison& c, std::ostream& out) {
     if (row.error && row.error->critical_mean) out << *row.error->critical_mean;
     out << ',' << row.level_changes << ',';
     if (row.projected_s) out << *row.projected_s;
+    out << ',';
+    if (row.projected_band) out << row.projected_band->low_s;
+    out << ',';
+    if (row.projected_band) out << row.projected_band->high_s;
     out << '\n';
   };
   for (const PolicyRow& row : c.rows) write(row);
@@ -329,6 +347,8 @@ void WritePolicyJson(const PolicyComparison& c, std::ostream& out) {
     r["critical_error_proxy"] = row.error && row.error->critical_mean ? json(*row.error->critical_mean) : json(nullptr);
     r["level_changes"] = row.level_changes;
     r["projected_s"] = row.projected_s ? json(*row.projected_s) : json(nullptr);
+    r["projected_low_s"] = row.projected_band ? json(row.projected_band->low_s) : json(nullptr);
+    r["projected_high_s"] = row.projected_band ? json(row.projected_band->high_s) : json(nullptr);
     const std::optional<double> vs_dense = Speedup(c.dense(), row);
     r["speedup_vs_dense"] = vs_dense ? json(*vs_dense) : json(nullptr);
     r["recorded_accuracy"] = row.recorded_accuracy ? json(*row.recorded_accuracy) : json(nullptr);

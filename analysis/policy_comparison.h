@@ -18,6 +18,7 @@
 
 #include "analysis/error_proxy.h"
 #include "analysis/schedule.h"
+#include "analysis/time_band.h"
 
 namespace accordion {
 
@@ -27,8 +28,9 @@ struct PolicyRow {
   Schedule schedule;
   ScheduleCost cost;
   std::optional<ErrorProxy> error;
-  std::optional<double> projected_s;  // time to train, when a simulator projected it
-  int level_changes = 0;              // epochs whose levels differ from the epoch before
+  std::optional<double> projected_s;       // time to train, when a simulator projected it
+  std::optional<TimeBand> projected_band;  // its prediction band, with it
+  int level_changes = 0;                   // epochs whose levels differ from the epoch before
   // Set on a whole-gradient row (PolicyComparison::whole_gradient): the
   // scheme it sends every gradient with (dense, fp16, bf16).
   std::optional<Scheme> whole_gradient;

@@ -12,6 +12,10 @@ namespace accordion {
 // 0 for none.
 double Median(std::vector<double> values);
 
+// The `q` quantile of `values` (q in [0, 1]), linear between the two
+// nearest order statistics (numpy's default); 0 for none.
+double Quantile(std::vector<double> values, double q);
+
 // Whether positive `a` and `b` differ by at most `fraction` of the larger:
 // false where either is not positive.
 bool AgreeWithin(double a, double b, double fraction);

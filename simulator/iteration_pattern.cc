@@ -23,6 +23,8 @@ std::string IterationPattern::Key() const {
     append(key, c.gap_s);
     append(key, c.host_s);
     append(key, c.network_scale);
+    append(key, c.recorded_network_s);
+    append(key, c.attribution);
     key += ';';
   }
   return key;

@@ -42,6 +42,14 @@ struct CollectiveCall {
   // is the model's, so it scales with the transfer rather than staying a
   // fixed amount that a faster network would turn into a negative time.
   double network_scale = 1;
+  // What the anchoring called network time on the recorded network (the
+  // rest of what the trace measured being host_s; 0: unknown), and the
+  // recorded rate's relative uncertainty (the probe fit's). The prediction
+  // band moves host_s as if it were network time and the network time by
+  // that uncertainty: nothing on the recorded network, more the further a
+  // what-if moves from it.
+  double recorded_network_s = 0;
+  double attribution = 0;
   // This call's time when the network model gives it `network_s`.
   double Modelled(double network_s) const { return network_s * network_scale + host_s; }
 };

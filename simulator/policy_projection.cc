@@ -43,6 +43,7 @@ PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, S
   // are half of dense's.
   row.cost.total_floats = p.total.payload_bytes / 4;
   row.projected_s = p.total.time_s;
+  row.projected_band = TimeBand{p.total.time_low_s, p.total.time_high_s};
   row.whole_gradient = scheme;
   if (with_error && DescriptionOf(scheme).dense_baseline) {
     // Dense sends the gradients as computed: no compression error at all.
@@ -79,6 +80,7 @@ ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions&
       const ScheduleProjection* p = out.replay.Named(row.name);
       if (p == nullptr) continue;
       row.projected_s = p->total.time_s;
+      row.projected_band = TimeBand{p->total.time_low_s, p->total.time_high_s};
       // At the projected worker count (steps per epoch follow it).
       row.cost.total_floats = p->total.payload_bytes / 4;
     }
@@ -133,6 +135,18 @@ const WholeGradientTime& Advice::FastestWholeGradient() const {
     if (w.projected_s < fastest->projected_s) fastest = &w;
   }
   return *fastest;
+}
+
+std::optional<Advice::Contest> Advice::AdvisedAgainstRunnerUp() const {
+  if (whole_gradient.empty() && !best) return std::nullopt;
+  auto whole_name = [](const WholeGradientTime& w) { return std::string(DescriptionOf(w.scheme).title); };
+  if (kind == AdviceKind::kWholeGradient) {
+    const WholeGradientTime& w = AdvisedWholeGradient();
+    return Contest{whole_name(w), CompressedLabel(), w.band, compressed_band()};
+  }
+  if (best) return Contest{CompressedLabel(), "static " + LevelName(scheme, reference), *best->band, reference_band};
+  const WholeGradientTime& w = FastestWholeGradient();
+  return Contest{CompressedLabel(), whole_name(w), reference_band, w.band};
 }
 
 const WholeGradientTime& Advice::AdvisedWholeGradient() const {
@@ -209,6 +223,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   const ReplayResult at_reference =
       ReplayEngine(ReplayOptions(replay).level_low(a.reference).level_high(a.reference)).Run(input);
   a.reference_s = at_reference.static_low.total.time_s;
+  a.reference_band = {at_reference.static_low.total.time_low_s, at_reference.static_low.total.time_high_s};
   a.platform = at_reference.platform;
   a.workers = at_reference.workers;
   for (AdvisorCandidate& c : a.candidates) {
@@ -216,6 +231,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
     const ReplayResult r =
         ReplayEngine(ReplayOptions(replay).eta(c.eta).level_low(c.level_low).level_high(c.level_high)).Run(input);
     c.projected_s = r.accordion.total.time_s;
+    c.band = TimeBand{r.accordion.total.time_low_s, r.accordion.total.time_high_s};
   }
   std::stable_sort(a.candidates.begin(), a.candidates.end(), [](const AdvisorCandidate& x, const AdvisorCandidate& y) {
     if (x.admissible != y.admissible) return x.admissible;
@@ -235,7 +251,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   double fastest = a.compressed_s();
   for (Scheme s : WholeGradientSchemes()) {
     const ScheduleProjection p = ProjectWholeGradient(input, replay, s);
-    a.whole_gradient.push_back({s, p.total.time_s, p.total.payload_bytes});
+    a.whole_gradient.push_back({s, p.total.time_s, {p.total.time_low_s, p.total.time_high_s}, p.total.payload_bytes});
     fastest = std::min(fastest, p.total.time_s);
   }
   // The most exact setting within the margin of the fastest: dense, the
@@ -316,14 +332,15 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
       << FormatPrintf("%.0f", a.tolerance * 100) << " %)\n\n";
   out << std::setw(6) << "eta" << std::setw(12) << "low" << std::setw(12) << "high" << std::setw(14) << "floats/worker"
       << std::setw(11) << "error" << std::setw(15) << "error (crit.)" << std::setw(13) << "projected s" << std::setw(10)
-      << "speedup"
+      << "speedup" << std::setw(18) << "band s (90 %)"
       << "\n";
   for (const AdvisorCandidate& c : a.candidates) {
     out << std::setw(6) << FormatPrintf("%.3g", c.eta) << std::setw(12) << LevelName(a.scheme, c.level_low)
         << std::setw(12) << LevelName(a.scheme, c.level_high) << std::setw(14) << FormatPrintf("%.4g", c.floats)
         << std::setw(11) << FormatPrintf("%.4f", c.error) << std::setw(15) << FormatPrintf("%.4f", c.critical_error)
         << std::setw(13) << (c.projected_s ? FormatPrintf("%.4g", *c.projected_s) : "too lossy") << std::setw(10)
-        << (c.projected_s ? FormatPrintf("%.2fx", a.reference_s / *c.projected_s) : "") << "\n";
+        << (c.projected_s ? FormatPrintf("%.2fx", a.reference_s / *c.projected_s) : "") << std::setw(18)
+        << (c.band ? c.band->Text() : "") << "\n";
   }
   out << "\n";
   if (!a.whole_gradient.empty()) {
@@ -380,6 +397,11 @@ void WriteAdviceTable(const Advice& a, std::ostream& out) {
     }
     if (!vs_whole.empty()) out << "(static " << LevelName(a.scheme, a.reference) << " is " << vs_whole << ")\n";
   }
+  if (const auto contest = a.AdvisedAgainstRunnerUp()) {
+    out << "bands: " << contest->advised << " " << contest->advised_band.Text() << " s, " << contest->runner_up << " "
+        << contest->runner_up_band.Text() << " s (90 % of the recorded steps, through the model): "
+        << (contest->distinguishable() ? "apart" : "they overlap - not distinguishable on this trace") << "\n";
+  }
   WriteBreakEven(a, out);
   out << "This is a projection from one run's gradients and error profile, not an accuracy guarantee: "
          "check the advice with a real run (docs/policies.md).\n";
@@ -391,6 +413,8 @@ nlohmann::json AdviceJson(const Advice& a) {
   j["scheme"] = ToString(a.scheme);
   j["reference_level"] = a.reference;
   j["reference_projected_s"] = a.reference_s;
+  j["reference_projected_low_s"] = a.reference_band.low_s;
+  j["reference_projected_high_s"] = a.reference_band.high_s;
   j["reference_critical_error"] = a.reference_critical_error;
   j["tolerance"] = a.tolerance;
   j["critical_epochs"] = a.critical_epochs;
@@ -406,6 +430,8 @@ nlohmann::json AdviceJson(const Advice& a) {
     r["critical_error_proxy"] = c.critical_error;
     r["admissible"] = c.admissible;
     r["projected_s"] = c.projected_s ? json(*c.projected_s) : json(nullptr);
+    r["projected_low_s"] = c.band ? json(c.band->low_s) : json(nullptr);
+    r["projected_high_s"] = c.band ? json(c.band->high_s) : json(nullptr);
     return r;
   };
   json rows = json::array();
@@ -417,6 +443,8 @@ nlohmann::json AdviceJson(const Advice& a) {
     whole.push_back({{"scheme", d.name},
                      {"label", d.title},
                      {"projected_s", w.projected_s},
+                     {"projected_low_s", w.band.low_s},
+                     {"projected_high_s", w.band.high_s},
                      {"payload_bytes", w.payload_bytes},
                      {"unit_roundoff", d.dense_baseline ? 0.0 : UnitRoundoff(d.wire)}});
   }
@@ -441,6 +469,14 @@ nlohmann::json AdviceJson(const Advice& a) {
     }
   }
   advice["speedup_vs_reference"] = a.reference_s / advice["projected_s"].get<double>();
+  if (const auto contest = a.AdvisedAgainstRunnerUp()) {
+    advice["runner_up"] = contest->runner_up;
+    advice["projected_low_s"] = contest->advised_band.low_s;
+    advice["projected_high_s"] = contest->advised_band.high_s;
+    advice["runner_up_low_s"] = contest->runner_up_band.low_s;
+    advice["runner_up_high_s"] = contest->runner_up_band.high_s;
+    advice["distinguishable"] = contest->distinguishable();
+  }
   j["advice"] = advice;
   json break_even = nullptr;
   if (a.break_even) {

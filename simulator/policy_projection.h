@@ -88,6 +88,7 @@ struct AdvisorCandidate {
   double error = 0;                   // mean over every epoch and layer
   double critical_error = 0;          // over the run's critical epochs
   std::optional<double> projected_s;  // admissible candidates only
+  std::optional<TimeBand> band;       // its prediction band, with it
   bool admissible = false;
 };
 
@@ -95,6 +96,7 @@ struct AdvisorCandidate {
 struct WholeGradientTime {
   Scheme scheme = Scheme::kDense;
   double projected_s = 0;
+  TimeBand band;             // its prediction band
   double payload_bytes = 0;  // one worker's on the wire, at the projected worker count
 };
 
@@ -108,6 +110,7 @@ struct Advice {
   double reference = 0;                 // the reference low level
   double reference_critical_error = 0;  // static reference, critical epochs
   double reference_s = 0;               // static reference, projected
+  TimeBand reference_band;              // and its prediction band
   double tolerance = 0;
   int critical_epochs = 0;
   std::string platform;  // as the replay describes it
@@ -130,6 +133,18 @@ struct Advice {
 
   // The best compressed setting's projected time: best's, else the reference's.
   double compressed_s() const { return best ? *best->projected_s : reference_s; }
+  const TimeBand& compressed_band() const { return best ? *best->band : reference_band; }
+  // The advised setting and the runner-up a user would weigh it against
+  // (the advised whole-gradient exchange against the best compressed
+  // setting; Accordion against its static reference; the reference against
+  // the fastest whole-gradient exchange), and whether their prediction
+  // bands keep them apart: where they overlap, the trace cannot tell them.
+  struct Contest {
+    std::string advised, runner_up;
+    TimeBand advised_band, runner_up_band;
+    bool distinguishable() const { return !advised_band.Overlaps(runner_up_band); }
+  };
+  std::optional<Contest> AdvisedAgainstRunnerUp() const;
   // "Accordion eta 0.7 rank 8 / rank 4" or "static rank 2".
   std::string CompressedLabel() const;
   // The fastest whole-gradient exchange (a tie: the more exact).

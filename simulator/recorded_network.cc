@@ -200,6 +200,7 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   }
   n.rms_relative_error = std::sqrt(sum_sq / static_cast<double>(points.size()));
   n.rms_transfer_error = transfer_points > 0 ? std::sqrt(transfer_sq / transfer_points) : n.rms_relative_error;
+  n.transfer_sizes = transfer_points > 0 ? transfer_points : n.sizes;
   double shortest = points.front().seconds, longest = 0;
   for (const ProbePoint& p : points) {
     shortest = std::min(shortest, p.seconds);
@@ -221,6 +222,10 @@ std::optional<RecordedNetwork> FitRecordedNetwork(const std::vector<NetworkProbe
   }
   n.platform.Validate();
   return n;
+}
+
+double RecordedNetwork::RateUncertainty() const {
+  return rms_transfer_error / std::sqrt(static_cast<double>(std::max(1, transfer_sizes)));
 }
 
 }  // namespace accordion::sim

@@ -44,6 +44,12 @@ struct RecordedNetwork {
   // misses are a busy host's waits or a half-used burst, which the
   // training's collectives carry as host costs.
   double rms_transfer_error = 0;
+  int transfer_sizes = 0;  // how many sizes that rms is over
+  // The sustained rate's relative uncertainty: the rms over those sizes
+  // less what their number averages out (rms / sqrt(n)). A replay's band
+  // moves this share of the recorded collectives' time between network and
+  // host (replay_engine.h).
+  double RateUncertainty() const;
   // Whether the largest size took at least twice the smallest: without, the
   // probe saw latency (or a busy host) only, and its bandwidth is a guess.
   bool transfer_seen = true;

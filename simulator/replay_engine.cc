@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 #include <random>
 #include <set>
@@ -47,10 +48,13 @@ class PatternBook {
   std::map<std::string, int> distinct_;
 };
 
-// What one collective took beyond its time on the recorded network.
+// What one collective took beyond its time on the recorded network, and
+// how sure that split is (CollectiveCall's fields of the same names).
 struct HostCost {
   double host_s = 0;
   double network_scale = 1;
+  double recorded_network_s = 0;
+  double attribution = 0;
 };
 
 // What each collective cost the hosts beyond the network, from the trace.
@@ -66,6 +70,8 @@ struct HostCosts {
     const HostCost& cost = it != recorded.end() ? it->second : call != by_call.end() ? call->second : other;
     c.host_s = cost.host_s;
     c.network_scale = cost.network_scale;
+    c.recorded_network_s = cost.recorded_network_s;
+    c.attribution = cost.attribution;
   }
 };
 
@@ -156,6 +162,8 @@ void AddTo(EpochProjection& total, const EpochProjection& e) {
   total.exposed_comm_s += e.exposed_comm_s;
   total.other_s += e.other_s;
   total.time_s += e.time_s;
+  total.time_low_s += e.time_low_s;
+  total.time_high_s += e.time_high_s;
   total.payload_bytes += e.payload_bytes;
   total.wire_bytes += e.wire_bytes;
 }
@@ -192,7 +200,19 @@ struct StepParts {
   double forward = 0, backward = 0, after_backward = 0, compress = 0, tail = 0;
   double iteration() const { return forward + backward + after_backward + tail; }
   std::vector<double> views_s;  // each composed view's step (a rank's, or a sample's)
+  // The band (kBandLow to kBandHigh of the views, each at the end of its
+  // collectives' attribution that gives it least / most).
+  double low = 0, high = 0;
 };
+
+// The prediction band's quantiles of the composed steps: the range that
+// held 90 % of the recorded steps, carried through the model.
+constexpr double kBandLow = 0.05;
+constexpr double kBandHigh = 0.95;
+// The most of the recorded collectives' network time the band takes their
+// net host cost to be (a fitted rate that far off), where the probe's own
+// uncertainty is smaller.
+constexpr double kRateDoubt = 0.1;
 
 // The shapers a step's collectives cross: the what-if's links' and the
 // recorded network's, and what each call puts through one link.
@@ -206,6 +226,39 @@ struct Shapers {
 // Rounds of walking a step and shortening its collectives by what the
 // what-if's bucket saves them: each walk sees the last one's durations.
 constexpr int kShaperRounds = 4;
+
+// How far the band moves each call, nothing where the what-if is the
+// recorded network and more the further it moves from it: its network
+// time's change by the rate's uncertainty, and its share (by network
+// time) of the step's net host cost as if that were network time - a rate
+// a few per cent off, which a faster network shortens and a host cost
+// would not. The net: one collective's wait behind another leaves one
+// residual above and one below, which cancel (the composition settles
+// them). At most kRateDoubt of the network time (or the rate's
+// uncertainty, if larger): a net residual beyond that is no rate's error
+// the probe could have missed, and stays the hosts'.
+std::vector<double> BandShifts(const IterationPattern& pattern, const std::vector<double>& modelled) {
+  std::vector<double> band_shift(modelled.size(), 0.0);
+  double recorded_sum = 0, network_sum = 0, host_sum = 0, uncertainty = 0;
+  for (size_t i = 0; i < modelled.size(); ++i) {
+    const CollectiveCall& c = pattern.calls[i];
+    if (c.recorded_network_s <= 0) continue;
+    recorded_sum += c.recorded_network_s;
+    network_sum += modelled[i] - c.host_s;
+    host_sum += c.host_s;
+    uncertainty = std::max(uncertainty, c.attribution);
+  }
+  if (recorded_sum > 0) {
+    const double network_like =
+        uncertainty * recorded_sum + std::min(std::fabs(host_sum), std::max(kRateDoubt, uncertainty) * recorded_sum);
+    const double change = std::fabs(1 - network_sum / recorded_sum);
+    for (size_t i = 0; i < modelled.size(); ++i) {
+      const CollectiveCall& c = pattern.calls[i];
+      if (c.recorded_network_s > 0) band_shift[i] = network_like * change * c.recorded_network_s / recorded_sum;
+    }
+  }
+  return band_shift;
+}
 
 // Every sampled step of `profile` composed with the collectives' times the
 // network model found for `pattern` (`timing`), then averaged: a step's time
@@ -226,6 +279,12 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
     modelled.push_back(pattern.calls[i].Modelled(span.end_s - span.start_s));
   }
   const bool recorded_network = rank_shift.has_value();
+  const std::vector<double> band_shift = BandShifts(pattern, modelled);
+  auto moved = [&band_shift](std::vector<double> durations, double sign) {
+    for (size_t i = 0; i < durations.size(); ++i) durations[i] += sign * band_shift[i];
+    return durations;
+  };
+  std::vector<double> views_low, views_high;
   StepParts mean;
   // The step of `sample`: its readiness and gaps scaled by `by`; `gaps`
   // gets the host's gaps after backward.
@@ -279,7 +338,9 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
   // network) its collectives' times, composed; `weight` of the mean.
   auto add = [&](const StepSample& sample, bool own_network, double weight) {
     double gaps = 0;
-    double after_backward = 0;
+    // The durations composed and what the composition gives after backward.
+    std::vector<double> durations;
+    std::function<double(const std::vector<double>&)> after_of;
     const IterationPattern step = step_of(sample, scale, gaps);
     if (own_network) {
       // A rank's step as it measured it, moved by what the what-if changes:
@@ -297,13 +358,18 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
         shifted = reshape(sample, step, shifted, savings(sample, as_run, own, shapers.recorded, 1.0), scale);
       }
       const double as_measured = compose(as_run, own);
-      after_backward = std::max(0.0, sample.after_backward_s + compose(step, shifted) - as_measured);
-    } else if (shapers.any()) {
-      after_backward = compose(
-          step, reshape(sample, step, modelled, savings(sample, step, modelled, shapers.recorded, scale), scale));
+      durations = std::move(shifted);
+      after_of = [&, as_measured](const std::vector<double>& d) {
+        return std::max(0.0, sample.after_backward_s + compose(step, d) - as_measured);
+      };
     } else {
-      after_backward = compose(step, modelled);
+      durations = shapers.any()
+                      ? reshape(sample, step, modelled, savings(sample, step, modelled, shapers.recorded, scale), scale)
+                      : modelled;
+      after_of = [&](const std::vector<double>& d) { return compose(step, d); };
     }
+    const double after_backward = after_of(durations);
+    const double below = after_of(moved(durations, -1)), above = after_of(moved(durations, 1));
     const double backward = sample.backward_s * scale;
     mean.forward += weight * sample.forward_s * scale;
     mean.backward += weight * backward;
@@ -311,7 +377,10 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
     mean.compress += weight * std::min(after_backward, gaps);
     const double tail = sample.tail_s + (decompress_scale - 1) * sample.decompress_s;
     mean.tail += weight * tail;
-    mean.views_s.push_back(sample.forward_s * scale + backward + after_backward + tail);
+    const double rest = sample.forward_s * scale + backward + tail;
+    mean.views_s.push_back(rest + after_backward);
+    views_low.push_back(rest + std::min({after_backward, below, above}));
+    views_high.push_back(rest + std::max({after_backward, below, above}));
   };
   const auto n = static_cast<double>(profile.samples.size());
   for (const StepSample& sample : profile.samples) {
@@ -324,6 +393,8 @@ StepParts ExpectedStep(const IterationPattern& pattern, const IterationTiming& t
       add(sample, false, 1 / n);
     }
   }
+  mean.low = std::min(Quantile(views_low, kBandLow), mean.iteration());
+  mean.high = std::max(Quantile(views_high, kBandHigh), mean.iteration());
   return mean;
 }
 
@@ -428,10 +499,11 @@ namespace {
 // rank's collectives one at a time, and bytes still on the wire delay the
 // next): the step's composition settles those, keeping the sum. Either
 // way each collective takes what it measured on the recorded network, and
-// the two readings agree where the sums are equal. Per call and overall,
-// means.
+// the two readings agree where the sums are equal. Each keeps its network
+// time there and the rate's uncertainty for the prediction band. Per call
+// and overall, means.
 HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& modelled,
-                        const std::vector<double>& shaper_saving = {}) {
+                        const std::vector<double>& shaper_saving = {}, double rate_uncertainty = 0) {
   HostCosts costs;
   double measured_sum = 0, modelled_sum = 0;
   size_t i = 0;
@@ -441,19 +513,29 @@ HostCosts ResidualCosts(const ReplayInput& input, const std::vector<double>& mod
     ++i;
   }
   const double scale = modelled_sum > measured_sum && measured_sum > 0 ? measured_sum / modelled_sum : 1.0;
-  std::map<std::string, std::pair<double, int>> sums;
-  double total = 0;
+  std::map<std::string, std::vector<HostCost>> calls;
+  std::vector<HostCost> all;
   i = 0;
   for (const auto& [key, seconds] : input.collective_s) {
-    const double cost = seconds - scale * modelled[i++];
-    costs.recorded[key] = {cost, scale};
-    auto& [sum, n] = sums[CallName(key.tag, key.bucket)];
-    sum += cost;
-    ++n;
-    total += cost;
+    const double network = scale * modelled[i++];
+    const HostCost cost{seconds - network, scale, network, rate_uncertainty};
+    costs.recorded[key] = cost;
+    calls[CallName(key.tag, key.bucket)].push_back(cost);
+    all.push_back(cost);
   }
-  for (const auto& [call, sum_n] : sums) costs.by_call[call] = {sum_n.first / sum_n.second, scale};
-  costs.other = {total / static_cast<double>(input.collective_s.size()), scale};
+  auto mean = [](const std::vector<HostCost>& v) {
+    // One network scale for all (the trace's as a whole): kept exactly, not
+    // averaged into 0.9999... that the notes would call a scaling.
+    HostCost m{0, v.front().network_scale, 0, 0};
+    for (const HostCost& c : v) {
+      m.host_s += c.host_s / static_cast<double>(v.size());
+      m.recorded_network_s += c.recorded_network_s / static_cast<double>(v.size());
+      m.attribution += c.attribution / static_cast<double>(v.size());
+    }
+    return m;
+  };
+  for (const auto& [call, v] : calls) costs.by_call[call] = mean(v);
+  costs.other = mean(all);
   return costs;
 }
 
@@ -559,7 +641,7 @@ HostCosts MeasureHostCosts(const ReplayInput& input, const ReplayOptions& option
     for (const auto& [key, seconds] : input.collective_s) {
       saving.push_back(shaper.Saving(LinkBytes(key.op, key.bytes, trace_world, options), shaper.burst_bytes));
     }
-    costs = ResidualCosts(input, modelled, saving);
+    costs = ResidualCosts(input, modelled, saving, recorded_network->RateUncertainty());
     costs.anchored = true;
     costs.shaper = shaper;
     note << "anchored on the recorded network (" << recorded_network->Describe() << "): " << DescribeResiduals(costs)
@@ -781,6 +863,10 @@ class EpochProjector {
     e.exposed_comm_s = n * (parts.after_backward - parts.compress);
     e.other_s = n * parts.tail;
     e.time_s = n * e.iteration_s;
+    e.iteration_low_s = parts.low;
+    e.iteration_high_s = parts.high;
+    e.time_low_s = n * parts.low;
+    e.time_high_s = n * parts.high;
     const auto [payload, wire] = BytesOf(s.pattern);
     e.payload_bytes = n * payload;
     e.wire_bytes = n * wire;
@@ -808,6 +894,8 @@ class EpochProjector {
       AddTo(p.total, p.epochs.back());
     }
     p.total.iteration_s = p.total.steps > 0 ? p.total.time_s / static_cast<double>(p.total.steps) : 0;
+    p.total.iteration_low_s = p.total.steps > 0 ? p.total.time_low_s / static_cast<double>(p.total.steps) : 0;
+    p.total.iteration_high_s = p.total.steps > 0 ? p.total.time_high_s / static_cast<double>(p.total.steps) : 0;
     return p;
   }
 
@@ -876,7 +964,10 @@ MeasuredCheck CheckAgainstMeasured(const ReplayInput& input, const std::vector<s
   std::set<std::pair<int, const StepProfile*>> composed;
   for (const auto& [epoch, step] : plan) {
     check.measured_iteration_s += input.measured_iteration_s.at(epoch);
-    check.simulated_iteration_s += projector.ProjectEpoch(step, epoch).iteration_s;
+    const EpochProjection projected = projector.ProjectEpoch(step, epoch);
+    check.simulated_iteration_s += projected.iteration_s;
+    check.simulated_low_s += projected.iteration_low_s;
+    check.simulated_high_s += projected.iteration_high_s;
     ++check.epochs;
     auto steps = input.measured_step_s.find(epoch);
     if (steps != input.measured_step_s.end()) {
@@ -890,6 +981,8 @@ MeasuredCheck CheckAgainstMeasured(const ReplayInput& input, const std::vector<s
   }
   check.measured_iteration_s /= check.epochs;
   check.simulated_iteration_s /= check.epochs;
+  check.simulated_low_s /= check.epochs;
+  check.simulated_high_s /= check.epochs;
   check.relative_error = (check.simulated_iteration_s - check.measured_iteration_s) / check.measured_iteration_s;
   check.median_measured_iteration_s = Median(measured_steps);
   check.median_simulated_iteration_s = Median(simulated_steps);

@@ -152,6 +152,16 @@ struct EpochProjection {
   double exposed_comm_s = 0;  // communication still running after backward
   double other_s = 0;         // decompression, optimizer, data loading
   double time_s = 0;
+  // The prediction band around iteration_s and time_s: the range that held
+  // 90 % of the trace's recorded steps (their 5th to 95th percentile),
+  // carried through the model, each step at the end of its collectives'
+  // network / host attribution that gives it least or most
+  // (CollectiveCall::attribution: the probe fit's rate uncertainty, and any
+  // host cost the trace's small collectives do not show). On the recorded
+  // network only the steps' own spread remains. A total's band is its
+  // epochs' summed: as if every step sat at that end.
+  double iteration_low_s = 0, iteration_high_s = 0;
+  double time_low_s = 0, time_high_s = 0;
   double payload_bytes = 0;  // one worker's payload, as the trace counts it
   double wire_bytes = 0;     // what one worker puts on the wire (algorithm factors included)
 };
@@ -175,6 +185,13 @@ struct MeasuredCheck {
   double median_measured_iteration_s = 0;  // over every sampled step and rank
   double median_simulated_iteration_s = 0;
   double median_relative_error = 0;
+  // The band of the epochs' steps (EpochProjection::iteration_low_s and
+  // _high_s), means over the same epochs.
+  double simulated_low_s = 0;
+  double simulated_high_s = 0;
+  bool median_in_band() const {
+    return median_measured_iteration_s >= simulated_low_s && median_measured_iteration_s <= simulated_high_s;
+  }
 };
 
 struct ReplayResult {

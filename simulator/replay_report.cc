@@ -28,6 +28,10 @@ nlohmann::json EpochJson(const EpochProjection& e) {
                       {"exposed_comm_s", e.exposed_comm_s},
                       {"other_s", e.other_s},
                       {"time_s", e.time_s},
+                      {"iteration_low_s", e.iteration_low_s},
+                      {"iteration_high_s", e.iteration_high_s},
+                      {"time_low_s", e.time_low_s},
+                      {"time_high_s", e.time_high_s},
                       {"payload_bytes", e.payload_bytes},
                       {"wire_bytes", e.wire_bytes}};
   if (e.epoch >= 0) {
@@ -43,7 +47,8 @@ void CsvRow(std::ostream& out, const std::string& schedule, const EpochProjectio
       << (e.epoch >= 0 ? std::to_string(e.low_layers) : "") << ','
       << (e.epoch >= 0 ? std::to_string(e.global_batch) : "") << ',' << e.steps << ',' << e.iteration_s << ','
       << e.compute_s << ',' << e.compress_s << ',' << e.exposed_comm_s << ',' << e.other_s << ',' << e.time_s << ','
-      << e.payload_bytes << ',' << e.wire_bytes << ',' << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << '\n';
+      << e.payload_bytes << ',' << e.wire_bytes << ',' << (e.epoch >= 0 ? std::to_string(e.pattern) : "") << ','
+      << e.time_low_s << ',' << e.time_high_s << '\n';
 }
 
 // `v` right-aligned in `width` characters with `precision` decimals, or in
@@ -56,6 +61,9 @@ std::string Column(double v, int width, int precision) {
   std::string cell(text);
   return std::string(std::max(1, width - static_cast<int>(cell.size())), ' ') + cell;
 }
+
+// "12.1 - 13.4", three significant figures.
+std::string BandText(double low, double high) { return FormatNumber(low, 3) + " - " + FormatNumber(high, 3); }
 
 }  // namespace
 
@@ -81,15 +89,19 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
 
   out << std::left << std::setw(30) << "schedule" << std::right << std::setw(12) << "time_s" << std::setw(12)
       << "compute_s" << std::setw(12) << "compress_s" << std::setw(12) << "exposed_s" << std::setw(14) << "bytes/worker"
-      << std::setw(20) << "Accordion speedup"
+      << std::setw(20) << "Accordion speedup" << std::setw(20) << "band_s (90 %)"
       << "\n";
   for (int i = 0; i < 3; ++i) {
     const ScheduleProjection& s = *Schedules(r, i);
     out << std::left << std::setw(30) << s.label << std::right << Column(s.total.time_s, 12, 1)
         << Column(s.total.compute_s, 12, 1) << Column(s.total.compress_s, 12, 1)
         << Column(s.total.exposed_comm_s, 12, 1) << std::scientific << std::setprecision(3) << std::setw(14)
-        << s.total.payload_bytes << Column(i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s, 19, 3) << "x\n";
+        << s.total.payload_bytes << Column(i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s, 19, 3) << "x"
+        << std::setw(20) << BandText(s.total.time_low_s, s.total.time_high_s) << "\n";
   }
+  out << "\nband:     the range that held 90 % of the trace's recorded steps (5th to 95th percentile), carried "
+         "through the model with each collective's network / host split at either end of its uncertainty; a "
+         "total's band puts every step at that end\n";
 
   out << "\n"
       << std::setw(5) << "epoch" << std::setw(6) << "low" << std::setw(8) << "steps" << std::setw(11) << "iter_ms"
@@ -109,7 +121,9 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
         << r.check->relative_error * 100 << std::noshowpos << " %) over " << r.check->epochs
         << " sampled epochs; median step " << r.check->median_measured_iteration_s * 1e3 << " ms, replayed "
         << r.check->median_simulated_iteration_s * 1e3 << " ms (" << std::showpos
-        << r.check->median_relative_error * 100 << std::noshowpos << " %)\n";
+        << r.check->median_relative_error * 100 << std::noshowpos << " %), band " << std::setprecision(3)
+        << r.check->simulated_low_s * 1e3 << " - " << r.check->simulated_high_s * 1e3 << " ms ("
+        << (r.check->median_in_band() ? "holds" : "misses") << " the measured median)\n";
   }
   for (const std::string& note : r.notes) out << "note: " << note << "\n";
   out.flags(flags);
@@ -119,7 +133,7 @@ void WriteReplayCsv(const ReplayResult& r, std::ostream& out) {
   const auto flags = out.flags();
   const auto precision = out.precision(10);
   out << "schedule,epoch,low_layers,global_batch,steps,iteration_s,compute_s,compress_s,exposed_comm_s,"
-         "other_s,time_s,payload_bytes,wire_bytes,pattern\n";
+         "other_s,time_s,payload_bytes,wire_bytes,pattern,time_low_s,time_high_s\n";
   for (int i = 0; i < 3; ++i) {
     const ScheduleProjection& s = *Schedules(r, i);
     for (const EpochProjection& e : s.epochs) CsvRow(out, s.name, e);
@@ -171,7 +185,10 @@ nlohmann::json ReplayJson(const ReplayResult& r) {
                                  {"relative_error", r.check->relative_error},
                                  {"median_measured_iteration_s", r.check->median_measured_iteration_s},
                                  {"median_replayed_iteration_s", r.check->median_simulated_iteration_s},
-                                 {"median_relative_error", r.check->median_relative_error}};
+                                 {"median_relative_error", r.check->median_relative_error},
+                                 {"replayed_low_s", r.check->simulated_low_s},
+                                 {"replayed_high_s", r.check->simulated_high_s},
+                                 {"median_measured_in_band", r.check->median_in_band()}};
   }
   // How each batch's compute and compression inside backward were priced.
   auto estimate = [](const SharedEstimate& e) {

@@ -23,7 +23,7 @@ namespace accordion::sim {
 
 NLOHMANN_DEFINE_TYPE_NON_INTRUSIVE(SweepRow, bandwidth_gbps, latency_us, workers, eta, interval, level_low, level_high,
                                    accordion_s, static_low_s, static_high_s, accordion_exposed_comm_s,
-                                   accordion_payload_bytes, distinct_patterns)
+                                   accordion_payload_bytes, distinct_patterns, accordion_low_s, accordion_high_s)
 
 namespace {
 
@@ -38,14 +38,15 @@ nlohmann::json RowJson(const SweepRow& r) {
 constexpr const char* kCsvHeader =
     "bandwidth_gbps,latency_us,workers,eta,interval,level_low,level_high,accordion_s,static_low_s,"
     "static_high_s,speedup_vs_static_low,speedup_vs_static_high,accordion_exposed_comm_s,"
-    "accordion_payload_bytes,distinct_patterns";
+    "accordion_payload_bytes,distinct_patterns,accordion_low_s,accordion_high_s";
 
 void WriteCsvRow(std::ostream& out, const SweepRow& r) {
   const auto precision = out.precision(10);
   out << r.bandwidth_gbps << ',' << r.latency_us << ',' << r.workers << ',' << r.eta << ',' << r.interval << ','
       << r.level_low << ',' << r.level_high << ',' << r.accordion_s << ',' << r.static_low_s << ',' << r.static_high_s
       << ',' << r.static_low_s / r.accordion_s << ',' << r.static_high_s / r.accordion_s << ','
-      << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ',' << r.distinct_patterns << '\n';
+      << r.accordion_exposed_comm_s << ',' << r.accordion_payload_bytes << ',' << r.distinct_patterns << ','
+      << r.accordion_low_s << ',' << r.accordion_high_s << '\n';
   out.precision(precision);
 }
 
@@ -131,6 +132,8 @@ ChildWork PointWork(const ReplayInput& input, const ReplayOptions& o) {
     row.level_low = r.level_low;
     row.level_high = r.level_high;
     row.accordion_s = r.accordion.total.time_s;
+    row.accordion_low_s = r.accordion.total.time_low_s;
+    row.accordion_high_s = r.accordion.total.time_high_s;
     row.static_low_s = r.static_low.total.time_s;
     row.static_high_s = r.static_high.total.time_s;
     row.accordion_exposed_comm_s = r.accordion.total.exposed_comm_s;

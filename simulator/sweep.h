@@ -64,6 +64,9 @@ struct SweepRow {
   double level_low = 0;
   double level_high = 0;
   double accordion_s = 0;
+  // Accordion's prediction band (EpochProjection::time_low_s / _high_s).
+  double accordion_low_s = 0;
+  double accordion_high_s = 0;
   double static_low_s = 0;
   double static_high_s = 0;
   double accordion_exposed_comm_s = 0;

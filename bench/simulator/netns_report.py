@@ -501,6 +501,63 @@ def breakeven(a, manifest, worlds, rates, schemes, platform, have_cal, problems)
     return md, summ
 
 
+
+def worker_count_section(a, traces, worlds, rates, schemes, med_by_setting, problems):
+    """The worker-count what-if: the fewest workers' runs replayed at each larger worker count,
+    at the same rate, against what those runs measured."""
+    if len(worlds) < 2:
+        return []
+    base = min(worlds)
+    rows, points = [], []
+    for W in sorted(w for w in worlds if w != base):
+        for rate in rates:
+            for scheme in schemes:
+                srcs = traces.get((base, scheme, rate.lower()), {})
+                measured = med_by_setting.get((W, scheme, rate.lower()), [])
+                if not srcs or not measured:
+                    continue
+                preds, lows, highs = [], [], []
+                for rep, src in sorted(srcs.items()):
+                    stem = src[:-len(".trace")] if src.endswith(".trace") else src
+                    dest = f"{stem}.workers-{W}.json"
+                    out, err = run([a.sim, "replay", src, "--format", "json", "--out", dest, "--overwrite",
+                                    "--workers", str(W)])
+                    if out is None:
+                        problems.append(f"replay (worker count) W={base} -> {W} {rate} {scheme} r{rep}: {err}")
+                        continue
+                    try:
+                        total = json.load(open(dest))["schedules"]["static-high"]["total"]
+                    except (OSError, ValueError, KeyError) as e:
+                        problems.append(f"replay (worker count) W={base} -> {W} {rate} {scheme}: {e}")
+                        continue
+                    preds.append(total["iteration_s"])
+                    lows.append(total["iteration_low_s"])
+                    highs.append(total["iteration_high_s"])
+                if not preds:
+                    continue
+                m, p = statistics.median(measured), statistics.median(preds)
+                lo, hi = statistics.median(lows), statistics.median(highs)
+                covered = lo <= m <= hi
+                points.append((W, rate, scheme, rel(p, m), covered))
+                rows.append(f"| {base} → {W} | {rate_name(rate)} | {scheme} | {len(measured)} | {ms(m)} | {ms(p)} "
+                            f"| {pct(rel(p, m))} | {ms(lo)}–{ms(hi)} | {'yes' if covered else 'no'} |")
+    if not rows:
+        return []
+    md = ["## Worker count by the default route", "",
+          f"What a user asks next: recorded on {base} workers, how fast on more? `accordion-sim replay "
+          f"TRACE@{base} --workers W --format json` (the same rate; the trace's per-worker batch), its projected "
+          "mean step (static-high's `iteration_s`) and band (`iteration_low_s` to `iteration_high_s`), against "
+          "the median sampled step the W-worker runs measured (median of the repeats). Every rank of every run "
+          "shares this host's cores: where the step is the hosts' rather than the network's (PowerSGD; any "
+          "scheme at the faster rate) more ranks than cores slow each other, which a cluster of one host per "
+          "worker would not, and the projection does not model.", "",
+          "| workers | rate | scheme | runs | measured median ms | projected ms | error | band ms | measured in band |",
+          "|---|---|---|---|---|---|---|---|---|"]
+    md += rows
+    md += ["", f"**Worker count: {sum(p[4] for p in points)} of {len(points)} points inside the band; "
+           f"median |error| {statistics.median(abs(p[3]) for p in points) * 100:.1f} %.**", ""]
+    return md
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--out", required=True)
@@ -616,6 +673,9 @@ def main():
     anchors = {}  # (W, rate) -> [the probe's fit per trace]
     # Default route: (W, rate, scheme, from rate) -> measured, replayed, per-run errors.
     dflt_rows, dflt_points, dflt_runs = [], [], []
+    dflt_coverage = []
+    # Each setting's measured median steps, for the worker-count what-if.
+    med_by_setting = {}
     dflt_median_points = []  # (W, rate, from, scheme, median-step error, spread of the runs at R)
     same_source = []  # (W, default-route error, calibrated-route error), both from the calibration rate
     for W in worlds:
@@ -627,7 +687,7 @@ def main():
                 g = rate_gbps(rate)
                 meas, repl, errs, rec, ident, med_meas = [], [], [], [], [], []
                 # meas, repl, errs (mean steps); median measured, median replayed (median steps)
-                dflt = {r0: ([], [], [], [], []) for r0 in rates if r0.lower() != rate.lower()}
+                dflt = {r0: ([], [], [], [], [], [], []) for r0 in rates if r0.lower() != rate.lower()}
                 for r in rows:
                     if r["status"] != "ok":
                         continue
@@ -640,6 +700,7 @@ def main():
                         continue
                     got_rec = (got_rec_j[0]["measured_iteration_s"], got_rec_j[0]["replayed_iteration_s"])
                     med_meas.append(got_rec_j[0]["median_measured_iteration_s"])
+                    med_by_setting.setdefault((W, scheme, rate.lower()), []).append(med_meas[-1])
                     meas.append(got_rec[0])
                     rec.append(rel(got_rec[1], got_rec[0]))
                     # Identity: no flags at all, anchored on the trace's own probe.
@@ -660,7 +721,7 @@ def main():
                         ident.append((e_id, fit is not None))
                     # The default route: the same workers and scheme recorded at each
                     # other rate R0, replayed here with --bandwidth-gbps R alone.
-                    for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl) in dflt.items():
+                    for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl, dm_low, dm_high) in dflt.items():
                         srcs = traces.get((W, scheme, r0.lower()), {})
                         src = srcs.get(r["repeat"]) or next(iter(srcs.values()), None)
                         if src is None:
@@ -681,6 +742,9 @@ def main():
                         d_errs.append(rel(got[0]["replayed_iteration_s"], got_rec[0]))
                         dm_meas.append(med_meas[-1])
                         dm_repl.append(got[0]["median_replayed_iteration_s"])
+                        # The prediction band (90 % of the recorded steps, carried through the model).
+                        dm_low.append(got[0].get("replayed_low_s"))
+                        dm_high.append(got[0].get("replayed_high_s"))
                     if not have_cal:
                         continue
                     sources = source.get((W, scheme), {})
@@ -724,14 +788,22 @@ def main():
                 # The runs' own spread: how far two recordings of one setting differ
                 # in median step, the floor under any prediction's error.
                 noise = (max(med_meas) - min(med_meas)) / statistics.median(med_meas) if len(med_meas) > 1 else None
-                for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl) in dflt.items():
+                for r0, (d_meas, d_repl, d_errs, dm_meas, dm_repl, dm_low, dm_high) in dflt.items():
                     if not d_repl:
                         d_notes.append(f"from {rate_name(r0)}: failed")
                         dflt_rows.append(f"| {W} | {rate_name(rate)} | {rate_name(r0)} | {scheme} "
-                                         f"| {status_note(rows)} | {ms(m)} | failed | | | |")
+                                         f"| {status_note(rows)} | {ms(m)} | failed | | | | | |")
                         dflt_points.append((W, rate, r0, scheme, None))
                         dflt_median_points.append((W, rate, r0, scheme, None, noise))
                         continue
+                    # The band of the replays (median of their ends) and whether the measured median lies in it.
+                    band, covered = "n/a", None
+                    if all(x is not None for x in dm_low + dm_high) and dm_low:
+                        lo, hi = statistics.median(dm_low), statistics.median(dm_high)
+                        covered = lo <= statistics.median(dm_meas) <= hi
+                        band = f"{ms(lo)}–{ms(hi)} ({pct(rel(lo, statistics.median(dm_repl)))} / " \
+                               f"{pct(rel(hi, statistics.median(dm_repl)))})"
+                    dflt_coverage.append((W, rate, r0, scheme, covered))
                     # Measured: the median of the runs the replays are compared with.
                     dm = statistics.median(d_meas)
                     dp = statistics.median(d_repl)
@@ -748,7 +820,8 @@ def main():
                     dflt_rows.append(f"| {W} | {rate_name(rate)} | {rate_name(r0)} | {scheme} | {status_note(rows)} "
                                      f"| {ms(dm)} | {ms(dp)} | {pct(de)} | {', '.join(pct(x) for x in d_errs)} "
                                      f"| {ms(statistics.median(dm_meas))} | {ms(statistics.median(dm_repl))} "
-                                     f"| {pct(dme)} | {pct(noise) if noise is not None else 'n/a'} | {cal_e} |")
+                                     f"| {pct(dme)} | {band} | {'yes' if covered else 'no' if covered is not None else 'n/a'} "
+                                     f"| {pct(noise) if noise is not None else 'n/a'} | {cal_e} |")
                 cal = " (calibrated here)" if rate.lower() == a.calibrate_on.lower() else ""
                 step_rows.append(f"| {W} | {rate_name(rate)}{cal} | {scheme} | {status_note(rows)} | {ms(m)}{spread} "
                                  f"| {ms(p) if p is not None else 'n/a'} | {pct(e)} | {per_run} | {rec_note} "
@@ -814,9 +887,22 @@ def main():
            "Spread: how far the repeats at R differ from each other in median step ((max − min) / median), "
            "the floor under any prediction of them.", "",
            "| W | rate R | from R0 | scheme | runs | measured ms/step | replayed ms/step | error | per run "
-           "| measured median ms | replayed median ms | median-step error | spread at R | calibrated-route error |",
-           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
-    md += dflt_rows or ["| | | | | | no default-route replay ran | | | | | | | | |"]
+           "| measured median ms | replayed median ms | median-step error | band ms (vs replayed) | measured in band "
+           "| spread at R | calibrated-route error |",
+           "|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|---|"]
+    md += dflt_rows or ["| | | | | | no default-route replay ran | | | | | | | | | | |"]
+    md += [""]
+    if dflt_coverage:
+        known = [c for c in dflt_coverage if c[4] is not None]
+        md += [f"Band: the replay's `replayed_low_s` to `replayed_high_s`, the range that held 90 % of the recorded "
+               f"steps carried through the model with each collective's network / host split at either end of its "
+               f"uncertainty (docs/simulator.md, \"Prediction bands\"). **Coverage: {sum(c[4] for c in known)} of "
+               f"{len(known)} points' measured median step inside the band**"
+               + ("; outside: " + ", ".join(f"W={c[0]} {rate_name(c[2])} → {rate_name(c[1])} {c[3]}"
+                                            for c in known if not c[4]) if any(not c[4] for c in known) else "")
+               + "."]
+    md += [""]
+    md += worker_count_section(a, traces, worlds, rates, schemes, med_by_setting, problems)
     md += [""]
 
     be_md, be_summary = breakeven(a, manifest, worlds, rates, schemes, platform, have_cal, problems)

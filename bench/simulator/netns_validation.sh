@@ -13,7 +13,7 @@
 #   sudo bench/simulator/netns_validation.sh [--build build/release] [--sim PATH] [--bench PATH]
 #        [--workers 2,4,8] [--bandwidths 100mbit,1gbit,5gbit] [--calibrate-on 1gbit]
 #        [--latency-ms 0.5] [--schemes dense,powersgd,topk,accordion,bf16,fp16] [--repeats 3]
-#        [--epochs 1] [--limit-samples 3072] [--batch-size 128] [--trace-iterations 20]
+#        [--epochs 1] [--limit-samples 3072] [--batch-size 128 | --per-worker-batch 64] [--trace-iterations 20]
 #        [--bucket-mb 0.004] [--bench-iters 10] [--calibration-iters 30] [--run-timeout 600]
 #        [--burst BYTES] [--out DIR] [--quick]
 #
@@ -55,6 +55,11 @@ BENCH_ITERS=10
 # The calibration's medians: more iterations, since one fit serves every point.
 CAL_ITERS=30
 RUN_TIMEOUT=600
+# --per-worker-batch B: every worker count trains B samples per worker (the
+# global batch B * W, and --limit-samples scaled to keep the steps), as the
+# replay's --workers keeps the trace's per-worker batch; without, every
+# worker count splits one global batch (--batch-size).
+PER_WORKER_BATCH=''
 BURST=''
 QUICK=0
 while [[ $# -gt 0 ]]; do
@@ -62,7 +67,8 @@ while [[ $# -gt 0 ]]; do
     -h|--help) awk 'NR > 1 && !/^#/ { exit } NR > 1 { sub(/^# ?/, ""); print }' "$0"; exit 0 ;;
     --quick) QUICK=1; shift; continue ;;
     --build|--sim|--bench|--workers|--bandwidths|--calibrate-on|--latency-ms|--schemes|--scheme|--repeats|\
-    --out|--epochs|--limit-samples|--batch-size|--trace-iterations|--bucket-mb|--bench-iters|--calibration-iters|--run-timeout|--burst)
+    --out|--epochs|--limit-samples|--batch-size|--per-worker-batch|--trace-iterations|--bucket-mb|--bench-iters|\
+    --calibration-iters|--run-timeout|--burst)
       [[ $# -ge 2 && -n $2 ]] || die "$1 needs a value" ;;
     *) die "unknown argument $1 (see --help)" ;;
   esac
@@ -78,6 +84,7 @@ while [[ $# -gt 0 ]]; do
     --repeats) REPEATS=$2 ;;
     --out) OUT=$2 ;;
     --epochs) EPOCHS=$2 ;;
+    --per-worker-batch) PER_WORKER_BATCH=$2 ;;
     --limit-samples) LIMIT_SAMPLES=$2 ;;
     --batch-size) BATCH=$2 ;;
     --trace-iterations) ITERATIONS=$2 ;;
@@ -115,6 +122,7 @@ for s in "${SCHEME_LIST[@]}"; do
 done
 [[ $REPEATS =~ ^[1-9][0-9]*$ ]] || die "--repeats must be a positive integer, not '$REPEATS'"
 [[ $LATENCY_MS =~ ^[0-9]+(\.[0-9]+)?$ ]] || die "--latency-ms must be a number of milliseconds >= 0, not '$LATENCY_MS'"
+[[ -z $PER_WORKER_BATCH || $PER_WORKER_BATCH =~ ^[1-9][0-9]*$ ]] || die "--per-worker-batch must be a positive integer, not '$PER_WORKER_BATCH'"
 for v in epochs:EPOCHS limit-samples:LIMIT_SAMPLES batch-size:BATCH trace-iterations:ITERATIONS \
   bench-iters:BENCH_ITERS calibration-iters:CAL_ITERS run-timeout:RUN_TIMEOUT; do
   name=${v#*:} value=${!name}
@@ -301,8 +309,13 @@ train() { # W rate scheme repeat
   mkdir -p "$dir"
   trace=$dir/$scheme.r$rep.trace
   t0=$SECONDS
+  local batch=$BATCH samples=$LIMIT_SAMPLES
+  if [[ -n $PER_WORKER_BATCH ]]; then
+    batch=$((PER_WORKER_BATCH * W))
+    samples=$((LIMIT_SAMPLES / BATCH * batch))
+  fi
   launch "$W" "${trace%.trace}" "$TRAIN" --model mlp --dataset fashion-mnist --epochs "$EPOCHS" \
-    --batch-size "$BATCH" "${flags[@]}" --limit-samples "$LIMIT_SAMPLES" --trace-iterations "$ITERATIONS" \
+    --batch-size "$batch" "${flags[@]}" --limit-samples "$samples" --trace-iterations "$ITERATIONS" \
     --bucket-mb "$BUCKET_MB" --threads 1 --bind-addr @ADDR@ --trace "$trace" --overwrite
   [[ $STATUS != ok || -s $trace ]] || STATUS="failed (no trace)"
   record train "$W" "$rate" "$scheme" "$rep" "$STATUS" "$trace" $((SECONDS - t0))
@@ -348,6 +361,6 @@ echo "predicting and replaying ..."
 python3 "$HERE/netns_report.py" --out "$OUT" --sim "$SIM" --calibrate-on "$CALIBRATE_ON" \
   --latency-ms "$LATENCY_MS" --latency-note "$LATENCY_NOTE" --workers "$WORKERS" --rates "$BANDWIDTHS" \
   --schemes "$SCHEMES" --repeats "$REPEATS" \
-  --setup "tbf burst ${BURST:-0.25 ms at the rate (32 KiB at least)}${BURST:+ bytes}; MLP on Fashion-MNIST, $EPOCHS epoch(s) of $LIMIT_SAMPLES samples, global batch $BATCH, $ITERATIONS sampled steps per rank, buckets of $BUCKET_MB MiB, 1 thread per worker; benchmarks: 3 warm-up and $BENCH_ITERS timed iterations ($CAL_ITERS for the calibration)" \
+  --setup "tbf burst ${BURST:-0.25 ms at the rate (32 KiB at least)}${BURST:+ bytes}; MLP on Fashion-MNIST, $EPOCHS epoch(s) of $(if [[ -n $PER_WORKER_BATCH ]]; then echo "$((LIMIT_SAMPLES / BATCH)) steps of $PER_WORKER_BATCH samples per worker (global batch $PER_WORKER_BATCH × W)"; else echo "$LIMIT_SAMPLES samples, global batch $BATCH"; fi), $ITERATIONS sampled steps per rank, buckets of $BUCKET_MB MiB, 1 thread per worker; benchmarks: 3 warm-up and $BENCH_ITERS timed iterations ($CAL_ITERS for the calibration)" \
   --host "$(nproc) cores; load average $LOAD_START at the start, $LOAD_END at the end of the runs; runs took $((SECONDS - START)) s"
 echo "results in $OUT (validation.md); $((SECONDS - START)) s in all"

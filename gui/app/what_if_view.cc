@@ -621,8 +621,17 @@ void WhatIfView::showProjection() {
       name->setFont(bold);
     }
     results_->setItem(i, 0, name);
-    results_->setItem(i, 1, Cell(time_column.Format(p.total.time_s), true));
-    results_->setItem(i, 2, Cell(step_column.Format(p.total.iteration_s), true));
+    // The prediction band in the tooltips: a column more does not fit the panel.
+    auto* time = Cell(time_column.Format(p.total.time_s), true);
+    auto* step = Cell(step_column.Format(p.total.iteration_s), true);
+    time->setToolTip(tr("90 % band: %1 – %2 (the range that held 90 % of the trace's recorded steps, carried "
+                        "through the model)")
+                         .arg(time_column.Format(p.total.time_low_s), time_column.Format(p.total.time_high_s)));
+    step->setToolTip(
+        tr("90 % band: %1 – %2")
+            .arg(step_column.Format(p.total.iteration_low_s), step_column.Format(p.total.iteration_high_s)));
+    results_->setItem(i, 1, time);
+    results_->setItem(i, 2, step);
     // The headlines' wording, not a ratio: "0.58×" read as faster when it was slower.
     const std::string against = CompareTimes(p.total.time_s, dense_s, "");
     results_->setItem(i, 3,

@@ -7,6 +7,7 @@
 #include <limits>
 
 #include "gui/figures/figure_style.h"
+#include "analysis/time_band.h"
 #include "gui/figures/figures.h"
 #include "gui/model/headlines.h"
 #include "simulator/collectives.h"
@@ -100,7 +101,15 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   // the app's plot (the table's tooltip has all three).
   const std::string against = schedule ? ProjectionHeadline(accordion_s, projection.dense.total.time_s, 0, 0)
                                        : "No schedule: " + std::string(scheme.title) + " has no levels to switch";
-  const QString speedups = against.empty() ? QString() : QString::fromStdString(against) + " — ";
+  // Within the prediction bands a ratio is no ranking: said beside it.
+  const sim::EpochProjection& a = r.accordion.total;
+  const sim::EpochProjection& d = projection.dense.total;
+  const bool overlap =
+      schedule && TimeBand{a.time_low_s, a.time_high_s}.Overlaps(TimeBand{d.time_low_s, d.time_high_s});
+  const QString speedups =
+      against.empty() ? QString()
+                      : QString::fromStdString(against) +
+                            (overlap ? " — their bands overlap: not distinguishable on this trace" : "") + " — ";
   ResetPlot(
       plot, "Projected time to train — " + ModelWords(projection.timing),
       speedups + ClusterLine(r) + ", " + QString::fromStdString(sim::DescribeAllReduce(r.allreduce, r.collective)));
@@ -144,12 +153,31 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   plot->xAxis->setRange(0.4, schedules.size() + 0.6);
   plot->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
 
+  // Each bar's prediction band as a whisker: the range that held 90 % of the
+  // trace's recorded steps, carried through the model. The label sits above
+  // it, where it cannot be read as the band's end.
+  bool any_band = false;
   for (size_t i = 0; i < schedules.size(); ++i) {
-    const double t = schedules[i]->total.time_s;
+    const sim::EpochProjection& total = schedules[i]->total;
+    const double key = static_cast<double>(i + 1);
+    const bool banded = total.time_high_s > total.time_low_s;
+    if (banded) {
+      auto* whisker = new QCPItemLine(plot);
+      whisker->start->setCoords(key, total.time_low_s);
+      whisker->end->setCoords(key, total.time_high_s);
+      whisker->setPen(QPen(GuideColor(), 1.3));
+      whisker->setHead(QCPLineEnding(QCPLineEnding::esBar, 10));
+      whisker->setTail(QCPLineEnding(QCPLineEnding::esBar, 10));
+      any_band = true;
+      top = std::max(top, total.time_high_s);
+    }
     const bool accordion = i + 1 == schedules.size();
-    AddLabel(plot, static_cast<double>(i + 1), t, SecondsOnAxis(t), accordion);
+    AddLabel(plot, key, banded ? std::max(total.time_s, total.time_high_s) : total.time_s, SecondsOnAxis(total.time_s),
+             accordion);
   }
-  PlaceLegendTop(plot, 4);
+  plot->yAxis->setRange(0, top > 0 ? top * 1.15 : 1);
+  if (any_band) AddLegendLine(plot, "band: 90 % of the recorded steps", GuideColor(), Qt::SolidLine, 1.3);
+  PlaceLegendTop(plot, any_band ? 3 : 4);
 }
 
 void DrawBandwidthSweep(QCustomPlot* plot, const std::vector<SweepPointResult>& sweep, double current_gbps) {

@@ -140,10 +140,11 @@ QString Header(const QStringList& cells) {
 
 QString ProjectionTable(const WhatIfProjection& p) {
   const sim::ReplayResult& r = p.result;
-  QString t = "<table>\n" + Header({"schedule", "time to train", "compute", "compression", "exposed communication",
-                                    "Accordion against it"});
+  QString t = "<table>\n" + Header({"schedule", "time to train", "90 % band", "compute", "compression",
+                                    "exposed communication", "Accordion against it"});
   for (const sim::ScheduleProjection* s : {&p.dense, &r.static_low, &r.static_high, &r.accordion}) {
     t += Row({Html(s->label.empty() ? s->name : s->label), style::Seconds(s->total.time_s),
+              style::Seconds(s->total.time_low_s) + " – " + style::Seconds(s->total.time_high_s),
               style::Seconds(s->total.compute_s), style::Seconds(s->total.compress_s),
               style::Seconds(s->total.exposed_comm_s),
               s == &r.accordion ? QString("—") : Html(CompareTimes(r.accordion.total.time_s, s->total.time_s, ""))});

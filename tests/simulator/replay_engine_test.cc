@@ -363,6 +363,8 @@ TEST(ReplayTable, KeepsItsColumnsWhateverTheMagnitude) {
     s->epochs = {e, e};
     s->total = e;
     s->total.time_s = 1.8e10;
+    s->total.time_low_s = 1.234e10;
+    s->total.time_high_s = 2.345e10;
     s->total.compute_s = 1e8;
   }
   std::ostringstream out;
