@@ -43,7 +43,7 @@ PolicyRow WholeGradientRow(const TraceView& view, const ScheduleProjection& p, S
   // are half of dense's.
   row.cost.total_floats = p.total.payload_bytes / 4;
   row.projected_s = p.total.time_s;
-  row.projected_band = TimeBand{p.total.time_low_s, p.total.time_high_s};
+  row.projected_band = p.total.time_band();
   row.whole_gradient = scheme;
   if (with_error && DescriptionOf(scheme).dense_baseline) {
     // Dense sends the gradients as computed: no compression error at all.
@@ -80,7 +80,7 @@ ProjectedPolicies ProjectPolicies(const ReplayInput& input, const ReplayOptions&
       const ScheduleProjection* p = out.replay.Named(row.name);
       if (p == nullptr) continue;
       row.projected_s = p->total.time_s;
-      row.projected_band = TimeBand{p->total.time_low_s, p->total.time_high_s};
+      row.projected_band = p->total.time_band();
       // At the projected worker count (steps per epoch follow it).
       row.cost.total_floats = p->total.payload_bytes / 4;
     }
@@ -223,7 +223,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   const ReplayResult at_reference =
       ReplayEngine(ReplayOptions(replay).level_low(a.reference).level_high(a.reference)).Run(input);
   a.reference_s = at_reference.static_low.total.time_s;
-  a.reference_band = {at_reference.static_low.total.time_low_s, at_reference.static_low.total.time_high_s};
+  a.reference_band = at_reference.static_low.total.time_band();
   a.platform = at_reference.platform;
   a.workers = at_reference.workers;
   for (AdvisorCandidate& c : a.candidates) {
@@ -231,7 +231,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
     const ReplayResult r =
         ReplayEngine(ReplayOptions(replay).eta(c.eta).level_low(c.level_low).level_high(c.level_high)).Run(input);
     c.projected_s = r.accordion.total.time_s;
-    c.band = TimeBand{r.accordion.total.time_low_s, r.accordion.total.time_high_s};
+    c.band = r.accordion.total.time_band();
   }
   std::stable_sort(a.candidates.begin(), a.candidates.end(), [](const AdvisorCandidate& x, const AdvisorCandidate& y) {
     if (x.admissible != y.admissible) return x.admissible;
@@ -251,7 +251,7 @@ Advice AdviseLevels(const ReplayInput& input, const ReplayOptions& options, cons
   double fastest = a.compressed_s();
   for (Scheme s : WholeGradientSchemes()) {
     const ScheduleProjection p = ProjectWholeGradient(input, replay, s);
-    a.whole_gradient.push_back({s, p.total.time_s, {p.total.time_low_s, p.total.time_high_s}, p.total.payload_bytes});
+    a.whole_gradient.push_back({s, p.total.time_s, p.total.time_band(), p.total.payload_bytes});
     fastest = std::min(fastest, p.total.time_s);
   }
   // The most exact setting within the margin of the fastest: dense, the

@@ -40,6 +40,7 @@
 #include "analysis/accordion_controller.h"
 #include "analysis/communication_plan.h"
 #include "analysis/schedule.h"
+#include "analysis/time_band.h"
 #include "common/options.h"
 #include "simulator/communication_model.h"
 #include "simulator/recorded_network.h"
@@ -162,6 +163,7 @@ struct EpochProjection {
   // epochs' summed: as if every step sat at that end.
   double iteration_low_s = 0, iteration_high_s = 0;
   double time_low_s = 0, time_high_s = 0;
+  TimeBand time_band() const { return {time_low_s, time_high_s}; }
   double payload_bytes = 0;  // one worker's payload, as the trace counts it
   double wire_bytes = 0;     // what one worker puts on the wire (algorithm factors included)
 };

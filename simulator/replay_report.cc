@@ -62,9 +62,6 @@ std::string Column(double v, int width, int precision) {
   return std::string(std::max(1, width - static_cast<int>(cell.size())), ' ') + cell;
 }
 
-// "12.1 - 13.4", three significant figures.
-std::string BandText(double low, double high) { return FormatNumber(low, 3) + " - " + FormatNumber(high, 3); }
-
 }  // namespace
 
 void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
@@ -97,7 +94,7 @@ void WriteReplayTable(const ReplayResult& r, std::ostream& out) {
         << Column(s.total.compute_s, 12, 1) << Column(s.total.compress_s, 12, 1)
         << Column(s.total.exposed_comm_s, 12, 1) << std::scientific << std::setprecision(3) << std::setw(14)
         << s.total.payload_bytes << Column(i == 0 ? 1.0 : s.total.time_s / r.accordion.total.time_s, 19, 3) << "x"
-        << std::setw(20) << BandText(s.total.time_low_s, s.total.time_high_s) << "\n";
+        << std::setw(20) << s.total.time_band().Text() << "\n";
   }
   out << "\nband:     the range that held 90 % of the trace's recorded steps (5th to 95th percentile), carried "
          "through the model with each collective's network / host split at either end of its uncertainty; a "

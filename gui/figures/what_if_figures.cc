@@ -7,7 +7,6 @@
 #include <limits>
 
 #include "gui/figures/figure_style.h"
-#include "analysis/time_band.h"
 #include "gui/figures/figures.h"
 #include "gui/model/headlines.h"
 #include "simulator/collectives.h"
@@ -102,10 +101,7 @@ void DrawProjection(QCustomPlot* plot, const WhatIfProjection& projection) {
   const std::string against = schedule ? ProjectionHeadline(accordion_s, projection.dense.total.time_s, 0, 0)
                                        : "No schedule: " + std::string(scheme.title) + " has no levels to switch";
   // Within the prediction bands a ratio is no ranking: said beside it.
-  const sim::EpochProjection& a = r.accordion.total;
-  const sim::EpochProjection& d = projection.dense.total;
-  const bool overlap =
-      schedule && TimeBand{a.time_low_s, a.time_high_s}.Overlaps(TimeBand{d.time_low_s, d.time_high_s});
+  const bool overlap = schedule && r.accordion.total.time_band().Overlaps(projection.dense.total.time_band());
   const QString speedups =
       against.empty() ? QString()
                       : QString::fromStdString(against) +
